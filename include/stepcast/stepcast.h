@@ -1,0 +1,240 @@
+/*
+ * stepcast.h: the public API of libstepcast, a simulator of one training step of
+ * large-scale distributed deep-learning jobs. A config (YAML or built in) is
+ * synthesised into a per-rank operation DAG, replayed by a discrete-event engine
+ * over cost models, and summarised (step time, throughput, MFU, breakdown).
+ *
+ * Ownership: sc_ctx is created by sc_ctx_new and owned by the caller. sc_config
+ * and sc_result are plain structs owned by the caller (no heap members). Strings
+ * returned by accessors are borrowed and live as long as the library/context.
+ * Units: seconds in results, nanoseconds inside the engine, bytes, FLOPs.
+ */
+#ifndef STEPCAST_H
+#define STEPCAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SC_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+/* X(name, value, text): single source for codes and their descriptions. */
+#define SC_ERROR_LIST(X)                                   \
+  X(SC_OK, 0, "ok")                                        \
+  X(SC_ENOMEM, -1, "out of memory")                        \
+  X(SC_EINVAL, -2, "invalid input")                        \
+  X(SC_EIO, -3, "input/output error")                      \
+  X(SC_EUNSUPPORTED, -4, "feature not supported")          \
+  X(SC_EDEADLOCK, -5, "simulation deadlock")
+
+enum {
+#define SC_X_ENUM(name, value, text) name = value,
+  SC_ERROR_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+};
+
+/* Text of an error code ("invalid input"); never NULL. */
+const char *sc_strerror(int code);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct sc_ctx sc_ctx;
+
+/* Allocator hook, Lua-style: nsize == 0 frees ptr and returns NULL; otherwise
+ * behaves like realloc(ptr, nsize). osize is the old size (0 for new blocks). */
+typedef void *(*sc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* Creates a context. alloc may be NULL (malloc/realloc/free). Returns 0 or
+ * SC_ENOMEM. The context carries the last error message (sc_errmsg). */
+int sc_ctx_new(sc_ctx **out, sc_alloc_fn alloc, void *ud);
+void sc_ctx_free(sc_ctx *ctx);
+/* Last error message, "file:line: message" for input errors; "" if none. */
+const char *sc_errmsg(const sc_ctx *ctx);
+
+/* ---------------------------------------------------------------- hardware */
+
+typedef struct sc_hw {
+  const char *name;        /* preset key, e.g. "a100-80gb" */
+  const char *description; /* marketing name and form factor */
+  double fp32_tflops;      /* dense peak, TFLOP/s (1e12) */
+  double tf32_tflops;      /* dense peak; 0 = not supported */
+  double bf16_tflops;      /* dense peak (fp16 is equal on all presets) */
+  double fp8_tflops;       /* dense peak; 0 = not supported */
+  double hbm_gib;          /* memory capacity, GiB (2^30 bytes) */
+  double hbm_gbps;         /* memory bandwidth, GB/s (1e9 bytes/s) */
+  int sms;                 /* streaming multiprocessors */
+  double nvlink_gbps;      /* NVLink bandwidth per GPU per direction, GB/s */
+  double nic_gbps;         /* default scale-out NIC per GPU, Gbit/s */
+  int gpus_per_node;       /* default GPUs per node (HGX/DGX baseboard) */
+  const char *source;      /* datasheet citation */
+} sc_hw;
+
+size_t sc_hw_count(void);
+const sc_hw *sc_hw_at(size_t i);          /* NULL when out of range */
+const sc_hw *sc_hw_find(const char *name); /* NULL when unknown */
+
+/* ---------------------------------------------------------------- config */
+
+typedef enum { SC_ACT_GELU = 0, SC_ACT_SWIGLU } sc_activation;
+typedef enum { SC_PREC_BF16 = 0, SC_PREC_FP16, SC_PREC_FP8, SC_PREC_FP32 } sc_precision;
+typedef enum { SC_RECOMPUTE_NONE = 0, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL } sc_recompute;
+typedef enum { SC_SCHED_1F1B = 0, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED } sc_schedule;
+typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT } sc_interference;
+
+typedef struct sc_model_cfg {
+  char name[64];          /* preset name or free label */
+  int64_t layers;         /* transformer layers L */
+  int64_t hidden;         /* hidden size h */
+  int64_t heads;          /* attention heads a */
+  int64_t kv_heads;       /* key/value heads g (GQA); 0 = heads */
+  int64_t ffn_hidden;     /* FFN inner size f; 0 = 4h (gelu) */
+  int64_t vocab;          /* vocabulary size V */
+  int64_t seq_len;        /* sequence length s, tokens */
+  sc_activation activation;
+  int tied_embeddings;    /* 1: LM head shares the input embedding */
+} sc_model_cfg;
+
+typedef struct sc_training_cfg {
+  int64_t global_batch;   /* sequences per step B */
+  int64_t micro_batch;    /* sequences per micro-batch b */
+  sc_precision precision; /* compute dtype of GEMMs and attention */
+  sc_recompute recompute;
+} sc_training_cfg;
+
+typedef struct sc_parallel_cfg {
+  int64_t tp, pp, dp, cp; /* dp = 0: derived as num_gpus/(tp*pp*cp) */
+  int64_t vpp;            /* model chunks per stage (interleaved), >= 1 */
+  int sequence_parallel;  /* 1: Megatron sequence parallelism with TP */
+  int distributed_optimizer; /* 1: ZeRO-1 style sharded optimizer */
+  sc_schedule schedule;
+  int overlap_grad_reduce;   /* 1: DP grad reduction overlaps backward */
+  int overlap_param_gather;  /* 1: param all-gather overlaps forward */
+  int64_t dp_bucket_elems;   /* gradient bucket size, elements */
+} sc_parallel_cfg;
+
+typedef struct sc_cluster_cfg {
+  char gpu[32];           /* hardware preset name */
+  int64_t num_gpus;       /* total GPUs; 0 = nodes * gpus_per_node */
+  int64_t nodes;          /* 0 = num_gpus / gpus_per_node */
+  int64_t gpus_per_node;  /* 0 = the preset's */
+  double nic_gbps;        /* scale-out bandwidth per GPU, Gbit/s; 0 = preset */
+  double nvlink_gbps;     /* intra-node bandwidth per GPU, GB/s; 0 = preset */
+} sc_cluster_cfg;
+
+/* Cost-model parameters: the knobs calibration fits. 0 means "use the
+ * documented default" (see docs/CONFIG.md, src/cost.c for the sources). */
+typedef struct sc_cost_params {
+  double gemm_eff;          /* best-shape GEMM fraction of dense peak */
+  double gemm_dim_half;     /* GEMM dim (elements) at which a small dim halves efficiency */
+  double attn_eff;          /* FlashAttention forward fraction of peak at long sequences */
+  double mem_eff;           /* fraction of HBM bandwidth reached by memory-bound kernels */
+  double kernel_overhead_us;/* fixed cost per kernel (launch + tail), microseconds */
+  double nvlink_eff;        /* fraction of NVLink bandwidth reached as NCCL bus bandwidth */
+  double nic_eff;           /* fraction of NIC bandwidth reached as NCCL bus bandwidth */
+  double coll_latency_us;   /* base latency of an intra-node collective, microseconds */
+  double net_latency_us;    /* added latency per inter-node hop, microseconds */
+  double p2p_latency_us;    /* latency of a point-to-point transfer, microseconds */
+  double optimizer_bytes_per_param; /* HBM traffic of the optimizer per parameter */
+  double interference_compute; /* slowdown s of compute while comm overlaps: T*(1+r*s) */
+  double interference_comm;    /* slowdown of comm while compute overlaps */
+} sc_cost_params;
+
+typedef struct sc_sim_cfg {
+  int fold;               /* 1: simulate one rank per symmetry class */
+  sc_interference interference;
+  int share_links;        /* 1: concurrent network transfers share the NIC */
+} sc_sim_cfg;
+
+#define SC_CONFIG_MAX_FIELDS 64
+
+typedef struct sc_config {
+  char origin[256];       /* file name the config was read from, for messages */
+  sc_model_cfg model;
+  sc_training_cfg training;
+  sc_parallel_cfg parallel;
+  sc_cluster_cfg cluster;
+  sc_sim_cfg simulation;
+  sc_cost_params costs;
+  int field_line[SC_CONFIG_MAX_FIELDS]; /* source line per field (0 = default) */
+} sc_config;
+
+/* Fills cfg with the built-in default example: GPT-3 175B on 1,024
+ * A100-80GB, TP8 PP16 DP8, batch 1536, seq 2048, full recompute (SC21). */
+void sc_config_default(sc_config *cfg);
+/* Reads a YAML file on top of cfg (fields not given keep their values; a
+ * `model: {preset: NAME}` loads the preset first). Errors: "file:line: msg". */
+int sc_config_load_file(sc_ctx *ctx, sc_config *cfg, const char *path);
+int sc_config_load_string(sc_ctx *ctx, sc_config *cfg, const char *name,
+                          const char *text, size_t len);
+/* Applies one "section.key=value" override (the CLI's --set). */
+int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment);
+/* Derives the defaults (dp, nodes, kv_heads, ffn, ...) and checks the whole
+ * config for consistency. Must be called before sc_simulate. */
+int sc_config_resolve(sc_ctx *ctx, sc_config *cfg);
+/* Loads a model preset's shape into cfg->model; SC_EINVAL if unknown. */
+int sc_model_preset(sc_ctx *ctx, sc_config *cfg, const char *name);
+size_t sc_model_preset_count(void);
+const char *sc_model_preset_name(size_t i);
+
+/* ---------------------------------------------------------------- results */
+
+/* X(id, key, label): where one rank's step time goes. */
+#define SC_CATEGORY_LIST(X)                         \
+  X(SC_CAT_COMPUTE, "compute", "compute")           \
+  X(SC_CAT_TP, "tp_comm", "exposed TP comm")        \
+  X(SC_CAT_PP, "pp_comm", "exposed PP comm")        \
+  X(SC_CAT_DP, "dp_comm", "exposed DP comm")        \
+  X(SC_CAT_BUBBLE, "bubble", "pipeline bubble")     \
+  X(SC_CAT_OPTIMIZER, "optimizer", "optimizer")
+
+typedef enum {
+#define SC_X_ENUM(id, key, label) id,
+  SC_CATEGORY_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_CAT_COUNT
+} sc_category;
+
+const char *sc_category_key(int cat);   /* "tp_comm" */
+const char *sc_category_label(int cat); /* "exposed TP comm" */
+
+typedef struct sc_result {
+  double step_time_s;
+  double tokens_per_s;
+  double model_flops;        /* per step, Megatron model-FLOPs convention (no recompute) */
+  double hardware_flops;     /* per step, counting recompute */
+  double tflops_per_gpu;     /* model TFLOP/s per GPU */
+  double hw_tflops_per_gpu;  /* hardware TFLOP/s per GPU */
+  double mfu;                /* model FLOPs utilisation, 0..1 */
+  double hfu;                /* hardware FLOPs utilisation, 0..1 */
+  double breakdown_s[SC_CAT_COUNT]; /* mean over ranks; sums to step time */
+  double memory_gib;         /* estimated peak memory of the fullest rank */
+  double memory_capacity_gib;
+  int64_t num_gpus;
+  int64_t simulated_ranks;   /* ranks the engine ran (folded or all) */
+  int64_t ops;               /* ops executed over simulated ranks */
+  int64_t events;            /* engine events processed */
+} sc_result;
+
+/* Sink for streamed output (traces): called with consecutive chunks. */
+typedef int (*sc_write_fn)(void *ud, const char *buf, size_t len);
+
+/* Simulates one training step of a resolved config. If trace is non-NULL a
+ * Chrome/Perfetto JSON trace is streamed to it (one process per simulated
+ * rank, one thread per stream). Returns 0 or a negative SC_E code. */
+int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace,
+                void *trace_ud, sc_result *out);
+
+/* Formats a result: human summary, one JSON object, or CSV (header + row). */
+typedef enum { SC_FORMAT_TEXT = 0, SC_FORMAT_JSON, SC_FORMAT_CSV } sc_format;
+int sc_result_format(const sc_config *cfg, const sc_result *res, sc_format fmt,
+                     sc_write_fn out, void *ud);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STEPCAST_H */

@@ -1,0 +1,49 @@
+/*
+ * sc_int.h: internal shared declarations of libstepcast: the context (allocator
+ * hook and error buffer), error helpers, growable arrays and the arena. Not API.
+ */
+#ifndef SC_INT_H
+#define SC_INT_H
+
+#include "stepcast/stepcast.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SC_ERRMSG_MAX 512
+
+struct sc_ctx {
+  sc_alloc_fn alloc;
+  void *alloc_ud;
+  char errmsg[SC_ERRMSG_MAX];
+};
+
+#if defined(__GNUC__)
+#define SC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SC_PRINTF(a, b)
+#endif
+
+/* Sets ctx->errmsg (printf-style) and returns code, so callers can write
+ * `return sc__error(ctx, SC_EINVAL, "%s:%d: ...", file, line)`. */
+int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) SC_PRINTF(3, 4);
+
+/* Allocation through the context hook. sc__malloc returns NULL on failure and
+ * sets the context error to SC_ENOMEM's message. */
+void *sc__malloc(sc_ctx *ctx, size_t n);
+void *sc__calloc(sc_ctx *ctx, size_t count, size_t size);
+void *sc__realloc(sc_ctx *ctx, void *p, size_t oldn, size_t newn);
+void sc__free(sc_ctx *ctx, void *p, size_t n);
+
+/* Growable array of fixed-size items; grows geometrically. Returns 0 or
+ * SC_ENOMEM. `cap` and `len` count items. */
+int sc__grow(sc_ctx *ctx, void **items, size_t item_size, size_t *cap, size_t need);
+
+/* Writes printf-formatted text to a sink; returns the sink's status. */
+int sc__writef(sc_write_fn w, void *ud, const char *fmt, ...) SC_PRINTF(3, 4);
+
+/* Bounded string copy that always terminates. */
+void sc__strlcpy(char *dst, const char *src, size_t dst_size);
+
+#endif /* SC_INT_H */

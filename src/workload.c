@@ -1,0 +1,758 @@
+/*
+ * workload.c: synthesises the per-rank DAG of one Megatron-style training step
+ * (BLUEPRINT section 3): dense decoder layers under TP (with or without
+ * sequence parallelism), PP with GPipe / 1F1B / interleaved 1F1B, DP gradient
+ * buckets overlapping backward or a distributed optimizer, recompute modes,
+ * embedding / LM head with vocab-parallel loss and tied-embedding grad sync.
+ * One program per pipeline stage; ranks of a stage run identical programs.
+ */
+#include "workload_int.h"
+
+#include "cost_int.h"
+
+#include <math.h>
+
+/* ------------------------------------------------------------ tables */
+
+const char *sc__stream_name(int s) {
+  static const char *const names[] = {
+#define SC_X_NAME(id, name) name,
+      SC_STREAM_LIST(SC_X_NAME)
+#undef SC_X_NAME
+  };
+  return s >= 0 && s < SC_ST_COUNT ? names[s] : "?";
+}
+
+const char *sc__label_name(int l) {
+  static const char *const names[] = {
+#define SC_X_NAME(id, name) name,
+      SC_LABEL_LIST(SC_X_NAME)
+#undef SC_X_NAME
+  };
+  return l >= 0 && l < SC_L_COUNT ? names[l] : "?";
+}
+
+const char *sc__coll_name(int c) {
+  static const char *const names[] = {
+#define SC_X_NAME(id, name) name,
+      SC_COLL_LIST(SC_X_NAME)
+#undef SC_X_NAME
+  };
+  return c >= 0 && c < SC_COLL_COUNT ? names[c] : "?";
+}
+
+int sc__opkind_is_compute(int kind) {
+  static const unsigned char is_compute[] = {
+#define SC_X_C(id, name, c) c,
+      SC_OPKIND_LIST(SC_X_C)
+#undef SC_X_C
+  };
+  return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
+}
+
+/* ------------------------------------------------------------ shapes */
+
+typedef struct shape {
+  double b, s, h, a, g, d, f, v, t; /* micro-batch, seq, hidden, heads, kv heads,
+                                        head dim, ffn, padded vocab, tp */
+  int sp, swiglu;
+  double elem_bytes;  /* activation dtype: 2 (fp16/bf16; fp8 keeps bf16 activations) */
+  double grad_bytes;  /* DP reduction dtype: 4 with bf16 (fp32 main grads), else 2 */
+} shape;
+
+static void shape_init(shape *sh, const sc_config *cfg) {
+  const sc_model_cfg *m = &cfg->model;
+  sh->b = (double)cfg->training.micro_batch;
+  sh->s = (double)m->seq_len;
+  sh->h = (double)m->hidden;
+  sh->a = (double)m->heads;
+  sh->g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
+  sh->d = sh->h / sh->a;
+  sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
+  sh->t = (double)cfg->parallel.tp;
+  /* Megatron pads the vocabulary to a multiple of 128 * tp. */
+  double mult = 128.0 * sh->t;
+  sh->v = ceil((double)m->vocab / mult) * mult;
+  sh->sp = cfg->parallel.sequence_parallel && cfg->parallel.tp > 1;
+  sh->swiglu = m->activation == SC_ACT_SWIGLU;
+  sh->elem_bytes = cfg->training.precision == SC_PREC_FP32 ? 4.0 : 2.0;
+  sh->grad_bytes = cfg->training.precision == SC_PREC_BF16 ? 4.0
+                   : cfg->training.precision == SC_PREC_FP32 ? 4.0
+                                                             : 2.0;
+}
+
+/* Parameters of one transformer layer held by one TP rank. */
+static double layer_params(const shape *sh) {
+  double qkv_out = sh->h + 2.0 * sh->g * sh->d;
+  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
+  double w = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
+  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
+  return w + small;
+}
+
+void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops) {
+  const sc_model_cfg *m = &cfg->model;
+  double h = (double)m->hidden, s = (double)m->seq_len, L = (double)m->layers;
+  double a = (double)m->heads;
+  double g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
+  double f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
+  double V = (double)m->vocab;
+  double tokens = (double)cfg->training.global_batch * s;
+  /* Forward FLOPs per token and layer (Megatron num_floating_point_operations,
+   * full s x s attention as in the 72/96 formulas of the SC21 paper). */
+  double qkv = 2.0 * h * (h + 2.0 * g * h / a);
+  double attn = 4.0 * s * h;
+  double proj = 2.0 * h * h;
+  double mlp = 2.0 * h * f * (m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0);
+  double layer = qkv + attn + proj + mlp;
+  double logits = 2.0 * h * V;
+  *model_flops = 3.0 * tokens * (L * layer + logits);
+  double extra = 0;
+  if (cfg->training.recompute == SC_RECOMPUTE_FULL) extra = tokens * L * layer;
+  else if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) extra = tokens * L * attn;
+  *hw_flops = *model_flops + extra;
+}
+
+/* ------------------------------------------------------------ builder */
+
+typedef struct item {
+  uint32_t mb;
+  uint16_t chunk;
+  uint8_t fwd;
+} item;
+
+typedef struct builder {
+  sc_ctx *ctx;
+  const sc_config *cfg;
+  const sc_cost *cost;
+  sc_program *prog;
+  shape sh;
+  int64_t pp, vpp, m, lpc, stage;
+  int rc;
+  uint32_t wait[4]; /* deps the next compute op must take */
+  int nwait;
+  /* Per schedule item: compute handle at its end and its send (or NONE).
+   * A pass posts its receive and waits for the sends `lag` items back:
+   * 1 for 1F1B/GPipe (Megatron blocks after every pass), 2 for the
+   * interleaved schedule (it batches the p2p of each forward/backward pair
+   * and receives one pair ahead). */
+  uint32_t *item_end, *item_send;
+  int lag;
+  uint32_t *param_ag; /* per layer: DP-stream handle of its param all-gather */
+} builder;
+
+#define NONE UINT32_MAX
+
+static uint32_t emit(builder *B, int stream, const sc_op *tmpl, const uint32_t *deps, int ndeps) {
+  if (B->rc) return NONE;
+  sc_program *p = B->prog;
+  if (sc__grow(B->ctx, (void **)&p->ops[stream], sizeof(sc_op), &p->cap[stream],
+               p->nops[stream] + 1) ||
+      sc__grow(B->ctx, (void **)&p->deps, sizeof(uint32_t), &p->deps_cap,
+               p->ndeps + (size_t)ndeps)) {
+    B->rc = SC_ENOMEM;
+    return NONE;
+  }
+  sc_op *op = &p->ops[stream][p->nops[stream]];
+  *op = *tmpl;
+  op->dep_off = (uint32_t)p->ndeps;
+  op->ndeps = 0;
+  for (int i = 0; i < ndeps; i++) {
+    if (deps[i] == NONE) continue;
+    p->deps[p->ndeps++] = deps[i];
+    op->ndeps++;
+  }
+  return (uint32_t)p->nops[stream]++;
+}
+
+/* Handle of the last op emitted on the compute stream, or NONE. */
+static uint32_t last_compute(const builder *B) {
+  size_t n = B->prog->nops[SC_ST_COMPUTE];
+  return n ? SC_DEP(SC_ST_COMPUTE, n - 1) : NONE;
+}
+
+typedef struct where {
+  uint16_t layer, chunk;
+  uint32_t mb;
+  uint8_t phase;
+} where;
+
+/* Emits a compute op taking the pending waits; returns its dep handle. */
+static uint32_t compute(builder *B, const where *w, int kind, int label, double ns) {
+  sc_op op = {0};
+  op.work = ns;
+  op.kind = (uint8_t)kind;
+  op.cat = kind == SC_OP_OPTIMIZER ? SC_CAT_OPTIMIZER : SC_CAT_COMPUTE;
+  op.label = (uint8_t)label;
+  op.phase = w->phase;
+  op.layer = w->layer;
+  op.chunk = w->chunk;
+  op.mb = w->mb;
+  uint32_t idx = emit(B, SC_ST_COMPUTE, &op, B->wait, B->nwait);
+  B->nwait = 0;
+  return idx == NONE ? NONE : SC_DEP(SC_ST_COMPUTE, idx);
+}
+
+static void add_wait(builder *B, uint32_t dep) {
+  if (dep != NONE && B->nwait < 4) B->wait[B->nwait++] = dep;
+}
+
+/* Emits a collective on `stream` after `after` (a dep handle or NONE). */
+static uint32_t collective(builder *B, const where *w, int stream, int group, int coll,
+                           int label, int cat, double bytes, uint32_t after) {
+  sc_op op = {0};
+  op.work = bytes;
+  op.kind = SC_OP_COLL;
+  op.cat = (uint8_t)cat;
+  op.coll = (uint8_t)coll;
+  op.group = (uint8_t)group;
+  op.label = (uint8_t)label;
+  op.phase = w->phase;
+  op.layer = w->layer;
+  op.chunk = w->chunk;
+  op.mb = w->mb;
+  uint32_t idx = emit(B, stream, &op, &after, 1);
+  return idx == NONE ? NONE : SC_DEP(stream, idx);
+}
+
+/* A TP collective on the critical path: after the last compute op, and the
+ * next compute op waits for it. */
+static void tp_blocking(builder *B, const where *w, int coll, int label, double bytes) {
+  if (B->sh.t <= 1) return;
+  add_wait(B, collective(B, w, SC_ST_TP, SC_GRP_TP, coll, label, SC_CAT_TP, bytes,
+                         last_compute(B)));
+}
+
+static double gemm(const builder *B, double m, double n, double k) {
+  return B->cost->compute->gemm_ns(B->cost, m, n, k);
+}
+
+static double mem(const builder *B, double bytes) {
+  return B->cost->compute->mem_ns(B->cost, bytes);
+}
+
+/* Tokens per micro-batch, and tokens an elementwise op touches on one rank. */
+static double tokens(const builder *B) { return B->sh.b * B->sh.s; }
+static double tokens_local(const builder *B) {
+  return B->sh.sp ? tokens(B) / B->sh.t : tokens(B);
+}
+
+/* Causal FlashAttention forward FLOPs of one micro-batch on one TP rank:
+ * 4*b*s^2*h/t for full attention, half of it for causal kernels. */
+static double attn_fwd_flops(const builder *B) {
+  const shape *sh = &B->sh;
+  return 0.5 * 4.0 * sh->b * sh->s * sh->s * sh->h / sh->t;
+}
+
+static double attn_ns(const builder *B, double flops) {
+  return B->cost->compute->attn_ns(B->cost, flops, B->sh.s, B->sh.d);
+}
+
+/* Forward (or recompute) of one transformer layer for one micro-batch. */
+static void layer_forward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double T = tokens(B), Tl = tokens_local(B);
+  double act = T * sh->h * sh->elem_bytes;
+  double act_l = Tl * sh->h * sh->elem_bytes;
+  double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
+  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+  int out_coll = sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE;
+  int out_label = sh->sp ? SC_L_TP_RS : SC_L_TP_AR;
+
+  compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 2.0 * act_l));
+  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  compute(B, w, SC_OP_GEMM, SC_L_QKV, gemm(B, T, qkv_n, sh->h));
+  compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
+  compute(B, w, SC_OP_GEMM, SC_L_PROJ, gemm(B, T, sh->h, sh->h / sh->t));
+  tp_blocking(B, w, out_coll, out_label, act);
+  compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, mem(B, 4.0 * act_l));
+  compute(B, w, SC_OP_NORM, SC_L_LN2, mem(B, 2.0 * act_l));
+  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  compute(B, w, SC_OP_GEMM, SC_L_FC1, gemm(B, T, fc1_n, sh->h));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
+          mem(B, (sh->swiglu ? 3.0 : 2.0) * T * sh->f / sh->t * sh->elem_bytes));
+  compute(B, w, SC_OP_GEMM, SC_L_FC2, gemm(B, T, sh->h, sh->f / sh->t));
+  tp_blocking(B, w, out_coll, out_label, act);
+  compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 4.0 * act_l));
+}
+
+/* Backward of a column-parallel linear (QKV, FC1, logits) as Megatron runs
+ * it: with SP the input all-gather overlaps the data-grad GEMM; the grad
+ * reduce-scatter (SP) or all-reduce (TP only) overlaps the weight-grad GEMM. */
+static void column_parallel_backward(builder *B, const where *w, int label, double n_out) {
+  const shape *sh = &B->sh;
+  double T = tokens(B);
+  double act = T * sh->h * sh->elem_bytes;
+  uint32_t ag = NONE;
+  if (sh->sp)
+    ag = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_TP, act,
+                    last_compute(B));
+  uint32_t dgrad = compute(B, w, SC_OP_GEMM, label, gemm(B, T, sh->h, n_out));
+  uint32_t red = NONE;
+  if (sh->t > 1)
+    red = collective(B, w, SC_ST_TP, SC_GRP_TP,
+                     sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+                     sh->sp ? SC_L_TP_RS : SC_L_TP_AR, SC_CAT_TP, act, dgrad);
+  where ww = *w;
+  ww.phase = SC_PH_WGRAD;
+  add_wait(B, ag);
+  compute(B, &ww, SC_OP_GEMM, label, gemm(B, n_out, sh->h, T));
+  add_wait(B, red);
+}
+
+/* Backward of a row-parallel linear (attention projection, FC2): input grad
+ * and weight grad GEMMs; its TP collective is the mirror of the forward one. */
+static void row_parallel_backward(builder *B, const where *w, int label, double k_in) {
+  const shape *sh = &B->sh;
+  double T = tokens(B);
+  compute(B, w, SC_OP_GEMM, label, gemm(B, T, k_in, sh->h));
+  where ww = *w;
+  ww.phase = SC_PH_WGRAD;
+  compute(B, &ww, SC_OP_GEMM, label, gemm(B, k_in, sh->h, T));
+}
+
+static void layer_backward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double T = tokens(B), Tl = tokens_local(B);
+  double act = T * sh->h * sh->elem_bytes;
+  double act_l = Tl * sh->h * sh->elem_bytes;
+  double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
+  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+
+  if (B->cfg->training.recompute == SC_RECOMPUTE_FULL) {
+    where rw = *w;
+    rw.phase = SC_PH_RECOMPUTE;
+    layer_forward(B, &rw);
+  }
+  compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 3.0 * act_l));
+  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
+  compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
+          mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
+  column_parallel_backward(B, w, SC_L_FC1, fc1_n);
+  compute(B, w, SC_OP_NORM, SC_L_LN2, mem(B, 3.0 * act_l));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, mem(B, 3.0 * act_l));
+  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  row_parallel_backward(B, w, SC_L_PROJ, sh->h / sh->t);
+  if (B->cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) {
+    where rw = *w;
+    rw.phase = SC_PH_RECOMPUTE;
+    compute(B, &rw, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
+  }
+  /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
+  compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));
+  column_parallel_backward(B, w, SC_L_QKV, qkv_n);
+  compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 3.0 * act_l));
+}
+
+static void embedding_forward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double act = tokens(B) * sh->h * sh->elem_bytes;
+  compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED, mem(B, 2.0 * act));
+  /* Vocab-parallel embedding: partial rows are summed over TP. */
+  tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+              sh->sp ? SC_L_TP_RS : SC_L_TP_AR, act);
+}
+
+static void embedding_backward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double act = tokens(B) * sh->h * sh->elem_bytes;
+  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED, mem(B, 2.0 * act));
+}
+
+/* Final norm, logits GEMM over the vocab shard, vocab-parallel cross-entropy
+ * (three small TP all-reduces: max, sum of exp, target logit). */
+static void head_forward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double T = tokens(B);
+  double act = T * sh->h * sh->elem_bytes;
+  compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, mem(B, 2.0 * tokens_local(B) * sh->h * sh->elem_bytes));
+  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  compute(B, w, SC_OP_GEMM, SC_L_LOGITS, gemm(B, T, sh->v / sh->t, sh->h));
+  double logits_bytes = T * sh->v / sh->t * 4.0; /* fp32 softmax */
+  compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, 3.0 * logits_bytes));
+  for (int i = 0; i < 3; i++) tp_blocking(B, w, SC_COLL_ALLREDUCE, SC_L_LOSS_AR, T * 4.0);
+}
+
+static void head_backward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double T = tokens(B);
+  compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, 2.0 * T * sh->v / sh->t * 4.0));
+  column_parallel_backward(B, w, SC_L_LOGITS, sh->v / sh->t);
+  compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, mem(B, 3.0 * tokens_local(B) * sh->h * sh->elem_bytes));
+}
+
+/* ------------------------------------------------------------ schedules */
+
+/* Fills items[] with the order stage `stage` runs forward/backward passes;
+ * returns the count (2 * m * vpp). */
+static size_t schedule(const builder *B, int64_t stage, item *items) {
+  int64_t m = B->m, pp = B->pp, v = B->vpp;
+  size_t n = 0;
+  sc_schedule kind = B->cfg->parallel.schedule;
+  if (v > 1) kind = SC_SCHED_INTERLEAVED;
+  if (kind == SC_SCHED_GPIPE) {
+    for (int64_t i = 0; i < m; i++) items[n++] = (item){(uint32_t)i, 0, 1};
+    for (int64_t i = 0; i < m; i++) items[n++] = (item){(uint32_t)i, 0, 0};
+    return n;
+  }
+  if (kind == SC_SCHED_1F1B) {
+    int64_t warm = pp - stage - 1;
+    if (warm > m) warm = m;
+    int64_t f = 0, b = 0;
+    for (; f < warm; f++) items[n++] = (item){(uint32_t)f, 0, 1};
+    for (; f < m; f++, b++) {
+      items[n++] = (item){(uint32_t)f, 0, 1};
+      items[n++] = (item){(uint32_t)b, 0, 0};
+    }
+    for (; b < m; b++) items[n++] = (item){(uint32_t)b, 0, 0};
+    return n;
+  }
+  /* Interleaved 1F1B (Megatron): virtual micro-batch k maps to chunk
+   * (k mod (pp*v)) / pp and micro-batch (k / (pp*v)) * pp + k mod pp; backward
+   * walks the chunks in reverse. Warm-up: (pp - stage - 1) * 2 + (v - 1) * pp. */
+  int64_t total = m * v;
+  int64_t warm = (pp - stage - 1) * 2 + (v - 1) * pp;
+  if (warm > total) warm = total;
+  int64_t f = 0, b = 0;
+#define VMB(k) ((uint32_t)(((k) / (pp * v)) * pp + (k) % pp))
+#define FCH(k) ((uint16_t)(((k) % (pp * v)) / pp))
+#define BCH(k) ((uint16_t)(v - 1 - ((k) % (pp * v)) / pp))
+  for (; f < warm; f++) items[n++] = (item){VMB(f), FCH(f), 1};
+  for (; f < total; f++, b++) {
+    items[n++] = (item){VMB(f), FCH(f), 1};
+    items[n++] = (item){VMB(b), BCH(b), 0};
+  }
+  for (; b < total; b++) items[n++] = (item){VMB(b), BCH(b), 0};
+#undef VMB
+#undef FCH
+#undef BCH
+  return n;
+}
+
+/* ------------------------------------------------------------ program */
+
+static int64_t vstage(const builder *B, int64_t stage, int64_t chunk) {
+  return chunk * B->pp + stage;
+}
+
+/* Emits a send or receive; returns its dep handle. Megatron's default
+ * pipeline p2p is blocking: a receive is posted when the compute stream gets
+ * to the pass that needs it, and the next pass waits for the last send. */
+static uint32_t p2p_op(builder *B, int stream, int label, uint32_t mb, uint16_t chunk,
+                       double bytes, uint32_t after) {
+  sc_op op = {0};
+  op.work = bytes;
+  op.kind = (stream == SC_ST_FWD_SEND || stream == SC_ST_BWD_SEND) ? SC_OP_SEND : SC_OP_RECV;
+  op.cat = SC_CAT_PP;
+  op.label = (uint8_t)label;
+  op.layer = SC_NO_LAYER;
+  op.chunk = chunk;
+  op.mb = mb;
+  op.phase = (stream == SC_ST_FWD_SEND || stream == SC_ST_FWD_RECV) ? SC_PH_FWD : SC_PH_BWD;
+  uint32_t idx = emit(B, stream, &op, &after, 1);
+  return idx == NONE ? NONE : SC_DEP(stream, idx);
+}
+
+/* Bucketing of one chunk's gradients, in backward order. */
+typedef struct bucketer {
+  double fill;      /* elements in the open bucket */
+  double limit;     /* bucket size, elements */
+  int overlap;      /* emit as soon as ready (else collect) */
+} bucketer;
+
+static void dp_reduce(builder *B, double elems, uint32_t after) {
+  const sc_parallel_cfg *par = &B->cfg->parallel;
+  if (par->dp <= 1 || elems <= 0) return;
+  where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  int dist = par->distributed_optimizer;
+  collective(B, &w, SC_ST_DP, SC_GRP_DP, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+             dist ? SC_L_GRAD_RS : SC_L_GRAD_AR, SC_CAT_DP, elems * B->sh.grad_bytes, after);
+}
+
+static void bucket_add(builder *B, bucketer *bk, double elems, uint32_t ready) {
+  bk->fill += elems;
+  if (bk->fill >= bk->limit) {
+    if (bk->overlap) dp_reduce(B, bk->fill, ready);
+    bk->fill = 0;
+  }
+}
+
+static int build_stage(builder *B, const item *sched, size_t nsched, double *stage_params) {
+  const shape *sh = &B->sh;
+  const sc_config *cfg = B->cfg;
+  int64_t stage = B->stage, pp = B->pp, v = B->vpp;
+  int64_t last_vs = pp * v - 1;
+  double p2p_bytes = tokens(B) * sh->h * sh->elem_bytes / (sh->sp ? sh->t : 1.0);
+  double lparams = layer_params(sh);
+  double emb_params = sh->v * sh->h / sh->t;
+  int tied = cfg->model.tied_embeddings;
+  int overlap = cfg->parallel.overlap_grad_reduce;
+  int dist = cfg->parallel.distributed_optimizer && cfg->parallel.dp > 1;
+
+
+  /* Parameters held by this stage (per TP rank). */
+  double params = 0;
+  for (int64_t c = 0; c < v; c++) {
+    int64_t vs = vstage(B, stage, c);
+    params += lparams * (double)B->lpc;
+    if (vs == 0) params += emb_params;
+    if (vs == last_vs && (!tied || pp > 1 || v > 1)) params += emb_params;
+    if (vs == last_vs) params += 2.0 * sh->h; /* final norm */
+  }
+  *stage_params = params;
+
+  /* Overlapped parameter all-gather (distributed optimizer): the gathers of
+   * the previous step's update run while this step's forward starts; each
+   * layer's first forward waits for its bucket. */
+  int64_t layers_total = pp * v * B->lpc;
+  for (int64_t l = 0; l < layers_total; l++) B->param_ag[l] = NONE;
+  if (dist && cfg->parallel.overlap_param_gather) {
+    where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+    for (int64_t c = 0; c < v; c++) {
+      int64_t vs = vstage(B, stage, c);
+      double fill = 0;
+      for (int64_t j = 0; j < B->lpc; j++) {
+        fill += lparams;
+        int64_t layer = vs * B->lpc + j;
+        if (fill >= (double)cfg->parallel.dp_bucket_elems || j == B->lpc - 1) {
+          uint32_t ag = collective(B, &w, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER,
+                                   SC_L_PARAM_AG, SC_CAT_DP, fill * sh->elem_bytes, NONE);
+          for (int64_t k = layer; k >= vs * B->lpc && B->param_ag[k] == NONE; k--)
+            B->param_ag[k] = ag;
+          fill = 0;
+        }
+      }
+    }
+  }
+
+  /* Index in sched of the last backward of each chunk (its grads are final). */
+  size_t last_b[64];
+  for (int64_t c = 0; c < v && c < 64; c++) last_b[c] = 0;
+  for (size_t i = 0; i < nsched; i++)
+    if (!sched[i].fwd) last_b[sched[i].chunk] = i;
+  uint8_t *first_fwd_seen = sc__calloc(B->ctx, (size_t)v, 1);
+  if (!first_fwd_seen) return SC_ENOMEM;
+
+  bucketer bk = {0, (double)cfg->parallel.dp_bucket_elems, overlap};
+
+  for (size_t i = 0; i < nsched && !B->rc; i++) {
+    const item *it = &sched[i];
+    int64_t vs = vstage(B, stage, it->chunk);
+    where w = {SC_NO_LAYER, it->chunk, it->mb, it->fwd ? SC_PH_FWD : SC_PH_BWD};
+    uint32_t posted = i >= (size_t)B->lag ? B->item_end[i - (size_t)B->lag] : NONE;
+    if (i >= (size_t)B->lag) add_wait(B, B->item_send[i - (size_t)B->lag]);
+    B->item_send[i] = NONE;
+    if (it->fwd) {
+      if (vs > 0)
+        add_wait(B, p2p_op(B, SC_ST_FWD_RECV, SC_L_RECV_ACT, it->mb, it->chunk, p2p_bytes,
+                           posted));
+      if (vs == 0) embedding_forward(B, &w);
+      int first = !first_fwd_seen[it->chunk];
+      first_fwd_seen[it->chunk] = 1;
+      for (int64_t j = 0; j < B->lpc; j++) {
+        w.layer = (uint16_t)(vs * B->lpc + j);
+        if (first) add_wait(B, B->param_ag[w.layer]);
+        layer_forward(B, &w);
+      }
+      w.layer = SC_NO_LAYER;
+      if (vs == last_vs) head_forward(B, &w);
+      else B->item_send[i] = p2p_op(B, SC_ST_FWD_SEND, SC_L_SEND_ACT, it->mb, it->chunk,
+                                    p2p_bytes, last_compute(B));
+    } else {
+      int final = (i == last_b[it->chunk]);
+      if (vs < last_vs)
+        add_wait(B, p2p_op(B, SC_ST_BWD_RECV, SC_L_RECV_GRAD, it->mb, it->chunk, p2p_bytes,
+                           posted));
+      if (vs == last_vs) {
+        head_backward(B, &w);
+        if (final && (!tied || pp > 1 || v > 1)) bucket_add(B, &bk, emb_params, last_compute(B));
+        if (final) bucket_add(B, &bk, 2.0 * sh->h, last_compute(B));
+      }
+      for (int64_t j = B->lpc - 1; j >= 0; j--) {
+        w.layer = (uint16_t)(vs * B->lpc + j);
+        layer_backward(B, &w);
+        if (final) bucket_add(B, &bk, lparams, last_compute(B));
+      }
+      w.layer = SC_NO_LAYER;
+      if (vs == 0) {
+        embedding_backward(B, &w);
+        if (final) bucket_add(B, &bk, emb_params, last_compute(B));
+      }
+      if (final) { /* close the chunk's last partial bucket */
+        if (bk.fill > 0) {
+          if (overlap) dp_reduce(B, bk.fill, last_compute(B));
+        }
+        bk.fill = 0;
+      }
+      if (vs > 0)
+        B->item_send[i] = p2p_op(B, SC_ST_BWD_SEND, SC_L_SEND_GRAD, it->mb, it->chunk,
+                                 p2p_bytes, last_compute(B));
+    }
+    B->item_end[i] = last_compute(B);
+  }
+  sc__free(B->ctx, first_fwd_seen, (size_t)v);
+  if (B->rc) return B->rc;
+
+  /* Without overlap every bucket is reduced after the whole backward. */
+  if (!overlap) {
+    double all = params;
+    double bucket = (double)cfg->parallel.dp_bucket_elems;
+    while (all > 0) {
+      double e = all < bucket ? all : bucket;
+      dp_reduce(B, e, last_compute(B));
+      all -= e;
+    }
+  }
+
+  /* Tied embeddings across the pipeline: the first and last stage sum their
+   * embedding-weight grads (Megatron finalize_model_grads). */
+  where ws = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  int holds_first = stage == 0, holds_last = stage == pp - 1;
+  uint32_t dp_last = B->prog->nops[SC_ST_DP] ? SC_DEP(SC_ST_DP, B->prog->nops[SC_ST_DP] - 1) : NONE;
+  if (tied && pp > 1 && (holds_first || holds_last)) {
+    dp_last = collective(B, &ws, SC_ST_DP, SC_GRP_EMBED, SC_COLL_ALLREDUCE, SC_L_EMBED_AR,
+                         SC_CAT_DP, emb_params * sh->grad_bytes, last_compute(B));
+  }
+
+  /* Optimizer: Adam over the local (sharded) parameters, memory-bound. */
+  double local = dist ? params / (double)cfg->parallel.dp : params;
+  add_wait(B, dp_last);
+  for (size_t k = nsched > (size_t)B->lag ? nsched - (size_t)B->lag : 0; k < nsched; k++)
+    add_wait(B, B->item_send[k]);
+  compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
+          mem(B, local * B->cost->p.optimizer_bytes_per_param));
+  if (dist && !cfg->parallel.overlap_param_gather) {
+    double all = params, bucket = (double)cfg->parallel.dp_bucket_elems;
+    uint32_t opt = last_compute(B);
+    while (all > 0) {
+      double e = all < bucket ? all : bucket;
+      collective(B, &ws, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER, SC_L_PARAM_AG, SC_CAT_DP,
+                 e * sh->elem_bytes, opt);
+      all -= e;
+    }
+  }
+  return B->rc;
+}
+
+int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, sc_workload *wl) {
+  memset(wl, 0, sizeof *wl);
+  const sc_parallel_cfg *par = &cfg->parallel;
+  builder B;
+  memset(&B, 0, sizeof B);
+  B.ctx = ctx;
+  B.cfg = cfg;
+  B.cost = cost;
+  shape_init(&B.sh, cfg);
+  B.pp = par->pp;
+  B.vpp = par->vpp > 0 ? par->vpp : 1;
+  if (par->cp > 1)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s: context parallelism is not modelled yet",
+                     cfg->origin);
+  if (B.vpp > 1 && B.pp == 1)
+    return sc__error(ctx, SC_EINVAL, "%s: parallel.vpp=%lld needs parallel.pp > 1",
+                     cfg->origin, (long long)B.vpp);
+  if (B.vpp > 64)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s: parallel.vpp above 64 is not supported",
+                     cfg->origin);
+  int64_t denom = cfg->training.micro_batch * par->dp;
+  if (denom <= 0 || cfg->training.global_batch % denom)
+    return sc__error(ctx, SC_EINVAL, "%s: global_batch does not split into micro-batches",
+                     cfg->origin);
+  B.m = cfg->training.global_batch / denom;
+  if (cfg->model.layers % (B.pp * B.vpp))
+    return sc__error(ctx, SC_EINVAL, "%s: model.layers=%lld is not divisible by pp*vpp=%lld",
+                     cfg->origin, (long long)cfg->model.layers, (long long)(B.pp * B.vpp));
+  B.lpc = cfg->model.layers / (B.pp * B.vpp);
+  if (B.vpp > 1 && B.m % B.pp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: interleaved schedule needs micro-batches (%lld) divisible by pp=%lld",
+                     cfg->origin, (long long)B.m, (long long)B.pp);
+  if (B.m > 0x7fffffff / 4 / B.vpp)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s: too many micro-batches", cfg->origin);
+
+  wl->map.tp = par->tp;
+  wl->map.cp = par->cp > 0 ? par->cp : 1;
+  wl->map.dp = par->dp;
+  wl->map.pp = par->pp;
+  wl->map.world = par->tp * wl->map.cp * par->dp * par->pp;
+  wl->map.gpus_per_node = cost->gpus_per_node;
+  wl->tied_embed_sync = cfg->model.tied_embeddings && par->pp > 1;
+  wl->nprogs = B.pp;
+
+  size_t nitems = (size_t)(2 * B.m * B.vpp);
+  int64_t layers_total = cfg->model.layers;
+  int rc = SC_ENOMEM;
+  item *sched_all = sc__malloc(ctx, sizeof(item) * nitems * (size_t)B.pp);
+  B.param_ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
+  B.item_end = sc__malloc(ctx, sizeof(uint32_t) * nitems);
+  B.item_send = sc__malloc(ctx, sizeof(uint32_t) * nitems);
+  B.lag = B.vpp > 1 ? 2 : 1;
+  wl->progs = sc__calloc(ctx, (size_t)B.pp, sizeof(sc_program));
+  if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs) goto done;
+  for (int64_t s = 0; s < B.pp; s++) schedule(&B, s, sched_all + (size_t)s * nitems);
+
+  for (int64_t s = 0; s < B.pp; s++) {
+    B.stage = s;
+    B.prog = &wl->progs[s];
+    B.nwait = 0;
+    double params = 0;
+    rc = build_stage(&B, sched_all + (size_t)s * nitems, nitems, &params);
+    if (rc) goto done;
+    if (params > wl->params_per_stage_max) wl->params_per_stage_max = params;
+  }
+  rc = SC_OK;
+done:
+  sc__free(ctx, sched_all, sizeof(item) * nitems * (size_t)B.pp);
+  sc__free(ctx, B.param_ag, sizeof(uint32_t) * (size_t)layers_total);
+  sc__free(ctx, B.item_end, sizeof(uint32_t) * nitems);
+  sc__free(ctx, B.item_send, sizeof(uint32_t) * nitems);
+  if (rc) {
+    if (rc == SC_ENOMEM) sc__error(ctx, SC_ENOMEM, "out of memory building the workload");
+    sc__workload_free(ctx, wl);
+  }
+  return rc;
+}
+
+void sc__workload_free(sc_ctx *ctx, sc_workload *wl) {
+  if (!wl->progs) return;
+  for (int64_t s = 0; s < wl->nprogs; s++) {
+    sc_program *p = &wl->progs[s];
+    for (int st = 0; st < SC_ST_COUNT; st++) sc__free(ctx, p->ops[st], p->cap[st] * sizeof(sc_op));
+    sc__free(ctx, p->deps, p->deps_cap * sizeof(uint32_t));
+  }
+  sc__free(ctx, wl->progs, (size_t)wl->nprogs * sizeof(sc_program));
+  wl->progs = NULL;
+}
+
+int sc__workload_check(sc_ctx *ctx, const sc_workload *wl) {
+  for (int64_t s = 0; s < wl->nprogs; s++) {
+    const sc_program *p = &wl->progs[s];
+    for (int st = 0; st < SC_ST_COUNT; st++) {
+      for (size_t i = 0; i < p->nops[st]; i++) {
+        const sc_op *op = &p->ops[st][i];
+        if ((size_t)op->dep_off + op->ndeps > p->ndeps)
+          return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: deps out of range",
+                           (long long)s, sc__stream_name(st), i);
+        for (int d = 0; d < op->ndeps; d++) {
+          uint32_t dep = p->deps[op->dep_off + d];
+          uint32_t ds = SC_DEP_STREAM(dep), di = SC_DEP_INDEX(dep);
+          if (ds >= SC_ST_COUNT || di >= p->nops[ds] || (int)ds == st)
+            return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: bad dependency %u/%u",
+                             (long long)s, sc__stream_name(st), i, ds, di);
+        }
+        if (op->kind == SC_OP_COLL && op->group >= SC_GRP_COUNT)
+          return sc__error(ctx, SC_EINVAL, "stage %lld: collective without group", (long long)s);
+      }
+    }
+    /* p2p pairing: every send stream matches its peer's receive stream. */
+    int64_t next = (s + 1) % wl->nprogs;
+    int64_t prev = (s - 1 + wl->nprogs) % wl->nprogs;
+    if (p->nops[SC_ST_FWD_SEND] != wl->progs[next].nops[SC_ST_FWD_RECV] ||
+        p->nops[SC_ST_BWD_SEND] != wl->progs[prev].nops[SC_ST_BWD_RECV])
+      return sc__error(ctx, SC_EINVAL, "stage %lld: sends and receives do not pair up",
+                       (long long)s);
+  }
+  return SC_OK;
+}

@@ -1,0 +1,137 @@
+/* test_cost.c: properties of the roofline compute model and the NCCL-like
+ * collective model: monotone in size, bounded by link bandwidth, ring/tree
+ * crossover, placement awareness. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "cost_int.h"
+#include "workload_int.h"
+
+static sc_cost cost;
+
+static int setup(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  if (sc_ctx_new(&ctx, NULL, NULL)) return -1;
+  sc_config cfg;
+  sc_config_default(&cfg);
+  int rc = sc_config_resolve(ctx, &cfg) || sc__cost_init(ctx, &cfg, &cost);
+  sc_ctx_free(ctx);
+  return rc;
+}
+
+static void test_defaults_filled(void **state) {
+  (void)state;
+  const double *p = (const double *)&cost.p;
+  for (size_t i = 0; i < sizeof cost.p / sizeof(double); i++) assert_true(p[i] > 0);
+  assert_true(cost.p.gemm_eff <= 1 && cost.p.nic_eff <= 1 && cost.p.nvlink_eff <= 1);
+  assert_true(fabs(cost.peak_flops - 312e12) < 1);
+}
+
+static void test_gemm_monotone_and_bounded(void **state) {
+  (void)state;
+  double prev = 0;
+  for (double n = 256; n <= 65536; n *= 2) {
+    double t = cost.compute->gemm_ns(&cost, n, n, n);
+    assert_true(t > prev);
+    prev = t;
+    /* never faster than the dense peak */
+    assert_true(2 * n * n * n / (t * 1e-9) <= cost.peak_flops);
+  }
+  /* a large square GEMM reaches most of the best-shape efficiency */
+  double t = cost.compute->gemm_ns(&cost, 8192, 8192, 8192);
+  double eff = 2.0 * 8192 * 8192 * 8192 / (t * 1e-9) / cost.peak_flops;
+  assert_true(eff > 0.7 && eff <= cost.p.gemm_eff);
+  /* skinny shapes are less efficient than square ones of equal FLOPs */
+  double skinny = cost.compute->gemm_ns(&cost, 64, 8192 * 4, 8192 * 4);
+  double square = cost.compute->gemm_ns(&cost, 2048, 8192, 8192);
+  assert_true(skinny > square);
+}
+
+static void test_attention_efficiency_grows_with_seq(void **state) {
+  (void)state;
+  double flops = 1e12;
+  assert_true(cost.compute->attn_ns(&cost, flops, 512, 128) >
+              cost.compute->attn_ns(&cost, flops, 8192, 128));
+  assert_true(cost.compute->attn_ns(&cost, flops, 2048, 64) >
+              cost.compute->attn_ns(&cost, flops, 2048, 128));
+}
+
+static void test_collective_monotone_and_bounded(void **state) {
+  (void)state;
+  sc_placement intra = {8, 1, 8}, inter = {64, 8, 8}, sparse = {8, 8, 1};
+  const sc_placement *pls[] = {&intra, &inter, &sparse};
+  for (int c = 0; c < SC_COLL_COUNT; c++) {
+    for (size_t k = 0; k < 3; k++) {
+      double prev = 0;
+      for (double bytes = 8; bytes <= 8e9; bytes *= 4) {
+        double t = cost.comm->coll_ns(&cost, c, bytes, pls[k]);
+        assert_true(t >= prev);
+        prev = t;
+      }
+    }
+  }
+  /* busbw of an intra-node all-reduce never exceeds NVLink */
+  double bytes = 1 << 30;
+  double t = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, bytes, &intra);
+  double busbw = bytes / t * 2.0 * 7 / 8; /* bytes/ns == GB/s */
+  assert_true(busbw <= cost.nvlink_bytes_per_ns);
+  assert_true(busbw > 0.5 * cost.nvlink_bytes_per_ns);
+  /* a group with one GPU per node is bounded by one NIC */
+  t = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, bytes, &sparse);
+  assert_true(bytes / t * 2.0 * 7 / 8 <= cost.nic_bytes_per_ns);
+  /* spreading over nodes is slower than staying in one node */
+  assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLGATHER, bytes, &sparse) >
+              cost.comm->coll_ns(&cost, SC_COLL_ALLGATHER, bytes, &intra));
+  sc_placement one = {1, 1, 1};
+  assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, bytes, &one) == 0);
+}
+
+/* Tree wins for small all-reduces across nodes, ring for large ones: on 16
+ * nodes a 1 KiB all-reduce costs less than a ring's 2(n-1) network-hop fill,
+ * and a 4 GB one costs no more than the ring's bandwidth term plus fill. */
+static void test_ring_tree_crossover(void **state) {
+  (void)state;
+  sc_placement pl = {128, 16, 8};
+  double ring_fill = 2.0 * 127 * cost.p.net_latency_us * 1e3 / 4.0;
+  double small = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, 1024, &pl);
+  assert_true(small < ring_fill);
+  double busbw = 8 * cost.nic_bytes_per_ns * cost.p.nic_eff;
+  double ring_large = cost.p.coll_latency_us * 1e3 + ring_fill + 2.0 * 127 / 128 * 4e9 / busbw;
+  double large = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, 4e9, &pl);
+  assert_true(fabs(large - ring_large) < 1e-9 * ring_large);
+  assert_true(large < 2.0 * 4e9 / (0.92 * busbw));
+}
+
+static void test_p2p(void **state) {
+  (void)state;
+  double intra = cost.comm->p2p_ns(&cost, 1e8, 0);
+  double inter = cost.comm->p2p_ns(&cost, 1e8, 1);
+  assert_true(inter > intra && intra > 0);
+  assert_true(cost.comm->p2p_ns(&cost, 0, 1) == 0);
+}
+
+static void test_registry(void **state) {
+  (void)state;
+  assert_non_null(sc__compute_model_find("roofline"));
+  assert_non_null(sc__comm_model_find("nccl-ring-tree"));
+  assert_null(sc__comm_model_find("nope"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults_filled),
+      cmocka_unit_test(test_gemm_monotone_and_bounded),
+      cmocka_unit_test(test_attention_efficiency_grows_with_seq),
+      cmocka_unit_test(test_collective_monotone_and_bounded),
+      cmocka_unit_test(test_ring_tree_crossover),
+      cmocka_unit_test(test_p2p),
+      cmocka_unit_test(test_registry),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
