@@ -48,8 +48,8 @@ _Static_assert(SC_SCHED_INTERLEAVED == 2, "schedule_names is out of step");
 _Static_assert(SC_INTERF_CONSTANT == 1, "interference_names is out of step");
 
 typedef struct type_info {
-  const char *doc;    /* docs: the "type" column */
-  const char *expect; /* messages: "expected <expect>, got ..." */
+  const char *doc;          /* docs: the "type" column */
+  const char *expect;       /* messages: "expected <expect>, got ..." */
   const char *const *names; /* enum spellings, NULL-terminated; NULL if not an enum */
 } type_info;
 
@@ -86,8 +86,8 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_SCHEDULE(s) ((s) == sizeof(sc_schedule) && (s) == sizeof(int))
 #define SIZE_OK_INTERFERENCE(s) ((s) == sizeof(sc_interference) && (s) == sizeof(int))
 
-#define SC_X_CHECK(sec, key, type, member, unit, def, doc)           \
-  _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)),   \
+#define SC_X_CHECK(sec, key, type, member, unit, def, doc)         \
+  _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)), \
                  #sec "." #key ": table type does not match the member");
 SC_CONFIG_FIELDS(SC_X_CHECK)
 #undef SC_X_CHECK
@@ -104,10 +104,11 @@ typedef struct field {
   size_t offset;       /* into sc_config */
   size_t size;         /* of the member */
   const char *unit;
-  const char *def;     /* default text; "" = set by the model preset */
+  const char *def; /* default text; "" = set by the model preset */
   const char *doc;
 } field_def;
 
+/* clang-format off */
 static const field_def fields[SC_FIELD_COUNT] = {
 #define SC_X_ROW(sec, key, type, member, unit, def, doc)                    \
   {#sec, #key, #sec "." #key, T_##type, offsetof(sc_config, member),        \
@@ -115,6 +116,7 @@ static const field_def fields[SC_FIELD_COUNT] = {
     SC_CONFIG_FIELDS(SC_X_ROW)
 #undef SC_X_ROW
 };
+/* clang-format on */
 
 typedef struct section {
   const char *name;
@@ -162,19 +164,19 @@ static const section_def sections[] = {
  * model dimension, FFN dimension, attention heads, key/value heads, vocabulary
  * 128K = 128,256 in config.json); pre-training sequence length 8,192 (Sec.
  * 3.4). SwiGLU, untied embeddings. */
-#define SC_MODEL_PRESETS(X)                                                   \
-  X("gpt3-125m", 12, 768, 12, 0, 0, 51200, 2048, SC_ACT_GELU, 1)             \
-  X("gpt3-350m", 24, 1024, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)            \
-  X("gpt3-760m", 24, 1536, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)            \
-  X("gpt3-1.3b", 24, 2048, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)            \
-  X("gpt3-2.7b", 32, 2560, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)            \
-  X("gpt3-6.7b", 32, 4096, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)            \
-  X("gpt3-13b", 40, 5120, 40, 0, 0, 51200, 2048, SC_ACT_GELU, 1)             \
-  X("gpt3-175b", 96, 12288, 96, 0, 0, 51200, 2048, SC_ACT_GELU, 1)           \
-  X("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, SC_ACT_SWIGLU, 0)     \
-  X("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, SC_ACT_SWIGLU, 0)     \
-  X("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, SC_ACT_SWIGLU, 0)     \
-  X("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, SC_ACT_SWIGLU, 0)    \
+#define SC_MODEL_PRESETS(X)                                               \
+  X("gpt3-125m", 12, 768, 12, 0, 0, 51200, 2048, SC_ACT_GELU, 1)          \
+  X("gpt3-350m", 24, 1024, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-760m", 24, 1536, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-1.3b", 24, 2048, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-2.7b", 32, 2560, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-6.7b", 32, 4096, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-13b", 40, 5120, 40, 0, 0, 51200, 2048, SC_ACT_GELU, 1)          \
+  X("gpt3-175b", 96, 12288, 96, 0, 0, 51200, 2048, SC_ACT_GELU, 1)        \
+  X("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, SC_ACT_SWIGLU, 0)  \
+  X("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, SC_ACT_SWIGLU, 0)  \
+  X("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, SC_ACT_SWIGLU, 0)  \
+  X("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, SC_ACT_SWIGLU, 0) \
   X("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, SC_ACT_SWIGLU, 0)
 
 typedef struct model_preset {
@@ -332,10 +334,8 @@ static int edit_distance(const char *a, const char *b) {
 
 /* Suggestion threshold: at most two edits, and fewer than the word's length
  * so that "x" does not suggest "tp". */
-static int close_enough(const char *typed, const char *candidate, int dist) {
-  size_t n = strlen(typed);
-  (void)candidate;
-  return dist <= 2 && (size_t)dist < n;
+static int close_enough(const char *typed, int dist) {
+  return dist <= 2 && (size_t)dist < strlen(typed);
 }
 
 static int find_section(const char *name) {
@@ -372,7 +372,7 @@ static void key_hint(char *buf, size_t n, int sec, const char *key) {
     if (d < best_d) best_d = d, best = i;
   }
   buf[0] = 0;
-  if (best >= 0 && close_enough(key, fields[best].key, best_d)) {
+  if (best >= 0 && close_enough(key, best_d)) {
     appendf(buf, n, &len, " (did you mean \"%s\"?)", fields[best].name);
     return;
   }
@@ -400,7 +400,7 @@ static void section_hint(char *buf, size_t n, const char *name) {
     if (d < best_d) best_d = d, best = (int)i;
   }
   buf[0] = 0;
-  if (best >= 0 && close_enough(name, sections[best].name, best_d)) {
+  if (best >= 0 && close_enough(name, best_d)) {
     appendf(buf, n, &len, " (did you mean \"%s\"?)", sections[best].name);
     return;
   }
@@ -589,8 +589,8 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
     }
     return SC_OK;
   }
+  case T_PRESET: return SC_OK; /* shares model.name with the LABEL row, which checks it */
   case T_LABEL:
-  case T_PRESET:
   case T_GPU: {
     const char *s = cstr_ptr(cfg, f);
     if (!memchr(s, 0, f->size)) {
@@ -653,7 +653,8 @@ void sc_config_default(sc_config *cfg) {
   /* Every default is table text through the same parser as files; the unit
    * tests check that each one parses. */
   for (int i = 0; i < SC_FIELD_COUNT; i++)
-    if (fields[i].def[0]) (void)parse_field(cfg, i, fields[i].def, strlen(fields[i].def), err, sizeof err);
+    if (fields[i].def[0])
+      (void)parse_field(cfg, i, fields[i].def, strlen(fields[i].def), err, sizeof err);
 }
 
 int sc_model_preset(sc_ctx *ctx, sc_config *cfg, const char *name) {
@@ -736,16 +737,16 @@ static int read_file(sc_ctx *ctx, const char *path, const char *from, char **out
 
 typedef struct loader {
   sc_ctx *ctx;
-  sc_config *cfg;           /* working copy; the caller commits it on success */
-  const char *file;         /* name used in messages */
+  sc_config *cfg;   /* working copy; the caller commits it on success */
+  const char *file; /* name used in messages */
   yaml_document_t *doc;
   int calibration_file;     /* 1: only the top-level calibration mapping counts */
   int include_line;         /* != 0: record this line for every field (included file) */
   int seen[SC_FIELD_COUNT]; /* line of each key in this document; 0 = not given */
 } loader;
 
-static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text,
-                     size_t len, int calibration_file, int include_line);
+static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
+                     int calibration_file, int include_line);
 
 static int node_line(const yaml_node_t *node) { return (int)node->start_mark.line + 1; }
 
@@ -763,8 +764,7 @@ static int is_null(const yaml_node_t *node) {
   if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
     return 0;
   const char *s = (const char *)node->data.scalar.value;
-  return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-         !strcmp(s, "NULL");
+  return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
 }
 
 /* The text of a key node, or an error naming what was found instead. */
@@ -839,10 +839,12 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
   if (!strcmp(sname, "model")) {
     for (yaml_node_pair_t *p = begin; p < end; p++) {
       yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
-      if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "preset")) {
+      if (k && k->type == YAML_SCALAR_NODE &&
+          !strcmp((const char *)k->data.scalar.value, "preset")) {
         preset_pair = p;
         int kl = node_line(k);
-        if ((rc = apply_node(L, SC_FIELD_model_preset, yaml_document_get_node(L->doc, p->value), kl)))
+        if ((rc = apply_node(L, SC_FIELD_model_preset, yaml_document_get_node(L->doc, p->value),
+                             kl)))
           return rc;
         L->seen[SC_FIELD_model_preset] = kl;
         break;
@@ -865,8 +867,7 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
     }
     if (L->seen[fi])
       return fail_at(L->ctx, SC_EINVAL, L->file, kl,
-                     "duplicate key \"%s\" (first given on line %d)", fields[fi].name,
-                     L->seen[fi]);
+                     "duplicate key \"%s\" (first given on line %d)", fields[fi].name, L->seen[fi]);
     L->seen[fi] = kl;
     if ((rc = apply_node(L, fi, yaml_document_get_node(L->doc, p->value), kl))) return rc;
   }
@@ -886,7 +887,8 @@ static int load_root(loader *L, const yaml_node_t *root) {
                      "parallel, cluster)");
     return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
                    "top level must be a mapping of sections (model, training, parallel, cluster, "
-                   "simulation, calibration), got %s", node_kind(root));
+                   "simulation, calibration), got %s",
+                   node_kind(root));
   }
   int found_calibration = 0;
   for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
@@ -956,8 +958,9 @@ static int yaml_failure(sc_ctx *ctx, const char *file, const yaml_parser_t *p, c
     int line = (int)p->problem_mark.line + 1;
     int col = (int)p->problem_mark.column + 1;
     if (p->context)
-      return fail_at(ctx, SC_EINVAL, file, line, "YAML syntax error: %s at column %d (%s at line %d)",
-                     problem, col, p->context, (int)p->context_mark.line + 1);
+      return fail_at(ctx, SC_EINVAL, file, line,
+                     "YAML syntax error: %s at column %d (%s at line %d)", problem, col, p->context,
+                     (int)p->context_mark.line + 1);
     return fail_at(ctx, SC_EINVAL, file, line, "YAML syntax error: %s at column %d", problem, col);
   }
   }
@@ -965,8 +968,8 @@ static int yaml_failure(sc_ctx *ctx, const char *file, const yaml_parser_t *p, c
 
 /* Parses one YAML text into *work (see loader). The text must be one
  * document whose root is a mapping. */
-static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text,
-                     size_t len, int calibration_file, int include_line) {
+static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
+                     int calibration_file, int include_line) {
   yaml_parser_t parser;
   yaml_document_t doc;
   if (!yaml_parser_initialize(&parser))
@@ -1055,7 +1058,7 @@ static void dotted_hint(char *buf, size_t n, const char *dotted) {
     int d = edit_distance(dotted, fields[i].name);
     if (d < best_d) best_d = d, best = i;
   }
-  if (best >= 0 && close_enough(dotted, fields[best].name, best_d)) {
+  if (best >= 0 && close_enough(dotted, best_d)) {
     appendf(buf, n, &len, " (did you mean \"%s\"?)", fields[best].name);
     return;
   }
@@ -1140,7 +1143,8 @@ const char *sc__config_where(const sc_config *cfg, int field, char *buf, size_t 
 static const char *where_any(const sc_config *cfg, char *buf, size_t n, int a, int b, int c) {
   int list[3] = {a, b, c};
   for (int i = 0; i < 3; i++)
-    if (list[i] >= 0 && cfg->field_line[list[i]] != 0) return sc__config_where(cfg, list[i], buf, n);
+    if (list[i] >= 0 && cfg->field_line[list[i]] != 0)
+      return sc__config_where(cfg, list[i], buf, n);
   return sc__config_where(cfg, -1, buf, n);
 }
 
@@ -1172,21 +1176,21 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   sc_training_cfg *t = &c->training;
 
   if (p->cp > 1)
-    return sc__error(ctx, SC_EUNSUPPORTED, "%s: parallel.cp=%" PRId64
-                     ": context parallelism is not modelled yet",
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: parallel.cp=%" PRId64 ": context parallelism is not modelled yet",
                      sc__config_where(c, SC_FIELD_parallel_cp, w, sizeof w), p->cp);
 
   /* Model shape. Megatron-LM requires hidden % heads == 0 (head dim h/a). */
   if (!m->kv_heads) m->kv_heads = m->heads;
   if (!m->ffn_hidden) m->ffn_hidden = default_ffn_hidden(m->hidden, m->activation);
   if (m->hidden % m->heads)
-    return sc__error(ctx, SC_EINVAL, "%s: model.hidden=%" PRId64
-                     " is not a multiple of model.heads=%" PRId64,
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.hidden=%" PRId64 " is not a multiple of model.heads=%" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_model_hidden, SC_FIELD_model_heads, -1),
                      m->hidden, m->heads);
   if (m->kv_heads > m->heads || m->heads % m->kv_heads)
-    return sc__error(ctx, SC_EINVAL, "%s: model.kv_heads=%" PRId64
-                     " does not divide model.heads=%" PRId64,
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.kv_heads=%" PRId64 " does not divide model.heads=%" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_model_kv_heads, SC_FIELD_model_heads, -1),
                      m->kv_heads, m->heads);
 
@@ -1198,50 +1202,50 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   if (cl->nic_gbps == 0) cl->nic_gbps = hw->nic_gbps;
   if (cl->nvlink_gbps == 0) cl->nvlink_gbps = hw->nvlink_gbps;
   if (!cl->num_gpus && !cl->nodes)
-    return sc__error(ctx, SC_EINVAL, "%s: cluster: give cluster.num_gpus or cluster.nodes",
-                     where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes,
-                               -1));
+    return sc__error(
+        ctx, SC_EINVAL, "%s: cluster: give cluster.num_gpus or cluster.nodes",
+        where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes, -1));
   if (!cl->num_gpus) {
     cl->num_gpus = mul_sat(cl->nodes, cl->gpus_per_node);
     if (cl->num_gpus > SC_CONFIG_INT_MAX)
-      return sc__error(ctx, SC_EINVAL, "%s: cluster.nodes*gpus_per_node = %" PRId64 "*%" PRId64
-                       " is too large",
-                       where_any(c, w, sizeof w, SC_FIELD_cluster_nodes, -1, -1), cl->nodes,
-                       cl->gpus_per_node);
+      return sc__error(
+          ctx, SC_EINVAL, "%s: cluster.nodes*gpus_per_node = %" PRId64 "*%" PRId64 " is too large",
+          where_any(c, w, sizeof w, SC_FIELD_cluster_nodes, -1, -1), cl->nodes, cl->gpus_per_node);
   } else if (!cl->nodes) {
     if (gpn_derived && cl->num_gpus < cl->gpus_per_node) {
       /* Fewer GPUs than a baseboard holds: one partly used node. */
       cl->gpus_per_node = cl->num_gpus;
       cl->nodes = 1;
     } else if (cl->num_gpus % cl->gpus_per_node) {
-      return sc__error(ctx, SC_EINVAL, "%s: cluster.num_gpus=%" PRId64
-                       " is not a multiple of cluster.gpus_per_node=%" PRId64,
-                       where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus,
-                                 SC_FIELD_cluster_gpus_per_node, -1),
-                       cl->num_gpus, cl->gpus_per_node);
+      return sc__error(
+          ctx, SC_EINVAL,
+          "%s: cluster.num_gpus=%" PRId64 " is not a multiple of cluster.gpus_per_node=%" PRId64,
+          where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_gpus_per_node, -1),
+          cl->num_gpus, cl->gpus_per_node);
     } else {
       cl->nodes = cl->num_gpus / cl->gpus_per_node;
     }
   } else if (mul_sat(cl->nodes, cl->gpus_per_node) != cl->num_gpus) {
-    return sc__error(ctx, SC_EINVAL, "%s: cluster.num_gpus=%" PRId64
-                     " does not match cluster.nodes*gpus_per_node = %" PRId64 "*%" PRId64
-                     " = %" PRId64,
-                     where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes,
-                               SC_FIELD_cluster_gpus_per_node),
-                     cl->num_gpus, cl->nodes, cl->gpus_per_node,
-                     mul_sat(cl->nodes, cl->gpus_per_node));
+    return sc__error(
+        ctx, SC_EINVAL,
+        "%s: cluster.num_gpus=%" PRId64 " does not match cluster.nodes*gpus_per_node = %" PRId64
+        "*%" PRId64 " = %" PRId64,
+        where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes,
+                  SC_FIELD_cluster_gpus_per_node),
+        cl->num_gpus, cl->nodes, cl->gpus_per_node, mul_sat(cl->nodes, cl->gpus_per_node));
   }
   if (precision_peak(hw, t->precision) <= 0)
-    return sc__error(ctx, SC_EINVAL, "%s: training.precision=%s is not supported by cluster.gpu=%s",
-                     where_any(c, w, sizeof w, SC_FIELD_training_precision, SC_FIELD_cluster_gpu,
-                               -1),
-                     precision_names[t->precision], hw->name);
+    return sc__error(
+        ctx, SC_EINVAL, "%s: training.precision=%s is not supported by cluster.gpu=%s",
+        where_any(c, w, sizeof w, SC_FIELD_training_precision, SC_FIELD_cluster_gpu, -1),
+        precision_names[t->precision], hw->name);
 
   /* World size: tp * pp * dp * cp == num_gpus. */
   int64_t tpc = mul_sat(mul_sat(p->tp, p->pp), p->cp);
   if (!p->dp) {
     if (tpc > cl->num_gpus || cl->num_gpus % tpc)
-      return sc__error(ctx, SC_EINVAL, "%s: world size mismatch: cluster.num_gpus=%" PRId64
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: world size mismatch: cluster.num_gpus=%" PRId64
                        " is not divisible by parallel.tp*pp*cp = %" PRId64 "*%" PRId64 "*%" PRId64
                        " = %" PRId64,
                        where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_parallel_pp,
@@ -1249,9 +1253,9 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                        cl->num_gpus, p->tp, p->pp, p->cp, tpc);
     p->dp = cl->num_gpus / tpc;
   } else if (mul_sat(tpc, p->dp) != cl->num_gpus) {
-    return sc__error(ctx, SC_EINVAL, "%s: world size mismatch: parallel.tp*pp*dp*cp = %" PRId64
-                     "*%" PRId64 "*%" PRId64 "*%" PRId64 " = %" PRId64
-                     " but cluster.num_gpus=%" PRId64,
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: world size mismatch: parallel.tp*pp*dp*cp = %" PRId64 "*%" PRId64
+                     "*%" PRId64 "*%" PRId64 " = %" PRId64 " but cluster.num_gpus=%" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_parallel_dp, SC_FIELD_cluster_num_gpus,
                                SC_FIELD_parallel_tp),
                      p->tp, p->pp, p->dp, p->cp, mul_sat(tpc, p->dp), cl->num_gpus);
@@ -1260,17 +1264,18 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   /* Tensor parallelism splits heads, KV heads (or replicates them when
    * kv_heads < tp, as Megatron-LM does for GQA) and the FFN. */
   if (m->heads % p->tp)
-    return sc__error(ctx, SC_EINVAL, "%s: parallel.tp=%" PRId64 " does not divide model.heads=%" PRId64,
-                     where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_heads, -1),
-                     p->tp, m->heads);
+    return sc__error(
+        ctx, SC_EINVAL, "%s: parallel.tp=%" PRId64 " does not divide model.heads=%" PRId64,
+        where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_heads, -1), p->tp, m->heads);
   if (m->kv_heads % p->tp && p->tp % m->kv_heads)
-    return sc__error(ctx, SC_EINVAL, "%s: parallel.tp=%" PRId64 " and model.kv_heads=%" PRId64
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp=%" PRId64 " and model.kv_heads=%" PRId64
                      ": one must divide the other",
                      where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_kv_heads, -1),
                      p->tp, m->kv_heads);
   if (m->ffn_hidden % p->tp)
-    return sc__error(ctx, SC_EINVAL, "%s: parallel.tp=%" PRId64
-                     " does not divide model.ffn_hidden=%" PRId64,
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp=%" PRId64 " does not divide model.ffn_hidden=%" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_ffn_hidden, -1),
                      p->tp, m->ffn_hidden);
 
@@ -1278,27 +1283,30 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   int64_t chunks = mul_sat(p->pp, p->vpp);
   if (m->layers % chunks || chunks > m->layers) {
     if (p->vpp > 1)
-      return sc__error(ctx, SC_EINVAL, "%s: parallel.pp*vpp = %" PRId64 "*%" PRId64
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.pp*vpp = %" PRId64 "*%" PRId64
                        " does not divide model.layers=%" PRId64,
                        where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_pp,
                                  SC_FIELD_model_layers),
                        p->pp, p->vpp, m->layers);
-    return sc__error(ctx, SC_EINVAL, "%s: parallel.pp=%" PRId64 " does not divide model.layers=%" PRId64,
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.pp=%" PRId64 " does not divide model.layers=%" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_parallel_pp, SC_FIELD_model_layers, -1),
                      p->pp, m->layers);
   }
   if (p->vpp > 1 && p->schedule != SC_SCHED_INTERLEAVED) {
     if (c->field_line[SC_FIELD_parallel_schedule] != 0)
-      return sc__error(ctx, SC_EINVAL, "%s: parallel.vpp=%" PRId64
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.vpp=%" PRId64
                        " requires parallel.schedule=interleaved, got %s",
                        sc__config_where(c, SC_FIELD_parallel_schedule, w, sizeof w), p->vpp,
                        schedule_names[p->schedule]);
     p->schedule = SC_SCHED_INTERLEAVED;
   }
   if (p->schedule == SC_SCHED_INTERLEAVED && p->vpp < 2)
-    return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=interleaved requires parallel.vpp > 1",
-                     where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_vpp,
-                               -1));
+    return sc__error(
+        ctx, SC_EINVAL, "%s: parallel.schedule=interleaved requires parallel.vpp > 1",
+        where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_vpp, -1));
   if (p->schedule == SC_SCHED_INTERLEAVED && p->pp < 2)
     return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=interleaved requires parallel.pp > 1",
                      where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
@@ -1307,7 +1315,8 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   /* Batch: every DP replica runs the same number of whole micro-batches. */
   int64_t per_step = mul_sat(t->micro_batch, p->dp);
   if (t->global_batch % per_step || per_step > t->global_batch)
-    return sc__error(ctx, SC_EINVAL, "%s: training.global_batch=%" PRId64
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: training.global_batch=%" PRId64
                      " is not divisible by training.micro_batch*parallel.dp = %" PRId64 "*%" PRId64
                      " = %" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_training_global_batch,
@@ -1316,7 +1325,8 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   int64_t micro_batches = t->global_batch / per_step;
   /* Megatron-LM's interleaved schedule runs micro-batches in groups of pp. */
   if (p->schedule == SC_SCHED_INTERLEAVED && micro_batches % p->pp)
-    return sc__error(ctx, SC_EINVAL, "%s: the interleaved schedule needs the micro-batches per "
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: the interleaved schedule needs the micro-batches per "
                      "replica (global_batch/(micro_batch*dp) = %" PRId64
                      ") to be a multiple of parallel.pp=%" PRId64,
                      where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_vpp,
@@ -1326,8 +1336,9 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   /* Sequence parallelism shards the sequence over the TP group. */
   if (p->sequence_parallel && p->tp == 1) p->sequence_parallel = 0;
   if (p->sequence_parallel && m->seq_len % p->tp)
-    return sc__error(ctx, SC_EINVAL, "%s: model.seq_len=%" PRId64
-                     " is not divisible by parallel.tp=%" PRId64 " (needed by sequence_parallel)",
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.seq_len=%" PRId64 " is not divisible by parallel.tp=%" PRId64
+                     " (needed by sequence_parallel)",
                      where_any(c, w, sizeof w, SC_FIELD_model_seq_len, SC_FIELD_parallel_tp,
                                SC_FIELD_parallel_sequence_parallel),
                      m->seq_len, p->tp);
@@ -1431,7 +1442,8 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("- `model.preset` loads a preset's whole shape first; the other `model` keys override it, "
       "whatever their order.\n");
   OUT("- Booleans are `true`, `false`, `1` or `0`. Integers are decimal (`_` separators allowed) "
-      "and at most %" PRId64 ".\n", SC_CONFIG_INT_MAX);
+      "and at most %" PRId64 ".\n",
+      SC_CONFIG_INT_MAX);
   OUT("- Giving only one of `cluster.num_gpus` and `cluster.nodes` in a file (or one `--set`) "
       "re-derives the other.\n");
   OUT("- `calibration: PATH` (a string instead of a mapping) loads the top-level `calibration:` "
@@ -1463,13 +1475,15 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("- `model.kv_heads` = `model.heads`; `model.ffn_hidden` = 4h (gelu) or 8h/3 rounded up to a "
       "multiple of 256 (swiglu);\n");
   OUT("- `cluster.gpus_per_node`, `cluster.nic_gbps`, `cluster.nvlink_gbps` from the GPU preset; "
-      "`cluster.num_gpus` = nodes * gpus_per_node or `cluster.nodes` = num_gpus / gpus_per_node;\n");
+      "`cluster.num_gpus` = nodes * gpus_per_node or `cluster.nodes` = num_gpus / "
+      "gpus_per_node;\n");
   OUT("- `parallel.dp` = num_gpus / (tp * pp * cp); `parallel.schedule` = interleaved when vpp > 1 "
       "and no schedule was given; `parallel.sequence_parallel` = 0 when tp = 1.\n\n");
   OUT("It then requires: model.hidden a multiple of model.heads; kv_heads dividing heads; tp "
       "dividing heads and ffn_hidden, and tp and kv_heads dividing one another; pp * vpp dividing "
       "layers; tp * pp * dp * cp = num_gpus; num_gpus = nodes * gpus_per_node when both are given; "
-      "global_batch divisible by micro_batch * dp; for the interleaved schedule vpp > 1, pp > 1 and "
+      "global_batch divisible by micro_batch * dp; for the interleaved schedule vpp > 1, pp > 1 "
+      "and "
       "a micro-batch count per replica that is a multiple of pp; seq_len divisible by tp with "
       "sequence parallelism; a GPU with a peak for the chosen precision. cp > 1 is reported as not "
       "supported yet. Messages name the field and the line where it was set: `gpt.yaml:12: "

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs the benchmarks against a build directory (default: build). Wall times on
+# a shared 2-core machine are noisy; for before/after comparisons use
+#   valgrind --tool=callgrind BUILD/bench_engine --quick
+set -euo pipefail
+build=${1:-build}
+"$build/bench_engine"
