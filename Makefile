@@ -6,9 +6,9 @@
 #   make bench  build optimised and run the benchmarks
 BUILD ?= build
 JOBS ?= 2
-DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev python3
+DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev
 
-.PHONY: all deps build run test asan bench clean
+.PHONY: all deps build run test asan bench clean fuzz
 
 all: build
 
@@ -41,4 +41,16 @@ bench: build
 	./bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz
+
+# Bounded libFuzzer run of the config parser (needs clang; installed if missing).
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
+	mkdir -p build-fuzz
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -Iinclude -Isrc tests/fuzz/fuzz_config.c src/*.c $$(pkg-config --cflags --libs yaml-0.1) -lm \
+	  -o build-fuzz/fuzz_config
+	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
+	./build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus
