@@ -5,6 +5,7 @@
  */
 #include "stepcast/stepcast.h"
 
+#include "commands.h"
 #include "config_int.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-static int write_file(void *ud, const char *buf, size_t len) {
+int sc_cli_write_file(void *ud, const char *buf, size_t len) {
   return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EIO;
 }
 
@@ -106,7 +107,7 @@ static int cmd_run(int argc, char **argv) {
     }
   }
   sc_result res;
-  rc = sc_simulate(ctx, &cfg, tf ? write_file : NULL, tf, &res);
+  rc = sc_simulate(ctx, &cfg, tf ? sc_cli_write_file : NULL, tf, &res);
   if (tf && fclose(tf) && !rc) {
     fprintf(stderr, "stepcast: %s: write failed\n", trace_path);
     rc = SC_EIO;
@@ -116,7 +117,7 @@ static int cmd_run(int argc, char **argv) {
     sc_ctx_free(ctx);
     return code;
   }
-  rc = sc_result_format(&cfg, &res, fmt, write_file, stdout);
+  rc = sc_result_format(&cfg, &res, fmt, sc_cli_write_file, stdout);
   if (!rc && outdir) {
     char p[4096];
     snprintf(p, sizeof p, "%s/result.json", outdir);
@@ -125,7 +126,7 @@ static int cmd_run(int argc, char **argv) {
       fprintf(stderr, "stepcast: %s: cannot open: %s\n", p, strerror(errno));
       rc = SC_EIO;
     } else {
-      rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, write_file, jf);
+      rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_cli_write_file, jf);
       fclose(jf);
     }
   }
@@ -167,19 +168,30 @@ static int cmd_hw(int argc, char **argv) {
   return 2;
 }
 
+/* Subcommands implemented in their own cli/cmd_*.c files (commands.h).
+ * Each takes the arguments after its name and returns the exit code. */
+static const struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"run", cmd_run},
+    {"hw", cmd_hw},
+    /* more subcommands: one line each, keep this comment last */
+};
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;
   }
   const char *cmd = argv[1];
-  if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
-  if (!strcmp(cmd, "hw")) return cmd_hw(argc - 2, argv + 2);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 2, argv + 2);
   if (!strcmp(cmd, "presets")) {
     for (size_t i = 0; i < sc_model_preset_count(); i++) printf("%s\n", sc_model_preset_name(i));
     return 0;
   }
-  if (!strcmp(cmd, "config-docs")) return sc__config_write_docs(write_file, stdout) ? 1 : 0;
+  if (!strcmp(cmd, "config-docs")) return sc__config_write_docs(sc_cli_write_file, stdout) ? 1 : 0;
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("stepcast %s\n", SC_VERSION);
     return 0;
