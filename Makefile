@@ -4,11 +4,14 @@
 #   make test   build and run the whole test suite
 #   make asan   build with ASan+UBSan and run the test suite
 #   make bench  build optimised and run the benchmarks
+#   make mpi    build the MPI variant (multi-process sweeps) in build-mpi
+#   make mpi-check  2-process sweep must print and write what 1 process does
 BUILD ?= build
 JOBS ?= 2
 DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev
+DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
 
-.PHONY: all deps build run test asan bench clean fuzz
+.PHONY: all deps build run test asan bench clean fuzz deps-mpi mpi mpi-check
 
 all: build
 
@@ -41,7 +44,25 @@ bench: build
 	./bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-fuzz build-mpi
+
+# MPI variant: same sources, src/par_mpi.c instead of src/par_serial.c.
+deps-mpi: deps
+	@missing=""; for p in $(DEB_PKGS_MPI); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+mpi: deps-mpi
+	cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSC_MPI=ON -DSC_WERROR=ON >/dev/null
+	cmake --build build-mpi -j $(JOBS)
+
+mpi-check: build mpi
+	tests/sweep/mpi_equal.sh ./$(BUILD)/stepcast ./build-mpi/stepcast
 
 # Bounded libFuzzer run of the config parser (needs clang; installed if missing).
 FUZZ_SECONDS ?= 30

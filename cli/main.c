@@ -36,14 +36,14 @@ static int fail(sc_ctx *ctx, int rc) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  const char *config = NULL, *trace_path = NULL, *outdir = NULL;
+  const char *config = NULL, *trace_path = NULL, *outdir = NULL, *calibration = NULL;
   sc_format fmt = SC_FORMAT_TEXT;
   const char *sets[256];
   int nsets = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--set") || !strcmp(a, "--format") || !strcmp(a, "--trace") ||
-        !strcmp(a, "-o")) {
+        !strcmp(a, "-o") || !strcmp(a, "--calibration")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "stepcast: %s needs a value\n", a);
         return 2;
@@ -64,6 +64,7 @@ static int cmd_run(int argc, char **argv) {
           return 2;
         }
       } else if (!strcmp(a, "--trace")) trace_path = v;
+      else if (!strcmp(a, "--calibration")) calibration = v;
       else outdir = v;
     } else if (!strncmp(a, "--set=", 6)) {
       if (nsets < (int)(sizeof sets / sizeof sets[0])) sets[nsets++] = a + 6;
@@ -84,6 +85,11 @@ static int cmd_run(int argc, char **argv) {
   sc_config_default(&cfg);
   int rc = 0;
   if (config) rc = sc_config_load_file(ctx, &cfg, config);
+  if (!rc && calibration) { /* --calibration FILE == --set calibration=FILE, before --set */
+    char assign[4200];
+    snprintf(assign, sizeof assign, "calibration=%s", calibration);
+    rc = sc_config_set(ctx, &cfg, assign);
+  }
   for (int i = 0; !rc && i < nsets; i++) rc = sc_config_set(ctx, &cfg, sets[i]);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
   if (rc) {
@@ -176,6 +182,10 @@ static const struct {
 } commands[] = {
     {"run", cmd_run},
     {"hw", cmd_hw},
+    {"validate", sc_cli_validate},
+    {"sweep", sc_cli_sweep},
+    {"comm", sc_cli_comm},
+    {"calibrate", sc_cli_calibrate},
     /* more subcommands: one line each, keep this comment last */
 };
 

@@ -31,6 +31,7 @@ enum {
   T_RECOMPUTE,
   T_SCHEDULE,
   T_INTERFERENCE,
+  T_ATTENTION,
   T_TYPE_COUNT
 };
 
@@ -40,12 +41,14 @@ static const char *const precision_names[] = {"bf16", "fp16", "fp8", "fp32", NUL
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
 static const char *const interference_names[] = {"none", "constant", NULL};
+static const char *const attention_names[] = {"flash", "unfused", NULL};
 
 _Static_assert(SC_ACT_SWIGLU == 1, "activation_names is out of step");
 _Static_assert(SC_PREC_FP32 == 3, "precision_names is out of step");
 _Static_assert(SC_RECOMPUTE_FULL == 2, "recompute_names is out of step");
 _Static_assert(SC_SCHED_INTERLEAVED == 2, "schedule_names is out of step");
 _Static_assert(SC_INTERF_CONSTANT == 1, "interference_names is out of step");
+_Static_assert(SC_ATTN_UNFUSED == 1, "attention_names is out of step");
 
 typedef struct type_info {
   const char *doc;          /* docs: the "type" column */
@@ -67,6 +70,7 @@ static const type_info types[T_TYPE_COUNT] = {
     [T_RECOMPUTE] = {"enum", "a recompute mode", recompute_names},
     [T_SCHEDULE] = {"enum", "a pipeline schedule", schedule_names},
     [T_INTERFERENCE] = {"enum", "an interference model", interference_names},
+    [T_ATTENTION] = {"enum", "an attention implementation", attention_names},
 };
 
 /* Storage sizes per type, checked against the struct members at compile time
@@ -85,6 +89,7 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_RECOMPUTE(s) ((s) == sizeof(sc_recompute) && (s) == sizeof(int))
 #define SIZE_OK_SCHEDULE(s) ((s) == sizeof(sc_schedule) && (s) == sizeof(int))
 #define SIZE_OK_INTERFERENCE(s) ((s) == sizeof(sc_interference) && (s) == sizeof(int))
+#define SIZE_OK_ATTENTION(s) ((s) == sizeof(sc_attention) && (s) == sizeof(int))
 
 #define SC_X_CHECK(sec, key, type, member, unit, def, doc)         \
   _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)), \
@@ -1335,6 +1340,13 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
 
   /* Sequence parallelism shards the sequence over the TP group. */
   if (p->sequence_parallel && p->tp == 1) p->sequence_parallel = 0;
+  if (p->tp == 1) p->tp_comm_overlap = 0; /* nothing to overlap */
+  if (p->tp_comm_overlap && !p->sequence_parallel)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp_comm_overlap needs parallel.sequence_parallel (as "
+                     "Megatron-LM's --tp-comm-overlap does)",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_tp_comm_overlap,
+                               SC_FIELD_parallel_sequence_parallel, -1));
   if (p->sequence_parallel && m->seq_len % p->tp)
     return sc__error(ctx, SC_EINVAL,
                      "%s: model.seq_len=%" PRId64 " is not divisible by parallel.tp=%" PRId64

@@ -17,7 +17,7 @@
  * type: POSINT (integer >= 1), COUNT (integer >= 0, 0 = derived), BOOL, REAL
  *   (real >= 0), FRAC (real in [0, 1]), LABEL (free string), GPU (hardware
  *   preset name), PRESET (model preset name), or one of the enum types
- *   ACTIVATION, PRECISION, RECOMPUTE, SCHEDULE, INTERFERENCE.
+ *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE.
  * member: the sc_config member the field lives in.
  * default: text parsed by sc_config_default ("" = left as the preset sets it).
  * The position of a row is its field index into sc_config.field_line.
@@ -55,6 +55,12 @@
   X(training, recompute, RECOMPUTE, training.recompute, "", "full",                              \
     "Activation recomputation: none, selective (attention core, Korthikanti "                    \
     "et al. 2022) or full (whole layer).")                                                       \
+  X(training, attention, ATTENTION, training.attention, "", "flash",                            \
+    "Attention implementation: flash (one fused kernel, the s x s scores never "                 \
+    "reach HBM, causal masking halves the work) or unfused (Megatron-LM before "                 \
+    "FlashAttention, 2021-22: batched QK^T and PV GEMMs over the full s x s "                    \
+    "scores, fused scale-mask-softmax and dropout kernels streaming them through "               \
+    "HBM; selective recompute re-runs this part).")                                              \
   X(parallel, tp, POSINT, parallel.tp, "GPUs", "8",                                              \
     "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
     "model.kv_heads must divide it or be divisible by it.")                                      \
@@ -80,6 +86,10 @@
   X(parallel, overlap_param_gather, BOOL, parallel.overlap_param_gather, "", "false",            \
     "Overlap the distributed optimizer's parameter all-gather with the "                         \
     "forward pass.")                                                                             \
+  X(parallel, tp_comm_overlap, BOOL, parallel.tp_comm_overlap, "", "false",                    \
+    "Pipeline the sequence-parallel all-gathers and reduce-scatters with the "                   \
+    "GEMMs next to them, chunk by chunk (Transformer Engine userbuffers, "                       \
+    "Megatron-LM --tp-comm-overlap); needs sequence_parallel.")                                  \
   X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000",         \
     "Gradient bucket size (Megatron-LM default: 40M elements).")                                 \
   X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", "Hardware preset (docs/HARDWARE.md).")      \
@@ -103,8 +113,8 @@
   X(calibration, gemm_eff, FRAC, costs.gemm_eff, "", "0",                                        \
     "Best-shape GEMM fraction of dense peak; 0 = cost-model default.")                           \
   X(calibration, gemm_dim_half, REAL, costs.gemm_dim_half, "elements", "0",                      \
-    "GEMM dimension at which a small dimension halves efficiency; 0 = "                          \
-    "default.")                                                                                  \
+    "GEMM reduction length K at which efficiency halves (per-tile fixed cost "                   \
+    "amortised over K); 0 = default.")                                                           \
   X(calibration, attn_eff, FRAC, costs.attn_eff, "", "0",                                        \
     "FlashAttention forward fraction of peak at long sequences; 0 = "                            \
     "default.")                                                                                  \

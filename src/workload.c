@@ -248,6 +248,94 @@ static double attn_ns(const builder *B, double flops) {
   return B->cost->compute->attn_ns(B->cost, flops, B->sh.s, B->sh.d);
 }
 
+/* Unfused attention (Megatron-LM's CoreAttention before FlashAttention, as
+ * used by SC21 and Korthikanti et al. 2022): per head, batched GEMMs over the
+ * full s x s scores (the causal mask is applied by the softmax, not skipped)
+ * and memory-bound kernels that stream the scores through HBM. A batch of
+ * `heads` s x s GEMMs is priced as one (heads*s) x s GEMM: same FLOPs, same
+ * output tiles. Bytes per score element e (2 for fp16/bf16):
+ *   fused scale-mask-softmax: read e, write e;
+ *   dropout (p = 0.1, Megatron's default): read e, write e and a 1-byte mask;
+ *   backward: dropout 2e + 1, softmax (reads its output and the grad) 3e. */
+static double unfused_heads(const builder *B) { return B->sh.b * B->sh.a / B->sh.t; }
+
+static double scores(const builder *B) { return unfused_heads(B) * B->sh.s * B->sh.s; }
+
+static void attention_forward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  if (B->cfg->training.attention == SC_ATTN_FLASH) {
+    compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
+    return;
+  }
+  double hs = unfused_heads(B) * sh->s, e = sh->elem_bytes;
+  compute(B, w, SC_OP_GEMM, SC_L_ATTN, gemm(B, hs, sh->s, sh->d)); /* Q K^T */
+  compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, mem(B, 2.0 * e * scores(B)));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, mem(B, (2.0 * e + 1.0) * scores(B)));
+  compute(B, w, SC_OP_GEMM, SC_L_ATTN, gemm(B, hs, sh->d, sh->s)); /* P V */
+}
+
+static void attention_backward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  if (B->cfg->training.attention == SC_ATTN_FLASH) {
+    /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
+    compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));
+    return;
+  }
+  double hs = unfused_heads(B) * sh->s, e = sh->elem_bytes;
+  compute(B, w, SC_OP_GEMM, SC_L_ATTN, gemm(B, hs, sh->d, sh->s)); /* dV = P^T dO */
+  compute(B, w, SC_OP_GEMM, SC_L_ATTN, gemm(B, hs, sh->s, sh->d)); /* dP = dO V^T */
+  compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, mem(B, (2.0 * e + 1.0) * scores(B)));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, mem(B, 3.0 * e * scores(B)));
+  compute(B, w, SC_OP_GEMM, SC_L_ATTN, gemm(B, hs, sh->d, sh->s)); /* dQ = dS K */
+  compute(B, w, SC_OP_GEMM, SC_L_ATTN, gemm(B, hs, sh->d, sh->s)); /* dK = dS^T Q */
+}
+
+/* A GEMM C[m,n] = A[m,k] B[k,n] whose input A is all-gathered over the TP
+ * group first (sequence parallelism; `bytes` = the gathered input). Plain
+ * Megatron blocks on the gather. With tp_comm_overlap (Transformer Engine's
+ * userbuffers ring exchange) the GEMM runs as t chunks of m/t rows, chunk i
+ * while chunk i+1 arrives: t-1 chunks overlap the gather, the last waits. */
+static void gathered_gemm(builder *B, const where *w, int label, double m, double n, double k,
+                          double bytes) {
+  const shape *sh = &B->sh;
+  if (!sh->sp) {
+    compute(B, w, SC_OP_GEMM, label, gemm(B, m, n, k));
+    return;
+  }
+  if (!B->cfg->parallel.tp_comm_overlap) {
+    tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, bytes);
+    compute(B, w, SC_OP_GEMM, label, gemm(B, m, n, k));
+    return;
+  }
+  uint32_t ag = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_TP,
+                           bytes, last_compute(B));
+  double chunk = gemm(B, m / sh->t, n, k);
+  compute(B, w, SC_OP_GEMM, label, (sh->t - 1.0) * chunk);
+  add_wait(B, ag);
+  compute(B, w, SC_OP_GEMM, label, chunk);
+}
+
+/* A row-parallel GEMM whose partial output is reduce-scattered (SP) or
+ * all-reduced (TP only) before the next op. With tp_comm_overlap the
+ * reduce-scatter of chunk i runs while chunk i+1 is computed: only the first
+ * chunk's GEMM and the tail of the collective stay exposed. */
+static void reduced_gemm(builder *B, const where *w, int label, double m, double n, double k,
+                         double bytes) {
+  const shape *sh = &B->sh;
+  if (sh->t <= 1 || !sh->sp || !B->cfg->parallel.tp_comm_overlap) {
+    compute(B, w, SC_OP_GEMM, label, gemm(B, m, n, k));
+    tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+                sh->sp ? SC_L_TP_RS : SC_L_TP_AR, bytes);
+    return;
+  }
+  double chunk = gemm(B, m / sh->t, n, k);
+  uint32_t first = compute(B, w, SC_OP_GEMM, label, chunk);
+  uint32_t rs = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_REDUCESCATTER, SC_L_TP_RS, SC_CAT_TP,
+                           bytes, first);
+  compute(B, w, SC_OP_GEMM, label, (sh->t - 1.0) * chunk);
+  add_wait(B, rs);
+}
+
 /* Forward (or recompute) of one transformer layer for one micro-batch. */
 static void layer_forward(builder *B, const where *w) {
   const shape *sh = &B->sh;
@@ -256,23 +344,17 @@ static void layer_forward(builder *B, const where *w) {
   double act_l = Tl * sh->h * sh->elem_bytes;
   double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
-  int out_coll = sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE;
-  int out_label = sh->sp ? SC_L_TP_RS : SC_L_TP_AR;
 
   compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 2.0 * act_l));
-  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
-  compute(B, w, SC_OP_GEMM, SC_L_QKV, gemm(B, T, qkv_n, sh->h));
-  compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
-  compute(B, w, SC_OP_GEMM, SC_L_PROJ, gemm(B, T, sh->h, sh->h / sh->t));
-  tp_blocking(B, w, out_coll, out_label, act);
+  gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
+  attention_forward(B, w);
+  reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->h / sh->t, act);
   compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, mem(B, 4.0 * act_l));
   compute(B, w, SC_OP_NORM, SC_L_LN2, mem(B, 2.0 * act_l));
-  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
-  compute(B, w, SC_OP_GEMM, SC_L_FC1, gemm(B, T, fc1_n, sh->h));
+  gathered_gemm(B, w, SC_L_FC1, T, fc1_n, sh->h, act);
   compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
           mem(B, (sh->swiglu ? 3.0 : 2.0) * T * sh->f / sh->t * sh->elem_bytes));
-  compute(B, w, SC_OP_GEMM, SC_L_FC2, gemm(B, T, sh->h, sh->f / sh->t));
-  tp_blocking(B, w, out_coll, out_label, act);
+  reduced_gemm(B, w, SC_L_FC2, T, sh->h, sh->f / sh->t, act);
   compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 4.0 * act_l));
 }
 
@@ -300,12 +382,13 @@ static void column_parallel_backward(builder *B, const where *w, int label, doub
   add_wait(B, red);
 }
 
-/* Backward of a row-parallel linear (attention projection, FC2): input grad
- * and weight grad GEMMs; its TP collective is the mirror of the forward one. */
+/* Backward of a row-parallel linear (attention projection, FC2): the output
+ * grad is all-gathered (SP; the mirror of the forward reduce-scatter) into
+ * the input-grad GEMM, then the weight-grad GEMM. */
 static void row_parallel_backward(builder *B, const where *w, int label, double k_in) {
   const shape *sh = &B->sh;
   double T = tokens(B);
-  compute(B, w, SC_OP_GEMM, label, gemm(B, T, k_in, sh->h));
+  gathered_gemm(B, w, label, T, k_in, sh->h, T * sh->h * sh->elem_bytes);
   where ww = *w;
   ww.phase = SC_PH_WGRAD;
   compute(B, &ww, SC_OP_GEMM, label, gemm(B, k_in, sh->h, T));
@@ -314,7 +397,6 @@ static void row_parallel_backward(builder *B, const where *w, int label, double 
 static void layer_backward(builder *B, const where *w) {
   const shape *sh = &B->sh;
   double T = tokens(B), Tl = tokens_local(B);
-  double act = T * sh->h * sh->elem_bytes;
   double act_l = Tl * sh->h * sh->elem_bytes;
   double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
@@ -325,22 +407,21 @@ static void layer_backward(builder *B, const where *w) {
     layer_forward(B, &rw);
   }
   compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 3.0 * act_l));
-  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
   row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
   compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
           mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
   column_parallel_backward(B, w, SC_L_FC1, fc1_n);
   compute(B, w, SC_OP_NORM, SC_L_LN2, mem(B, 3.0 * act_l));
   compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, mem(B, 3.0 * act_l));
-  if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
   row_parallel_backward(B, w, SC_L_PROJ, sh->h / sh->t);
   if (B->cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) {
+    /* Selective recompute re-runs the attention core (Korthikanti et al.
+     * 2022: QK^T, softmax, dropout, attention over V). */
     where rw = *w;
     rw.phase = SC_PH_RECOMPUTE;
-    compute(B, &rw, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
+    attention_forward(B, &rw);
   }
-  /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
-  compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));
+  attention_backward(B, w);
   column_parallel_backward(B, w, SC_L_QKV, qkv_n);
   compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 3.0 * act_l));
 }
@@ -354,12 +435,27 @@ static void embedding_forward(builder *B, const where *w) {
               sh->sp ? SC_L_TP_RS : SC_L_TP_AR, act);
 }
 
+/* Embedding backward: the token grads are scattered into a dense grad of
+ * the local vocabulary shard (V/t x h, written once in the working dtype),
+ * which is then accumulated into the fp32 main grad (read 4 + e, write 4;
+ * Megatron-LM keeps main grads in fp32 for bf16 and fp16). */
 static void embedding_backward(builder *B, const where *w) {
   const shape *sh = &B->sh;
   double act = tokens(B) * sh->h * sh->elem_bytes;
+  double table = sh->v / sh->t * sh->h;
   if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
-  compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED, mem(B, 2.0 * act));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED,
+          mem(B, 2.0 * act + table * (2.0 * sh->elem_bytes + 8.0)));
 }
+
+/* HBM bytes per logit of Megatron-LM's vocab-parallel cross-entropy, which
+ * runs as separate fp32 kernels over the [tokens x V/t] logits: forward =
+ * cast to fp32 (read e, write 4), max (4), subtract (8), exp (8), sum (4),
+ * divide into the softmax kept for backward (8); backward = scale the
+ * softmax by the loss grad in place (8) and cast back for the logits GEMM
+ * (read 4, write e). */
+static double loss_fwd_bytes(const shape *sh) { return sh->elem_bytes + 4.0 + 32.0; }
+static double loss_bwd_bytes(const shape *sh) { return 8.0 + 4.0 + sh->elem_bytes; }
 
 /* Final norm, logits GEMM over the vocab shard, vocab-parallel cross-entropy
  * (three small TP all-reduces: max, sum of exp, target logit). */
@@ -370,15 +466,14 @@ static void head_forward(builder *B, const where *w) {
   compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, mem(B, 2.0 * tokens_local(B) * sh->h * sh->elem_bytes));
   if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
   compute(B, w, SC_OP_GEMM, SC_L_LOGITS, gemm(B, T, sh->v / sh->t, sh->h));
-  double logits_bytes = T * sh->v / sh->t * 4.0; /* fp32 softmax */
-  compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, 3.0 * logits_bytes));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, T * sh->v / sh->t * loss_fwd_bytes(sh)));
   for (int i = 0; i < 3; i++) tp_blocking(B, w, SC_COLL_ALLREDUCE, SC_L_LOSS_AR, T * 4.0);
 }
 
 static void head_backward(builder *B, const where *w) {
   const shape *sh = &B->sh;
   double T = tokens(B);
-  compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, 2.0 * T * sh->v / sh->t * 4.0));
+  compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, T * sh->v / sh->t * loss_bwd_bytes(sh)));
   column_parallel_backward(B, w, SC_L_LOGITS, sh->v / sh->t);
   compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, mem(B, 3.0 * tokens_local(B) * sh->h * sh->elem_bytes));
 }
@@ -455,6 +550,20 @@ static uint32_t p2p_op(builder *B, int stream, int label, uint32_t mb, uint16_t 
   return idx == NONE ? NONE : SC_DEP(stream, idx);
 }
 
+/* Receives a pipeline message (activation or its grad) for item `it`; the
+ * next compute op waits for it. Without SP the 1/t slices are all-gathered
+ * over the TP group first (scatter/gather, see build_stage); the gather is
+ * pipeline traffic in the breakdown. */
+static void receive_activation(builder *B, const where *w, int stream, int label,
+                               const item *it, double bytes, uint32_t posted) {
+  const shape *sh = &B->sh;
+  uint32_t r = p2p_op(B, stream, label, it->mb, it->chunk, bytes, posted);
+  if (!sh->sp && sh->t > 1)
+    r = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_PP,
+                   bytes * sh->t, r);
+  add_wait(B, r);
+}
+
 /* Bucketing of one chunk's gradients, in backward order. */
 typedef struct bucketer {
   double fill;      /* elements in the open bucket */
@@ -484,7 +593,12 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
   const sc_config *cfg = B->cfg;
   int64_t stage = B->stage, pp = B->pp, v = B->vpp;
   int64_t last_vs = pp * v - 1;
-  double p2p_bytes = tokens(B) * sh->h * sh->elem_bytes / (sh->sp ? sh->t : 1.0);
+  /* Pipeline messages are split over the TP ranks of a stage, each sending
+   * b*s*h/t over its own NIC: with SP the activations are already scattered;
+   * without it Megatron-LM's scatter/gather optimisation (SC21 section 4.1,
+   * on by default) sends a 1/t slice and all-gathers it over NVLink on the
+   * receiving stage (receive_activation). */
+  double p2p_bytes = tokens(B) * sh->h * sh->elem_bytes / sh->t;
   double lparams = layer_params(sh);
   double emb_params = sh->v * sh->h / sh->t;
   int tied = cfg->model.tied_embeddings;
@@ -546,8 +660,7 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
     B->item_send[i] = NONE;
     if (it->fwd) {
       if (vs > 0)
-        add_wait(B, p2p_op(B, SC_ST_FWD_RECV, SC_L_RECV_ACT, it->mb, it->chunk, p2p_bytes,
-                           posted));
+        receive_activation(B, &w, SC_ST_FWD_RECV, SC_L_RECV_ACT, it, p2p_bytes, posted);
       if (vs == 0) embedding_forward(B, &w);
       int first = !first_fwd_seen[it->chunk];
       first_fwd_seen[it->chunk] = 1;
@@ -563,8 +676,7 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
     } else {
       int final = (i == last_b[it->chunk]);
       if (vs < last_vs)
-        add_wait(B, p2p_op(B, SC_ST_BWD_RECV, SC_L_RECV_GRAD, it->mb, it->chunk, p2p_bytes,
-                           posted));
+        receive_activation(B, &w, SC_ST_BWD_RECV, SC_L_RECV_GRAD, it, p2p_bytes, posted);
       if (vs == last_vs) {
         head_backward(B, &w);
         if (final && (!tied || pp > 1 || v > 1)) bucket_add(B, &bk, emb_params, last_compute(B));
@@ -621,8 +733,10 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
   add_wait(B, dp_last);
   for (size_t k = nsched > (size_t)B->lag ? nsched - (size_t)B->lag : 0; k < nsched; k++)
     add_wait(B, B->item_send[k]);
+  /* Adam over the local shard, plus zeroing the full local grad buffer for
+   * the next step (Megatron-LM's zero_grad_buffer, grad_bytes per param). */
   compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
-          mem(B, local * B->cost->p.optimizer_bytes_per_param));
+          mem(B, local * B->cost->p.optimizer_bytes_per_param + params * sh->grad_bytes));
   if (dist && !cfg->parallel.overlap_param_gather) {
     double all = params, bucket = (double)cfg->parallel.dp_bucket_elems;
     uint32_t opt = last_compute(B);

@@ -85,6 +85,10 @@ typedef enum { SC_PREC_BF16 = 0, SC_PREC_FP16, SC_PREC_FP8, SC_PREC_FP32 } sc_pr
 typedef enum { SC_RECOMPUTE_NONE = 0, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL } sc_recompute;
 typedef enum { SC_SCHED_1F1B = 0, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED } sc_schedule;
 typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT } sc_interference;
+/* Attention kernels: fused FlashAttention-style, or the unfused path of
+ * Megatron-LM before FlashAttention (batched GEMMs + softmax/dropout kernels
+ * streaming the s x s scores through HBM). */
+typedef enum { SC_ATTN_FLASH = 0, SC_ATTN_UNFUSED } sc_attention;
 
 typedef struct sc_model_cfg {
   char name[64];          /* preset name or free label */
@@ -104,6 +108,7 @@ typedef struct sc_training_cfg {
   int64_t micro_batch;    /* sequences per micro-batch b */
   sc_precision precision; /* compute dtype of GEMMs and attention */
   sc_recompute recompute;
+  sc_attention attention; /* attention implementation */
 } sc_training_cfg;
 
 typedef struct sc_parallel_cfg {
@@ -114,6 +119,7 @@ typedef struct sc_parallel_cfg {
   sc_schedule schedule;
   int overlap_grad_reduce;   /* 1: DP grad reduction overlaps backward */
   int overlap_param_gather;  /* 1: param all-gather overlaps forward */
+  int tp_comm_overlap;       /* 1: SP all-gather/reduce-scatter pipelined with GEMMs */
   int64_t dp_bucket_elems;   /* gradient bucket size, elements */
 } sc_parallel_cfg;
 
@@ -130,7 +136,7 @@ typedef struct sc_cluster_cfg {
  * documented default" (see docs/CONFIG.md, src/cost.c for the sources). */
 typedef struct sc_cost_params {
   double gemm_eff;          /* best-shape GEMM fraction of dense peak */
-  double gemm_dim_half;     /* GEMM dim (elements) at which a small dim halves efficiency */
+  double gemm_dim_half;     /* GEMM reduction length K (elements) at which efficiency halves */
   double attn_eff;          /* FlashAttention forward fraction of peak at long sequences */
   double mem_eff;           /* fraction of HBM bandwidth reached by memory-bound kernels */
   double kernel_overhead_us;/* fixed cost per kernel (launch + tail), microseconds */

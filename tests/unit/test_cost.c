@@ -22,7 +22,10 @@ static int setup(void **state) {
   sc_config_default(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc__cost_init(ctx, &cfg, &cost);
   sc_ctx_free(ctx);
-  return rc;
+  /* These properties pin the v1 ring/tree model; the default NCCL model has
+   * its own tests in test_comm.c. */
+  cost.comm = sc__comm_model_find("nccl-ring-tree");
+  return rc || !cost.comm;
 }
 
 static void test_defaults_filled(void **state) {
@@ -43,14 +46,15 @@ static void test_gemm_monotone_and_bounded(void **state) {
     /* never faster than the dense peak */
     assert_true(2 * n * n * n / (t * 1e-9) <= cost.peak_flops);
   }
-  /* a large square GEMM reaches most of the best-shape efficiency */
+  /* a large square GEMM reaches most of the best-shape efficiency (which is
+   * the calibrated default, validation/calibration/) */
   double t = cost.compute->gemm_ns(&cost, 8192, 8192, 8192);
   double eff = 2.0 * 8192 * 8192 * 8192 / (t * 1e-9) / cost.peak_flops;
-  assert_true(eff > 0.7 && eff <= cost.p.gemm_eff);
-  /* skinny shapes are less efficient than square ones of equal FLOPs */
+  assert_true(eff > 0.9 * cost.p.gemm_eff && eff <= cost.p.gemm_eff);
+  /* skinny shapes are less efficient per FLOP than square ones */
   double skinny = cost.compute->gemm_ns(&cost, 64, 8192 * 4, 8192 * 4);
   double square = cost.compute->gemm_ns(&cost, 2048, 8192, 8192);
-  assert_true(skinny > square);
+  assert_true(skinny / (64.0 * 32768 * 32768) > square / (2048.0 * 8192 * 8192));
 }
 
 static void test_attention_efficiency_grows_with_seq(void **state) {
