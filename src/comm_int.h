@@ -116,6 +116,10 @@ double sc__comm_time_us(const sc_comm_topo *t, const sc_comm_params *p, int op, 
 /* Sets one parameter by YAML key; returns 1 if the key is this model's, 0
  * if not, -1 if the value is out of bounds. For config.c's `calibration:`. */
 int sc__comm_params_set(sc_comm_params *p, const char *key, double value);
+/* Index of a parameter key in sc__comm_param_info (and sc_cost_params.nccl),
+ * or -1. Keys shared with sc_cost_params (p2p_latency_us) are not counted:
+ * they have their own config field. */
+int sc__comm_param_index(const char *key);
 /* Loads the top-level `calibration:` mapping of a YAML file into *p: keys of
  * this model are applied (checked against their bounds), other keys are left
  * for other models. Errors "file:line: message". */

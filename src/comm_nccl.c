@@ -134,9 +134,21 @@ void sc__comm_params_default(const sc_hw *hw, sc_comm_params *p) {
   p->p2p_latency_us = cp.p2p_latency_us;
 }
 
+_Static_assert(SC_COMM_PARAM_COUNT <= SC_NCCL_PARAMS_MAX, "sc_cost_params.nccl too small");
+
 void sc__comm_params_from_cost(const sc_cost *c, sc_comm_params *p) {
   model_defaults(sc__comm_arch(c->hw), p);
+  /* Calibrated values (config `calibration: nccl_*`) replace the defaults. */
+  for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
+    if (c->p.nccl[i] != 0) *(double *)((char *)p + sc__comm_param_info[i].offset) = c->p.nccl[i];
   p->p2p_latency_us = c->p.p2p_latency_us;
+}
+
+int sc__comm_param_index(const char *key) {
+  if (strncmp(key, "nccl_", 5)) return -1;
+  for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
+    if (!strcmp(sc__comm_param_info[i].key, key)) return i;
+  return -1;
 }
 
 void sc__comm_topo_from_cost(const sc_cost *c, sc_comm_topo *t) {

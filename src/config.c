@@ -7,6 +7,8 @@
  */
 #include "config_int.h"
 
+#include "comm_int.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -139,7 +141,8 @@ static const section_def sections[] = {
      "Cost-model parameters (sc_cost_params): what `stepcast calibrate` fits. 0 means the "
      "documented default of the cost model (src/cost.c). Instead of a mapping, `calibration:` "
      "may be a path (relative to the config file's directory) to a YAML file whose top-level "
-     "`calibration:` mapping is loaded."},
+     "`calibration:` mapping is loaded. Keys `nccl_*` set the NCCL collective model's "
+     "parameters (docs/COMM.md), as written by `stepcast calibrate --nccl-tests`."},
 };
 #define SECTION_COUNT (sizeof sections / sizeof sections[0])
 #define SECTION_CALIBRATION 5
@@ -748,6 +751,7 @@ typedef struct loader {
   int calibration_file;     /* 1: only the top-level calibration mapping counts */
   int include_line;         /* != 0: record this line for every field (included file) */
   int seen[SC_FIELD_COUNT]; /* line of each key in this document; 0 = not given */
+  int nccl_seen[SC_NCCL_PARAMS_MAX]; /* the same for calibration.nccl_* keys */
 } loader;
 
 static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
@@ -782,6 +786,22 @@ static int key_text(loader *L, const yaml_node_t *key, const char *where, const 
     return fail_at(L->ctx, SC_EINVAL, L->file, node_line(key), "%s: key contains a NUL byte",
                    where);
   *out = s;
+  return SC_OK;
+}
+
+/* `calibration: nccl_*` keys belong to the NCCL collective model
+ * (src/comm_nccl.c owns their list and bounds); they land in
+ * sc_cost_params.nccl. Returns SC_OK or an error with text in err. */
+static int parse_nccl_param(sc_config *cfg, int idx, const char *text, size_t text_len, char *err,
+                            size_t errn) {
+  const sc_comm_param_info *d = &sc__comm_param_info[idx];
+  double v;
+  if (strlen(text) != text_len || parse_double(text, &v) || !(v >= d->lo && v <= d->hi)) {
+    snprintf(err, errn, "calibration.%s: expected a number in [%g, %g], got \"%.*s\"", d->key,
+             d->lo, d->hi, (int)(text_len > 64 ? 64 : text_len), text);
+    return SC_EINVAL;
+  }
+  cfg->costs.nccl[idx] = v;
   return SC_OK;
 }
 
@@ -863,6 +883,22 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
     int kl = node_line(k);
     if (p == preset_pair) continue;
     int fi = find_field(sec, key);
+    int ni = sec == SECTION_CALIBRATION && fi < 0 ? sc__comm_param_index(key) : -1;
+    if (ni >= 0) {
+      char err[SC_ERRMSG_MAX];
+      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+      if (L->nccl_seen[ni])
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
+                       L->nccl_seen[ni]);
+      L->nccl_seen[ni] = kl;
+      if (!vn || vn->type != YAML_SCALAR_NODE)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
+      if ((rc = parse_nccl_param(L->cfg, ni, (const char *)vn->data.scalar.value,
+                                 vn->data.scalar.length, err, sizeof err)))
+        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
+      continue;
+    }
     if (fi < 0) {
       char hint[SC_ERRMSG_MAX], q[256], dotted[128];
       snprintf(dotted, sizeof dotted, "%s.%s", sname, key);
@@ -1113,6 +1149,13 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
     return SC_OK;
   }
   int fi = sc__config_field_index(key);
+  int ni = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__comm_param_index(key + 12) : -1;
+  if (ni >= 0) {
+    if ((rc = parse_nccl_param(&work, ni, value, vn, err, sizeof err)))
+      return sc__error(ctx, rc, "--set: %s", err);
+    *cfg = work;
+    return SC_OK;
+  }
   if (fi < 0) {
     char hint[SC_ERRMSG_MAX];
     dotted_hint(hint, sizeof hint, key);
@@ -1429,6 +1472,11 @@ int sc__config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
       if ((rc = sc__config_format_field(cfg, i, val, sizeof val))) return rc;
       if ((rc = sc__writef(w, ud, "  %s: %s\n", fields[i].key, val))) return rc;
     }
+    if (s != SECTION_CALIBRATION) continue;
+    for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
+      if (cfg->costs.nccl[i] != 0 &&
+          (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__comm_param_info[i].key, cfg->costs.nccl[i])))
+        return rc;
   }
   return SC_OK;
 }

@@ -132,6 +132,8 @@ typedef struct sc_cluster_cfg {
   double nvlink_gbps;     /* intra-node bandwidth per GPU, GB/s; 0 = preset */
 } sc_cluster_cfg;
 
+#define SC_NCCL_PARAMS_MAX 24
+
 /* Cost-model parameters: the knobs calibration fits. 0 means "use the
  * documented default" (see docs/CONFIG.md, src/cost.c for the sources). */
 typedef struct sc_cost_params {
@@ -148,6 +150,9 @@ typedef struct sc_cost_params {
   double optimizer_bytes_per_param; /* HBM traffic of the optimizer per parameter */
   double interference_compute; /* slowdown s of compute while comm overlaps: T*(1+r*s) */
   double interference_comm;    /* slowdown of comm while compute overlaps */
+  /* Parameters of the NCCL collective model, by index of its key list
+   * (calibration keys `nccl_*`, docs/COMM.md); 0 = the model's default. */
+  double nccl[SC_NCCL_PARAMS_MAX];
 } sc_cost_params;
 
 typedef struct sc_sim_cfg {

@@ -467,6 +467,42 @@ static void test_heldout_accuracy(void **state) {
   for (int i = 0; i < 3; i++) sc_nccltests_free(ctx, &t[i]);
 }
 
+/* `calibration: nccl_*` keys in a config reach the model the engine uses;
+ * duplicates and out-of-range values are input errors with a line. */
+static void test_config_wiring(void **state) {
+  (void)state;
+  sc_ctx *c;
+  assert_int_equal(sc_ctx_new(&c, NULL, NULL), 0);
+  sc_config cfg;
+  sc_config_default(&cfg);
+  static const char yaml[] = "calibration:\n  nccl_nic_eff: 0.5\n  nccl_ll_frac: 0.25\n";
+  assert_int_equal(sc_config_load_string(c, &cfg, "w.yaml", yaml, sizeof yaml - 1), 0);
+  assert_int_equal(sc_config_set(c, &cfg, "calibration.nccl_tree_frac=0.8"), 0);
+  assert_int_equal(sc_config_resolve(c, &cfg), 0);
+  sc_cost cost;
+  assert_int_equal(sc__cost_init(c, &cfg, &cost), 0);
+  sc_comm_params p;
+  sc__comm_params_from_cost(&cost, &p);
+  assert_true(p.nic_eff == 0.5 && p.ll_frac == 0.25 && p.tree_frac == 0.8);
+  /* the value changes collective times */
+  sc_comm_topo t;
+  sc__comm_topo_from_cost(&cost, &t);
+  sc_placement pl = {64, 8, 8};
+  sc_comm_params def;
+  sc__comm_params_default(cost.hw, &def);
+  def.p2p_latency_us = p.p2p_latency_us;
+  assert_true(sc__comm_time_us(&t, &p, SC_COLL_ALLREDUCE, 1e9, &pl, NULL, NULL) >
+              sc__comm_time_us(&t, &def, SC_COLL_ALLREDUCE, 1e9, &pl, NULL, NULL));
+  static const char dup[] = "calibration:\n  nccl_nic_eff: 0.5\n  nccl_nic_eff: 0.6\n";
+  assert_int_equal(sc_config_load_string(c, &cfg, "d.yaml", dup, sizeof dup - 1), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(c), "d.yaml:3: duplicate key"));
+  static const char bad[] = "calibration:\n  nccl_nic_eff: 7\n";
+  assert_int_equal(sc_config_load_string(c, &cfg, "b.yaml", bad, sizeof bad - 1), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(c), "b.yaml:2: calibration.nccl_nic_eff: expected a number"));
+  assert_int_equal(sc_config_set(c, &cfg, "calibration.nccl_bogus=1"), SC_EINVAL);
+  sc_ctx_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_registry_and_default),
@@ -480,6 +516,7 @@ int main(void) {
       cmocka_unit_test(test_calibration_deterministic),
       cmocka_unit_test(test_compare_without_devices),
       cmocka_unit_test(test_heldout_accuracy),
+      cmocka_unit_test(test_config_wiring),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
