@@ -122,7 +122,7 @@ static double layer_params(const mshape *sh) {
 
 void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
   o->zero_stage = cfg->parallel.distributed_optimizer && cfg->parallel.dp > 1 ? 1 : 0;
-  o->flash_attention = 1;
+  o->flash_attention = cfg->training.attention != SC_ATTN_UNFUSED;
 }
 
 int sc__memory_model_init(sc_memory_model *mm, const sc_config *cfg, const sc_memory_opts *o) {

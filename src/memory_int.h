@@ -9,18 +9,19 @@
 #include "sc_int.h"
 #include "stepcast/memory.h"
 
-/* Knobs the config does not carry (yet). zero_stage: 0 none, 1 optimizer
- * states sharded over DP (= parallel.distributed_optimizer), 2 gradients too,
- * 3 weights too (FSDP). flash_attention: 1 when the attention kernel does not
- * materialise the s x s score matrix (what the workload models); 0 gives
- * Korthikanti et al.'s unfused attention, kept for checks against the paper. */
+/* Options of the estimate. zero_stage: 0 none, 1 optimizer states sharded
+ * over DP (= parallel.distributed_optimizer), 2 gradients too, 3 weights too
+ * (FSDP); 2 and 3 have no config field yet. flash_attention: 1 when the
+ * attention kernel does not materialise the s x s score matrix
+ * (training.attention: flash), 0 for unfused attention as in Korthikanti et
+ * al. 2022 (training.attention: unfused). */
 typedef struct sc_memory_opts {
   int zero_stage;
   int flash_attention;
 } sc_memory_opts;
 
 /* The options a config implies: zero_stage 1 with the distributed optimizer
- * (and dp > 1) else 0; flash_attention 1. */
+ * (and dp > 1) else 0; flash_attention from training.attention. */
 void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o);
 
 /* Per-config quantities behind every stage's estimate; filled by

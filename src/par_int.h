@@ -24,9 +24,10 @@ void sc__par_finalize(void);
 int sc__par_rank(void);
 int sc__par_size(void);
 
-/* Process 0's rc, agreed by every process (a collective): lets all stop
- * together when process 0 fails before the work starts (e.g. its results
- * file is unusable). Serial: returns rc. */
+/* Agreement on the processes' rc before the work starts (a collective):
+ * 0 when every process passes 0, else the lowest (SC_E codes are negative)
+ * code, on every process; so all stop together when one fails (e.g. process
+ * 0's results file is unusable). Serial: returns rc. */
 int sc__par_agree(int rc);
 
 /* Runs items[0..n) over the process group with dynamic load balancing:

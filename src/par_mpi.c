@@ -59,7 +59,7 @@ int sc__par_size(void) {
 int sc__par_agree(int rc) {
   if (sc__par_size() <= 1) return rc;
   int v = rc;
-  if (MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) return SC_EIO;
+  if (MPI_Allreduce(&rc, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) return SC_EIO;
   return v;
 }
 

@@ -516,6 +516,7 @@ static int open_results(sweep *S) {
 
 static int work(void *ud, int64_t pos, void *rec) {
   sweep *S = ud;
+  if (pos < 0 || (size_t)pos >= S->ntodo) return SC_EINVAL; /* processes disagree */
   const cand *c = &S->todo[pos];
   sc_sweep_row *r = rec;
   sc_config cfg;
@@ -545,6 +546,8 @@ static int work(void *ud, int64_t pos, void *rec) {
 
 static int deliver(void *ud, int64_t pos, int status, const void *rec) {
   sweep *S = ud;
+  if (pos < 0 || (size_t)pos >= S->ntodo)
+    return sc__error(S->ctx, SC_EINVAL, "sweep processes enumerated different candidates");
   if (status == SC_ENOMEM) return sc__error(S->ctx, SC_ENOMEM, "out of memory in a simulation");
   if (status) {
     S->state[pos] = ST_FAILED;
@@ -662,8 +665,10 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
     if (!rc && opts->out_path) rc = open_results(&S);
   }
   /* Every process enumerated the same list; only process 0 knows what the
-   * file already holds and whether it is usable. */
-  rc = sc__par_agree(rc);
+   * file already holds and whether it is usable. All go on or none. */
+  int agreed = sc__par_agree(rc);
+  if (agreed && !rc) rc = sc__error(ctx, agreed, "another sweep process failed");
+  rc = agreed;
   if (!rc) {
     /* From here every process must join sc__par_run, even if process 0
      * fails to prepare its list: it then hands out nothing. */

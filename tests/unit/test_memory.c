@@ -286,6 +286,14 @@ static void test_model_states_by_hand(void **state) {
   assert_close(first.transient_bytes,
                sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 1) - 2 * sbh, 1e-12, "transient");
 
+  /* Unfused attention (training.attention) stores the s x s part. */
+  cfg.training.attention = SC_ATTN_UNFUSED;
+  sc__memory_opts_of(&cfg, &o);
+  assert_int_equal(o.flash_attention, 0);
+  cfg.training.attention = SC_ATTN_FLASH;
+  sc__memory_opts_of(&cfg, &o);
+  assert_int_equal(o.flash_attention, 1);
+
   /* bf16: fp32 main grads; distributed optimizer: Adam states / dp. */
   cfg.training.precision = SC_PREC_BF16;
   cfg.parallel.distributed_optimizer = 1;
