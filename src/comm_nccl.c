@@ -425,21 +425,17 @@ double sc__comm_time_us(const sc_comm_topo *t, const sc_comm_params *p, int op, 
 
 /* ------------------------------------------------------------ vtable */
 
+/* The engine's entry points use the parameters and links sc__cost_init
+ * prepared in the sc_cost (sc__comm_params_from_cost, sc__comm_topo_from_cost). */
 static double nccl_coll_ns(const sc_cost *c, int coll, double bytes, const sc_placement *pl) {
-  sc_comm_topo t;
-  sc_comm_params p;
-  sc__comm_topo_from_cost(c, &t);
-  sc__comm_params_from_cost(c, &p);
-  return sc__comm_time_us(&t, &p, coll, bytes, pl, NULL, NULL) * 1e3;
+  return sc__comm_time_us(&c->comm_topo, &c->comm_params, coll, bytes, pl, NULL, NULL) * 1e3;
 }
 
 static double nccl_p2p_ns(const sc_cost *c, double bytes, int inter) {
-  sc_comm_topo t;
-  sc_comm_params p;
-  sc__comm_topo_from_cost(c, &t);
-  sc__comm_params_from_cost(c, &p);
   sc_placement pl = {2, inter ? 2 : 1, inter ? 1 : 2};
-  return sc__comm_time_us(&t, &p, SC_COMM_SEND_RECV, bytes, &pl, NULL, NULL) * 1e3;
+  return sc__comm_time_us(&c->comm_topo, &c->comm_params, SC_COMM_SEND_RECV, bytes, &pl, NULL,
+                          NULL) *
+         1e3;
 }
 
 const sc_comm_model sc__comm_nccl_model = {"nccl", 2, nccl_coll_ns, nccl_p2p_ns};

@@ -271,5 +271,7 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
                                                        : cost->hw->gpus_per_node;
   cost->compute = &roofline_model;
   cost->comm = &sc__comm_nccl_model; /* "nccl" v2, comm_nccl.c; "nccl-ring-tree" stays findable */
+  sc__comm_params_from_cost(cost, &cost->comm_params);
+  sc__comm_topo_from_cost(cost, &cost->comm_topo);
   return SC_OK;
 }

@@ -7,6 +7,7 @@
 #ifndef SC_COST_INT_H
 #define SC_COST_INT_H
 
+#include "comm_params_int.h"
 #include "sc_int.h"
 
 /* Where a group's members sit: decides which links a collective uses. */
@@ -51,6 +52,10 @@ typedef struct sc_cost {
   double nvlink_bytes_per_ns;/* intra-node bandwidth per GPU per direction */
   double nic_bytes_per_ns;   /* scale-out bandwidth per GPU */
   int64_t gpus_per_node;     /* NICs per node = GPUs per node (rail design) */
+  /* The NCCL model's parameters and links, prepared by sc__cost_init so that
+   * pricing a collective does no per-GPU lookups (it ran per collective). */
+  sc_comm_params comm_params;
+  sc_comm_topo comm_topo;
 } sc_cost;
 
 /* Prepares a cost model for a resolved config: fills defaults for every zero

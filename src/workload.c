@@ -121,6 +121,12 @@ typedef struct item {
   uint8_t fwd;
 } item;
 
+#define SC_GEMM_MEMO 64
+typedef struct gemm_memo {
+  double m, n, k, ns;
+  int valid;
+} gemm_memo;
+
 typedef struct builder {
   sc_ctx *ctx;
   const sc_config *cfg;
@@ -129,6 +135,7 @@ typedef struct builder {
   shape sh;
   int64_t pp, vpp, m, lpc, stage;
   int rc;
+  gemm_memo memo[SC_GEMM_MEMO];
   uint32_t wait[4]; /* deps the next compute op must take */
   int nwait;
   /* Per schedule item: compute handle at its end and its send (or NONE).
@@ -223,8 +230,17 @@ static void tp_blocking(builder *B, const where *w, int coll, int label, double 
                          last_compute(B)));
 }
 
-static double gemm(const builder *B, double m, double n, double k) {
-  return B->cost->compute->gemm_ns(B->cost, m, n, k);
+/* Every layer and micro-batch repeats the same few GEMM shapes, so their
+ * costs are memoised in a small direct-mapped table (sweeps build thousands
+ * of workloads; pricing each GEMM again was ~13% of a sweep's time). */
+static double gemm(builder *B, double m, double n, double k) {
+  uint64_t h = (uint64_t)m * 0x9E3779B97F4A7C15ull ^ (uint64_t)n * 0xC2B2AE3D27D4EB4Full ^
+               (uint64_t)k * 0x165667B19E3779F9ull;
+  gemm_memo *e = &B->memo[(h >> 32) % SC_GEMM_MEMO];
+  if (e->valid && e->m == m && e->n == n && e->k == k) return e->ns;
+  e->m = m, e->n = n, e->k = k, e->valid = 1;
+  e->ns = B->cost->compute->gemm_ns(B->cost, m, n, k);
+  return e->ns;
 }
 
 static double mem(const builder *B, double bytes) {
