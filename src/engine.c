@@ -8,6 +8,7 @@
  * model). Events are ordered by (time, push order), so runs are deterministic.
  */
 #include "engine_int.h"
+#include "memory_int.h"
 
 #include <stdio.h>
 
@@ -105,12 +106,22 @@ typedef struct tkey {   /* a pending time: heap entry and map entry */
   uint32_t list;        /* in sim.lists; NONE marks an empty map entry */
 } tkey;
 
+/* Memory counter track of a traced run: bytes allocated per simulated rank
+ * along the step (memory.c's model), so the trace shows activations piling
+ * up through the warm-up and draining in the cool-down. */
+typedef struct memtrack {
+  sc_memory_model mm;
+  double *bytes;      /* per simulated rank */
+  uint64_t *fwd_item; /* per rank: last forward item seen, mb << 16 | chunk, +1 */
+} memtrack;
+
 typedef struct tracebuf {
   sc_write_fn w;
   void *ud;
   char buf[1 << 16];
   size_t len;
   int rc, first;
+  memtrack mem;
 } tracebuf;
 
 typedef struct sim {
@@ -346,8 +357,18 @@ static void tb_printf(tracebuf *tb, const char *fmt, ...) {
   if (n > 0) tb->len += (size_t)n < sizeof tb->buf - tb->len ? (size_t)n : 0;
 }
 
-static void trace_begin(sim *S) {
+static void trace_memory(sim *S, uint32_t rank, int64_t t_ns);
+
+static int trace_begin(sim *S) {
   tracebuf *tb = S->trace;
+  memtrack *mt = &tb->mem;
+  sc_memory_opts opts;
+  sc__memory_opts_of(S->cfg, &opts);
+  int rc = sc__memory_model_init(&mt->mm, S->cfg, &opts);
+  if (rc) return rc;
+  mt->bytes = sc__calloc(S->ctx, S->nsim, sizeof(double));
+  mt->fwd_item = sc__calloc(S->ctx, S->nsim, sizeof(uint64_t));
+  if (!mt->bytes || !mt->fwd_item) return SC_ENOMEM;
   tb_printf(tb, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   tb->first = 1;
   for (uint32_t i = 0; i < S->nsim; i++) {
@@ -358,7 +379,10 @@ static void trace_begin(sim *S) {
     for (int s = 0; s < SC_ST_COUNT; s++)
       tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
                 (long long)r->global, s, sc__stream_name(s));
+    mt->bytes[i] = sc__memory_static_bytes(&mt->mm, r->stage);
+    trace_memory(S, i, 0);
   }
+  return SC_OK;
 }
 
 RARE static void trace_op(sim *S, const rstate *r, int stream, const sc_op *op, int64_t start,
@@ -375,6 +399,40 @@ RARE static void trace_op(sim *S, const rstate *r, int stream, const sc_op *op, 
   if (!sc__opkind_is_compute(op->kind)) tb_printf(tb, ",\"bytes\":%.0f", op->work);
   if (op->kind == SC_OP_COLL) tb_printf(tb, ",\"collective\":\"%s\"", sc__coll_name(op->coll));
   tb_printf(tb, "}}");
+}
+
+static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
+  tb_printf(S->trace, ",\n{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%lld,\"ts\":%.3f,"
+            "\"args\":{\"GiB\":%.4f}}",
+            (long long)S->ranks[rank].global, (double)t_ns / 1e3,
+            S->trace->mem.bytes[rank] / 1073741824.0);
+}
+
+/* A forward item (micro-batch, chunk) allocates its stored activations when
+ * its first compute op starts; its backward frees them when its last compute
+ * op (backward, weight-grad or recompute phase) ends. */
+static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t start) {
+  memtrack *mt = &S->trace->mem;
+  rstate *r = &S->ranks[rank];
+  uint64_t item = ((uint64_t)op->mb << 16 | op->chunk) + 1;
+  if (op->phase == SC_PH_FWD) {
+    if (mt->fwd_item[rank] == item) return;
+    mt->fwd_item[rank] = item;
+    mt->bytes[rank] += sc__memory_item_bytes(&mt->mm, r->stage, op->chunk);
+    trace_memory(S, rank, start);
+    return;
+  }
+  if (op->phase == SC_PH_STEP) return;
+  const sc_program *p = &S->wl->progs[r->stage];
+  uint32_t next = r->head[SC_ST_COMPUTE] + 1;
+  if (next < p->nops[SC_ST_COMPUTE]) {
+    const sc_op *n = &p->ops[SC_ST_COMPUTE][next];
+    if (n->phase != SC_PH_FWD && n->phase != SC_PH_STEP && n->mb == op->mb &&
+        n->chunk == op->chunk)
+      return;
+  }
+  mt->bytes[rank] -= sc__memory_item_bytes(&mt->mm, r->stage, op->chunk);
+  trace_memory(S, rank, S->now);
 }
 
 static void trace_end(sim *S) {
@@ -646,7 +704,10 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
                            int64_t start) {
   rstate *r = &S->ranks[rank];
   account(S, r);
-  if (S->trace) trace_op(S, r, stream, op, start, S->now);
+  if (S->trace) {
+    trace_op(S, r, stream, op, start, S->now);
+    if (stream == SC_ST_COMPUTE) trace_memory_op(S, rank, op, start);
+  }
   r->st[stream] = ST_IDLE;
   r->act[stream] = NONE;
   r->head[stream]++;
@@ -835,45 +896,6 @@ static void finish(sim *S, uint32_t id) {
   }
 }
 
-/* ------------------------------------------------------------ memory estimate */
-
-/* Peak memory of the first pipeline stage (it holds the most in-flight
- * activations), GiB: weights, grads, optimizer states (Korthikanti et al.
- * 2022 byte counts) plus activations per layer and micro-batch times the
- * schedule's in-flight micro-batches, plus a framework overhead. */
-static double memory_gib(const sc_config *cfg, const sc_workload *wl) {
-  const sc_model_cfg *m = &cfg->model;
-  double t = (double)cfg->parallel.tp, dp = (double)cfg->parallel.dp;
-  double s = (double)m->seq_len, b = (double)cfg->training.micro_batch, h = (double)m->hidden;
-  double params = wl->params_per_stage_max;
-  double grad_bytes = cfg->training.precision == SC_PREC_FP16 ? 2.0 : 4.0;
-  double opt = 12.0 / (cfg->parallel.distributed_optimizer ? dp : 1.0);
-  double states = params * (2.0 + grad_bytes + opt);
-  int sp = cfg->parallel.sequence_parallel && t > 1;
-  double per_layer;
-  switch (cfg->training.recompute) {
-  case SC_RECOMPUTE_FULL:
-    per_layer = 2.0 * s * b * h / (sp ? t : 1.0);
-    break;
-  default: /* FlashAttention / selective: the a*s^2 term is not stored */
-    per_layer = s * b * h * (sp ? 34.0 / t : 10.0 + 24.0 / t);
-    break;
-  }
-  int64_t pp = cfg->parallel.pp, v = cfg->parallel.vpp > 0 ? cfg->parallel.vpp : 1;
-  int64_t mbs = cfg->training.global_batch / (cfg->training.micro_batch * cfg->parallel.dp);
-  double lpc = (double)m->layers / (double)(pp * v);
-  double inflight; /* layer-micro-batches held by stage 0 */
-  if (cfg->parallel.schedule == SC_SCHED_GPIPE) inflight = (double)mbs * lpc;
-  else if (v > 1) {
-    int64_t warm = (pp - 1) * 2 + (v - 1) * pp + 1;
-    if (warm > mbs * v) warm = mbs * v;
-    inflight = (double)warm * lpc;
-  } else inflight = (double)(pp < mbs ? pp : mbs) * lpc;
-  double act = per_layer * inflight;
-  double overhead = 3.0 * 1073741824.0; /* CUDA context, NCCL buffers, fragmentation (assumed) */
-  return (states + act + overhead) / 1073741824.0;
-}
-
 /* ------------------------------------------------------------ driver */
 
 static void sim_free(sim *S) {
@@ -887,6 +909,10 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
   sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
   if (S->tmap) sc__free(ctx, S->tmap, sizeof(tkey) << S->tmap_bits);
+  if (S->trace) {
+    sc__free(ctx, S->trace->mem.bytes, sizeof(double) * S->nsim);
+    sc__free(ctx, S->trace->mem.fwd_item, sizeof(uint64_t) * S->nsim);
+  }
   sc__free(ctx, S->trace, sizeof(tracebuf));
 }
 
@@ -913,7 +939,7 @@ static int run(sim *S) {
   }
   int rc = build_groups(S);
   if (rc) return rc;
-  if (S->trace) trace_begin(S);
+  if (S->trace && (rc = trace_begin(S))) return rc;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
   while (S->ntimes && !S->rc) {
     int64_t t;
@@ -994,7 +1020,7 @@ int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
       out->mfu = out->model_flops / step / gpus / cost->peak_flops;
       out->hfu = out->hardware_flops / step / gpus / cost->peak_flops;
     }
-    out->memory_gib = memory_gib(cfg, wl);
+    out->memory_gib = sc__memory_peak_gib(cfg); /* memory.c: peak stage */
     out->memory_capacity_gib = cost->hw->hbm_gib;
     out->simulated_ranks = S.nsim;
     out->ops = S.ops;
