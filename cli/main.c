@@ -20,8 +20,12 @@ int sc_cli_write_file(void *ud, const char *buf, size_t len) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: stepcast run [CONFIG.yaml] [--set section.key=value ...]\n"
+          "usage: stepcast run [CONFIG.yaml] [--set section.key=value ...] [--calibration FILE]\n"
           "                    [--format text|json|csv] [--trace out.json] [-o OUTDIR]\n"
+          "       stepcast sweep CONFIG --gpus N [--top K] [--out results.csv] [--resume]\n"
+          "       stepcast validate CASES.csv ... [--calibration FILE] [--format text|json|csv]\n"
+          "       stepcast calibrate --cases CASES.csv | --nccl-tests LOGS... -o site.yaml\n"
+          "       stepcast comm --gpu NAME --gpus N --op all_reduce [--compare LOG]\n"
           "       stepcast hw list | hw show NAME\n"
           "       stepcast presets\n"
           "       stepcast config-docs      (prints docs/CONFIG.md)\n"
