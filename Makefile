@@ -8,7 +8,7 @@
 #   make mpi-check  2-process sweep must print and write what 1 process does
 BUILD ?= build
 JOBS ?= 2
-DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev
+DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev
 DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
 
 .PHONY: all deps build run test asan bench clean fuzz deps-mpi mpi mpi-check
@@ -71,7 +71,7 @@ fuzz: deps
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
 	mkdir -p build-fuzz
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc tests/fuzz/fuzz_config.c src/*.c $$(pkg-config --cflags --libs yaml-0.1) -lm \
+	  -Iinclude -Isrc tests/fuzz/fuzz_config.c src/*.c $$(pkg-config --cflags --libs yaml-0.1 zlib) -lm \
 	  -o build-fuzz/fuzz_config
 	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
 	./build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus

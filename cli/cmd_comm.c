@@ -7,6 +7,7 @@
  */
 #include "stepcast/comm.h"
 
+#include "cmd_interf.h"
 #include "commands.h"
 
 #include <ctype.h>
@@ -336,6 +337,7 @@ static void calibrate_usage(FILE *f) {
              "                          [--gpus-per-node N] [--nic-gbps GBIT] [--nvlink-gbps GB]\n"
              "                          [--sharp] [--op OP]\n"
              "       stepcast calibrate --cases CASES.csv ...   (step-time parameters)\n"
+             "       stepcast calibrate --interference TRACES... (interference model)\n"
              "Fits the collective model's parameters (docs/COMM.md) to nccl-tests outputs\n"
              "(any *_perf binary; ranks and nodes from their device lines) and writes a\n"
              "`calibration:` mapping. The GPU is guessed from the device names unless given;\n"
@@ -344,6 +346,8 @@ static void calibrate_usage(FILE *f) {
 
 int sc_cli_calibrate(int argc, char **argv) {
   int nccl = 0;
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--interference")) return sc_cli_calibrate_interference(argc, argv);
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--cases")) {
       for (int j = 0; j < argc; j++)

@@ -27,4 +27,10 @@ int sc_cli_sweep(int argc, char **argv);
 int sc_cli_comm(int argc, char **argv);
 int sc_cli_calibrate(int argc, char **argv);
 
+/* cmd_trace.c: `import kineto|chakra FILE... -o JOB.scw` (profiler traces to
+ * a workload file) and `replay JOB.scw [--scale dp=N] ...` (simulate it as
+ * traced or re-targeted, compared with the traced step time). */
+int sc_cli_import(int argc, char **argv);
+int sc_cli_replay(int argc, char **argv);
+
 #endif /* SC_CLI_COMMANDS_H */

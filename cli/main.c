@@ -190,6 +190,8 @@ static const struct {
     {"sweep", sc_cli_sweep},
     {"comm", sc_cli_comm},
     {"calibrate", sc_cli_calibrate},
+    {"import", sc_cli_import},
+    {"replay", sc_cli_replay},
     /* more subcommands: one line each, keep this comment last */
 };
 

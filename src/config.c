@@ -8,6 +8,7 @@
 #include "config_int.h"
 
 #include "comm_int.h"
+#include "interf_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,14 +43,14 @@ static const char *const activation_names[] = {"gelu", "swiglu", NULL};
 static const char *const precision_names[] = {"bf16", "fp16", "fp8", "fp32", NULL};
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
-static const char *const interference_names[] = {"none", "constant", NULL};
+static const char *const interference_names[] = {"none", "constant", "learned", NULL};
 static const char *const attention_names[] = {"flash", "unfused", NULL};
 
 _Static_assert(SC_ACT_SWIGLU == 1, "activation_names is out of step");
 _Static_assert(SC_PREC_FP32 == 3, "precision_names is out of step");
 _Static_assert(SC_RECOMPUTE_FULL == 2, "recompute_names is out of step");
 _Static_assert(SC_SCHED_INTERLEAVED == 2, "schedule_names is out of step");
-_Static_assert(SC_INTERF_CONSTANT == 1, "interference_names is out of step");
+_Static_assert(SC_INTERF_LEARNED == 2, "interference_names is out of step");
 _Static_assert(SC_ATTN_UNFUSED == 1, "attention_names is out of step");
 
 typedef struct type_info {
@@ -142,7 +143,11 @@ static const section_def sections[] = {
      "documented default of the cost model (src/cost.c). Instead of a mapping, `calibration:` "
      "may be a path (relative to the config file's directory) to a YAML file whose top-level "
      "`calibration:` mapping is loaded. Keys `nccl_*` set the NCCL collective model's "
-     "parameters (docs/COMM.md), as written by `stepcast calibrate --nccl-tests`."},
+     "parameters (docs/COMM.md), as written by `stepcast calibrate --nccl-tests`. Keys "
+     "`interference_w_*` are the coefficients of the learned interference model "
+     "(docs/INTERFERENCE.md), as written by `stepcast calibrate --interference`: numbers in "
+     "[-10, 10]; given at all, the vector is used whole (features not named weigh 0), else the "
+     "shipped model."},
 };
 #define SECTION_COUNT (sizeof sections / sizeof sections[0])
 #define SECTION_CALIBRATION 5
@@ -682,65 +687,12 @@ int sc_model_preset(sc_ctx *ctx, sc_config *cfg, const char *name) {
  * dataset, /dev/zero) from exhausting memory. */
 #define MAX_CONFIG_BYTES ((size_t)16 << 20)
 
-/* Reads a whole file through the context allocator; *cap receives the
- * allocation size for sc__free. `from` is NULL for the config itself
- * ("PATH: cannot open: reason") or the place that named the file
- * ("gpt.yaml:9: cannot open calibration file PATH: reason"). */
-static int read_failure(sc_ctx *ctx, const char *path, const char *from, const char *what,
-                        const char *why) {
-  if (!from) return sc__error(ctx, SC_EIO, "%s: %s: %s", path, what, why);
-  return sc__error(ctx, SC_EIO, "%s: %s calibration file %s: %s", from, what, path, why);
-}
-
+/* Whole-file read for configs and calibration includes: messages name the
+ * including file and line ("gpt.yaml:9: cannot open calibration file PATH:
+ * reason") when `from` is given. */
 static int read_file(sc_ctx *ctx, const char *path, const char *from, char **out, size_t *len,
                      size_t *cap) {
-  *out = NULL;
-  *len = *cap = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return read_failure(ctx, path, from, "cannot open", strerror(errno));
-  struct stat st;
-  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(fp);
-    return read_failure(ctx, path, from, "cannot open", strerror(EISDIR));
-  }
-  size_t n = 0, c = 4096;
-  char *buf = sc__malloc(ctx, c);
-  if (!buf) {
-    fclose(fp);
-    return SC_ENOMEM;
-  }
-  for (;;) {
-    if (n + 1 >= c) {
-      if (c >= MAX_CONFIG_BYTES) {
-        sc__free(ctx, buf, c);
-        fclose(fp);
-        return read_failure(ctx, path, from, "cannot read", "file larger than 16 MiB");
-      }
-      char *nb = sc__realloc(ctx, buf, c, c * 2);
-      if (!nb) {
-        sc__free(ctx, buf, c);
-        fclose(fp);
-        return SC_ENOMEM;
-      }
-      buf = nb;
-      c *= 2;
-    }
-    size_t k = fread(buf + n, 1, c - n - 1, fp);
-    n += k;
-    if (k == 0) break;
-  }
-  int bad = ferror(fp);
-  int saved = errno;
-  fclose(fp);
-  if (bad) {
-    sc__free(ctx, buf, c);
-    return read_failure(ctx, path, from, "cannot read", strerror(saved));
-  }
-  buf[n] = 0;
-  *out = buf;
-  *len = n;
-  *cap = c;
-  return SC_OK;
+  return sc__read_file(ctx, path, from, "calibration file", MAX_CONFIG_BYTES, out, len, cap);
 }
 
 typedef struct loader {
@@ -752,6 +704,7 @@ typedef struct loader {
   int include_line;         /* != 0: record this line for every field (included file) */
   int seen[SC_FIELD_COUNT]; /* line of each key in this document; 0 = not given */
   int nccl_seen[SC_NCCL_PARAMS_MAX]; /* the same for calibration.nccl_* keys */
+  int interf_seen[SC_INTERF_COEFS_MAX]; /* ... and for calibration.interference_w_* keys */
 } loader;
 
 static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
@@ -802,6 +755,23 @@ static int parse_nccl_param(sc_config *cfg, int idx, const char *text, size_t te
     return SC_EINVAL;
   }
   cfg->costs.nccl[idx] = v;
+  return SC_OK;
+}
+
+/* `calibration: interference_w_*` keys: the learned interference model's
+ * coefficients (src/interf.c owns the feature list), into
+ * sc_cost_params.interference_w. Returns SC_OK or an error with text in err. */
+static int parse_interf_coef(sc_config *cfg, int idx, const char *text, size_t text_len,
+                             char *err, size_t errn) {
+  double v;
+  if (strlen(text) != text_len || parse_double(text, &v) ||
+      !(v >= SC_INTERF_COEF_LO && v <= SC_INTERF_COEF_HI)) {
+    snprintf(err, errn, "calibration.%s: expected a number in [%g, %g], got \"%.*s\"",
+             sc__interf_coef_key(idx), SC_INTERF_COEF_LO, SC_INTERF_COEF_HI,
+             (int)(text_len > 64 ? 64 : text_len), text);
+    return SC_EINVAL;
+  }
+  cfg->costs.interference_w[idx] = v;
   return SC_OK;
 }
 
@@ -896,6 +866,22 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
         return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
       if ((rc = parse_nccl_param(L->cfg, ni, (const char *)vn->data.scalar.value,
                                  vn->data.scalar.length, err, sizeof err)))
+        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
+      continue;
+    }
+    int wi = sec == SECTION_CALIBRATION && fi < 0 ? sc__interf_coef_index(key) : -1;
+    if (wi >= 0) {
+      char err[SC_ERRMSG_MAX];
+      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+      if (L->interf_seen[wi])
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
+                       L->interf_seen[wi]);
+      L->interf_seen[wi] = kl;
+      if (!vn || vn->type != YAML_SCALAR_NODE)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
+      if ((rc = parse_interf_coef(L->cfg, wi, (const char *)vn->data.scalar.value,
+                                  vn->data.scalar.length, err, sizeof err)))
         return fail_at(L->ctx, rc, L->file, kl, "%s", err);
       continue;
     }
@@ -1152,6 +1138,13 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
   int ni = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__comm_param_index(key + 12) : -1;
   if (ni >= 0) {
     if ((rc = parse_nccl_param(&work, ni, value, vn, err, sizeof err)))
+      return sc__error(ctx, rc, "--set: %s", err);
+    *cfg = work;
+    return SC_OK;
+  }
+  int wi = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__interf_coef_index(key + 12) : -1;
+  if (wi >= 0) {
+    if ((rc = parse_interf_coef(&work, wi, value, vn, err, sizeof err)))
       return sc__error(ctx, rc, "--set: %s", err);
     *cfg = work;
     return SC_OK;
@@ -1476,6 +1469,11 @@ int sc__config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
     for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
       if (cfg->costs.nccl[i] != 0 &&
           (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__comm_param_info[i].key, cfg->costs.nccl[i])))
+        return rc;
+    for (int i = 0; i < SC_INTERF_NFEAT; i++)
+      if (cfg->costs.interference_w[i] != 0 &&
+          (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__interf_coef_key(i),
+                           cfg->costs.interference_w[i])))
         return rc;
   }
   return SC_OK;

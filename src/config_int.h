@@ -107,7 +107,10 @@
   X(simulation, fold, BOOL, simulation.fold, "", "true",                                         \
     "Simulate one rank per symmetry class instead of every rank.")                               \
   X(simulation, interference, INTERFERENCE, simulation.interference, "", "none",                 \
-    "Compute/communication interference model.")                                                 \
+    "How communication running on a GPU slows its compute kernels: none; constant (one "          \
+    "slowdown per kernel class, calibration.interference_*); learned (a regression on "           \
+    "kernel and communication features, calibration keys interference_w_*, fitted by "           \
+    "`stepcast calibrate --interference`). docs/INTERFERENCE.md.")                                \
   X(simulation, share_links, BOOL, simulation.share_links, "", "true",                           \
     "Concurrent network transfers share the NIC bandwidth.")                                     \
   X(calibration, gemm_eff, FRAC, costs.gemm_eff, "", "0",                                        \
@@ -136,11 +139,20 @@
     "Latency of a point-to-point transfer; 0 = default.")                                        \
   X(calibration, optimizer_bytes_per_param, REAL, costs.optimizer_bytes_per_param, "bytes", "0", \
     "HBM traffic of the optimizer step per parameter; 0 = default.")                             \
-  X(calibration, interference_compute, REAL, costs.interference_compute, "", "0",                \
-    "Compute slowdown s while communication overlaps: T * (1 + r * s); "                         \
-    "0 = default.")                                                                              \
+  X(calibration, interference_gemm, REAL, costs.interference_gemm, "", "0",                      \
+    "Interference `constant`: slowdown s of GEMMs while communication runs on the GPU, "          \
+    "T * (1 + r * s) for a fraction r of overlapped work; 0 = default (0.19, src/interf.c).")    \
+  X(calibration, interference_attn, REAL, costs.interference_attn, "", "0",                      \
+    "The same for fused attention kernels; 0 = default (0.19).")                                 \
+  X(calibration, interference_elementwise, REAL, costs.interference_elementwise, "", "0",        \
+    "The same for memory-bound elementwise kernels; 0 = default (0.5).")                         \
+  X(calibration, interference_norm, REAL, costs.interference_norm, "", "0",                      \
+    "The same for norms, softmax, reductions and the loss; 0 = default (0.5).")                  \
+  X(calibration, interference_optimizer, REAL, costs.interference_optimizer, "", "0",            \
+    "The same for the optimizer step; 0 = default (0.5).")                                       \
   X(calibration, interference_comm, REAL, costs.interference_comm, "", "0",                      \
-    "Communication slowdown while compute overlaps; 0 = default.")
+    "Communication slowdown while compute runs on the GPU (models constant and learned); "       \
+    "0 = default (0.05).")
 
 /* Field indices: SC_FIELD_parallel_tp is the index of parallel.tp in
  * sc_config.field_line and in the table. */

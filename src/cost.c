@@ -9,6 +9,7 @@
 #include "cost_int.h"
 #include "comm_int.h"
 #include "calibrate_int.h"
+#include "interf_int.h"
 #include "workload_int.h"
 
 #include <math.h>
@@ -101,9 +102,7 @@ void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
   p->net_latency_us = 7.0;
   p->p2p_latency_us = 10.0; /* assumed; no sendrecv measurement shipped yet */
   p->optimizer_bytes_per_param = 18.0; /* Adam: 16-20 B/param read+written */
-  /* GEMM kernels overlapped by NCCL: 1.13-1.39x measured (BLUEPRINT section 4) */
-  p->interference_compute = 0.2;
-  p->interference_comm = 0.05; /* assumed small; learned later */
+  sc__interf_defaults(p); /* interf.c: the cited table and the shipped learned model */
 }
 
 /* ------------------------------------------------------------ compute: roofline */
@@ -257,6 +256,13 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   const double *src = (const double *)&def;
   for (size_t i = 0; i < sizeof def / sizeof(double); i++)
     if (dst[i] == 0) dst[i] = src[i];
+  /* The learned interference model is one vector: given anywhere, it is used
+   * whole (a fitted coefficient may be exactly 0); else the shipped one. */
+  for (int i = 0; i < SC_INTERF_COEFS_MAX; i++)
+    if (cfg->costs.interference_w[i] != 0) {
+      memcpy(cost->p.interference_w, cfg->costs.interference_w, sizeof cost->p.interference_w);
+      break;
+    }
   double tflops = peak_tflops(cost->hw, cfg->training.precision);
   if (tflops <= 0)
     return sc__error(ctx, SC_EUNSUPPORTED, "%s: gpu %s has no peak for the chosen precision",

@@ -5,8 +5,10 @@
  */
 #include "sc_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   (void)ud;
@@ -113,4 +115,54 @@ void sc__strlcpy(char *dst, const char *src, size_t dst_size) {
   if (n >= dst_size) n = dst_size - 1;
   memcpy(dst, src, n);
   dst[n] = 0;
+}
+
+static int read_failure(sc_ctx *ctx, const char *path, const char *from, const char *noun,
+                        const char *what, const char *why) {
+  if (!from) return sc__error(ctx, SC_EIO, "%s: %s: %s", path, what, why);
+  return sc__error(ctx, SC_EIO, "%s: %s %s %s: %s", from, what, noun ? noun : "file", path, why);
+}
+
+int sc__read_file(sc_ctx *ctx, const char *path, const char *from, const char *noun,
+                  size_t max_bytes, char **out, size_t *len, size_t *cap) {
+  *out = NULL;
+  *len = *cap = 0;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return read_failure(ctx, path, from, noun, "cannot open", strerror(errno));
+  struct stat st;
+  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(fp);
+    return read_failure(ctx, path, from, noun, "cannot open", strerror(EISDIR));
+  }
+  size_t n = 0, c = 0;
+  char *buf = NULL;
+  int rc = SC_OK;
+  for (;;) {
+    if (n + 1 >= c && sc__grow(ctx, (void **)&buf, 1, &c, n + 65536)) {
+      rc = SC_ENOMEM;
+      break;
+    }
+    size_t k = fread(buf + n, 1, c - n - 1, fp);
+    n += k;
+    if (n > max_bytes) {
+      char why[64];
+      snprintf(why, sizeof why, "file larger than %zu MiB", max_bytes >> 20);
+      rc = read_failure(ctx, path, from, noun, "cannot read", why);
+      break;
+    }
+    if (k == 0) {
+      if (ferror(fp)) rc = read_failure(ctx, path, from, noun, "cannot read", strerror(errno));
+      break;
+    }
+  }
+  fclose(fp);
+  if (rc) {
+    sc__free(ctx, buf, c);
+    return rc;
+  }
+  buf[n] = 0;
+  *out = buf;
+  *len = n;
+  *cap = c;
+  return SC_OK;
 }

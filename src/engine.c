@@ -8,6 +8,7 @@
  * model). Events are ordered by (time, push order), so runs are deterministic.
  */
 #include "engine_int.h"
+#include "interf_int.h"
 #include "memory_int.h"
 
 #include <stdio.h>
@@ -598,11 +599,34 @@ static double member_factor(const sim *S, const rstate *r, int net) {
   return f;
 }
 
+/* Slowdown s of compute op `op` on rank r while communication runs there: the
+ * `constant` model's value for its kernel class, or the `learned` model's,
+ * the largest over the communication ops running on r (interf.c). */
+static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
+  const sc_cost_params *p = &S->cost->p;
+  if (S->cfg->simulation.interference != SC_INTERF_LEARNED)
+    return sc__interf_constant_s(p, op->kind);
+  double s = 0;
+  for (int st = 0; st < SC_ST_COUNT; st++) {
+    if (r->st[st] != ST_RUN) continue;
+    const activity *c = &S->acts[r->act[st]];
+    if (c->type == ACT_COMPUTE) continue;
+    sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
+    if (c->type == ACT_COLL) {
+      comm.coll = sc__interf_coll_of(c->op->coll);
+      comm.group = S->inst[c->a].pl.n;
+    }
+    double v = sc__interf_learned_s(p->interference_w, op->kind, op->work, &comm);
+    if (v > s) s = v;
+  }
+  return s;
+}
+
 static double act_rate(const sim *S, const activity *a) {
   switch (a->type) {
   case ACT_COMPUTE: {
     const rstate *r = &S->ranks[a->a];
-    return (S->interf && r->n_comm > 0) ? 1.0 / (1.0 + S->cost->p.interference_compute) : 1.0;
+    return (S->interf && r->n_comm > 0) ? 1.0 / (1.0 + compute_slowdown(S, r, a->op)) : 1.0;
   }
   case ACT_COLL: {
     const ginst *g = &S->inst[a->a];

@@ -81,14 +81,9 @@ void sc__json_end(sc_json *j);
 
 /* Pulls the next token into *t. Returns 1 (a token), 0 (input exhausted:
  * feed more, or after sc__json_end the document is complete), or SC_EINVAL
- * with j->errmsg and j->err_off set (malformed or truncated input). */
+ * with j->errmsg and j->err_off set (malformed or truncated input), or
+ * SC_ENOMEM (the carry buffer could not grow). Errors are sticky. */
 int sc__json_next(sc_json *j, sc_jtok *t);
-
-/* Skips the value whose first token t was just returned (a scalar: nothing
- * to do; a container: tokens up to its END). Returns 1 when the value is
- * fully skipped, 0 when more input is needed (call again with the same t
- * after feeding: the skip resumes), or SC_EINVAL. */
-int sc__json_skip(sc_json *j, const sc_jtok *t);
 
 /* Decodes the escapes of a raw string token into out (UTF-8; \u escapes
  * with surrogate pairs; invalid escapes decode to '?'). Writes at most cap-1

@@ -618,49 +618,7 @@ int sc_nccltests_parse(sc_ctx *ctx, sc_nccltests *out, const char *name, const c
 
 int sc__comm_read_file(sc_ctx *ctx, const char *path, size_t max_bytes, char **out, size_t *len,
                        size_t *cap) {
-  *out = NULL;
-  *len = *cap = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return sc__error(ctx, SC_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(fp);
-    return sc__error(ctx, SC_EIO, "%s: cannot open: %s", path, strerror(EISDIR));
-  }
-  size_t c = 1 << 16, n = 0;
-  char *buf = sc__malloc(ctx, c);
-  int rc = buf ? SC_OK : SC_ENOMEM;
-  while (!rc) {
-    if (n + 1 >= c) {
-      if (c >= max_bytes) {
-        rc = sc__error(ctx, SC_EIO, "%s: cannot read: larger than %zu MiB", path, max_bytes >> 20);
-        break;
-      }
-      char *q = sc__realloc(ctx, buf, c, c * 2);
-      if (!q) {
-        rc = SC_ENOMEM;
-        break;
-      }
-      buf = q;
-      c *= 2;
-    }
-    size_t k = fread(buf + n, 1, c - n - 1, fp);
-    n += k;
-    if (k == 0) {
-      if (ferror(fp)) rc = sc__error(ctx, SC_EIO, "%s: cannot read: %s", path, strerror(errno));
-      break;
-    }
-  }
-  fclose(fp);
-  if (rc) {
-    sc__free(ctx, buf, c);
-    return rc;
-  }
-  buf[n] = 0;
-  *out = buf;
-  *len = n;
-  *cap = c;
-  return SC_OK;
+  return sc__read_file(ctx, path, NULL, NULL, max_bytes, out, len, cap);
 }
 
 int sc_nccltests_load(sc_ctx *ctx, sc_nccltests *out, const char *path) {

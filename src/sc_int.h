@@ -43,6 +43,14 @@ int sc__grow(sc_ctx *ctx, void **items, size_t item_size, size_t *cap, size_t ne
 /* Writes printf-formatted text to a sink; returns the sink's status. */
 int sc__writef(sc_write_fn w, void *ud, const char *fmt, ...) SC_PRINTF(3, 4);
 
+/* Reads a whole file into a NUL-terminated buffer allocated through the
+ * context (*cap bytes; free with sc__free(ctx, *out, *cap)); *len excludes
+ * the NUL. Errors are SC_EIO with "PATH: cannot open: reason" (or, when
+ * `from` is given, "FROM: cannot open NOUN PATH: reason", for files named
+ * inside another file), SC_ENOMEM, or SC_EIO when larger than max_bytes. */
+int sc__read_file(sc_ctx *ctx, const char *path, const char *from, const char *noun,
+                  size_t max_bytes, char **out, size_t *len, size_t *cap);
+
 /* Bounded string copy that always terminates. */
 void sc__strlcpy(char *dst, const char *src, size_t dst_size);
 

@@ -583,44 +583,7 @@ static int row_to_case(const row_ctx *rc, sc_case *c) {
 /* ------------------------------------------------------------ loading */
 
 static int read_whole(sc_ctx *ctx, const char *path, char **out, size_t *len, size_t *cap) {
-  *out = NULL;
-  *len = *cap = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return sc__error(ctx, SC_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(fp);
-    return sc__error(ctx, SC_EIO, "%s: cannot open: %s", path, strerror(EISDIR));
-  }
-  size_t n = 0, c = 0;
-  char *buf = NULL;
-  for (;;) {
-    if (sc__grow(ctx, (void **)&buf, 1, &c, n + 4096)) {
-      sc__free(ctx, buf, c);
-      fclose(fp);
-      return SC_ENOMEM;
-    }
-    size_t k = fread(buf + n, 1, c - n - 1, fp);
-    n += k;
-    if (n > MAX_CASE_FILE_BYTES) {
-      sc__free(ctx, buf, c);
-      fclose(fp);
-      return sc__error(ctx, SC_EIO, "%s: cannot read: file larger than 16 MiB", path);
-    }
-    if (k == 0) break;
-  }
-  int bad = ferror(fp);
-  int saved = errno;
-  fclose(fp);
-  if (bad) {
-    sc__free(ctx, buf, c);
-    return sc__error(ctx, SC_EIO, "%s: cannot read: %s", path, strerror(saved));
-  }
-  buf[n] = 0;
-  *out = buf;
-  *len = n;
-  *cap = c;
-  return SC_OK;
+  return sc__read_file(ctx, path, NULL, NULL, MAX_CASE_FILE_BYTES, out, len, cap);
 }
 
 /* Maps header cells to known columns; unknown ones become warnings. */

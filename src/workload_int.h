@@ -37,7 +37,8 @@ enum {
   X(SC_OP_OPTIMIZER, "optimizer", 1)      \
   X(SC_OP_COLL, "collective", 0)          \
   X(SC_OP_SEND, "send", 0)                \
-  X(SC_OP_RECV, "recv", 0)
+  X(SC_OP_RECV, "recv", 0)                \
+  X(SC_OP_HOST, "host", 0)
 
 enum {
 #define SC_X_ENUM(id, name, c) id,
@@ -114,7 +115,12 @@ typedef struct sc_op {
   uint16_t layer;    /* global layer index or SC_NO_LAYER */
   uint16_t chunk;    /* model chunk (interleaved schedule) */
   uint32_t mb;       /* micro-batch index */
+  /* Explicit workloads only (sc_workload.nranks > 0): a collective's group
+   * (index in sc_workload.groups); a send/recv's peer as
+   * SC_DEP(peer's stream, peer's simulated rank). */
+  uint32_t peer;
 } sc_op;
+_Static_assert(sizeof(sc_op) == 32, "sc_op is meant to stay 32 bytes (two per cache line)");
 
 /* A dependency handle: stream in the top 4 bits, index in the low 28. */
 #define SC_DEP(stream, idx) (((uint32_t)(stream) << 28) | (uint32_t)(idx))
@@ -134,13 +140,36 @@ typedef struct sc_mapping {
   int64_t tp, cp, dp, pp, world, gpus_per_node;
 } sc_mapping;
 
+/* A communication group of an explicit workload: its simulated members
+ * (indices into the workload's simulated ranks, in sc_workload.group_members)
+ * and the placement of the full logical group, which prices it (members not
+ * simulated are folded onto the simulated ones). */
+typedef struct sc_xgroup {
+  uint32_t mem_off, nmem;
+  int64_t n, nodes, per_node; /* as sc_placement */
+} sc_xgroup;
+
 typedef struct sc_workload {
-  sc_program *progs;  /* one per pipeline stage */
+  sc_program *progs;  /* one per pipeline stage (explicit: any number) */
   int64_t nprogs;
   sc_mapping map;
   int tied_embed_sync; /* 1: stages 0 and pp-1 all-reduce embedding grads */
   double params_per_stage_max; /* parameters on the fullest TP rank */
   double hw_flops_per_rank_max;
+  /* Explicit workloads (trace replay): when nranks > 0 the engine simulates
+   * these ranks, each running progs[rank_prog[i]]; collectives name a group
+   * of `groups` and p2p ops their peer (sc_op.peer); map gives world size
+   * and GPUs per node only. 0 keeps the Megatron mapping above. Borrowed. */
+  uint32_t nranks;
+  const uint32_t *rank_prog;
+  const int64_t *rank_global;   /* global rank of each simulated rank */
+  const sc_xgroup *groups;
+  uint32_t ngroups;
+  const uint32_t *group_members;
+  /* Optional names for the Chrome trace (NULL: built-in labels). */
+  const char *(*op_name)(const void *ud, const sc_op *op);
+  const char *(*stream_name)(const void *ud, uint32_t prog, int stream);
+  const void *names_ud;
 } sc_workload;
 
 struct sc_cost;

@@ -7,6 +7,8 @@
 # currently ships; rerun it whenever a model changes, then copy the printed
 # values into compute_defaults() in src/cost.c (test_validate checks they
 # agree) and regenerate docs/VALIDATION.md (tools/gen_validation_md.sh).
+# It also refits the same parameters with each interference model on
+# ({a100,h100}-interference-{constant,learned}.yaml), which are not defaults.
 #
 # usage: tools/calibrate_defaults.sh [STEPCAST]   (default build/stepcast;
 #        the binary's `calibrate --cases` is sc_cli_calibrate_cases)
@@ -23,6 +25,25 @@ mkdir -p "$out"
   --cases validation/cases/korthikanti2022.csv \
   --params gemm_eff,gemm_dim_half,mem_eff,kernel_overhead_us -o "$out/a100.yaml"
 "$cli" calibrate --cases validation/cases/megatron_core_h100.csv -o "$out/h100.yaml"
+
+# The same fits with each interference model on (simulation.interference),
+# for runs that turn it on: the shipped defaults above are fitted with it off
+# (the default), so they have absorbed the slowdown of overlapped compute
+# into the efficiencies, and turning interference on would count it twice.
+# Not copied into src/cost.c: loaded with --calibration (docs/VALIDATION.md,
+# section Interference).
+for m in constant learned; do
+  "$cli" calibrate --cases validation/cases/megatron_sc21_table1.csv \
+    --cases validation/cases/korthikanti2022.csv \
+    --params gemm_eff,gemm_dim_half,mem_eff,kernel_overhead_us \
+    --set simulation.interference=$m -o "$out/a100-interference-$m.yaml"
+  "$cli" calibrate --cases validation/cases/megatron_core_h100.csv \
+    --set simulation.interference=$m -o "$out/h100-interference-$m.yaml"
+  for g in a100 h100; do
+    sed -i "1a # With simulation.interference: $m (every row simulated with it; use it with the same setting)." \
+      "$out/$g-interference-$m.yaml"
+  done
+done
 
 values() { sed -n '/^calibration:/,/^[^ ]/p' "$1" | grep '^  ' ; }
 {

@@ -84,7 +84,10 @@ typedef enum { SC_ACT_GELU = 0, SC_ACT_SWIGLU } sc_activation;
 typedef enum { SC_PREC_BF16 = 0, SC_PREC_FP16, SC_PREC_FP8, SC_PREC_FP32 } sc_precision;
 typedef enum { SC_RECOMPUTE_NONE = 0, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL } sc_recompute;
 typedef enum { SC_SCHED_1F1B = 0, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED } sc_schedule;
-typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT } sc_interference;
+/* How communication running on a rank slows its compute kernels (docs/INTERFERENCE.md):
+ * not at all, by a constant factor per kernel class, or by a regression model
+ * learned from traces (`stepcast calibrate --interference`). */
+typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT, SC_INTERF_LEARNED } sc_interference;
 /* Attention kernels: fused FlashAttention-style, or the unfused path of
  * Megatron-LM before FlashAttention (batched GEMMs + softmax/dropout kernels
  * streaming the s x s scores through HBM). */
@@ -133,6 +136,9 @@ typedef struct sc_cluster_cfg {
 } sc_cluster_cfg;
 
 #define SC_NCCL_PARAMS_MAX 24
+/* Coefficients of the learned interference model (calibration keys
+ * `interference_w_*`, src/interf_int.h lists the features). */
+#define SC_INTERF_COEFS_MAX 16
 
 /* Cost-model parameters: the knobs calibration fits. 0 means "use the
  * documented default" (see docs/CONFIG.md, src/cost.c for the sources). */
@@ -148,11 +154,22 @@ typedef struct sc_cost_params {
   double net_latency_us;    /* added latency per inter-node hop, microseconds */
   double p2p_latency_us;    /* latency of a point-to-point transfer, microseconds */
   double optimizer_bytes_per_param; /* HBM traffic of the optimizer per parameter */
-  double interference_compute; /* slowdown s of compute while comm overlaps: T*(1+r*s) */
-  double interference_comm;    /* slowdown of comm while compute overlaps */
+  /* Interference model `constant`: slowdown s of a compute kernel while
+   * communication runs on its GPU, per kernel class; a kernel overlapped for
+   * a fraction r of its work takes T * (1 + r * s). */
+  double interference_gemm;        /* GEMMs (dense layers, unfused attention GEMMs) */
+  double interference_attn;        /* fused (flash) attention */
+  double interference_elementwise; /* memory-bound elementwise kernels */
+  double interference_norm;        /* norms, softmax, reductions, loss */
+  double interference_optimizer;   /* the optimizer step */
+  double interference_comm;        /* slowdown of comm while compute overlaps */
   /* Parameters of the NCCL collective model, by index of its key list
    * (calibration keys `nccl_*`, docs/COMM.md); 0 = the model's default. */
   double nccl[SC_NCCL_PARAMS_MAX];
+  /* Interference model `learned`: s = max(0, w . features) by feature index;
+   * all zero = the shipped model (a vector given in a calibration is used
+   * whole: features it does not name weigh 0). */
+  double interference_w[SC_INTERF_COEFS_MAX];
 } sc_cost_params;
 
 typedef struct sc_sim_cfg {

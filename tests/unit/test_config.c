@@ -143,6 +143,9 @@ static void test_yaml_round_trip(void **state) {
   sc_config_default(&c);
   c.costs.gemm_eff = 0.1; /* needs 17 digits to round-trip */
   c.costs.net_latency_us = 7.25;
+  c.costs.interference_w[3] = -0.1; /* learned interference coefficients round-trip too */
+  c.costs.interference_w[13] = 0.03125;
+  c.simulation.interference = SC_INTERF_LEARNED;
   sc__strlcpy(c.model.name, "my \"model\"\\v2", sizeof c.model.name);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
   buf *b = calloc(1, sizeof *b);
@@ -366,6 +369,15 @@ static void test_set_each_type(void **state) {
   assert_int_equal(c.model.activation, SC_ACT_SWIGLU);
   assert_int_equal(sc_config_set(ctx, &c, "simulation.interference=constant"), SC_OK);
   assert_int_equal(c.simulation.interference, SC_INTERF_CONSTANT);
+  assert_int_equal(sc_config_set(ctx, &c, "simulation.interference=learned"), SC_OK);
+  assert_int_equal(c.simulation.interference, SC_INTERF_LEARNED);
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.interference_w_log_dur=-0.25"), SC_OK);
+  assert_true(c.costs.interference_w[5] == -0.25);
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.interference_gemm=0.3"), SC_OK);
+  assert_true(c.costs.interference_gemm == 0.3);
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.interference_w_gemm=abc"), SC_EINVAL);
+  c.costs.interference_w[5] = 0;
+  c.costs.interference_gemm = 0;
   assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=H100-SXM"), SC_OK); /* GPU */
   assert_string_equal(c.cluster.gpu, "h100-sxm");
   assert_int_equal(sc_config_set(ctx, &c, "model.name=my run = 1"), SC_OK); /* LABEL */
@@ -464,7 +476,10 @@ static const error_case error_cases[] = {
     {"training:\n  precision: int8\n", SC_EINVAL, "(allowed: bf16, fp16, fp8, fp32)"},
     {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full)"},
     {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved)"},
-    {"simulation:\n  interference: learned\n", SC_EINVAL, "(allowed: none, constant)"},
+    {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned)"},
+    {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: expected a number in [-10, 10], got \"11\""},
+    {"calibration:\n  interference_w_gemm: 1\n  interference_w_gemm: 2\n", SC_EINVAL, "t.yaml:3: duplicate key \"calibration.interference_w_gemm\" (first given on line 2)"},
+    {"calibration:\n  interference_w_bogus: 1\n", SC_EINVAL, "t.yaml:2: unknown key \"calibration.interference_w_bogus\""},
     {"model:\n  preset: gpt2\n", SC_EINVAL, "t.yaml:2: model.preset: unknown preset \"gpt2\" (known: gpt3-125m, "},
     {"cluster:\n  gpu: a100\n", SC_EINVAL, "t.yaml:2: cluster.gpu: unknown gpu \"a100\" (known: "},
     /* YAML structure */

@@ -1,5 +1,6 @@
 /* test_engine.c: engine properties: folded == unfolded step time, 1F1B bubble
- * fraction, determinism, interference and NIC sharing slow things down. */
+ * fraction, determinism, interference and NIC sharing slow things down, and
+ * the interference models' exact effect on hand-built one-rank workloads. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "interf_int.h"
 
 static sc_ctx *ctx;
 
@@ -190,9 +192,173 @@ static void test_interference_slows(void **state) {
   simulate(&cfg, &none);
   small_config(&cfg);
   cfg.simulation.interference = SC_INTERF_CONSTANT;
-  cfg.costs.interference_compute = 0.5;
+  cfg.costs.interference_gemm = 0.5;
   simulate(&cfg, &constant);
   assert_true(constant.step_time_s > none.step_time_s);
+  sc_result learned;
+  small_config(&cfg);
+  cfg.simulation.interference = SC_INTERF_LEARNED;
+  cfg.costs.interference_w[SC_IF_gemm] = 0.5;
+  simulate(&cfg, &learned);
+  assert_true(learned.step_time_s > none.step_time_s);
+}
+
+static void test_fold_learned_interference(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_config(&cfg);
+  cfg.simulation.interference = SC_INTERF_LEARNED;
+  cfg.parallel.sequence_parallel = 1;
+  /* every feature weighs something, so every comm feature must agree */
+  for (int i = 0; i < SC_INTERF_NFEAT; i++) cfg.costs.interference_w[i] = 0.01 * (i + 1);
+  cfg.costs.interference_w[SC_IF_log_dur] = -0.05;
+  assert_fold_equal(&cfg);
+}
+
+/* ---------------------------------------------------------------- hand-built */
+
+/* One pipeline stage of a TP-2 job (one simulated rank, folded), whose
+ * program is replaced by one compute op of `work_ns` on the compute stream
+ * and one collective of `bytes` on the TP stream, both free to start at 0
+ * unless `after_comm` makes the compute op wait for the collective.
+ * Communication keeps its speed (interference_comm 0): the tests look at
+ * the compute op. */
+typedef struct tiny {
+  sc_config cfg;
+  sc_cost cost;
+  sc_workload wl;
+} tiny;
+
+static void tiny_build(tiny *t, sc_interference model, int kind, double work_ns, int coll,
+                       double bytes, int after_comm) {
+  sc_config_default(&t->cfg);
+  assert_int_equal(sc_model_preset(ctx, &t->cfg, "gpt3-1.3b"), 0);
+  t->cfg.model.layers = 2;
+  t->cfg.training.global_batch = 1;
+  t->cfg.training.micro_batch = 1;
+  t->cfg.parallel.tp = 2;
+  t->cfg.parallel.pp = 1;
+  t->cfg.parallel.dp = 0;
+  t->cfg.cluster.num_gpus = 2;
+  t->cfg.cluster.nodes = 0;
+  t->cfg.simulation.interference = model;
+  if (sc_config_resolve(ctx, &t->cfg)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc__cost_init(ctx, &t->cfg, &t->cost), 0);
+  assert_int_equal(sc__workload_build(ctx, &t->cfg, &t->cost, &t->wl), 0);
+  t->cost.p.interference_comm = 0;
+  sc_program *p = &t->wl.progs[0];
+  for (int s = 0; s < SC_ST_COUNT; s++) p->nops[s] = 0;
+  sc_op *c = &p->ops[SC_ST_COMPUTE][0], *m = &p->ops[SC_ST_TP][0];
+  memset(c, 0, sizeof *c);
+  memset(m, 0, sizeof *m);
+  c->work = work_ns;
+  c->kind = (uint8_t)kind;
+  c->cat = SC_CAT_COMPUTE;
+  c->layer = SC_NO_LAYER;
+  if (after_comm) {
+    p->deps[0] = SC_DEP(SC_ST_TP, 0);
+    c->dep_off = 0;
+    c->ndeps = 1;
+  }
+  m->work = bytes;
+  m->kind = SC_OP_COLL;
+  m->cat = SC_CAT_TP;
+  m->coll = (uint8_t)coll;
+  m->group = SC_GRP_TP;
+  m->layer = SC_NO_LAYER;
+  p->nops[SC_ST_COMPUTE] = p->nops[SC_ST_TP] = 1;
+}
+
+/* Duration of the tiny job's collective (two ranks on one node). */
+static double tiny_comm_ns(const tiny *t, int coll, double bytes) {
+  sc_placement pl = {2, 1, 2};
+  return t->cost.comm->coll_ns(&t->cost, coll, bytes, &pl);
+}
+
+/* Runs the tiny job: the compute op's duration (its stream's busy time) and
+ * the step time, ns. */
+static void tiny_run(tiny *t, double *compute_ns, double *step_ns) {
+  sc_result r;
+  assert_int_equal(sc__engine_run(ctx, &t->cfg, &t->wl, &t->cost, NULL, NULL, &r), 0);
+  *compute_ns = r.breakdown_s[SC_CAT_COMPUTE] * 1e9;
+  *step_ns = r.step_time_s * 1e9;
+  sc__workload_free(ctx, &t->wl);
+}
+
+#define BIG_BYTES (256.0 * 1048576.0) /* an all-reduce far longer than the kernels below */
+
+/* No overlap, no slowdown: a kernel after the collective runs at full speed
+ * whatever the model. */
+static void test_interference_no_overlap(void **state) {
+  (void)state;
+  for (int model = SC_INTERF_NONE; model <= SC_INTERF_LEARNED; model++) {
+    tiny t;
+    double work = 1e5, comp, step;
+    tiny_build(&t, (sc_interference)model, SC_OP_GEMM, work, SC_COLL_ALLREDUCE, BIG_BYTES, 1);
+    double d = tiny_comm_ns(&t, SC_COLL_ALLREDUCE, BIG_BYTES);
+    tiny_run(&t, &comp, &step);
+    assert_true(fabs(comp - work) <= 1.0);
+    assert_true(fabs(step - (ceil(d) + work)) <= 2.0);
+  }
+}
+
+/* Overlapped for its whole duration, a kernel takes exactly T * (1 + s):
+ * s per class for `constant`, s = w . x for `learned`, 0 for `none`. */
+static void test_interference_full_overlap(void **state) {
+  (void)state;
+  static const int kinds[] = {SC_OP_GEMM, SC_OP_ATTN, SC_OP_ELEMWISE, SC_OP_NORM,
+                              SC_OP_OPTIMIZER};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    tiny t;
+    double work = 1e5, comp, step;
+    tiny_build(&t, SC_INTERF_CONSTANT, kinds[i], work, SC_COLL_ALLREDUCE, BIG_BYTES, 0);
+    double s = sc__interf_constant_s(&t.cost.p, kinds[i]);
+    assert_true(s > 0);
+    assert_true(tiny_comm_ns(&t, SC_COLL_ALLREDUCE, BIG_BYTES) > work * (1 + s));
+    tiny_run(&t, &comp, &step);
+    if (fabs(comp - work * (1 + s)) > 1.0)
+      fail_msg("kind %d: %.1f ns, expected %.1f", kinds[i], comp, work * (1 + s));
+  }
+  tiny t;
+  double work = 1e5, comp, step;
+  tiny_build(&t, SC_INTERF_NONE, SC_OP_GEMM, work, SC_COLL_ALLREDUCE, BIG_BYTES, 0);
+  tiny_run(&t, &comp, &step);
+  assert_true(fabs(comp - work) <= 1.0);
+  /* learned: only the GEMM intercept and the all-gather term are non-zero */
+  for (int coll = SC_COLL_ALLREDUCE; coll <= SC_COLL_ALLGATHER; coll++) {
+    tiny_build(&t, SC_INTERF_LEARNED, SC_OP_GEMM, work, coll, BIG_BYTES, 0);
+    memset(t.cost.p.interference_w, 0, sizeof t.cost.p.interference_w);
+    t.cost.p.interference_w[SC_IF_gemm] = 0.3;
+    t.cost.p.interference_w[SC_IF_all_gather] = 0.2;
+    double s = coll == SC_COLL_ALLGATHER ? 0.5 : 0.3;
+    tiny_run(&t, &comp, &step);
+    if (fabs(comp - work * (1 + s)) > 1.0)
+      fail_msg("learned, coll %d: %.1f ns, expected %.1f", coll, comp, work * (1 + s));
+  }
+}
+
+/* Rates are recomputed when the overlap changes: a kernel whose first half
+ * of work runs under a collective that then ends takes T * (1 + s / 2). */
+static void test_interference_half_overlap(void **state) {
+  (void)state;
+  for (int model = SC_INTERF_CONSTANT; model <= SC_INTERF_LEARNED; model++) {
+    tiny t;
+    double bytes = 16.0 * 1048576.0, comp, step;
+    tiny_build(&t, (sc_interference)model, SC_OP_ELEMWISE, 1, SC_COLL_ALLREDUCE, bytes, 0);
+    double s = sc__interf_constant_s(&t.cost.p, SC_OP_ELEMWISE);
+    if (model == SC_INTERF_LEARNED) {
+      memset(t.cost.p.interference_w, 0, sizeof t.cost.p.interference_w);
+      t.cost.p.interference_w[SC_IF_elementwise] = s = 0.7;
+    }
+    /* The collective lasts d: at rate 1 / (1 + s) the kernel does d / (1 + s)
+     * of work meanwhile; make that half of it. */
+    double d = ceil(tiny_comm_ns(&t, SC_COLL_ALLREDUCE, bytes) - 1e-9);
+    double work = 2 * d / (1 + s);
+    t.wl.progs[0].ops[SC_ST_COMPUTE][0].work = work;
+    tiny_run(&t, &comp, &step);
+    if (fabs(comp - work * (1 + s / 2)) > 2.0)
+      fail_msg("model %d: %.1f ns, expected %.1f", model, comp, work * (1 + s / 2));
+  }
 }
 
 static void test_breakdown_sums_to_step(void **state) {
@@ -301,6 +467,10 @@ int main(void) {
       cmocka_unit_test(test_interleaved_smaller_bubble),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_interference_slows),
+      cmocka_unit_test(test_fold_learned_interference),
+      cmocka_unit_test(test_interference_no_overlap),
+      cmocka_unit_test(test_interference_full_overlap),
+      cmocka_unit_test(test_interference_half_overlap),
       cmocka_unit_test(test_breakdown_sums_to_step),
       cmocka_unit_test(test_trace_streams),
       cmocka_unit_test(test_trace_write_error),

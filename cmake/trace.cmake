@@ -1,0 +1,28 @@
+# trace.cmake: build pieces of profile-and-predict (trace import, .scw, replay),
+# included at the end of CMakeLists.txt: the Chakra protobuf schema compiled
+# with protoc-c, the zstd and protobuf-c libraries, the import benchmark and
+# the CLI-level trace tests.
+
+find_program(SC_PROTOC_C protoc-c REQUIRED)
+set(SC_PROTO_OUT ${PROJECT_BINARY_DIR}/proto)
+file(MAKE_DIRECTORY ${SC_PROTO_OUT})
+add_custom_command(
+  OUTPUT ${SC_PROTO_OUT}/chakra_et.pb-c.c ${SC_PROTO_OUT}/chakra_et.pb-c.h
+  COMMAND ${SC_PROTOC_C} --c_out=${SC_PROTO_OUT} -I${PROJECT_SOURCE_DIR}/src
+          ${PROJECT_SOURCE_DIR}/src/chakra_et.proto
+  DEPENDS ${PROJECT_SOURCE_DIR}/src/chakra_et.proto
+  COMMENT "protoc-c chakra_et.proto")
+target_sources(stepcast PRIVATE ${SC_PROTO_OUT}/chakra_et.pb-c.c)
+# Generated code: not held to our warning flags.
+set_source_files_properties(${SC_PROTO_OUT}/chakra_et.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
+target_include_directories(stepcast PRIVATE ${SC_PROTO_OUT})
+target_link_libraries(stepcast PUBLIC PkgConfig::ZSTD PkgConfig::PROTOBUF_C)
+
+add_executable(bench_import bench/bench_import.c)
+target_link_libraries(bench_import PRIVATE stepcast)
+target_include_directories(bench_import PRIVATE ${PROJECT_SOURCE_DIR}/src)
+
+if(SC_BUILD_TESTS)
+  add_test(NAME trace.replay COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/run.sh
+           $<TARGET_FILE:stepcast_cli> ${PROJECT_SOURCE_DIR})
+endif()

@@ -1,0 +1,110 @@
+/*
+ * interference.h: learning how overlapping communication slows computation.
+ * Kineto traces (PyTorch profiler Chrome-trace JSON, plain or gzip) are fed
+ * through a streaming reader that pairs each compute kernel overlapped by an
+ * NCCL kernel with the same kernel's runs alone; a robust ridge regression
+ * fits the `learned` interference model on those pairs and reports its error
+ * on held-out kernels; the result is a `calibration:` YAML
+ * (`stepcast calibrate --interference`, docs/INTERFERENCE.md).
+ *
+ * Ownership: sc_interf_data is opaque, created by sc_interf_data_new and freed
+ * by sc_interf_data_free; it borrows the sc_ctx it was created with, which
+ * must outlive it. Units: nanoseconds, bytes; errors in percent.
+ */
+#ifndef STEPCAST_INTERFERENCE_H
+#define STEPCAST_INTERFERENCE_H
+
+#include "stepcast/stepcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How training pairs are extracted from a trace. Zero fields take the
+ * defaults in brackets. */
+typedef struct sc_interf_extract_options {
+  double min_kernel_us; /* shortest median duration alone of a kernel used [10] */
+  int min_alone;        /* runs without overlap a kernel needs [3] */
+  double max_spread;    /* largest (q3 - q1) / median of those runs [0.25] */
+  double min_overlap;   /* least fraction of a run's work done overlapped [0.2] */
+  double shape_tol;     /* overlapped runs faster than (1 - tol) x the fastest
+                         * run alone are another launch shape, dropped [0.1] */
+} sc_interf_extract_options;
+
+/* What the reader saw, over every trace fed so far. */
+typedef struct sc_interf_stats {
+  int64_t traces;
+  int64_t kernels;       /* compute kernels */
+  int64_t nccl_kernels;  /* ncclKernel_* / ncclDevKernel_* */
+  int64_t overlapped;    /* compute kernels overlapped by an NCCL kernel of another stream */
+  int64_t pairs;         /* training pairs kept */
+  int64_t dropped_short; /* overlapped runs of kernels shorter than min_kernel_us */
+  int64_t dropped_alone; /* ... of kernels with too few or too spread runs alone */
+  int64_t dropped_overlap; /* ... overlapped for less than min_overlap of their work */
+  int64_t dropped_shape; /* ... faster than their runs alone (another launch shape) */
+} sc_interf_stats;
+
+typedef struct sc_interf_data sc_interf_data;
+
+/* Creates an empty data set (opt may be NULL). Returns 0 or SC_ENOMEM. */
+int sc_interf_data_new(sc_ctx *ctx, const sc_interf_extract_options *opt, sc_interf_data **out);
+void sc_interf_data_free(sc_interf_data *d);
+
+/* Starts reading one trace (name is used in messages). */
+int sc_interf_trace_begin(sc_interf_data *d, const char *name);
+/* Feeds the trace's next bytes exactly as stored; gzip is recognised by its
+ * magic number and inflated on the fly. Buffers may split the data anywhere.
+ * Returns 0 or SC_EINVAL / SC_EIO / SC_ENOMEM ("name:offset: message"). */
+int sc_interf_trace_feed(sc_interf_data *d, const void *buf, size_t len);
+/* Ends the trace and adds its training pairs to the set. */
+int sc_interf_trace_end(sc_interf_data *d);
+/* Reads a whole trace file through begin / feed / end. */
+int sc_interf_load_file(sc_interf_data *d, const char *path);
+
+void sc_interf_data_stats(const sc_interf_data *d, sc_interf_stats *out);
+
+/* The fit. Zero fields take the defaults in brackets. */
+typedef struct sc_interf_fit_options {
+  double ridge;      /* pull of the coefficients towards the prior [2] */
+  double huber;      /* scale of the robust loss, relative duration [0.05] */
+  int folds;         /* cross-validation folds over kernels, by name hash [5];
+                      * -1: no held-out evaluation */
+} sc_interf_fit_options;
+
+/* Accuracy of one predictor of overlapped kernel durations,
+ * T = T_alone * (1 + r * s), over a set of pairs. */
+typedef struct sc_interf_eval {
+  int64_t n;
+  double within_pct[3]; /* share of kernels predicted within 5, 10, 15 % */
+  double mape_pct;      /* mean absolute percentage error per kernel */
+  double sum_err_pct;   /* error of the summed durations, signed */
+} sc_interf_eval;
+
+typedef struct sc_interf_fit_result {
+  int nfeat;
+  double w[SC_INTERF_COEFS_MAX]; /* fitted on every pair (what is written) */
+  int64_t kernels;               /* distinct kernels (name + launch shape) */
+  int folds;
+  /* Over every pair: the learned model held out (each pair predicted by the
+   * fit without its kernel's fold), the same fitted on all pairs (in
+   * sample), the cited constant table, and no interference (s = 0). */
+  sc_interf_eval learned, learned_fit, constant, none;
+  double ridge, huber;
+} sc_interf_fit_result;
+
+/* Fits the learned model on the pairs gathered so far. Deterministic.
+ * Returns 0, SC_EINVAL (no pairs) or SC_ENOMEM. */
+int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf_fit_result *out);
+
+/* Writes the fit as a `calibration:` YAML mapping of interference_w_* keys,
+ * with note (provenance lines) and the accuracy report as comments. */
+int sc_interf_write_calibration(const sc_interf_fit_result *r, const sc_interf_stats *st,
+                                const char *note, sc_write_fn w, void *ud);
+/* Writes the human-readable accuracy report. */
+int sc_interf_write_report(const sc_interf_fit_result *r, const sc_interf_stats *st,
+                           sc_write_fn w, void *ud);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STEPCAST_INTERFERENCE_H */

@@ -1,0 +1,142 @@
+/*
+ * trace.h: profile-and-predict. Profiler traces of a real training step
+ * (PyTorch Kineto JSON, plain/gzip/zstd; Chakra execution traces, protobuf
+ * or PyTorch host JSON) are imported into a *job*: per-rank programs of
+ * measured GPU kernels, copies, collectives and the host's launch timeline,
+ * with their dependencies and communication groups. A job is saved as a
+ * `.scw` file (format in docs/SCW.md) and replayed by the engine, as traced
+ * or re-targeted to another data-parallel scale and cluster.
+ *
+ * Ownership: sc_job and sc_trace_reader are opaque, created by the calls
+ * below and freed by sc_job_free / sc_trace_free. Both borrow the sc_ctx they
+ * were created with, which must outlive them. A reader adds one rank to the
+ * job it was opened on. Strings returned are borrowed from the job.
+ * Units: nanoseconds (int64) for times inside a job, seconds in results,
+ * bytes, FLOPs.
+ */
+#ifndef STEPCAST_TRACE_H
+#define STEPCAST_TRACE_H
+
+#include "stepcast/stepcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- jobs */
+
+typedef struct sc_job sc_job;
+
+/* Creates an empty job. Returns 0 or SC_ENOMEM. */
+int sc_job_new(sc_ctx *ctx, sc_job **out);
+void sc_job_free(sc_job *job);
+
+/* Counts over the whole job (for summaries and tests). */
+typedef struct sc_job_info {
+  int64_t world;          /* ranks of the traced job */
+  int64_t ranks;          /* ranks with a program in the job */
+  int64_t ops;            /* ops over all ranks (host ops included) */
+  int64_t gpu_ops;        /* kernels, copies, memsets, collectives, p2p */
+  int64_t collectives;
+  int64_t p2p;
+  int64_t host_ops;
+  int64_t deps;           /* explicit dependencies */
+  int64_t groups;         /* communication groups */
+  int64_t iterations;     /* profiler steps covered (max over ranks) */
+  int64_t warnings;       /* counted import warnings */
+  double traced_step_s;   /* measured time per iteration (max over ranks); 0 if unknown */
+} sc_job_info;
+
+void sc_job_get_info(const sc_job *job, sc_job_info *info);
+
+/* Writes the counted import warnings, one line each ("12 x file: message"). */
+int sc_job_write_warnings(const sc_job *job, sc_write_fn w, void *ud);
+
+/* Cross-rank checks after all ranks are imported: distinct ranks within the
+ * world, collectives issued in the same order on every traced member of a
+ * group. Returns 0 or SC_EINVAL with the message on the context. */
+int sc_job_finish(sc_job *job);
+
+/* Serialises the job as a .scw file through w. Returns 0 or the sink's error. */
+int sc_job_write(const sc_job *job, sc_write_fn w, void *ud);
+/* Reads a .scw image (name for messages). Every count, index and length is
+ * bounds-checked and the checksum verified: a damaged file gives SC_EINVAL
+ * ("name:offset: message"), never a crash. */
+int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_job **out);
+
+/* ---------------------------------------------------------------- import */
+
+typedef enum {
+  SC_TRACE_KINETO = 0, /* PyTorch profiler (Kineto) Chrome-trace JSON */
+  SC_TRACE_CHAKRA      /* Chakra ET protobuf, or PyTorch host execution trace JSON */
+} sc_trace_format;
+
+typedef struct sc_trace_reader sc_trace_reader;
+
+/* Opens a reader that will add one rank to job from one trace file. name is
+ * used in messages ("name:offset: ..."). rank_hint is the rank to use when
+ * the trace does not say (-1: the order of opening). Returns 0 or SC_ENOMEM. */
+int sc_trace_open(sc_job *job, sc_trace_format fmt, const char *name, int64_t rank_hint,
+                  sc_trace_reader **out);
+/* Feeds the next bytes of the file, exactly as stored: gzip and zstd are
+ * recognised by their magic numbers and decompressed on the fly, so every
+ * encoding takes the same path. Buffers may split the data anywhere.
+ * Returns 0 or SC_EINVAL / SC_EIO / SC_ENOMEM with "name:offset: message". */
+int sc_trace_feed(sc_trace_reader *r, const void *buf, size_t len);
+/* Ends the input, builds the rank's program and adds it to the job.
+ * Returns 0 or an error (truncated input, missing fields, ...). */
+int sc_trace_finish(sc_trace_reader *r);
+/* Frees a reader (finished or not). */
+void sc_trace_free(sc_trace_reader *r);
+/* Decompressed bytes consumed so far. */
+uint64_t sc_trace_bytes(const sc_trace_reader *r);
+
+/* ---------------------------------------------------------------- replay */
+
+typedef enum {
+  SC_REPLAY_COMM_AUTO = 0, /* measured when not re-targeted, else model */
+  SC_REPLAY_COMM_MEASURED, /* collectives take their traced duration */
+  SC_REPLAY_COMM_MODEL     /* collectives priced by the comm model */
+} sc_replay_comm;
+
+typedef struct sc_replay_opts {
+  int64_t scale_dp;       /* 0: as traced; else the new data-parallel degree */
+  int64_t replica_ranks;  /* ranks per model replica (default 1: pure DP) */
+  sc_replay_comm comm;
+} sc_replay_opts;
+
+typedef struct sc_replay_result {
+  int64_t world;              /* ranks of the simulated job */
+  int64_t traced_world;
+  int64_t dp, traced_dp;      /* data-parallel degrees */
+  int64_t simulated_ranks;
+  int64_t iterations;
+  int64_t ops, events;
+  double traced_step_s;       /* traced time per iteration; 0 if unknown */
+  double predicted_step_s;    /* simulated time per iteration */
+  double error_pct;           /* signed, predicted vs traced (as traced only) */
+  double breakdown_s[SC_CAT_COUNT]; /* per iteration, mean over simulated ranks */
+  double gpu_busy_s;          /* traced GPU time per iteration, mean over ranks */
+  int64_t modelled_collectives; /* collectives priced by the comm model */
+  int64_t measured_collectives; /* collectives that kept their traced duration */
+  const char *comm;           /* "measured" or "model" */
+  const char *gpu;            /* hardware preset used */
+} sc_replay_result;
+
+/* Replays job with the engine. cfg (resolved) supplies the cluster, cost
+ * parameters and simulation switches; its model/parallel sections are not
+ * used. trace, if non-NULL, receives a Chrome trace of the replay. */
+int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+              sc_write_fn trace, void *trace_ud, sc_replay_result *out);
+
+/* Picks the hardware preset matching the GPU the trace was recorded on
+ * ("NVIDIA A100-SXM4-80GB" -> "a100-80gb"); NULL when unknown. */
+const char *sc_job_gpu_preset(const sc_job *job);
+
+/* Formats a replay result as text or one JSON object. */
+int sc_replay_format(const sc_replay_result *res, sc_format fmt, sc_write_fn w, void *ud);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STEPCAST_TRACE_H */

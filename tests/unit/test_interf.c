@@ -1,0 +1,445 @@
+/* test_interf.c: the interference models and their fit: feature keys and
+ * kernel classes, the robust ridge fit recovering a known slowdown from
+ * synthetic pairs, the streaming Kineto reader on a hand-written trace (plain,
+ * gzip, any chunking, malformed input, allocation failures), and the whole
+ * path on the real HTA traces against the shipped coefficients. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "cost_int.h"
+#include "interf_int.h"
+
+static sc_ctx *ctx;
+
+static int setup(void **state) {
+  (void)state;
+  return sc_ctx_new(&ctx, NULL, NULL);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  sc_ctx_free(ctx);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- model */
+
+static void test_keys_and_classes(void **state) {
+  (void)state;
+  assert_int_equal(sc__interf_coef_index("interference_w_gemm"), SC_IF_gemm);
+  assert_int_equal(sc__interf_coef_index("interference_w_log_group"), SC_IF_log_group);
+  assert_int_equal(sc__interf_coef_index("interference_w_nope"), -1);
+  assert_int_equal(sc__interf_coef_index("gemm"), -1);
+  assert_string_equal(sc__interf_coef_key(SC_IF_p2p), "interference_w_p2p");
+  assert_null(sc__interf_coef_key(SC_INTERF_NFEAT));
+  assert_int_equal(sc__interf_kernel_kind("ampere_sgemm_128x64_nn"), SC_OP_GEMM);
+  assert_int_equal(sc__interf_kernel_kind("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>"),
+                   SC_OP_GEMM);
+  assert_int_equal(sc__interf_kernel_kind("sm80_xmma_wgrad_implicit_gemm_indexed"), SC_OP_GEMM);
+  assert_int_equal(sc__interf_kernel_kind("flash_fwd_kernel<Flash_fwd_kernel_traits>"),
+                   SC_OP_ATTN);
+  assert_int_equal(sc__interf_kernel_kind("void at::native::reduce_kernel<512, 1>"), SC_OP_NORM);
+  assert_int_equal(sc__interf_kernel_kind("cuApplyLayerNorm"), SC_OP_NORM);
+  assert_int_equal(sc__interf_kernel_kind("multi_tensor_apply_kernel<AdamFunctor>"),
+                   SC_OP_OPTIMIZER);
+  /* a lambda in template arguments is not the LAMB optimizer */
+  assert_int_equal(sc__interf_kernel_kind("vectorized_elementwise_kernel<{lambda(float)#1}>"),
+                   SC_OP_ELEMWISE);
+  /* the constant model reads its table by kernel class */
+  sc_cost_params p;
+  memset(&p, 0, sizeof p);
+  sc__interf_defaults(&p);
+  assert_true(sc__interf_constant_s(&p, SC_OP_GEMM) == p.interference_gemm);
+  assert_true(sc__interf_constant_s(&p, SC_OP_NORM) == p.interference_norm);
+  assert_true(sc__interf_constant_s(&p, SC_OP_COLL) == 0);
+  assert_true(p.interference_elementwise > p.interference_gemm); /* memory-bound suffer more */
+}
+
+/* The learned slowdown is w . x clamped to [0, S_MAX]. */
+static void test_learned_clamps(void **state) {
+  (void)state;
+  double w[SC_INTERF_COEFS_MAX] = {0};
+  sc_interf_comm c = {SC_ICOLL_ALLGATHER, 1048576.0, 1, 16};
+  w[SC_IF_gemm] = 0.1;
+  w[SC_IF_all_gather] = 0.05;
+  w[SC_IF_inter_node] = 0.02;
+  w[SC_IF_log_group] = 0.01; /* log2(16 / 2) = 3 */
+  assert_true(fabs(sc__interf_learned_s(w, SC_OP_GEMM, 1e5, &c) - 0.2) < 1e-12);
+  w[SC_IF_gemm] = -5;
+  assert_true(sc__interf_learned_s(w, SC_OP_GEMM, 1e5, &c) == 0);
+  w[SC_IF_gemm] = 50;
+  assert_true(sc__interf_learned_s(w, SC_OP_GEMM, 1e5, &c) == SC_INTERF_S_MAX);
+}
+
+/* Synthetic pairs with a known slowdown per class (GEMM 0.25, elementwise
+ * 0.6, plus 0.1 more under an all-gather), overlapped for various r: the
+ * fit recovers them, also with a tenth of the pairs wildly off (robust). */
+static void test_fit_recovers_known_s(void **state) {
+  (void)state;
+  enum { N = 400 };
+  sc_interf_sample *s = calloc(N, sizeof *s);
+  for (int outliers = 0; outliers <= 1; outliers++) {
+    for (int i = 0; i < N; i++) {
+      int gemm = i % 2, ag = (i / 2) % 2;
+      double truth = (gemm ? 0.25 : 0.6) + (ag ? 0.1 : 0);
+      double r = 0.3 + 0.7 * (double)((i * 37) % 100) / 99.0;
+      double alone = 5e4 + 1e3 * (double)((i * 53) % 450);
+      s[i].kind = gemm ? SC_OP_GEMM : SC_OP_ELEMWISE;
+      s[i].alone_ns = alone;
+      s[i].r = r;
+      s[i].dur_ns = alone * (1 + r * truth);
+      if (outliers && i % 10 == 3) s[i].dur_ns = alone * 3.5; /* another kernel's time */
+      s[i].comm = (sc_interf_comm){ag ? SC_ICOLL_ALLGATHER : SC_ICOLL_ALLREDUCE, 64 << 20, 0, 8};
+      s[i].key = (uint64_t)i;
+    }
+    double w[SC_INTERF_NFEAT];
+    assert_int_equal(sc__interf_fit(ctx, s, N, NULL, 1e-6, 0.05, w), SC_OK);
+    sc_interf_comm ar = {SC_ICOLL_ALLREDUCE, 64 << 20, 0, 8}, agc = ar;
+    agc.coll = SC_ICOLL_ALLGATHER;
+    /* Huber bounds, not removes, the outliers' pull: least squares would be
+     * off by ~0.2 here */
+    double tol = outliers ? 0.03 : 1e-6;
+    for (double alone = 5e4; alone < 5e5; alone *= 3) {
+      assert_true(fabs(sc__interf_learned_s(w, SC_OP_GEMM, alone, &ar) - 0.25) < tol);
+      assert_true(fabs(sc__interf_learned_s(w, SC_OP_ELEMWISE, alone, &ar) - 0.6) < tol);
+      assert_true(fabs(sc__interf_learned_s(w, SC_OP_GEMM, alone, &agc) - 0.35) < tol);
+    }
+  }
+  /* Through the public fit: noise-free pairs are predicted exactly held out. */
+  sc_interf_data *d;
+  assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
+  for (int i = 0; i < N; i++) s[i].dur_ns = s[i].alone_ns * (1 + s[i].r * (i % 2 ? 0.25 : 0.6));
+  for (int i = 0; i < N; i++) s[i].comm.coll = SC_ICOLL_ALLREDUCE;
+  assert_int_equal(sc__interf_data_add(d, s, N), 0);
+  sc_interf_fit_result res;
+  sc_interf_fit_options fo = {1e-6, 0.05, 4};
+  assert_int_equal(sc_interf_fit(d, &fo, &res), 0);
+  assert_int_equal(res.learned.n, N);
+  assert_int_equal(res.kernels, N);
+  assert_true(res.learned.within_pct[0] == 100.0);
+  assert_true(fabs(res.learned.sum_err_pct) < 1e-3);
+  assert_true(res.none.sum_err_pct < -10); /* ignoring interference is too fast */
+  sc_interf_data_free(d);
+  /* no pairs: an error, not a crash */
+  assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
+  assert_int_equal(sc_interf_fit(d, NULL, &res), SC_EINVAL);
+  sc_interf_data_free(d);
+  free(s);
+}
+
+/* ---------------------------------------------------------------- reader */
+
+/* A small Kineto trace: an sgemm alone 4 times (100 us) then twice under an
+ * all-reduce (120 and 125 us: s = 0.2, 0.25), an elementwise kernel alone 3
+ * times (50 us) then once overlapped for 30 of its 60 us (r = 0.4, s = 0.5),
+ * a kernel of another launch shape seen only overlapped, NCCL kernels on
+ * another device, host events, escapes and nested arguments. */
+static const char trace_text[] =
+    "{\n  \"schemaVersion\": 1,\n"
+    "  \"deviceProperties\": [ {\"id\": 0, \"name\": \"NVIDIA A100\"}, {\"id\": 1} ],\n"
+    "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 2},\n"
+    "  \"traceEvents\": [\n"
+    "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": 1, \"dur\": 5,"
+    " \"args\": {\"Input Dims\": [[8, 8], [8, 8]], \"nested\": {\"a\": [1, {\"b\": 2}]}}},\n"
+#define SGEMM(ts, dur)                                                                     \
+  "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ampere_sgemm_128x64_nn\", \"pid\": 0," \
+  " \"tid\": 7, \"ts\": " #ts ", \"dur\": " #dur ", \"args\": {\"device\": 0, \"stream\": 7," \
+  " \"grid\": [10, 1, 1], \"block\": [256, 1, 1]}},\n"
+#define ELEM(ts, dur)                                                                      \
+  "  {\"args\": {\"grid\": [1, 1, 1], \"block\": [128, 1, 1], \"stream\": 7, \"device\": 0}," \
+  " \"name\": \"void at::native::vectorized_elementwise_kernel<4, \\\"x\\\\y\\u0041\\\">\"," \
+  " \"ts\": " #ts ".000, \"dur\": " #dur ", \"cat\": \"kernel\", \"ph\": \"X\"},\n"
+    SGEMM(0, 100) SGEMM(1000, 100) SGEMM(2000, 100.0) SGEMM(3000, 100)
+    SGEMM(5000, 120) SGEMM(6000, 125)
+    ELEM(7000, 50) ELEM(7100, 50) ELEM(7200, 50) ELEM(8000, 60)
+    /* same name, another launch shape: a different kernel, only run overlapped */
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ampere_sgemm_128x64_nn\", \"ts\": 6100,"
+    " \"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7, \"grid\": [2, 1, 1],"
+    " \"block\": [256, 1, 1]}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float("
+    "ncclDevComm*, unsigned long, ncclWork*)\", \"ts\": 4990, \"dur\": 140, \"args\": {"
+    "\"device\": 0, \"stream\": 20, \"Collective name\": \"allreduce\", \"In msg nelems\": "
+    "1048576, \"Out msg nelems\": 1048576, \"Group size\": 2, \"dtype\": \"Float\"}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float\","
+    " \"ts\": 5990, \"dur\": 200, \"args\": {\"device\": 0, \"stream\": 20}},\n"
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllGather_RING_LL\","
+    " \"ts\": 7990, \"dur\": 40, \"args\": {\"device\": 0, \"stream\": 21}},\n"
+    /* on another device: overlaps nothing of device 0 */
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_SendRecv\", \"ts\": 0,"
+    " \"dur\": 99999, \"args\": {\"device\": 1, \"stream\": 20}},\n"
+    "  {\"ph\": \"i\", \"name\": \"marker\", \"ts\": 3}\n"
+    "  ]\n}\n";
+
+static sc_interf_data *read_chunks(const char *data, size_t len, size_t chunk, int *rc_out) {
+  sc_interf_data *d;
+  assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
+  int rc = sc_interf_trace_begin(d, "t.json");
+  for (size_t off = 0; !rc && off < len; off += chunk)
+    rc = sc_interf_trace_feed(d, data + off, len - off < chunk ? len - off : chunk);
+  if (!rc) rc = sc_interf_trace_end(d);
+  *rc_out = rc;
+  return d;
+}
+
+/* gzip of data (deflate with a gzip wrapper); *n gets its size. */
+static unsigned char *gzip_of(const char *data, size_t len, size_t *n) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  size_t cap = deflateBound(&z, (uLong)len);
+  unsigned char *out = malloc(cap);
+  z.next_in = (Bytef *)(uintptr_t)data;
+  z.avail_in = (uInt)len;
+  z.next_out = out;
+  z.avail_out = (uInt)cap;
+  assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+  *n = cap - z.avail_out;
+  deflateEnd(&z);
+  return out;
+}
+
+static void check_trace_pairs(sc_interf_data *d) {
+  size_t n;
+  const sc_interf_sample *s = sc__interf_data_samples(d, &n);
+  if (n != 3) fail_msg("%zu pairs, expected 3", n);
+  sc_interf_stats st;
+  sc_interf_data_stats(d, &st);
+  assert_int_equal(st.traces, 1);
+  assert_int_equal(st.kernels, 11);
+  assert_int_equal(st.nccl_kernels, 4);
+  assert_int_equal(st.overlapped, 4);
+  assert_int_equal(st.dropped_alone, 1); /* the other launch shape: no run alone */
+  /* pairs come grouped by kernel; find them by kind and duration */
+  int seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i].kind == SC_OP_GEMM) {
+      assert_true(s[i].alone_ns == 100e3);
+      assert_true(s[i].r == 1.0);
+      assert_int_equal(s[i].comm.coll, SC_ICOLL_ALLREDUCE);
+      assert_int_equal(s[i].comm.inter_node, 0);
+      if (s[i].dur_ns == 120e3) {
+        assert_true(s[i].comm.bytes == 4.0 * 1048576); /* 1 Mi floats */
+        assert_int_equal(s[i].comm.group, 2);
+        seen |= 1;
+      } else if (s[i].dur_ns == 125e3) {
+        assert_true(s[i].comm.bytes == 0); /* no metadata on that one */
+        seen |= 2;
+      }
+    } else {
+      assert_int_equal(s[i].kind, SC_OP_ELEMWISE);
+      assert_true(s[i].alone_ns == 50e3 && s[i].dur_ns == 60e3);
+      assert_true(fabs(s[i].r - 0.4) < 1e-12);
+      assert_int_equal(s[i].comm.coll, SC_ICOLL_ALLGATHER);
+      seen |= 4;
+    }
+  }
+  assert_int_equal(seen, 7);
+}
+
+static void test_reader_plain_and_chunked(void **state) {
+  (void)state;
+  size_t len = strlen(trace_text);
+  static const size_t chunks[] = {1, 7, 4096, 1 << 20};
+  sc_interf_sample first[3];
+  for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+    int rc;
+    sc_interf_data *d = read_chunks(trace_text, len, chunks[c], &rc);
+    if (rc) fail_msg("chunk %zu: %s", chunks[c], sc_errmsg(ctx));
+    check_trace_pairs(d);
+    size_t n;
+    const sc_interf_sample *s = sc__interf_data_samples(d, &n);
+    if (c == 0) memcpy(first, s, sizeof first);
+    else assert_memory_equal(first, s, sizeof first); /* same pairs, same order */
+    sc_interf_data_free(d);
+  }
+}
+
+static void test_reader_gzip(void **state) {
+  (void)state;
+  size_t len = strlen(trace_text), gz;
+  unsigned char *z = gzip_of(trace_text, len, &gz);
+  for (size_t chunk = 1; chunk <= gz; chunk = chunk * 5 + 1) {
+    int rc;
+    sc_interf_data *d = read_chunks((const char *)z, gz, chunk, &rc);
+    if (rc) fail_msg("chunk %zu: %s", chunk, sc_errmsg(ctx));
+    check_trace_pairs(d);
+    sc_interf_data_free(d);
+  }
+  /* two traces into one set: pairs add up */
+  sc_interf_data *d;
+  assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(sc_interf_trace_begin(d, "t.json.gz"), 0);
+    assert_int_equal(sc_interf_trace_feed(d, z, gz), 0);
+    assert_int_equal(sc_interf_trace_end(d), 0);
+  }
+  sc_interf_stats st;
+  sc_interf_data_stats(d, &st);
+  assert_int_equal(st.traces, 2);
+  assert_int_equal(st.pairs, 6);
+  sc_interf_data_free(d);
+  /* truncated gzip */
+  int rc;
+  d = read_chunks((const char *)z, gz / 2, 64, &rc);
+  assert_int_equal(rc, SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "t.json: "));
+  sc_interf_data_free(d);
+  free(z);
+}
+
+static void test_reader_errors(void **state) {
+  (void)state;
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"{\"traceEvents\": [ {\"ph\": } ]}", "t.json: 25: "},
+      {"{\"traceEvents\": [ {\"ph\": \"X\"} ", "unexpected end of input"},
+      {"", "empty"},
+      {"\x1f\x8b garbage that is not deflate", "gzip"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc;
+    sc_interf_data *d = read_chunks(bad[i].text, strlen(bad[i].text), 3, &rc);
+    if (rc != SC_EINVAL || !strstr(sc_errmsg(ctx), bad[i].msg))
+      fail_msg("case %zu: rc %d, \"%s\"", i, rc, sc_errmsg(ctx));
+    sc_interf_data_free(d);
+  }
+  sc_interf_data *d;
+  assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
+  assert_int_equal(sc_interf_load_file(d, "/nonexistent/trace.json"), SC_EIO);
+  assert_int_equal(sc_interf_trace_feed(d, "{}", 2), SC_EINVAL); /* not begun */
+  sc_interf_data_free(d);
+}
+
+/* Allocator that fails the allocation numbered fail_at (1-based; 0 never). */
+typedef struct budget {
+  long count, fail_at;
+} budget;
+
+static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  budget *b = ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (++b->count == b->fail_at) return NULL;
+  return realloc(ptr, nsize);
+}
+
+/* Reading (gzip) and fitting with any one allocation failing gives
+ * SC_ENOMEM and leaks nothing (ASan checks the latter). */
+static void test_allocation_failures(void **state) {
+  (void)state;
+  size_t gz;
+  unsigned char *z = gzip_of(trace_text, strlen(trace_text), &gz);
+  budget b = {0, 0};
+  sc_ctx *c;
+  assert_int_equal(sc_ctx_new(&c, failing_alloc, &b), 0);
+  long total = 0;
+  for (long k = 0; k == 0 || k <= total; k++) {
+    b.count = 0;
+    b.fail_at = k;
+    sc_interf_data *d = NULL;
+    int rc = sc_interf_data_new(c, NULL, &d);
+    if (!rc) rc = sc_interf_trace_begin(d, "t.json.gz");
+    for (size_t off = 0; !rc && off < gz; off += 100)
+      rc = sc_interf_trace_feed(d, z + off, gz - off < 100 ? gz - off : 100);
+    if (!rc) rc = sc_interf_trace_end(d);
+    sc_interf_fit_result res;
+    if (!rc) rc = sc_interf_fit(d, NULL, &res);
+    sc_interf_data_free(d);
+    if (k == 0) {
+      assert_int_equal(rc, 0);
+      total = b.count;
+    } else if (rc != SC_ENOMEM) {
+      fail_msg("allocation %ld of %ld: rc %d", k, total, rc);
+    }
+  }
+  sc_ctx_free(c);
+  free(z);
+}
+
+/* ---------------------------------------------------------------- real traces */
+
+static const char *const hta[] = {
+    "validation/traces/hta/nccl_parser_config_nccl_data.json.gz",
+    "validation/traces/hta/negative_queue_length_rank0.json.gz",
+    "validation/traces/hta/trace_filter_sampled_rank-0.json.gz",
+    "validation/traces/hta/trace_filter_sampled_rank-1.json.gz",
+};
+
+static void path_of(char *buf, size_t n, const char *rel) {
+  const char *root = getenv("SC_SOURCE_DIR");
+  snprintf(buf, n, "%s/%s", root ? root : ".", rel);
+}
+
+/* The shipped traces give the pairs and the fit documented in
+ * docs/INTERFERENCE.md, and the shipped coefficients are that fit. */
+static void test_hta_traces(void **state) {
+  (void)state;
+  char p[1024];
+  sc_interf_data *d;
+  assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
+  for (size_t i = 0; i < sizeof hta / sizeof hta[0]; i++) {
+    path_of(p, sizeof p, hta[i]);
+    if (sc_interf_load_file(d, p)) fail_msg("%s", sc_errmsg(ctx));
+  }
+  sc_interf_stats st;
+  sc_interf_data_stats(d, &st);
+  assert_int_equal(st.traces, 4);
+  assert_int_equal(st.kernels, 10917);
+  assert_int_equal(st.nccl_kernels, 121);
+  assert_int_equal(st.pairs, 142);
+  sc_interf_fit_result res;
+  assert_int_equal(sc_interf_fit(d, NULL, &res), 0);
+  assert_int_equal(res.kernels, 46);
+  /* held out, the learned model gets the summed duration of the overlapped
+   * kernels closer than ignoring interference or the literature table */
+  assert_true(fabs(res.learned.sum_err_pct) < fabs(res.none.sum_err_pct));
+  assert_true(fabs(res.learned.sum_err_pct) < fabs(res.constant.sum_err_pct));
+  assert_true(fabs(res.learned.sum_err_pct) < 5.0);
+  assert_true(res.learned.within_pct[2] > 70.0);
+  /* The record matches the fit, and the shipped coefficients the record. */
+  sc_config cfg;
+  sc_config_default(&cfg);
+  char set[1100];
+  path_of(p, sizeof p, "validation/calibration/interference-hta.yaml");
+  snprintf(set, sizeof set, "calibration=%s", p);
+  if (sc_config_set(ctx, &cfg, set)) fail_msg("%s", sc_errmsg(ctx));
+  sc_cost_params def;
+  memset(&def, 0, sizeof def);
+  sc__interf_defaults(&def);
+  for (int i = 0; i < SC_INTERF_NFEAT; i++) {
+    if (fabs(cfg.costs.interference_w[i] - res.w[i]) > 1e-5 * (1 + fabs(res.w[i])))
+      fail_msg("%s: record %g, fit %g", sc__interf_coef_key(i), cfg.costs.interference_w[i],
+               res.w[i]);
+    if (cfg.costs.interference_w[i] != def.interference_w[i])
+      fail_msg("%s: record %g, shipped %g (run tools/calibrate_interference.sh)",
+               sc__interf_coef_key(i), cfg.costs.interference_w[i], def.interference_w[i]);
+  }
+  sc_interf_data_free(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_keys_and_classes),
+      cmocka_unit_test(test_learned_clamps),
+      cmocka_unit_test(test_fit_recovers_known_s),
+      cmocka_unit_test(test_reader_plain_and_chunked),
+      cmocka_unit_test(test_reader_gzip),
+      cmocka_unit_test(test_reader_errors),
+      cmocka_unit_test(test_allocation_failures),
+      cmocka_unit_test(test_hta_traces),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
