@@ -27,8 +27,8 @@ static void usage(FILE *f) {
           "the same kernel (name, grid, block) alone, fits the learned interference model\n"
           "(simulation.interference: learned) and reports its error on held-out kernels\n"
           "(K-fold cross-validation over kernels by name hash; -1: none). Writes the\n"
-          "`calibration:` mapping of\n"
-          "interference_w_* keys to -o (else stdout). docs/INTERFERENCE.md.\n");
+          "`calibration:` mapping of interference_w_* keys to -o (else stdout).\n"
+          "docs/INTERFERENCE.md.\n");
 }
 
 static int number(const char *opt, const char *v, double *out) {

@@ -131,13 +131,15 @@ typedef struct sim {
   const sc_workload *wl;
   const sc_cost *cost;
   int fold, interf, share;
+  int explicit_wl;    /* the workload names its ranks, groups and peers */
   int64_t stride;     /* ranks per pipeline stage: tp*cp*dp */
   uint32_t nsim;
   rstate *ranks;
   ginst *inst;
   uint32_t ninst;
-  uint32_t *inst_of;  /* [nsim * SC_GRP_COUNT] */
+  uint32_t *inst_of;  /* [nsim * SC_GRP_COUNT]; NULL for explicit workloads */
   uint32_t *members;
+  size_t nmembers;    /* entries of members */
   activity *acts;     /* [nsim * SC_ST_COUNT], see act_claim */
   evchunk *chunks;     /* chunk pool; free ones are chained through next */
   size_t nchunks, chunks_cap;
@@ -363,23 +365,32 @@ static void trace_memory(sim *S, uint32_t rank, int64_t t_ns);
 static int trace_begin(sim *S) {
   tracebuf *tb = S->trace;
   memtrack *mt = &tb->mem;
-  sc_memory_opts opts;
-  sc__memory_opts_of(S->cfg, &opts);
-  int rc = sc__memory_model_init(&mt->mm, S->cfg, &opts);
-  if (rc) return rc;
-  mt->bytes = sc__calloc(S->ctx, S->nsim, sizeof(double));
-  mt->fwd_item = sc__calloc(S->ctx, S->nsim, sizeof(uint64_t));
-  if (!mt->bytes || !mt->fwd_item) return SC_ENOMEM;
+  const sc_workload *wl = S->wl;
+  if (!S->explicit_wl) { /* the memory model knows Megatron stages only */
+    sc_memory_opts opts;
+    sc__memory_opts_of(S->cfg, &opts);
+    int rc = sc__memory_model_init(&mt->mm, S->cfg, &opts);
+    if (rc) return rc;
+    mt->bytes = sc__calloc(S->ctx, S->nsim, sizeof(double));
+    mt->fwd_item = sc__calloc(S->ctx, S->nsim, sizeof(uint64_t));
+    if (!mt->bytes || !mt->fwd_item) return SC_ENOMEM;
+  }
   tb_printf(tb, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   tb->first = 1;
   for (uint32_t i = 0; i < S->nsim; i++) {
     const rstate *r = &S->ranks[i];
-    tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld (stage %u)\"}}",
-              tb->first ? "" : ",\n", (long long)r->global, (long long)r->global, r->stage);
+    if (S->explicit_wl)
+      tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld\"}}",
+                tb->first ? "" : ",\n", (long long)r->global, (long long)r->global);
+    else
+      tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld (stage %u)\"}}",
+                tb->first ? "" : ",\n", (long long)r->global, (long long)r->global, r->stage);
     tb->first = 0;
     for (int s = 0; s < SC_ST_COUNT; s++)
       tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-                (long long)r->global, s, sc__stream_name(s));
+                (long long)r->global, s,
+                wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s) : sc__stream_name(s));
+    if (S->explicit_wl) continue;
     mt->bytes[i] = sc__memory_static_bytes(&mt->mm, r->stage);
     trace_memory(S, i, 0);
   }
@@ -390,6 +401,16 @@ RARE static void trace_op(sim *S, const rstate *r, int stream, const sc_op *op, 
                      int64_t end) {
   static const char *const phase[] = {"fwd", "bwd", "wgrad", "recompute", "step"};
   tracebuf *tb = S->trace;
+  if (S->wl->op_name) { /* explicit workloads: the op's own name */
+    tb_printf(tb, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"name\":\"%.300s\",\"cat\":\"%s\",\"args\":{",
+              (long long)r->global, stream, (double)start / 1e3, (double)(end - start) / 1e3,
+              S->wl->op_name(S->wl->names_ud, op), sc_category_key(op->cat));
+    if (op->kind == SC_OP_COLL)
+      tb_printf(tb, "\"collective\":\"%s\",\"group\":%u", sc__coll_name(op->coll), op->peer);
+    tb_printf(tb, "}}");
+    return;
+  }
   char layer[24] = "";
   if (op->layer != SC_NO_LAYER) snprintf(layer, sizeof layer, " L%u", op->layer);
   tb_printf(tb, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
@@ -510,7 +531,35 @@ static sc_placement group_placement(const sim *S, int kind, int64_t r) {
   return pl;
 }
 
+/* Explicit workloads: the groups as given (members are simulated ranks). */
+static int copy_groups(sim *S) {
+  const sc_workload *wl = S->wl;
+  S->ninst = wl->ngroups;
+  S->inst = sc__calloc(S->ctx, wl->ngroups ? wl->ngroups : 1, sizeof(ginst));
+  size_t n = 0;
+  for (uint32_t g = 0; g < wl->ngroups; g++) {
+    size_t end = (size_t)wl->groups[g].mem_off + wl->groups[g].nmem;
+    if (end > n) n = end;
+  }
+  S->nmembers = n ? n : 1;
+  S->members = sc__malloc(S->ctx, sizeof(uint32_t) * S->nmembers);
+  if (!S->inst || !S->members) return SC_ENOMEM;
+  if (n) memcpy(S->members, wl->group_members, sizeof(uint32_t) * n);
+  for (uint32_t g = 0; g < wl->ngroups; g++) {
+    const sc_xgroup *x = &wl->groups[g];
+    for (uint32_t i = 0; i < x->nmem; i++)
+      if (S->members[x->mem_off + i] >= S->nsim)
+        return sc__error(S->ctx, SC_EINVAL, "group %u names simulated rank %u of %u", g,
+                         S->members[x->mem_off + i], S->nsim);
+    S->inst[g].mem_off = x->mem_off;
+    S->inst[g].nmem = x->nmem;
+    S->inst[g].pl = (sc_placement){x->n, x->nodes, x->per_node};
+  }
+  return SC_OK;
+}
+
 static int build_groups(sim *S) {
+  if (S->explicit_wl) return copy_groups(S);
   size_t total_inst = 0;
   int64_t base[SC_GRP_COUNT];
   for (int k = 0; k < SC_GRP_COUNT; k++) {
@@ -520,7 +569,8 @@ static int build_groups(sim *S) {
   S->ninst = (uint32_t)total_inst;
   S->inst = sc__calloc(S->ctx, total_inst, sizeof(ginst));
   S->inst_of = sc__malloc(S->ctx, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
-  S->members = sc__malloc(S->ctx, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
+  S->nmembers = (size_t)S->nsim * SC_GRP_COUNT;
+  S->members = sc__malloc(S->ctx, sizeof(uint32_t) * S->nmembers);
   if (!S->inst || !S->inst_of || !S->members) return SC_ENOMEM;
   for (uint32_t i = 0; i < S->nsim; i++) {
     for (int k = 0; k < SC_GRP_COUNT; k++) {
@@ -730,7 +780,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   account(S, r);
   if (S->trace) {
     trace_op(S, r, stream, op, start, S->now);
-    if (stream == SC_ST_COMPUTE) trace_memory_op(S, rank, op, start);
+    if (stream == SC_ST_COMPUTE && !S->explicit_wl) trace_memory_op(S, rank, op, start);
   }
   r->st[stream] = ST_IDLE;
   r->act[stream] = NONE;
@@ -844,7 +894,8 @@ static void try_advance(sim *S, uint32_t rank) {
     }
     switch (op->kind) {
     case SC_OP_COLL: {
-      uint32_t gid = S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
+      uint32_t gid = S->explicit_wl ? (op->peer < S->ninst ? op->peer : NONE)
+                                    : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
       if (gid == NONE) { /* not a member: the op is a no-op for this rank */
         S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
                           (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
@@ -865,7 +916,17 @@ static void try_advance(sim *S, uint32_t rank) {
       int delta = (fwd == is_send) ? 1 : -1;
       int ps = fwd ? (is_send ? SC_ST_FWD_RECV : SC_ST_FWD_SEND)
                    : (is_send ? SC_ST_BWD_RECV : SC_ST_BWD_SEND);
-      uint32_t peer = peer_of(S, rank, delta);
+      uint32_t peer;
+      if (!S->explicit_wl) peer = peer_of(S, rank, delta);
+      else { /* the op names its peer and the peer's stream */
+        peer = SC_DEP_INDEX(op->peer);
+        ps = (int)SC_DEP_STREAM(op->peer);
+        if (peer >= S->nsim || ps >= SC_ST_COUNT) {
+          S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
+                            (long long)r->global, peer);
+          return;
+        }
+      }
       r->st[s] = ST_WAIT;
       if (S->ranks[peer].st[ps] == ST_WAIT) {
         if (is_send) start_p2p(S, rank, s, peer, ps, op);
@@ -927,7 +988,7 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->ranks, sizeof(rstate) * S->nsim);
   sc__free(ctx, S->inst, sizeof(ginst) * S->ninst);
   sc__free(ctx, S->inst_of, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
-  sc__free(ctx, S->members, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
+  sc__free(ctx, S->members, sizeof(uint32_t) * S->nmembers);
   sc__free(ctx, S->acts, sizeof(activity) * S->nsim * SC_ST_COUNT);
   sc__free(ctx, S->chunks, sizeof(evchunk) * S->chunks_cap);
   sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
@@ -943,7 +1004,7 @@ static void sim_free(sim *S) {
 static int run(sim *S) {
   const sc_mapping *m = &S->wl->map;
   S->stride = m->tp * m->cp * m->dp;
-  int64_t n = S->fold ? m->pp : m->world;
+  int64_t n = S->explicit_wl ? (int64_t)S->wl->nranks : S->fold ? m->pp : m->world;
   /* Activity ids are rank * SC_ST_COUNT + stream; group tables hold
    * nsim * SC_GRP_COUNT entries: both must fit uint32_t. */
   if (n > (int64_t)UINT32_MAX / SC_ST_COUNT || n > (int64_t)UINT32_MAX / SC_GRP_COUNT)
@@ -956,8 +1017,16 @@ static int run(sim *S) {
   if (!S->ranks || !S->acts) return SC_ENOMEM;
   for (uint32_t i = 0; i < S->nsim; i++) {
     rstate *r = &S->ranks[i];
-    r->global = S->fold ? (int64_t)i * S->stride : (int64_t)i;
-    r->stage = (uint32_t)stage_of(S, r->global);
+    if (S->explicit_wl) { /* stage holds the program index */
+      r->global = S->wl->rank_global[i];
+      r->stage = S->wl->rank_prog[i];
+      if ((int64_t)r->stage >= S->wl->nprogs)
+        return sc__error(S->ctx, SC_EINVAL, "simulated rank %u runs program %u of %lld", i, r->stage,
+                         (long long)S->wl->nprogs);
+    } else {
+      r->global = S->fold ? (int64_t)i * S->stride : (int64_t)i;
+      r->stage = (uint32_t)stage_of(S, r->global);
+    }
     for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
     r->ready = (uint8_t)((1u << SC_ST_COUNT) - 1);
   }
@@ -985,6 +1054,9 @@ static int run(sim *S) {
     for (int s = 0; s < SC_ST_COUNT; s++)
       if (r->head[s] < p->nops[s]) {
         const sc_op *op = &p->ops[s][r->head[s]];
+        if (S->wl->op_name)
+          return sc__error(S->ctx, SC_EDEADLOCK, "simulation deadlock: rank %lld stream %d stuck at op %u (%.200s)",
+                           (long long)r->global, s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
         return sc__error(S->ctx, SC_EDEADLOCK,
                          "simulation deadlock: rank %lld stream %s stuck at op %u (%s, mb %u)",
                          (long long)r->global, sc__stream_name(s), r->head[s],
@@ -1009,6 +1081,7 @@ int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
   S.wl = wl;
   S.cost = cost;
   S.fold = cfg->simulation.fold;
+  S.explicit_wl = wl->nranks > 0;
   S.interf = cfg->simulation.interference != SC_INTERF_NONE;
   S.share = cfg->simulation.share_links;
   if (trace) {

@@ -220,6 +220,7 @@ const sc_interf_sample *sc__interf_data_samples(const sc_interf_data *d, size_t 
 }
 
 int sc__interf_data_add(sc_interf_data *d, const sc_interf_sample *s, size_t n) {
+  if (!n) return SC_OK;
   if (sc__grow(d->ctx, (void **)&d->samples, sizeof *s, &d->samples_cap, d->nsamples + n))
     return SC_ENOMEM;
   memcpy(d->samples + d->nsamples, s, n * sizeof *s);
@@ -295,9 +296,8 @@ static int set_name(sc_interf_data *d, const sc_jtok *t) {
 
 /* An integer value given as a number or a string of digits. */
 static int tok_int(const sc_jtok *t, int64_t *v) {
-  if (t->type == SC_JT_NUMBER) return sc__json_int(t->s, t->n, v) == SC_OK;
-  if (t->type == SC_JT_STRING) return sc__json_int(t->s, t->n, v) == SC_OK;
-  return 0;
+  return (t->type == SC_JT_NUMBER || t->type == SC_JT_STRING) &&
+         sc__json_int(t->s, t->n, v) == SC_OK;
 }
 
 /* One token of the document: tracks where it is and fills the event. */
@@ -621,7 +621,7 @@ static int overlap_all(sc_interf_data *d, kern *c, size_t nc, const kern *g, siz
         k->by = (uint32_t)j;
       }
     }
-    qsort(sp, nsp, sizeof *sp, cmp_span);
+    if (nsp > 1) qsort(sp, nsp, sizeof *sp, cmp_span);
     int64_t ov = 0, end = INT64_MIN;
     for (size_t s = 0; s < nsp; s++) {
       int64_t a = sp[s].a > end ? sp[s].a : end;
@@ -645,7 +645,7 @@ static int pair_kernel(sc_interf_data *d, const kern *c, size_t lo, size_t hi, c
     else nov++;
   }
   if (!nov) return SC_OK;
-  qsort(alone, na, sizeof *alone, cmp_i64);
+  if (na > 1) qsort(alone, na, sizeof *alone, cmp_i64);
   double med = 0, spread = 1e9;
   if (na) {
     med = na % 2 ? (double)alone[na / 2] : 0.5 * (double)(alone[na / 2 - 1] + alone[na / 2]);
@@ -705,9 +705,9 @@ int sc_interf_trace_end(sc_interf_data *d) {
       d->k[ng++] = d->k[i];
       d->k[i] = t;
     }
-  kern *g = d->k, *c = d->k + ng;
+  kern *g = d->k, *c = d->k ? d->k + ng : NULL;
   size_t nc = d->nk - ng;
-  qsort(g, ng, sizeof *g, cmp_nccl);
+  if (ng > 1) qsort(g, ng, sizeof *g, cmp_nccl);
   int64_t *pmax = sc__malloc(d->ctx, (ng ? ng : 1) * sizeof *pmax);
   int64_t *alone = sc__malloc(d->ctx, (nc ? nc : 1) * sizeof *alone);
   if (!pmax || !alone) rc = SC_ENOMEM;
@@ -719,7 +719,7 @@ int sc_interf_trace_end(sc_interf_data *d) {
   if (!rc) {
     /* The NCCL index `by` must survive sorting the compute kernels: it points
      * into g, which stays put. */
-    qsort(c, nc, sizeof *c, cmp_key);
+    if (nc > 1) qsort(c, nc, sizeof *c, cmp_key);
     for (size_t lo = 0; !rc && lo < nc;) {
       size_t hi = lo + 1;
       while (hi < nc && c[hi].key == c[lo].key) hi++;

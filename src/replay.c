@@ -263,6 +263,44 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
   return SC_OK;
 }
 
+#ifndef NDEBUG
+/* Invariants of the built programs (debug builds): dependencies point to
+ * existing ops of other slots; collectives name existing groups. (The
+ * pipeline pairing check of sc__workload_check does not apply here.) */
+static int check_programs(sc_ctx *ctx, const sc_workload *wl) {
+  for (int64_t i = 0; i < wl->nprogs; i++) {
+    const sc_program *p = &wl->progs[i];
+    for (int s = 0; s < SC_ST_COUNT; s++)
+      for (size_t q = 0; q < p->nops[s]; q++) {
+        const sc_op *op = &p->ops[s][q];
+        if ((size_t)op->dep_off + op->ndeps > p->ndeps)
+          return sc__error(ctx, SC_EINVAL, "replay program %lld: deps out of range", (long long)i);
+        for (uint32_t d = 0; d < op->ndeps; d++) {
+          uint32_t dep = p->deps[op->dep_off + d];
+          if (SC_DEP_STREAM(dep) >= SC_ST_COUNT || (int)SC_DEP_STREAM(dep) == s ||
+              SC_DEP_INDEX(dep) >= p->nops[SC_DEP_STREAM(dep)])
+            return sc__error(ctx, SC_EINVAL, "replay program %lld: bad dependency", (long long)i);
+        }
+        if (op->kind == SC_OP_COLL && op->peer >= wl->ngroups)
+          return sc__error(ctx, SC_EINVAL, "replay program %lld: collective without group", (long long)i);
+      }
+  }
+  return SC_OK;
+}
+#endif
+
+/* Per-rank state kept across the phases of sc_replay. */
+typedef struct rprep {
+  conv cv;
+  uint32_t *chan;      /* [nops] collectives: engine group (channel), else unused */
+  double *dur;         /* [nops] collectives: priced duration, ns */
+} rprep;
+
+/* A channel: one job group on one engine slot (an NCCL communicator and its
+ * stream). Process groups with the same members but their own streams
+ * (torchrec's all-to-all and all-reduce groups) stay apart this way. */
+typedef struct chan { uint32_t group; int slot; } chan;
+
 int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
               sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
   memset(out, 0, sizeof *out);
@@ -299,89 +337,151 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
   wl.progs = sc__calloc(ctx, nr, sizeof *wl.progs);
   uint32_t *rank_prog = sc__malloc(ctx, nr * sizeof *rank_prog);
   int64_t *rank_global = sc__malloc(ctx, nr * sizeof *rank_global);
-  size_t ng = job->ngroups;
-  sc_xgroup *xg = sc__calloc(ctx, ng ? ng : 1, sizeof *xg);
-  uint32_t *xmem = sc__malloc(ctx, (nr * (ng ? ng : 1)) * sizeof *xmem);
+  rprep *rp = sc__calloc(ctx, nr, sizeof *rp);
   names *nm = sc__calloc(ctx, 1, sizeof *nm);
-  conv cv;
-  memset(&cv, 0, sizeof cv);
-  double **cdur = sc__calloc(ctx, nr, sizeof *cdur); /* per rank, per op: priced collective ns */
-  if (!wl.progs || !rank_prog || !rank_global || !xg || !xmem || !nm || !cdur) rc = SC_ENOMEM;
+  chan *chans = NULL;
+  size_t nchans = 0, chans_cap = 0;
+  sc_xgroup *xg = NULL;
+  uint32_t *xmem = NULL;
+  size_t nxm = 0;
+  if (!wl.progs || !rank_prog || !rank_global || !rp || !nm) rc = SC_ENOMEM;
   if (!rc) nm->job = job;
 
-  /* Groups: simulated members (traced ranks in the group). */
-  size_t nxm = 0;
-  for (size_t g = 0; !rc && g < ng; g++) {
-    xg[g].mem_off = (uint32_t)nxm;
-    for (size_t i = 0; i < nr; i++) {
-      const sc_jgroup *jg = &job->groups[g];
-      const int64_t *m = job->members + jg->off;
+  /* Phase 1: slots and slot order of every rank's ops. */
+  int64_t merged = 0;
+  for (size_t i = 0; !rc && i < nr; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    conv *cv = &rp[i].cv;
+    size_t n = r->nops ? r->nops : 1;
+    cv->slot_of = sc__calloc(ctx, r->nstreams ? r->nstreams : 1, 1);
+    cv->pos = sc__malloc(ctx, n * sizeof *cv->pos);
+    cv->seq = sc__malloc(ctx, n * sizeof *cv->seq);
+    rp[i].chan = sc__malloc(ctx, n * sizeof *rp[i].chan);
+    rp[i].dur = sc__calloc(ctx, n, sizeof *rp[i].dur);
+    if (!cv->slot_of || !cv->pos || !cv->seq || !rp[i].chan || !rp[i].dur) {
+      rc = SC_ENOMEM;
+      break;
+    }
+    rc = assign_slots(ctx, r, cv, &merged);
+    if (!rc && order_slots(ctx, r, cv))
+      rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld: dependency cycle among merged streams",
+                     sc__job_str(job, r->source), (long long)r->rank);
+    if (!rc && i < 64)
+      for (size_t st = 0; st < r->nstreams; st++)
+        if (!nm->stream[i][cv->slot_of[st]]) nm->stream[i][cv->slot_of[st]] = sc__job_str(job, r->streams[st].name);
+  }
+
+  /* Phase 2: channels, in order of first use, and their simulated members
+   * (the traced ranks of the group). */
+  for (size_t i = 0; !rc && i < nr; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    for (size_t k = 0; !rc && k < r->nops; k++) {
+      const sc_jop *op = &r->ops[k];
+      if (op->kind != SC_JOP_COLL) continue;
+      int slot = rp[i].cv.slot_of[op->stream];
+      size_t c = 0;
+      while (c < nchans && !(chans[c].group == op->group && chans[c].slot == slot)) c++;
+      if (c == nchans) {
+        if (sc__grow(ctx, (void **)&chans, sizeof *chans, &chans_cap, nchans + 1)) {
+          rc = SC_ENOMEM;
+          break;
+        }
+        chans[nchans++] = (chan){op->group, slot};
+      }
+      rp[i].chan[k] = (uint32_t)c;
+    }
+  }
+  if (!rc) {
+    xg = sc__calloc(ctx, nchans ? nchans : 1, sizeof *xg);
+    xmem = sc__malloc(ctx, (nr * (nchans ? nchans : 1)) * sizeof *xmem);
+    if (!xg || !xmem) rc = SC_ENOMEM;
+  }
+  for (size_t c = 0; !rc && c < nchans; c++) {
+    const sc_jgroup *jg = &job->groups[chans[c].group];
+    const int64_t *m = job->members + jg->off;
+    xg[c].mem_off = (uint32_t)nxm;
+    for (size_t i = 0; i < nr; i++)
       for (uint32_t k = 0; k < jg->n; k++)
         if (m[k] == job->ranks[i].rank) {
           xmem[nxm++] = (uint32_t)i;
           break;
         }
-    }
-    xg[g].nmem = (uint32_t)(nxm - xg[g].mem_off);
-    xg[g].n = groups[g].pl.n;
-    xg[g].nodes = groups[g].pl.nodes;
-    xg[g].per_node = groups[g].pl.per_node;
+    xg[c].nmem = (uint32_t)(nxm - xg[c].mem_off);
+    xg[c].n = groups[chans[c].group].pl.n;
+    xg[c].nodes = groups[chans[c].group].pl.nodes;
+    xg[c].per_node = groups[chans[c].group].pl.per_node;
   }
 
-  /* Collective durations: traced (the least over the traced members of each
-   * instance: the others' include waiting for the last arrival, which the
-   * rendezvous reproduces) or from the comm model. */
+  /* Phase 3: collective durations. Traced: the least over the traced
+   * members of each instance (the others' include waiting for the last
+   * arrival, which the rendezvous reproduces); every member must issue the
+   * same number on a channel. Model: priced for the group's placement. */
   int64_t modelled = 0, measured = 0;
-  for (size_t i = 0; !rc && i < nr; i++) {
-    const sc_jrank *r = &job->ranks[i];
-    cdur[i] = sc__calloc(ctx, r->nops ? r->nops : 1, sizeof **cdur);
-    if (!cdur[i]) rc = SC_ENOMEM;
-    for (size_t k = 0; !rc && k < r->nops; k++) cdur[i][k] = (double)r->ops[k].dur_ns;
-  }
-  for (size_t g = 0; !rc && g < ng && xg[g].nmem > 1; g++) {
-    /* k-th collective of g on each simulated member. */
-    size_t *cur = sc__calloc(ctx, xg[g].nmem, sizeof *cur);
+  for (size_t c = 0; !rc && c < nchans; c++) {
+    uint32_t nmem = xg[c].nmem;
+    size_t *cur = sc__calloc(ctx, nmem ? nmem : 1, sizeof *cur);
     if (!cur) {
       rc = SC_ENOMEM;
       break;
     }
+    int slot = chans[c].slot;
     for (;;) {
       double least = INFINITY;
-      int any = 0;
-      for (uint32_t mi = 0; mi < xg[g].nmem; mi++) {
-        const sc_jrank *r = &job->ranks[xmem[xg[g].mem_off + mi]];
-        while (cur[mi] < r->nops && !(r->ops[cur[mi]].kind == SC_JOP_COLL && r->ops[cur[mi]].group == g)) cur[mi]++;
-        if (cur[mi] < r->nops) {
-          any = 1;
-          if ((double)r->ops[cur[mi]].dur_ns < least) least = (double)r->ops[cur[mi]].dur_ns;
+      int have = 0, missing = 0;
+      for (uint32_t mi = 0; mi < nmem; mi++) {
+        uint32_t ri = xmem[xg[c].mem_off + mi];
+        const sc_jrank *r = &job->ranks[ri];
+        const rprep *x = &rp[ri];
+        size_t off = 0;
+        for (int s2 = 0; s2 < slot; s2++) off += x->cv.count[s2];
+        size_t q = cur[mi];
+        while (q < x->cv.count[slot]) {
+          uint32_t k = x->cv.seq[off + q];
+          if (r->ops[k].kind == SC_JOP_COLL && x->chan[k] == c) break;
+          q++;
         }
+        cur[mi] = q;
+        if (q < x->cv.count[slot]) {
+          have++;
+          uint32_t k = x->cv.seq[off + q];
+          if ((double)r->ops[k].dur_ns < least) least = (double)r->ops[k].dur_ns;
+        } else missing++;
       }
-      if (!any) break;
-      for (uint32_t mi = 0; mi < xg[g].nmem; mi++) {
-        uint32_t ri = xmem[xg[g].mem_off + mi];
-        if (cur[mi] < job->ranks[ri].nops) cdur[ri][cur[mi]++] = least;
+      if (!have) break;
+      if (missing) {
+        rc = sc__error(ctx, SC_EUNSUPPORTED,
+                       "group %u: the traced ranks issue different numbers of collectives on its "
+                       "stream (different streams per rank are not supported)", chans[c].group);
+        break;
+      }
+      for (uint32_t mi = 0; mi < nmem; mi++) {
+        uint32_t ri = xmem[xg[c].mem_off + mi];
+        rprep *x = &rp[ri];
+        size_t off = 0;
+        for (int s2 = 0; s2 < slot; s2++) off += x->cv.count[s2];
+        x->dur[x->cv.seq[off + cur[mi]]] = least;
+        cur[mi]++;
       }
     }
-    sc__free(ctx, cur, xg[g].nmem * sizeof *cur);
+    sc__free(ctx, cur, (nmem ? nmem : 1) * sizeof *cur);
   }
   for (size_t i = 0; !rc && i < nr; i++) {
     const sc_jrank *r = &job->ranks[i];
     for (size_t k = 0; k < r->nops; k++) {
       const sc_jop *op = &r->ops[k];
       if (op->kind != SC_JOP_COLL) continue;
-      if (model && op->coll < SC_COLL_COUNT && op->bytes > 0 && groups[op->group].n > 1) {
-        cdur[i][k] = cost.comm->coll_ns(&cost, op->coll, op->bytes, &groups[op->group].pl);
+      const gdef *g = &groups[op->group];
+      if (model && op->coll < SC_COLL_COUNT && op->bytes > 0) {
+        /* A group of one moves nothing. */
+        rp[i].dur[k] = g->n > 1 ? cost.comm->coll_ns(&cost, op->coll, op->bytes, &g->pl) : 0;
         modelled++;
-      } else if (model && op->coll < SC_COLL_COUNT && op->bytes > 0) {
-        cdur[i][k] = 0; /* a group of one moves nothing */
-        modelled++;
-      } else if (model && retarget && op->coll < SC_COLL_COUNT && groups[op->group].traced_pl.n > 1) {
+      } else if (model && retarget && op->coll < SC_COLL_COUNT && g->traced_pl.n > 1) {
         /* Size unknown: scale the traced time by the model's ratio between
-         * the new and the traced placement at a nominal 64 MiB. */
+         * the new and the traced placement, at a nominal 64 MiB. */
         double b = 64.0 * 1048576.0;
-        double t0 = cost.comm->coll_ns(&cost, op->coll, b, &groups[op->group].traced_pl);
-        double t1 = cost.comm->coll_ns(&cost, op->coll, b, &groups[op->group].pl);
-        if (t0 > 0) cdur[i][k] *= t1 / t0;
+        double t0 = cost.comm->coll_ns(&cost, op->coll, b, &g->traced_pl);
+        double t1 = cost.comm->coll_ns(&cost, op->coll, b, &g->pl);
+        if (t0 > 0) rp[i].dur[k] *= t1 / t0;
         measured++;
       } else {
         measured++;
@@ -389,42 +489,27 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
     }
   }
 
-  /* Programs. */
-  int64_t merged = 0;
+  /* Phase 4: the engine programs. */
   for (size_t i = 0; !rc && i < nr; i++) {
     const sc_jrank *r = &job->ranks[i];
+    const conv *cv = &rp[i].cv;
     rank_prog[i] = (uint32_t)i;
     rank_global[i] = r->rank;
-    size_t n = r->nops;
-    cv.slot_of = sc__calloc(ctx, r->nstreams ? r->nstreams : 1, 1);
-    cv.pos = sc__malloc(ctx, (n ? n : 1) * sizeof *cv.pos);
-    cv.seq = sc__malloc(ctx, (n ? n : 1) * sizeof *cv.seq);
-    memset(cv.count, 0, sizeof cv.count);
-    if (!cv.slot_of || !cv.pos || !cv.seq) rc = SC_ENOMEM;
-    if (!rc) rc = assign_slots(ctx, r, &cv, &merged);
-    if (!rc && i < 64) {
-      for (size_t s = 0; s < r->nstreams; s++)
-        if (!nm->stream[i][cv.slot_of[s]]) nm->stream[i][cv.slot_of[s]] = sc__job_str(job, r->streams[s].name);
-    }
-    if (!rc && order_slots(ctx, r, &cv))
-      rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld: dependency cycle among merged streams",
-                     sc__job_str(job, r->source), (long long)r->rank);
     sc_program *p = &wl.progs[i];
     size_t off = 0;
     for (int s = 0; !rc && s < SC_ST_COUNT; s++) {
-      p->nops[s] = p->cap[s] = cv.count[s];
-      p->ops[s] = sc__calloc(ctx, cv.count[s] ? cv.count[s] : 1, sizeof(sc_op));
-      if (!cv.count[s]) p->cap[s] = 1;
+      p->nops[s] = cv->count[s];
+      p->cap[s] = cv->count[s] ? cv->count[s] : 1;
+      p->ops[s] = sc__calloc(ctx, p->cap[s], sizeof(sc_op));
       if (!p->ops[s]) rc = SC_ENOMEM;
-      for (size_t q = 0; !rc && q < cv.count[s]; q++) {
-        uint32_t k = cv.seq[off + q];
+      for (size_t q = 0; !rc && q < cv->count[s]; q++) {
+        uint32_t k = cv->seq[off + q];
         const sc_jop *jo = &r->ops[k];
         sc_op *op = &p->ops[s][q];
         op->layer = SC_NO_LAYER;
         op->phase = SC_PH_FWD;
         op->label = SC_L_OPTIM;
-        op->mb = jo->name;
-        op->peer = 0;
+        op->mb = jo->name; /* the name, for op_name() */
         op->dep_off = (uint32_t)p->ndeps;
         switch (jo->kind) {
         case SC_JOP_KERNEL:
@@ -442,8 +527,8 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
           op->kind = SC_OP_COLL;
           op->coll = jo->coll < SC_COLL_COUNT ? jo->coll : SC_COLL_ALLREDUCE;
           op->cat = groups[jo->group].spans_replicas ? SC_CAT_DP : SC_CAT_TP;
-          op->peer = jo->group;
-          op->work = cdur[i][k];
+          op->peer = rp[i].chan[k];
+          op->work = rp[i].dur[k];
           break;
         case SC_JOP_SEND:
         case SC_JOP_RECV:
@@ -460,8 +545,8 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
         }
         for (uint32_t d = 0; !rc && d < jo->ndeps; d++) {
           uint32_t dep = r->deps[jo->dep_off + d];
-          int ds = cv.slot_of[r->ops[dep].stream];
-          uint32_t di = cv.pos[dep];
+          int ds = cv->slot_of[r->ops[dep].stream];
+          uint32_t di = cv->pos[dep];
           if (ds == s) {
             if (di < q) continue; /* implied by slot order */
             rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld op %u depends on a later op of its stream",
@@ -480,30 +565,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
           op->ndeps++;
         }
       }
-      off += cv.count[s];
-    }
-    /* A group's collectives must sit on one slot on every member (the
-     * engine starts a collective on the same slot of all members). */
-    sc__free(ctx, cv.slot_of, r->nstreams ? r->nstreams : 1);
-    sc__free(ctx, cv.pos, (n ? n : 1) * sizeof *cv.pos);
-    sc__free(ctx, cv.seq, (n ? n : 1) * sizeof *cv.seq);
-    cv.slot_of = NULL;
-    cv.pos = cv.seq = NULL;
-  }
-  for (size_t g = 0; !rc && g < ng; g++) {
-    int slot = -1;
-    for (uint32_t mi = 0; !rc && mi < xg[g].nmem; mi++) {
-      uint32_t ri = xmem[xg[g].mem_off + mi];
-      const sc_program *p = &wl.progs[ri];
-      for (int s = 0; s < SC_ST_COUNT && !rc; s++)
-        for (size_t q = 0; q < p->nops[s]; q++)
-          if (p->ops[s][q].kind == SC_OP_COLL && p->ops[s][q].peer == g) {
-            if (slot >= 0 && slot != s)
-              rc = sc__error(ctx, SC_EUNSUPPORTED,
-                             "group %zu runs its collectives on different streams on different ranks", g);
-            slot = s;
-            break;
-          }
+      off += cv->count[s];
     }
   }
   if (!rc) {
@@ -511,13 +573,13 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
     wl.rank_prog = rank_prog;
     wl.rank_global = rank_global;
     wl.groups = xg;
-    wl.ngroups = (uint32_t)ng;
+    wl.ngroups = (uint32_t)nchans;
     wl.group_members = xmem;
     wl.op_name = op_name;
     wl.stream_name = stream_name;
     wl.names_ud = nm;
 #ifndef NDEBUG
-    rc = sc__workload_check(ctx, &wl);
+    rc = check_programs(ctx, &wl);
 #endif
   }
   sc_result res;
@@ -557,17 +619,25 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
     out->gpu_busy_s = busy / 1e9 / (double)nr / it;
     out->modelled_collectives = modelled;
     out->measured_collectives = measured;
+    out->merged_streams = merged;
     out->comm = model ? "model" : "measured";
     out->gpu = cost.hw ? cost.hw->name : "";
   }
-  for (size_t i = 0; cdur && i < nr; i++)
-    if (cdur[i]) sc__free(ctx, cdur[i], (job->ranks[i].nops ? job->ranks[i].nops : 1) * sizeof **cdur);
-  sc__free(ctx, cdur, nr * sizeof *cdur);
+  for (size_t i = 0; rp && i < nr; i++) {
+    size_t n = job->ranks[i].nops ? job->ranks[i].nops : 1;
+    sc__free(ctx, rp[i].cv.slot_of, job->ranks[i].nstreams ? job->ranks[i].nstreams : 1);
+    sc__free(ctx, rp[i].cv.pos, n * sizeof *rp[i].cv.pos);
+    sc__free(ctx, rp[i].cv.seq, n * sizeof *rp[i].cv.seq);
+    sc__free(ctx, rp[i].chan, n * sizeof *rp[i].chan);
+    sc__free(ctx, rp[i].dur, n * sizeof *rp[i].dur);
+  }
+  sc__free(ctx, rp, nr * sizeof *rp);
   sc__workload_free(ctx, &wl);
   sc__free(ctx, rank_prog, nr * sizeof *rank_prog);
   sc__free(ctx, rank_global, nr * sizeof *rank_global);
-  sc__free(ctx, xg, (ng ? ng : 1) * sizeof *xg);
-  sc__free(ctx, xmem, (nr * (ng ? ng : 1)) * sizeof *xmem);
+  sc__free(ctx, xg, (nchans ? nchans : 1) * sizeof *xg);
+  sc__free(ctx, xmem, (nr * (nchans ? nchans : 1)) * sizeof *xmem);
+  sc__free(ctx, chans, chans_cap * sizeof *chans);
   sc__free(ctx, nm, sizeof *nm);
   free_groups(ctx, groups, job->ngroups);
   return rc;
@@ -617,5 +687,8 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   if (!rc)
     rc = sc__writef(w, ud, "collectives: %lld priced by the comm model, %lld with traced durations\n",
                     (long long)r->modelled_collectives, (long long)r->measured_collectives);
+  if (!rc && r->merged_streams)
+    rc = sc__writef(w, ud, "note: %lld GPU stream(s) shared an engine stream with another (more streams than slots)\n",
+                    (long long)r->merged_streams);
   return rc;
 }

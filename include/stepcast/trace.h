@@ -119,6 +119,7 @@ typedef struct sc_replay_result {
   double gpu_busy_s;          /* traced GPU time per iteration, mean over ranks */
   int64_t modelled_collectives; /* collectives priced by the comm model */
   int64_t measured_collectives; /* collectives that kept their traced duration */
+  int64_t merged_streams;     /* GPU streams that had to share an engine stream */
   const char *comm;           /* "measured" or "model" */
   const char *gpu;            /* hardware preset used */
 } sc_replay_result;
