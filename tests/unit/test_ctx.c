@@ -1,0 +1,120 @@
+/* test_ctx.c: the context and shared utilities: allocator hook (every
+ * allocation goes through it, failures surface as SC_ENOMEM), error
+ * messages and codes, growable arrays, whole-file reads. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_int.h"
+
+typedef struct counting {
+  long allocs, frees, fail_after; /* fail_after < 0: never fail */
+} counting;
+
+static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  counting *c = ud;
+  (void)osize;
+  if (nsize == 0) {
+    if (ptr) c->frees++;
+    free(ptr);
+    return NULL;
+  }
+  if (c->fail_after >= 0 && c->allocs >= c->fail_after) return NULL;
+  if (!ptr) c->allocs++;
+  return realloc(ptr, nsize);
+}
+
+static void test_hook_and_errors(void **state) {
+  (void)state;
+  counting c = {0, 0, -1};
+  sc_ctx *ctx;
+  assert_int_equal(sc_ctx_new(&ctx, counting_alloc, &c), SC_OK);
+  assert_string_equal(sc_errmsg(ctx), "");
+  assert_int_equal(sc__error(ctx, SC_EINVAL, "%s:%d: bad %s", "f.yaml", 3, "thing"), SC_EINVAL);
+  assert_string_equal(sc_errmsg(ctx), "f.yaml:3: bad thing");
+  void *p = sc__calloc(ctx, 10, 8);
+  assert_non_null(p);
+  for (int i = 0; i < 80; i++) assert_int_equal(((unsigned char *)p)[i], 0);
+  sc__free(ctx, p, 80);
+  sc_ctx_free(ctx);
+  assert_int_equal(c.allocs, c.frees); /* the context itself went through the hook */
+  assert_string_equal(sc_strerror(SC_ENOMEM), "out of memory");
+  assert_string_equal(sc_strerror(12345), "unknown error");
+}
+
+static void test_allocation_failure(void **state) {
+  (void)state;
+  counting c = {0, 0, 0};
+  sc_ctx *ctx;
+  assert_int_equal(sc_ctx_new(&ctx, counting_alloc, &c), SC_ENOMEM);
+  assert_null(ctx);
+  c.fail_after = 1; /* the context succeeds, the next allocation fails */
+  assert_int_equal(sc_ctx_new(&ctx, counting_alloc, &c), SC_OK);
+  assert_null(sc__malloc(ctx, 100));
+  assert_non_null(strstr(sc_errmsg(ctx), "out of memory"));
+  assert_null(sc__calloc(ctx, SIZE_MAX / 2, 4)); /* overflow, not a wrap-around */
+  sc_ctx_free(ctx);
+}
+
+static void test_grow(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  assert_int_equal(sc_ctx_new(&ctx, NULL, NULL), SC_OK);
+  int *v = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < 1000; i++) {
+    assert_int_equal(sc__grow(ctx, (void **)&v, sizeof *v, &cap, i + 1), SC_OK);
+    assert_true(cap >= i + 1);
+    v[i] = (int)i;
+  }
+  for (size_t i = 0; i < 1000; i++) assert_int_equal(v[i], (int)i);
+  sc__free(ctx, v, cap * sizeof *v);
+  sc_ctx_free(ctx);
+}
+
+static void test_read_file(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  assert_int_equal(sc_ctx_new(&ctx, NULL, NULL), SC_OK);
+  char path[] = "/tmp/stepcast-test-ctx-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  for (int i = 0; i < 30000; i++) fputs("abc\n", f); /* 120000 bytes: several refills */
+  fclose(f);
+  char *buf;
+  size_t len, cap;
+  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1 << 20, &buf, &len, &cap), SC_OK);
+  assert_int_equal(len, 120000);
+  assert_int_equal(buf[len], 0);
+  assert_memory_equal(buf + len - 4, "abc\n", 4);
+  sc__free(ctx, buf, cap);
+  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1000, &buf, &len, &cap), SC_EIO);
+  assert_non_null(strstr(sc_errmsg(ctx), "cannot read: file larger than"));
+  remove(path);
+  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1000, &buf, &len, &cap), SC_EIO);
+  assert_non_null(strstr(sc_errmsg(ctx), ": cannot open: No such file or directory"));
+  assert_int_equal(sc__read_file(ctx, path, "a.yaml:3", "calibration file", 1000, &buf, &len,
+                                 &cap),
+                   SC_EIO);
+  assert_non_null(strstr(sc_errmsg(ctx), "a.yaml:3: cannot open calibration file /tmp/"));
+  assert_int_equal(sc__read_file(ctx, "/tmp", NULL, NULL, 1000, &buf, &len, &cap), SC_EIO);
+  assert_non_null(strstr(sc_errmsg(ctx), "/tmp: cannot open: Is a directory"));
+  sc_ctx_free(ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hook_and_errors),
+      cmocka_unit_test(test_allocation_failure),
+      cmocka_unit_test(test_grow),
+      cmocka_unit_test(test_read_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
