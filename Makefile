@@ -8,10 +8,11 @@
 #   make mpi-check  2-process sweep must print and write what 1 process does
 BUILD ?= build
 JOBS ?= 2
-DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev
+DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev libzstd-dev \
+           libprotobuf-c-dev protobuf-c-compiler
 DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
 
-.PHONY: all deps build run test asan bench clean fuzz deps-mpi mpi mpi-check
+.PHONY: all deps build run test asan bench clean fuzz fuzz-kineto deps-mpi mpi mpi-check
 
 all: build
 
@@ -70,8 +71,21 @@ fuzz: deps
 	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
 	mkdir -p build-fuzz
+	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc src/chakra_et.proto
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc tests/fuzz/fuzz_config.c src/*.c $$(pkg-config --cflags --libs yaml-0.1 zlib) -lm \
-	  -o build-fuzz/fuzz_config
+	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_config.c src/*.c build-fuzz/proto/chakra_et.pb-c.c \
+	  $$(pkg-config --cflags --libs $(FUZZ_PKGS)) -lm -o build-fuzz/fuzz_config
 	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
 	./build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus
+
+# Bounded libFuzzer run of trace import (Kineto, Chakra) and the .scw reader.
+FUZZ_PKGS = yaml-0.1 zlib libzstd libprotobuf-c
+fuzz-kineto: deps
+	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
+	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc src/chakra_et.proto
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_kineto.c src/*.c build-fuzz/proto/chakra_et.pb-c.c \
+	  $$(pkg-config --cflags --libs $(FUZZ_PKGS)) -lm -o build-fuzz/fuzz_kineto
+	mkdir -p build-fuzz/corpus-trace && cp tests/fuzz/corpus-trace/* build-fuzz/corpus-trace/
+	./build-fuzz/fuzz_kineto -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 build-fuzz/corpus-trace

@@ -291,6 +291,8 @@ int sc_cli_replay(int argc, char **argv) {
     cfg.parallel.schedule = SC_SCHED_1F1B;
     cfg.cluster.num_gpus = world;
     cfg.cluster.nodes = 0;
+    /* A job smaller than a node fills part of one (same placement). */
+    if (cfg.cluster.gpus_per_node > world) cfg.cluster.gpus_per_node = world;
     cfg.training.micro_batch = 1;
     cfg.training.global_batch = world;
     rc = sc_config_resolve(ctx, &cfg);

@@ -15,6 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* qsort/bsearch that accept an empty array (the C library's do not take a
+ * NULL base, even for zero items). */
+static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 1) qsort(base, n, size, cmp);
+}
+static void *find_item(const void *key, const void *base, size_t n, size_t size,
+                       int (*cmp)(const void *, const void *)) {
+  return n ? bsearch(key, base, n, size, cmp) : NULL;
+}
+
 /* Largest single protobuf message accepted (a node carries its tensor
  * lists as text; real ones stay under a few hundred KiB). */
 #define MAX_MSG_BYTES (64u << 20)
@@ -62,9 +72,7 @@ typedef struct chk {
   int skip;
   int64_t j_id;
   char j_name[128];
-  int in_inputs, in_outputs, in_values;
-  int values_depth;
-  int top_index;          /* index in inputs.values of the current top-level item */
+  int in_inputs, in_outputs;
   char coll_name[64];
   int64_t last_int;
   double in_bytes, out_bytes;
@@ -355,13 +363,11 @@ static int on_json(sc_trace_reader *r, const sc_jtok *t) {
   }
   if (d == 4) {
     if (t->type == SC_JT_KEY) c->jkey = KEY(t, "values") ? JK_VALUES : JK_NONE;
-    else if (c->jkey == JK_VALUES && t->type == SC_JT_ARR_BEGIN) c->top_index = -1;
-    else if (t->type != SC_JT_ARR_END && begin) c->skip = d;
+    else if (begin && !(c->jkey == JK_VALUES && t->type == SC_JT_ARR_BEGIN)) c->skip = d;
     return SC_OK;
   }
   if (c->jkey != JK_VALUES) return SC_OK;
   /* Inside inputs.values / outputs.values (depth >= 5). */
-  if (d == 5) c->top_index++;
   if (t->type == SC_JT_ARR_BEGIN) {
     c->tensor_n = 0;
     c->tensor_ok = 1;
@@ -528,7 +534,7 @@ static int build_proto(sc_trace_reader *r, sc_jrank *jr, uint32_t wgroup) {
     int host = x->kind == SC_JOP_HOST || x->kind == SC_JOP_SYNC;
     order[i] = (ikey){host ? -1 : x->tid, x->id, (uint32_t)i};
   }
-  if (!rc) qsort(order, n, sizeof *order, cmp_ikey);
+  if (!rc) sort_items(order, n, sizeof *order, cmp_ikey);
   int64_t have_start = 0, t0 = INT64_MAX, t1 = INT64_MIN;
   for (size_t i = 0; !rc && i < n; i++) {
     if (i == 0 || order[i].stream != order[i - 1].stream) {
@@ -558,7 +564,7 @@ static int build_proto(sc_trace_reader *r, sc_jrank *jr, uint32_t wgroup) {
     }
   }
   if (!rc) {
-    qsort(map, n, sizeof *map, cmp_idmap);
+    sort_items(map, n, sizeof *map, cmp_idmap);
     for (size_t i = 1; i < n; i++)
       if (map[i].id == map[i - 1].id) {
         rc = sc__trace_fail(r, SC_EINVAL, 0, "duplicate node id %llu", (unsigned long long)map[i].id);
@@ -584,7 +590,7 @@ static int build_proto(sc_trace_reader *r, sc_jrank *jr, uint32_t wgroup) {
     }
     for (uint32_t d = 0; !rc && d < x->ndeps; d++) {
       idmap key = {c->deps[x->dep_off + d], 0};
-      const idmap *hit = bsearch(&key, map, n, sizeof *map, cmp_idmap);
+      const idmap *hit = find_item(&key, map, n, sizeof *map, cmp_idmap);
       if (!hit) {
         missing++;
         continue;
@@ -620,16 +626,21 @@ static int chk_build(sc_trace_reader *r) {
   int64_t rank = rank_from_name(r->name, r->rank_hint);
   if (c->world > 0 && job->world < c->world) job->world = c->world;
   int64_t world = job->world > rank ? job->world : rank + 1;
-  if (world > (int64_t)1 << 24) return sc__trace_fail(r, SC_EINVAL, 0, "world of %lld ranks is too large", (long long)world);
-  /* Chakra nodes name no process group: collectives span the world. */
-  uint32_t wgroup, wname;
-  int64_t *ranks = sc__malloc(ctx, (size_t)world * sizeof *ranks);
-  if (!ranks) return SC_ENOMEM;
-  for (int64_t i = 0; i < world; i++) ranks[i] = i;
-  int rc = sc__job_intern(job, "world", 5, &wname);
-  if (!rc) rc = sc__job_group(job, ranks, (size_t)world, wname, &wgroup);
-  sc__free(ctx, ranks, (size_t)world * sizeof *ranks);
-  if (rc) return rc;
+  if (world > SC_JOB_MAX_WORLD) return sc__trace_fail(r, SC_EINVAL, 0, "world of %lld ranks is too large", (long long)world);
+  /* Chakra nodes name no process group: collectives span the world, which
+   * the host JSON states and the protobuf leaves to sc_job_finish (all
+   * ranks imported). */
+  uint32_t wgroup = SC_JOB_WORLD, wname;
+  int rc = SC_OK;
+  if (c->world > 0) {
+    int64_t *ranks = sc__malloc(ctx, (size_t)world * sizeof *ranks);
+    if (!ranks) return SC_ENOMEM;
+    for (int64_t i = 0; i < world; i++) ranks[i] = i;
+    rc = sc__job_intern(job, "world", 5, &wname);
+    if (!rc) rc = sc__job_group(job, ranks, (size_t)world, wname, &wgroup);
+    sc__free(ctx, ranks, (size_t)world * sizeof *ranks);
+    if (rc) return rc;
+  }
   sc_jrank *jr = sc__job_add_rank(job, rank);
   if (!jr) return SC_ENOMEM;
   jr->source = r->name_id;

@@ -11,6 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* qsort/bsearch that accept an empty array (the C library's do not take a
+ * NULL base, even for zero items). */
+static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 1) qsort(base, n, size, cmp);
+}
+
 static const char *const jop_names[] = {
 #define SC_X_NAME(id, name) name,
     SC_JOP_LIST(SC_X_NAME)
@@ -124,7 +130,7 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id) {
-  qsort(ranks, n, sizeof *ranks, cmp_i64);
+  sort_items(ranks, n, sizeof *ranks, cmp_i64);
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     if (m == 0 || ranks[i] != ranks[m - 1]) ranks[m++] = ranks[i];
@@ -248,6 +254,8 @@ void sc_job_get_info(const sc_job *job, sc_job_info *info) {
       case SC_JOP_SYNC:
         info->host_ops++;
         break;
+      case SC_JOP_IDLE:
+        break;
       case SC_JOP_COLL:
         info->collectives++;
         info->gpu_ops++;
@@ -293,24 +301,62 @@ int sc_job_finish(sc_job *job) {
   }
   for (size_t i = 0; i < job->nmembers; i++)
     if (job->members[i] > maxr) maxr = job->members[i];
+  if (maxr >= SC_JOB_MAX_WORLD || job->world > SC_JOB_MAX_WORLD)
+    return sc__error(ctx, SC_EINVAL, "the job names rank %lld: more than %lld ranks are not supported",
+                     (long long)(maxr > job->world ? maxr : job->world), (long long)SC_JOB_MAX_WORLD);
   if (job->world <= maxr) {
     if (job->world) sc__job_warn(job, "world size %lld is smaller than rank %lld: enlarged",
                                  (long long)job->world, (long long)maxr);
     job->world = maxr + 1;
   }
-  /* Collectives: every traced member of a group issues the same sequence. */
+  /* Collectives over "the world" of traces that did not say its size. */
+  uint32_t world_id = SC_JOB_NONE;
+  for (size_t i = 0; i < job->nranks; i++) {
+    sc_jrank *r = &job->ranks[i];
+    for (size_t k = 0; k < r->nops; k++) {
+      if (r->ops[k].group != SC_JOB_WORLD) continue;
+      if (world_id == SC_JOB_NONE) {
+        int64_t *all = sc__malloc(ctx, (size_t)job->world * sizeof *all);
+        uint32_t name;
+        if (!all) return SC_ENOMEM;
+        for (int64_t m = 0; m < job->world; m++) all[m] = m;
+        int rc = sc__job_intern(job, "world", 5, &name);
+        if (!rc) rc = sc__job_group(job, all, (size_t)job->world, name, &world_id);
+        sc__free(ctx, all, (size_t)job->world * sizeof *all);
+        if (rc) return rc;
+      }
+      r->ops[k].group = world_id;
+    }
+  }
+  /* Collectives: every traced member of a group issues the same sequence
+   * (same count, same types in the same order): the replay pairs the k-th
+   * collective of each member. */
   for (size_t g = 0; g < job->ngroups; g++) {
     const sc_jrank *ref = NULL;
     size_t ref_n = 0;
     for (size_t i = 0; i < job->nranks; i++) {
       const sc_jrank *r = &job->ranks[i];
-      size_t n = 0;
+      size_t n = 0, k_ref = 0;
       for (size_t k = 0; k < r->nops; k++) {
         const sc_jop *op = &r->ops[k];
         if (op->kind != SC_JOP_COLL || op->group != g) continue;
         if (!is_member(job, (uint32_t)g, r->rank))
           return sc__error(ctx, SC_EINVAL, "%s: rank %lld issues a collective on a group it is not in",
                            sc__job_str(job, r->source), (long long)r->rank);
+        if (ref) { /* the n-th collective of ref on g */
+          while (k_ref < ref->nops && !(ref->ops[k_ref].kind == SC_JOP_COLL && ref->ops[k_ref].group == g))
+            k_ref++;
+          if (k_ref < ref->nops) {
+            const sc_jop *x = &ref->ops[k_ref++];
+            if (x->coll != op->coll && x->coll != SC_JCOLL_UNKNOWN && op->coll != SC_JCOLL_UNKNOWN)
+              return sc__error(ctx, SC_EINVAL,
+                               "%s: collective %zu of group %zu: %s on rank %lld, %s on rank %lld (%s): "
+                               "the traces do not cover the same steps (sampled traces?)",
+                               sc__job_str(job, r->source), n, g, sc__coll_name(op->coll),
+                               (long long)r->rank, sc__coll_name(x->coll), (long long)ref->rank,
+                               sc__job_str(job, ref->source));
+          }
+        }
         n++;
       }
       if (!n && !is_member(job, (uint32_t)g, r->rank)) continue;

@@ -14,10 +14,19 @@
 #include "sc_int.h"
 
 #define SC_JOB_NONE UINT32_MAX
+/* Group of a collective over the whole job when the trace does not give
+ * the world size (Chakra; Kineto without distributedInfo): importers set
+ * it, sc_job_finish replaces it with the group of all ranks once every
+ * rank is in. Never written to a .scw file. */
+#define SC_JOB_WORLD (UINT32_MAX - 1)
+/* Largest world a job may describe (ranks, group sizes): 2^20, far above
+ * any real job, low enough that per-rank tables stay small. */
+#define SC_JOB_MAX_WORLD ((int64_t)1 << 20)
 
 /* X(id, name): op kinds of a job. HOST is CPU time of the launching thread
  * between two host events; SYNC is the host blocked until its dependencies
- * (GPU ops) are done, then dur_ns more (wake-up). */
+ * (GPU ops) are done, then dur_ns more (wake-up); IDLE is time a GPU stream
+ * stood idle for a reason the trace does not show (kept as a delay). */
 #define SC_JOP_LIST(X)          \
   X(SC_JOP_KERNEL, "kernel")    \
   X(SC_JOP_MEMCPY, "memcpy")    \
@@ -26,7 +35,8 @@
   X(SC_JOP_SEND, "send")        \
   X(SC_JOP_RECV, "recv")        \
   X(SC_JOP_HOST, "host")        \
-  X(SC_JOP_SYNC, "sync")
+  X(SC_JOP_SYNC, "sync")        \
+  X(SC_JOP_IDLE, "idle")
 
 enum {
 #define SC_X_ENUM(id, name) id,

@@ -15,6 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* qsort/bsearch that accept an empty array (the C library's do not take a
+ * NULL base, even for zero items). */
+static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 1) qsort(base, n, size, cmp);
+}
+
 #define NAME_MAX_BYTES 4096
 
 /* Event categories we keep apart (old and new Kineto spellings). */
@@ -132,7 +138,6 @@ typedef struct kin {
   kdev dev_cur;
   kdev *devs;
   size_t ndevs, devs_cap;
-  int32_t dev_sms;
   /* records */
   kgpu *gpu;
   size_t ngpu, gpu_cap;
@@ -326,7 +331,7 @@ static int parse_rank_list(sc_trace_reader *r, kev *e, const char *s, size_t n) 
     }
     int64_t v = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9') {
-      if (v > (int64_t)1 << 40) return SC_OK; /* absurd: ignore the rest */
+      if (v >= SC_JOB_MAX_WORLD) return SC_OK; /* not a rank: ignore the rest */
       v = v * 10 + (s[i++] - '0');
     }
     if (sc__grow(r->ctx, (void **)&e->pg_ranks, sizeof *e->pg_ranks, &e->pg_ranks_cap,
@@ -569,7 +574,7 @@ static int end_pg(sc_trace_reader *r) {
   if (!k->pg_cur_has_ranks) return SC_OK;
   if (k->pg_cur_n == 0) {
     /* An empty list names every rank (the default group): kept by size. */
-    if (k->pg_cur_size <= 0 || k->pg_cur_size > (int64_t)1 << 24) return SC_OK;
+    if (k->pg_cur_size <= 0 || k->pg_cur_size > SC_JOB_MAX_WORLD) return SC_OK;
     for (int64_t i = 0; i < k->pg_cur_size; i++)
       if (PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &i)) return SC_ENOMEM;
   }
@@ -846,7 +851,8 @@ static const krt *find_corr(const kin *k, int64_t corr) {
   return lo < k->nrt && k->rt[lo].corr == corr ? &k->rt[lo] : NULL;
 }
 
-/* The innermost c10d annotation on thread tid enclosing time t, or NULL. */
+/* The c10d annotation on thread tid enclosing time t, or NULL: the
+ * innermost, unless an enclosing record_param_comms carries full args. */
 static const kann *find_ann(const kin *k, int64_t tid, int64_t t) {
   size_t lo = 0, hi = k->nann;
   while (lo < hi) {
@@ -860,8 +866,7 @@ static const kann *find_ann(const kin *k, int64_t tid, int64_t t) {
     const kann *a = &k->ann[--lo];
     if (a->tid != tid || a->end < t) continue;
     if (!best) best = a;
-    else if (a->from_args && !best->from_args && a->ts >= best->ts - 1) best = a;
-    if (best) break;
+    if (a->from_args) return a;
   }
   return best;
 }
@@ -905,7 +910,7 @@ static int world_group(sc_trace_reader *r, int64_t world, uint32_t *g) {
  * the aligned block of consecutive ranks (how torch.distributed's
  * new_subgroups() lays groups out by default). */
 static int block_group(sc_trace_reader *r, int64_t rank, int64_t size, uint32_t *g) {
-  if (size <= 0 || size > (int64_t)1 << 24) return SC_EINVAL;
+  if (size <= 0 || size > SC_JOB_MAX_WORLD) return SC_EINVAL;
   int64_t *ranks = sc__malloc(r->ctx, (size_t)size * sizeof *ranks);
   if (!ranks) return SC_ENOMEM;
   int64_t first = rank - rank % size;
@@ -937,11 +942,17 @@ static int cmp_hev(const void *a, const void *b) {
 #define JITTER_NS 2000
 #define SLACK_NS 5000
 #define WAIT_NS 10000
+/* An unexplained wait this long on a launched op is a stall kept as idle
+ * time: fifty times the median launch-to-start latency (not jitter). Over
+ * the HTA samples it halves the GPU-side deviation of the replay compared
+ * with 1 ms, at an unchanged step-time error. */
+#define STALL_NS 100000
 /* Syncs and waits look back over at most this many ops (launch order). */
 #define LOOKBACK 4096
 
 typedef struct hop {   /* host op under construction */
   int64_t dur, start;
+  int64_t end;         /* traced end (a sync's includes its wait), relative to w0 */
   int kind;            /* SC_JOP_HOST / SC_JOP_SYNC */
   uint32_t name;
   uint32_t dep_off, ndeps; /* into deps (gpu indices) */
@@ -950,8 +961,13 @@ typedef struct hop {   /* host op under construction */
 typedef struct build {
   sc_trace_reader *r;
   kin *k;
+  int64_t rank, world;
+  skey *keys;          /* [k->ngpu] scratch of select_ops */
   kgpu **g;            /* included GPU ops, in launch order */
   size_t ng;
+  skey *sk;            /* g in (stream, start) order */
+  skey *bycorr;        /* g by correlation id */
+  sc_jrank *jr;        /* the rank being built */
   hop *h;
   size_t nh, h_cap;
   uint32_t *hdeps;
@@ -960,7 +976,7 @@ typedef struct build {
 } build;
 
 static int host_op(build *b, int kind, int64_t start, int64_t dur, uint32_t name) {
-  hop o = {dur < 0 ? 0 : dur, start, kind, name, (uint32_t)b->nhdeps, 0};
+  hop o = {dur < 0 ? 0 : dur, start, start + (dur < 0 ? 0 : dur), kind, name, (uint32_t)b->nhdeps, 0};
   return PUSH(b->r->ctx, b->h, b->nh, b->h_cap, &o);
 }
 
@@ -972,32 +988,18 @@ static int host_dep(build *b, uint32_t gi) {
 
 static int64_t gend(const kgpu *g) { return g->ts + g->dur; }
 
-/* Builds the rank from the records (see the file comment). */
-static int kin_build(sc_trace_reader *r) {
-  kin *k = K(r);
+/* Phase 1: the window (profiler steps) and the GPU ops inside it, in
+ * launch order (b->g). */
+static int select_ops(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
   sc_ctx *ctx = r->ctx;
   sc_job *job = r->job;
   int rc = SC_OK;
-  if (!k->saw_events) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no traceEvents array: not a Kineto trace");
-  if (!k->ngpu)
-    return sc__trace_fail(r, SC_EINVAL, r->out_bytes,
-                          "no GPU kernels, copies or memsets (profile with CUDA activities)");
-  /* Rank and world. */
-  int64_t rank = k->have_rank ? k->rank : r->rank_hint;
-  if (!k->have_rank) sc__job_warn(job, "%s: no distributedInfo.rank: rank %lld assumed", r->name, (long long)rank);
-  if (rank < 0) return sc__trace_fail(r, SC_EINVAL, 0, "negative rank %lld", (long long)rank);
-  if (k->world > 0) {
-    if (job->world && job->world != k->world)
-      return sc__trace_fail(r, SC_EINVAL, 0, "world_size %lld differs from %lld in earlier traces",
-                            (long long)k->world, (long long)job->world);
-    job->world = k->world;
-  }
-  int64_t world = job->world > rank ? job->world : rank + 1;
-
   /* Profiler steps give the window and the iterations. */
-  qsort(k->steps, k->nsteps, sizeof *k->steps, cmp_step);
-  qsort(k->rt, k->nrt, sizeof *k->rt, cmp_rt_corr);
-  qsort(k->ann, k->nann, sizeof *k->ann, cmp_ann);
+  sort_items(k->steps, k->nsteps, sizeof *k->steps, cmp_step);
+  sort_items(k->rt, k->nrt, sizeof *k->rt, cmp_rt_corr);
+  sort_items(k->ann, k->nann, sizeof *k->ann, cmp_ann);
   int64_t w0 = INT64_MAX, w1 = INT64_MIN;
   if (k->nsteps) {
     w0 = k->steps[0].ts;
@@ -1014,13 +1016,9 @@ static int kin_build(sc_trace_reader *r) {
   }
   /* Included GPU ops: launched inside the window (or, without a launch
    * record, started inside it). */
-  build b;
-  memset(&b, 0, sizeof b);
-  b.r = r;
-  b.k = k;
-  b.w0 = w0;
-  b.w1 = w1;
-  skey *keys = sc__malloc(ctx, k->ngpu * sizeof *keys);
+  b->w0 = w0;
+  b->w1 = w1;
+  skey *keys = b->keys = sc__malloc(ctx, k->ngpu * sizeof *keys);
   if (!keys) return SC_ENOMEM;
   size_t ng = 0;
   int64_t nolaunch = 0;
@@ -1038,26 +1036,31 @@ static int kin_build(sc_trace_reader *r) {
     keys[ng++] = (skey){anchor, g->ts, 0, (uint32_t)i};
   }
   if (nolaunch)
-    sc__job_warn_n(job, nolaunch, "%s: GPU ops without a launch record anchored at their traced start", r->name);
-  if (!ng) {
-    sc__free(ctx, keys, k->ngpu * sizeof *keys);
-    return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no GPU activity inside the profiler steps");
-  }
-  qsort(keys, ng, sizeof *keys, cmp_skey);
-  b.g = sc__malloc(ctx, ng * sizeof *b.g);
-  if (!b.g) {
-    sc__free(ctx, keys, k->ngpu * sizeof *keys);
-    return SC_ENOMEM;
-  }
-  for (size_t i = 0; i < ng; i++) b.g[i] = &k->gpu[keys[i].i];
-  b.ng = ng;
+    sc__job_warn_n(job, nolaunch, "%s: GPU ops without a launch record (launched before the profiler "
+                                  "started?)", r->name);
+  if (!ng) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no GPU activity inside the profiler steps");
+  sort_items(keys, ng, sizeof *keys, cmp_skey);
+  b->g = sc__malloc(ctx, ng * sizeof *b->g);
+  if (!b->g) return SC_ENOMEM;
+  for (size_t i = 0; i < ng; i++) b->g[i] = &k->gpu[keys[i].i];
+  b->ng = ng;
 
-  /* Collectives: args, else the enclosing c10d annotation, else the kernel
-   * name; group: args, else the world. */
+  return rc;
+}
+
+/* Phase 2: iterations of the ops; collectives' type, size and group from
+ * args, else the enclosing c10d annotation, else the kernel name. */
+static int classify_collectives(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t rank = b->rank, world = b->world;
   uint32_t wgroup = SC_JOB_NONE;
   int64_t unknown_nccl = 0, no_bytes = 0;
   for (size_t i = 0; i < ng && !rc; i++) {
-    kgpu *g = b.g[i];
+    kgpu *g = b->g[i];
     g->xdep = SC_JOB_NONE;
     g->iter = 0;
     if (k->nsteps > 1) {
@@ -1099,14 +1102,19 @@ static int kin_build(sc_trace_reader *r) {
     }
     if (g->coll == SC_JCOLL_UNKNOWN) unknown_nccl++;
     if (g->group == SC_JOB_NONE) {
-      if (g->gsize > 0 && g->gsize != world) rc = block_group(r, rank, g->gsize, &g->group);
+      if (g->gsize > 0 && g->gsize != world && g->gsize <= SC_JOB_MAX_WORLD)
+        rc = block_group(r, rank, g->gsize, &g->group);
       else {
-        if (wgroup == SC_JOB_NONE) rc = world_group(r, world, &wgroup);
+        /* Without distributedInfo.world_size, sc_job_finish decides. */
+        if (wgroup == SC_JOB_NONE) {
+          if (k->world > 0) rc = world_group(r, world, &wgroup);
+          else wgroup = SC_JOB_WORLD;
+        }
         g->group = wgroup;
       }
     }
     if (!rc && g->bytes < 0) { /* all-gather from an annotation: input x group size */
-      size_t n = job->groups[g->group].n;
+      size_t n = g->group == SC_JOB_WORLD ? (size_t)world : job->groups[g->group].n;
       g->bytes = -g->bytes * (double)n;
     }
     if (g->bytes <= 0) no_bytes++;
@@ -1115,12 +1123,20 @@ static int kin_build(sc_trace_reader *r) {
     sc__job_warn_n(job, unknown_nccl, "%s: NCCL kernels of unknown collective type (kept with their traced duration)", r->name);
   if (no_bytes) sc__job_warn_n(job, no_bytes, "%s: NCCL kernels without a message size (kept with their traced duration)", r->name);
 
-  /* Streams: host first, then GPU streams in ascending id. */
-  sc_jrank *jr = NULL;
-  if (!rc) {
-    jr = sc__job_add_rank(job, rank);
-    if (!jr) rc = SC_ENOMEM;
-  }
+  return rc;
+}
+
+/* Phase 3: the rank, its streams (host first, then GPU streams in
+ * ascending id) and the GPU ops in (stream, start) order (b->sk). */
+static int make_streams(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  sc_jrank *jr = b->jr = sc__job_add_rank(job, b->rank);
+  if (!jr) return SC_ENOMEM;
   skey *sk = NULL;
   if (!rc) {
     jr->source = r->name_id;
@@ -1134,13 +1150,13 @@ static int kin_build(sc_trace_reader *r) {
   }
   if (!rc) {
     /* Order GPU ops by (stream, start): stream indices and final op order. */
-    sk = sc__malloc(ctx, ng * sizeof *sk);
+    sk = b->sk = sc__malloc(ctx, ng * sizeof *sk);
     if (!sk) rc = SC_ENOMEM;
-    for (size_t i = 0; !rc && i < ng; i++) sk[i] = (skey){b.g[i]->stream, b.g[i]->ts, b.g[i]->launch_ts, (uint32_t)i};
-    if (!rc) qsort(sk, ng, sizeof *sk, cmp_skey);
+    for (size_t i = 0; !rc && i < ng; i++) sk[i] = (skey){b->g[i]->stream, b->g[i]->ts, b->g[i]->launch_ts, (uint32_t)i};
+    if (!rc) sort_items(sk, ng, sizeof *sk, cmp_skey);
     int64_t overlaps = 0;
     for (size_t i = 0; !rc && i < ng; i++) {
-      kgpu *g = b.g[sk[i].i];
+      kgpu *g = b->g[sk[i].i];
       if (i == 0 || sk[i - 1].a != sk[i].a) {
         char nm[64];
         int64_t dev = sk[i].a >> 32, st = sk[i].a & 0xffffffff;
@@ -1150,7 +1166,7 @@ static int kin_build(sc_trace_reader *r) {
         rc = sc__job_intern(job, nm, strlen(nm), &id);
         int si = rc ? 0 : sc__jrank_stream(job, jr, sk[i].a, id, 0);
         if (si < 0) rc = si;
-      } else if (g->ts < gend(b.g[sk[i - 1].i])) overlaps++;
+      } else if (g->ts < gend(b->g[sk[i - 1].i])) overlaps++;
       g->sidx = (uint16_t)(jr->nstreams - 1);
     }
     if (overlaps)
@@ -1158,8 +1174,19 @@ static int kin_build(sc_trace_reader *r) {
                         "timestamps; durations kept)", r->name);
   }
 
-  /* Host timeline: launches, synchronisations and the step ends, in CPU
-   * time order. */
+  return rc;
+}
+
+/* Phase 4: the host timeline: launches, synchronisations and the CPU time
+ * between them, in time order (b->h); every GPU op gets its host op. */
+static int host_timeline(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t w0 = b->w0, w1 = b->w1;
   hev *hv = NULL;
   size_t nhv = 0, hv_cap = 0;
   for (size_t i = 0; !rc && i < k->nrt; i++) {
@@ -1169,7 +1196,7 @@ static int kin_build(sc_trace_reader *r) {
     hev h = {t->ts, t->ts + t->dur, t->type, t->corr};
     rc = PUSH(ctx, hv, nhv, hv_cap, &h);
   }
-  if (!rc) qsort(hv, nhv, sizeof *hv, cmp_hev);
+  if (!rc) sort_items(hv, nhv, sizeof *hv, cmp_hev);
   uint32_t n_launch = 0, n_sync = 0, n_tail = 0;
   if (!rc) rc = sc__job_intern(job, "launch", 6, &n_launch);
   if (!rc) rc = sc__job_intern(job, "sync", 4, &n_sync);
@@ -1177,23 +1204,48 @@ static int kin_build(sc_trace_reader *r) {
   /* GPU ops by correlation, to link launches to what they launched. */
   skey *bycorr = NULL;
   if (!rc) {
-    bycorr = sc__malloc(ctx, ng * sizeof *bycorr);
+    bycorr = b->bycorr = sc__malloc(ctx, ng * sizeof *bycorr);
     if (!bycorr) rc = SC_ENOMEM;
-    for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (skey){b.g[i]->corr, 0, 0, (uint32_t)i};
-    if (!rc) qsort(bycorr, ng, sizeof *bycorr, cmp_skey);
+    for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (skey){b->g[i]->corr, 0, 0, (uint32_t)i};
+    if (!rc) sort_items(bycorr, ng, sizeof *bycorr, cmp_skey);
   }
-  int64_t cursor = w0;
-  size_t launched = 0; /* b.g[0..launched) were launched before the current host event */
+  int64_t cursor = w0, n_blocking = 0;
+  if (!rc) rc = host_op(b, SC_JOP_HOST, 0, 0, n_tail); /* the start: op 0 */
+  size_t launched = 0; /* b->g[0..launched) were launched before the current host event */
+  /* A launch that blocked until its own GPU op was done is a synchronous
+   * copy: cudaMemcpyAsync to pageable memory (CUDA Runtime API, "API
+   * synchronization behavior": device-to-pageable copies return once the
+   * copy completes; pageable-to-device ones return once staged, so they
+   * are not), or any launch call that returned only after its op ended. */
+  for (size_t i = 0; !rc && i < nhv; i++) {
+    hev *h = &hv[i];
+    if (h->type != RT_LAUNCH) continue;
+    size_t lo = 0, hi = ng;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (bycorr[mid].a < h->corr) lo = mid + 1;
+      else hi = mid;
+    }
+    for (; lo < ng && bycorr[lo].a == h->corr; lo++) {
+      const kgpu *g = b->g[bycorr[lo].i];
+      int pageable = g->kind == SC_JOP_MEMCPY && strstr(sc__job_str(job, g->name), "-> Pageable");
+      if (pageable || (h->end - h->ts > WAIT_NS && h->end + JITTER_NS >= gend(g))) {
+        h->type = RT_MEMCPY_SYNC;
+        n_blocking++;
+        break;
+      }
+    }
+  }
   for (size_t i = 0; !rc && i < nhv; i++) {
     const hev *h = &hv[i];
-    while (launched < ng && (b.g[launched]->launch_ts >= 0 ? b.g[launched]->launch_ts : b.g[launched]->ts) < h->ts)
+    while (launched < ng && (b->g[launched]->launch_ts >= 0 ? b->g[launched]->launch_ts : b->g[launched]->ts) < h->ts)
       launched++;
     if (h->type == RT_LAUNCH || h->type == RT_MEMCPY_SYNC) {
       /* A launch returns at once; a blocking cudaMemcpy is a launch at its
        * start followed by a wait for the copy (below). */
       int64_t upto = h->type == RT_LAUNCH ? h->end : h->ts;
       int64_t end = upto > cursor ? upto : cursor;
-      rc = host_op(&b, SC_JOP_HOST, cursor - w0, end - cursor, n_launch);
+      rc = host_op(b, SC_JOP_HOST, cursor - w0, end - cursor, n_launch);
       cursor = end;
       /* Every GPU op of this correlation (a graph launch has several). */
       size_t lo = 0, hi = ng;
@@ -1202,16 +1254,16 @@ static int kin_build(sc_trace_reader *r) {
         if (bycorr[mid].a < h->corr) lo = mid + 1;
         else hi = mid;
       }
-      for (; lo < ng && bycorr[lo].a == h->corr; lo++) b.g[bycorr[lo].i]->host_op = (uint32_t)(b.nh - 1);
+      for (; lo < ng && bycorr[lo].a == h->corr; lo++) b->g[bycorr[lo].i]->host_op = (uint32_t)(b->nh - 1);
       if (h->type == RT_LAUNCH || rc) continue;
     }
     /* A synchronisation: the host waited for GPU work. Device syncs wait
      * for every stream; for the others, the op whose end released the call
      * (latest end before the call returned, among ops launched before it). */
-    if (h->ts > cursor) rc = host_op(&b, SC_JOP_HOST, cursor - w0, h->ts - cursor, n_tail);
+    if (h->ts > cursor) rc = host_op(b, SC_JOP_HOST, cursor - w0, h->ts - cursor, n_tail);
     if (rc) break;
     int64_t released = -1;
-    rc = host_op(&b, SC_JOP_SYNC, h->ts - w0, 0, n_sync);
+    rc = host_op(b, SC_JOP_SYNC, h->ts - w0, 0, n_sync);
     size_t stop = launched > LOOKBACK ? launched - LOOKBACK : 0;
     if (h->type == RT_MEMCPY_SYNC) {
       /* cudaMemcpy returns when its own copy is done. */
@@ -1222,23 +1274,23 @@ static int kin_build(sc_trace_reader *r) {
         else hi = mid;
       }
       for (; !rc && lo < ng && bycorr[lo].a == h->corr; lo++) {
-        kgpu *g = b.g[bycorr[lo].i];
-        rc = host_dep(&b, bycorr[lo].i);
+        kgpu *g = b->g[bycorr[lo].i];
+        rc = host_dep(b, bycorr[lo].i);
         if (gend(g) > released) released = gend(g);
       }
     } else if (h->type == RT_SYNC_DEVICE) {
       uint16_t seen_max = 0;
       for (size_t j = launched; !rc && j > stop; j--) {
-        kgpu *g = b.g[j - 1];
+        kgpu *g = b->g[j - 1];
         if (g->sidx > seen_max) seen_max = g->sidx;
       }
       /* One dependency per stream: its last op launched before the call. */
       for (uint16_t s = 1; !rc && s <= seen_max; s++)
         for (size_t j = launched; j > stop; j--) {
-          kgpu *g = b.g[j - 1];
+          kgpu *g = b->g[j - 1];
           if (g->sidx != s) continue;
           if (gend(g) > h->ts) {
-            rc = host_dep(&b, (uint32_t)(j - 1));
+            rc = host_dep(b, (uint32_t)(j - 1));
             if (gend(g) > released) released = gend(g);
           }
           break;
@@ -1246,41 +1298,50 @@ static int kin_build(sc_trace_reader *r) {
     } else {
       size_t best = SIZE_MAX;
       for (size_t j = launched; j > stop; j--) {
-        const kgpu *g = b.g[j - 1];
+        const kgpu *g = b->g[j - 1];
         int64_t e = gend(g);
-        if (e <= h->end + JITTER_NS && (best == SIZE_MAX || e > gend(b.g[best]))) best = j - 1;
+        if (e <= h->end + JITTER_NS && (best == SIZE_MAX || e > gend(b->g[best]))) best = j - 1;
       }
-      if (best != SIZE_MAX && gend(b.g[best]) > h->ts) {
-        rc = host_dep(&b, (uint32_t)best);
-        released = gend(b.g[best]);
+      if (best != SIZE_MAX && gend(b->g[best]) > h->ts) {
+        rc = host_dep(b, (uint32_t)best);
+        released = gend(b->g[best]);
       }
     }
     /* What the call took after its GPU work ended (wake-up), or all of it. */
     int64_t from = released > h->ts ? released : h->ts;
-    b.h[b.nh - 1].dur = h->end > from ? h->end - from : 0;
+    b->h[b->nh - 1].dur = h->end > from ? h->end - from : 0;
     cursor = h->end > cursor ? h->end : cursor;
+    b->h[b->nh - 1].end = cursor - w0;
   }
-  if (!rc && w1 > cursor) rc = host_op(&b, SC_JOP_HOST, cursor - w0, w1 - cursor, n_tail);
-  if (!rc && b.nh == 0) rc = host_op(&b, SC_JOP_HOST, 0, 0, n_tail);
+  if (!rc && w1 > cursor) rc = host_op(b, SC_JOP_HOST, cursor - w0, w1 - cursor, n_tail);
+  if (n_blocking)
+    sc__job_warn_n(job, n_blocking, "%s: launch calls that blocked until their GPU op ended (copies to "
+                                    "pageable memory) modelled as synchronisations", r->name);
+  if (!rc && b->nh == 0) rc = host_op(b, SC_JOP_HOST, 0, 0, n_tail);
 
-  /* GPU ops without a launch record: after the host op running at their
-   * traced start. */
-  for (size_t i = 0; !rc && i < ng; i++) {
-    kgpu *g = b.g[i];
-    if (g->host_op != SC_JOB_NONE) continue;
-    size_t lo = 0, hi = b.nh;
-    int64_t t = g->ts - w0;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (b.h[mid].start + b.h[mid].dur <= t) lo = mid + 1;
-      else hi = mid;
-    }
-    g->host_op = (uint32_t)(lo ? lo - 1 : 0);
-    if (g->launch_ts >= 0) g->launch_ts = -1;
-  }
+  /* GPU ops without a launch record (launched before the profiler started,
+   * or by a thread it did not see) hang off the empty start op 0; the time
+   * their stream stood idle before them, which nothing traced explains, is
+   * kept as an idle op in front of them (below). */
+  for (size_t i = 0; !rc && i < ng; i++)
+    if (b->g[i]->host_op == SC_JOB_NONE) b->g[i]->host_op = 0;
 
-  /* Cross-stream dependencies. */
-  if (!rc && k->nsync) {
+  sc__free(ctx, hv, hv_cap * sizeof *hv);
+  return rc;
+}
+
+/* Phase 5: cross-stream dependencies, from CUDA event records when the
+ * trace has them, else inferred from timing (see the tolerances above). */
+static int cross_stream_deps(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t w0 = b->w0;
+  const skey *sk = b->sk, *bycorr = b->bycorr;
+  if (k->nsync) {
     /* Recorded CUDA events: producer = the last op launched on the waited
      * stream before the cudaEventRecord; consumer = the first op launched on
      * the waiting stream after the cudaStreamWaitEvent. */
@@ -1288,8 +1349,8 @@ static int kin_build(sc_trace_reader *r) {
     size_t nbl = 0;
     if (!bl) rc = SC_ENOMEM;
     for (size_t i = 0; !rc && i < ng; i++)
-      if (b.g[i]->launch_ts >= 0) bl[nbl++] = (skey){b.g[i]->stream, b.g[i]->launch_ts, 0, (uint32_t)i};
-    if (!rc) qsort(bl, nbl, sizeof *bl, cmp_skey);
+      if (b->g[i]->launch_ts >= 0) bl[nbl++] = (skey){b->g[i]->stream, b->g[i]->launch_ts, 0, (uint32_t)i};
+    if (!rc) sort_items(bl, nbl, sizeof *bl, cmp_skey);
     for (size_t s = 0; !rc && s < k->nsync; s++) {
       const ksync *x = &k->sync[s];
       const krt *rec = find_corr(k, x->wait_corr), *wait = x->corr >= 0 ? find_corr(k, x->corr) : NULL;
@@ -1312,24 +1373,31 @@ static int kin_build(sc_trace_reader *r) {
       }
       if (lo == nbl || bl[lo].a != x->stream) continue;
       uint32_t cons = bl[lo].i;
-      if (b.g[prod]->sidx != b.g[cons]->sidx) b.g[cons]->xdep = prod;
+      if (b->g[prod]->sidx != b->g[cons]->sidx) b->g[cons]->xdep = prod;
     }
     sc__free(ctx, bl, ng * sizeof *bl);
-  } else if (!rc) {
+  } else {
     /* Inferred: an op that started later than its launch and its stream
      * predecessor explain was held by a wait; the producer is the op of
      * another stream, launched before it, whose end explains the start. */
     skey *byend = sc__malloc(ctx, ng * sizeof *byend);
     if (!byend) rc = SC_ENOMEM;
-    for (size_t i = 0; !rc && i < ng; i++) byend[i] = (skey){gend(b.g[i]), 0, 0, (uint32_t)i};
-    if (!rc) qsort(byend, ng, sizeof *byend, cmp_skey);
-    int64_t inferred = 0;
+    for (size_t i = 0; !rc && i < ng; i++) byend[i] = (skey){gend(b->g[i]), 0, 0, (uint32_t)i};
+    if (!rc) sort_items(byend, ng, sizeof *byend, cmp_skey);
+    int64_t inferred = 0, host_waits = 0;
+    /* syncs_before[h]: sync ops among host ops 0..h. */
+    uint32_t *syncs_before = rc ? NULL : sc__malloc(ctx, (b->nh ? b->nh : 1) * sizeof *syncs_before);
+    if (!rc && !syncs_before) rc = SC_ENOMEM;
+    for (size_t h = 0, n = 0; !rc && h < b->nh; h++) {
+      n += b->h[h].kind == SC_JOP_SYNC;
+      syncs_before[h] = (uint32_t)n;
+    }
     for (size_t i = 0; !rc && i < ng; i++) {
-      kgpu *g = b.g[sk[i].i];
+      kgpu *g = b->g[sk[i].i];
       /* A kernel starts within ~2 us of its launch call's return on an idle
        * stream (median 1.7 us over the HTA sample traces). */
       int64_t ready = g->launch_end >= 0 ? g->launch_end : g->ts;
-      if (i > 0 && sk[i - 1].a == sk[i].a && gend(b.g[sk[i - 1].i]) > ready) ready = gend(b.g[sk[i - 1].i]);
+      if (i > 0 && sk[i - 1].a == sk[i].a && gend(b->g[sk[i - 1].i]) > ready) ready = gend(b->g[sk[i - 1].i]);
       if (g->ts <= ready + SLACK_NS) continue;
       size_t lo = 0, hi = ng;
       while (lo < hi) {
@@ -1337,27 +1405,111 @@ static int kin_build(sc_trace_reader *r) {
         if (byend[mid].a <= g->ts + JITTER_NS) lo = mid + 1;
         else hi = mid;
       }
+      int graph_node = 0;
+      if (g->corr >= 0) {
+        size_t a = 0, z = ng;
+        while (a < z) {
+          size_t mid = (a + z) / 2;
+          if (bycorr[mid].a < g->corr) a = mid + 1;
+          else z = mid;
+        }
+        graph_node = a + 1 < ng && bycorr[a].a == g->corr && bycorr[a + 1].a == g->corr;
+      }
       for (size_t n = 0; lo > 0 && n < LOOKBACK; n++) {
         const skey *c = &byend[--lo];
         if (c->a < g->ts - WAIT_NS) break;
-        const kgpu *p = b.g[c->i];
-        if (p->sidx == g->sidx || c->i >= sk[i].i) continue; /* launched before g: lower index */
+        const kgpu *p = b->g[c->i];
+        /* The producer was launched before g: CUPTI correlation ids grow with
+         * launch order (also for ops launched before the profiler started,
+         * which have no launch record); else the launch-ordered index. */
+        int before = p->corr >= 0 && g->corr >= 0 ? p->corr < g->corr : c->i < sk[i].i;
+        /* CUDA graph nodes (ops sharing their launch's correlation) wait on
+         * events captured into the graph, recorded by later launches too. */
+        if (p->sidx == g->sidx || !(before || graph_node)) continue;
         g->xdep = c->i;
         inferred++;
         break;
       }
+      if (g->xdep != SC_JOB_NONE) continue;
+      /* No GPU op explains the start, but the host did something just
+       * before (a graph node released by a host-recorded event, a wait on
+       * host work): the op waits for that host op instead. */
+      int64_t t = g->ts - w0;
+      size_t a = 0, z = b->nh;
+      while (a < z) {
+        size_t mid = (a + z) / 2;
+        if (b->h[mid].end <= t + JITTER_NS) a = mid + 1;
+        else z = mid;
+      }
+      /* Never past a sync: it may wait for work queued behind this op. */
+      if (a > 0 && b->h[a - 1].end >= t - WAIT_NS && a - 1 > g->host_op &&
+          syncs_before[a - 1] == syncs_before[g->host_op]) {
+        g->host_op = (uint32_t)(a - 1);
+        host_waits++;
+      }
     }
     sc__free(ctx, byend, ng * sizeof *byend);
+    sc__free(ctx, syncs_before, (b->nh ? b->nh : 1) * sizeof *syncs_before);
+    if (host_waits)
+      sc__job_warn_n(job, host_waits, "%s: ops that started right after a host call and after no GPU "
+                                      "op: taken to wait for the host", r->name);
     if (inferred)
       sc__job_warn_n(job, inferred, "%s: cross-stream dependencies inferred from timing (the "
                                     "trace has no CUDA event records, cuda_sync)", r->name);
   }
 
-  /* Emit: host ops (stream 0), then GPU ops stream by stream. */
-  if (!rc)
-    for (size_t i = 0; i < ng; i++) b.g[sk[i].i]->index = (uint32_t)(b.nh + i);
-  for (size_t i = 0; !rc && i < b.nh; i++) {
-    const hop *h = &b.h[i];
+  return rc;
+}
+
+/* Phase 6: the rank's ops: host ops (stream 0), then GPU ops stream by
+ * stream, an idle op before each op that waited for something the trace
+ * does not show. */
+static int emit_rank(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t w0 = b->w0, w1 = b->w1;
+  const skey *sk = b->sk;
+  sc_jrank *jr = b->jr;
+  int64_t *idle = sc__calloc(ctx, ng, sizeof *idle);
+  if (!idle) return SC_ENOMEM;
+  int64_t nidle = 0, idle_ns = 0;
+  if (!rc) {
+    /* An op that started well after everything it is known to wait for
+     * (its launch or host wait, its stream predecessor, its cross-stream
+     * producer) waited for something the trace does not show (work of
+     * other processes, events we could not attribute, kernels launched
+     * before the profiler started): that idle time of its stream is kept
+     * as an idle op before it, so the replay does not run ahead. */
+    uint32_t next = (uint32_t)b->nh;
+    for (size_t i = 0; i < ng; i++) {
+      kgpu *g = b->g[sk[i].i];
+      int64_t prev = i > 0 && sk[i - 1].a == sk[i].a ? gend(b->g[sk[i - 1].i]) : w0;
+      int64_t ready = prev;
+      if (b->h[g->host_op].end + w0 > ready) ready = b->h[g->host_op].end + w0;
+      if (g->xdep != SC_JOB_NONE && gend(b->g[g->xdep]) > ready) ready = gend(b->g[g->xdep]);
+      /* Short unexplained waits of launched ops are left alone: sampled
+       * traces drop events, and the launch already anchors the op. */
+      int64_t unexplained = g->ts - ready;
+      if (unexplained > SLACK_NS && g->ts - prev > SLACK_NS &&
+          (g->launch_ts < 0 || unexplained > STALL_NS)) {
+        idle[i] = g->ts - prev;
+        idle_ns += idle[i];
+        next++;
+        nidle++;
+      }
+      g->index = next++;
+    }
+  }
+  if (nidle)
+    sc__job_warn_n(job, nidle, "%s: GPU idle time the trace does not explain kept as idle ops "
+                               "(%.3f ms per iteration, summed over streams)", r->name,
+                   (double)idle_ns / 1e6 / (double)(k->nsteps ? k->nsteps : 1));
+  for (size_t i = 0; !rc && i < b->nh; i++) {
+    const hop *h = &b->h[i];
     sc_jop op;
     memset(&op, 0, sizeof op);
     op.dur_ns = h->dur;
@@ -1379,15 +1531,31 @@ static int kin_build(sc_trace_reader *r) {
       op.iter = lo ? (uint32_t)(lo - 1) : 0;
     }
     if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
-    for (uint32_t d = 0; !rc && d < h->ndeps; d++) rc = sc__jrank_dep(job, jr, b.g[b.hdeps[h->dep_off + d]]->index);
+    for (uint32_t d = 0; !rc && d < h->ndeps; d++) rc = sc__jrank_dep(job, jr, b->g[b->hdeps[h->dep_off + d]]->index);
   }
   int64_t span_end = w1;
+  uint32_t n_idle = 0;
+  if (!rc && nidle) rc = sc__job_intern(job, "idle", 4, &n_idle);
   for (size_t i = 0; !rc && i < ng; i++) {
-    const kgpu *g = b.g[sk[i].i];
+    const kgpu *g = b->g[sk[i].i];
     sc_jop op;
     memset(&op, 0, sizeof op);
+    if (idle[i]) {
+      op.dur_ns = idle[i];
+      op.start_ns = g->ts - idle[i] > w0 ? g->ts - idle[i] - w0 : 0; /* -1 means unknown */
+      op.name = n_idle;
+      op.group = SC_JOB_NONE;
+      op.peer = -1;
+      op.iter = g->iter;
+      op.stream = g->sidx;
+      op.coll = SC_JCOLL_UNKNOWN;
+      op.kind = SC_JOP_IDLE;
+      if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
+      if (rc) break;
+      memset(&op, 0, sizeof op);
+    }
     op.dur_ns = g->dur;
-    op.start_ns = g->ts - w0;
+    op.start_ns = g->ts > w0 ? g->ts - w0 : 0; /* ran before the first step: clamped */
     op.bytes = g->bytes > 0 ? g->bytes : 0;
     op.name = g->name;
     op.group = SC_JOB_NONE;
@@ -1405,18 +1573,57 @@ static int kin_build(sc_trace_reader *r) {
     if (gend(g) > span_end) span_end = gend(g);
     if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
     if (!rc) rc = sc__jrank_dep(job, jr, (uint32_t)g->host_op);
-    if (!rc && g->xdep != SC_JOB_NONE) rc = sc__jrank_dep(job, jr, b.g[g->xdep]->index);
+    if (!rc && g->xdep != SC_JOB_NONE) rc = sc__jrank_dep(job, jr, b->g[g->xdep]->index);
   }
   if (!rc) jr->span_ns = span_end - w0;
 
-  sc__free(ctx, bycorr, ng * sizeof *bycorr);
-  sc__free(ctx, hv, hv_cap * sizeof *hv);
-  sc__free(ctx, sk, ng * sizeof *sk);
-  sc__free(ctx, keys, k->ngpu * sizeof *keys);
-  sc__free(ctx, b.g, ng * sizeof *b.g);
+  sc__free(ctx, idle, ng * sizeof *idle);
+  return rc;
+}
+
+/* Builds the rank from the records (see the file comment). */
+static int kin_build(sc_trace_reader *r) {
+  kin *k = K(r);
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  if (!k->saw_events) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no traceEvents array: not a Kineto trace");
+  if (!k->ngpu)
+    return sc__trace_fail(r, SC_EINVAL, r->out_bytes,
+                          "no GPU kernels, copies or memsets (profile with CUDA activities)");
+  /* Rank and world. */
+  int64_t rank = k->have_rank ? k->rank : r->rank_hint;
+  if (!k->have_rank) sc__job_warn(job, "%s: no distributedInfo.rank: rank %lld assumed", r->name, (long long)rank);
+  if (rank < 0 || rank >= SC_JOB_MAX_WORLD || k->world > SC_JOB_MAX_WORLD)
+    return sc__trace_fail(r, SC_EINVAL, 0, "rank %lld or world_size %lld out of range", (long long)rank,
+                          (long long)k->world);
+  if (k->world > 0) {
+    if (job->world && job->world != k->world)
+      return sc__trace_fail(r, SC_EINVAL, 0, "world_size %lld differs from %lld in earlier traces",
+                            (long long)k->world, (long long)job->world);
+    job->world = k->world;
+  }
+  int64_t world = job->world > rank ? job->world : rank + 1;
+
+  build b;
+  memset(&b, 0, sizeof b);
+  b.r = r;
+  b.k = k;
+  b.rank = rank;
+  b.world = world;
+  rc = select_ops(&b);
+  if (!rc) rc = classify_collectives(&b);
+  if (!rc) rc = make_streams(&b);
+  if (!rc) rc = host_timeline(&b);
+  if (!rc) rc = cross_stream_deps(&b);
+  if (!rc) rc = emit_rank(&b);
+  sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
+  sc__free(ctx, b.sk, b.ng * sizeof *b.sk);
+  sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
+  sc__free(ctx, b.g, b.ng * sizeof *b.g);
   sc__free(ctx, b.h, b.h_cap * sizeof *b.h);
   sc__free(ctx, b.hdeps, b.hdeps_cap * sizeof *b.hdeps);
-  if (rc && jr) { /* drop the half-built rank */
+  if (rc && b.jr) { /* drop the half-built rank */
     sc__jrank_free(ctx, &job->ranks[job->nranks - 1]);
     job->nranks--;
   }

@@ -34,20 +34,69 @@ static double fixed_p2p_ns(const sc_cost *c, double work, int inter) {
 }
 static const sc_comm_model fixed_comm = {"replay-priced", 1, fixed_coll_ns, fixed_p2p_ns};
 
+/* Names for the Chrome trace: the job's strings escaped for JSON and cut to
+ * NAME_CUT bytes (the engine prints at most 300), whole escapes and UTF-8
+ * characters only. */
+#define NAME_CUT 256
+
 typedef struct names {
   const sc_job *job;
-  const char *stream[64][SC_ST_COUNT]; /* first 64 programs; later ones generic */
+  char *esc;           /* escaped strings, 0-terminated, by string id */
+  uint32_t *off;
+  size_t esc_len, nstr;
+  uint32_t stream[64][SC_ST_COUNT]; /* string id + 1 per slot; first 64 programs */
 } names;
 
+static int escape_names(sc_ctx *ctx, names *n) {
+  const sc_job *job = n->job;
+  n->nstr = job->nstr;
+  n->off = sc__malloc(ctx, (job->nstr ? job->nstr : 1) * sizeof *n->off);
+  n->esc = sc__malloc(ctx, job->nstr * (NAME_CUT + 8) + 1);
+  if (!n->off || !n->esc) return SC_ENOMEM;
+  size_t len = 0;
+  for (size_t i = 0; i < job->nstr; i++) {
+    const unsigned char *p = (const unsigned char *)sc__job_str(job, (uint32_t)i);
+    size_t start = len;
+    n->off[i] = (uint32_t)len;
+    while (*p) {
+      char tmp[8];
+      size_t k, take = 1;
+      if (*p == '"' || *p == '\\') tmp[0] = '\\', tmp[1] = (char)*p, k = 2;
+      else if (*p < 0x20) k = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", *p);
+      else if (*p < 0x80) tmp[0] = (char)*p, k = 1;
+      else { /* a UTF-8 sequence is copied whole */
+        take = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
+        for (k = 0; k < take && p[k]; k++) tmp[k] = (char)p[k];
+        take = k;
+      }
+      if (len - start + k > NAME_CUT) break;
+      memcpy(n->esc + len, tmp, k);
+      len += k;
+      p += take;
+    }
+    n->esc[len++] = 0;
+  }
+  n->esc_len = len;
+  return SC_OK;
+}
+
+static void free_names(sc_ctx *ctx, names *n) {
+  sc__free(ctx, n->off, (n->nstr ? n->nstr : 1) * sizeof *n->off);
+  sc__free(ctx, n->esc, n->nstr * (NAME_CUT + 8) + 1);
+}
+
+static const char *escaped(const names *n, uint32_t id) {
+  return n->esc && id < n->nstr ? n->esc + n->off[id] : "";
+}
+
 static const char *op_name(const void *ud, const sc_op *op) {
-  const names *n = ud;
-  return sc__job_str(n->job, op->mb); /* replay ops carry their name id in mb */
+  return escaped(ud, op->mb); /* replay ops carry their name id in mb */
 }
 
 static const char *stream_name(const void *ud, uint32_t prog, int s) {
   const names *n = ud;
-  const char *nm = prog < 64 ? n->stream[prog][s] : NULL;
-  return nm ? nm : s == HOST_SLOT ? "host" : "gpu";
+  uint32_t id = prog < 64 ? n->stream[prog][s] : 0;
+  return id ? escaped(n, id - 1) : s == HOST_SLOT ? "host" : "gpu";
 }
 
 /* Placement of a group given its global members (ascending). */
@@ -305,6 +354,10 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
               sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
   memset(out, 0, sizeof *out);
   if (!job->nranks) return sc__error(ctx, SC_EINVAL, "the job has no ranks to replay");
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nops; k++)
+      if (job->ranks[i].ops[k].kind == SC_JOP_COLL && job->ranks[i].ops[k].group >= job->ngroups)
+        return sc__error(ctx, SC_EINVAL, "the job is not finished (sc_job_finish)");
   sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO};
   int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
   int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
@@ -312,7 +365,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
     return sc__error(ctx, SC_EINVAL, "ranks per replica (%lld) do not divide the traced world (%lld)",
                      (long long)R, (long long)W);
   int64_t dp0 = W / R, dp = o.scale_dp > 0 ? o.scale_dp : dp0;
-  if (dp > ((int64_t)1 << 24) / R) return sc__error(ctx, SC_EINVAL, "--scale dp=%lld is too large", (long long)dp);
+  if (dp > SC_JOB_MAX_WORLD / R) return sc__error(ctx, SC_EINVAL, "--scale dp=%lld is too large", (long long)dp);
   int64_t W2 = dp * R;
   int retarget = dp != dp0;
   int64_t iters = 0, span = 0;
@@ -346,6 +399,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
   size_t nxm = 0;
   if (!wl.progs || !rank_prog || !rank_global || !rp || !nm) rc = SC_ENOMEM;
   if (!rc) nm->job = job;
+  if (!rc && trace) rc = escape_names(ctx, nm);
 
   /* Phase 1: slots and slot order of every rank's ops. */
   int64_t merged = 0;
@@ -368,7 +422,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
                      sc__job_str(job, r->source), (long long)r->rank);
     if (!rc && i < 64)
       for (size_t st = 0; st < r->nstreams; st++)
-        if (!nm->stream[i][cv->slot_of[st]]) nm->stream[i][cv->slot_of[st]] = sc__job_str(job, r->streams[st].name);
+        if (!nm->stream[i][cv->slot_of[st]]) nm->stream[i][cv->slot_of[st]] = r->streams[st].name + 1;
   }
 
   /* Phase 2: channels, in order of first use, and their simulated members
@@ -537,7 +591,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
           op->cat = SC_CAT_PP;
           op->work = (double)jo->dur_ns;
           break;
-        default: /* host and sync */
+        default: /* host, sync, idle */
           op->kind = SC_OP_HOST;
           op->cat = SC_CAT_BUBBLE;
           op->work = (double)jo->dur_ns;
@@ -614,7 +668,8 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
     for (size_t i = 0; i < nr; i++)
       for (size_t k = 0; k < job->ranks[i].nops; k++) {
         int kind = job->ranks[i].ops[k].kind;
-        if (kind != SC_JOP_HOST && kind != SC_JOP_SYNC) busy += (double)job->ranks[i].ops[k].dur_ns;
+        if (kind != SC_JOP_HOST && kind != SC_JOP_SYNC && kind != SC_JOP_IDLE)
+          busy += (double)job->ranks[i].ops[k].dur_ns;
       }
     out->gpu_busy_s = busy / 1e9 / (double)nr / it;
     out->modelled_collectives = modelled;
@@ -638,6 +693,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
   sc__free(ctx, xg, (nchans ? nchans : 1) * sizeof *xg);
   sc__free(ctx, xmem, (nr * (nchans ? nchans : 1)) * sizeof *xmem);
   sc__free(ctx, chans, chans_cap * sizeof *chans);
+  if (nm) free_names(ctx, nm);
   sc__free(ctx, nm, sizeof *nm);
   free_groups(ctx, groups, job->ngroups);
   return rc;

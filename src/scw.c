@@ -176,6 +176,10 @@ static void write_payload(const sc_job *job, wbuf *b) {
 }
 
 int sc_job_write(const sc_job *job, sc_write_fn w, void *ud) {
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nops; k++)
+      if (job->ranks[i].ops[k].group == SC_JOB_WORLD)
+        return sc__error(job->ctx, SC_EINVAL, "the job is not finished (sc_job_finish)");
   wbuf *b = sc__malloc(job->ctx, sizeof *b);
   if (!b) return SC_ENOMEM;
   /* Pass 1 measures the payload and its CRC; pass 2 writes header and payload. */
@@ -364,7 +368,7 @@ static int read_rank(rd *r, sc_job *job) {
     op->coll = p[59];
     if (op->kind >= SC_JOP_COUNT) return rd_fail(r, opat + 58, "unknown op kind");
     if (op->stream >= nstreams) return rd_fail(r, opat + 56, "op stream out of range");
-    int host_kind = op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC;
+    int host_kind = op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC; /* IDLE: GPU streams */
     if (host_kind != jr->streams[op->stream].host)
       return rd_fail(r, opat + 58, "host op on a GPU stream or GPU op on the host stream");
     if (op->dur_ns < 0) return rd_fail(r, opat, "negative duration");
@@ -444,7 +448,7 @@ static int read_payload(rd *r, sc_job *job) {
       uint64_t world;
       if (r64(&sub, &world, "job") || r32(&sub, &nranks, "job") || r32(&sub, &ngroups, "job"))
         return SC_EINVAL;
-      if ((int64_t)world < 1 || (int64_t)world > (int64_t)1 << 40)
+      if ((int64_t)world < 1 || (int64_t)world > SC_JOB_MAX_WORLD)
         return rd_fail(&sub, 0, "bad world size");
       job->world = (int64_t)world;
       have_job = 1;

@@ -52,9 +52,11 @@ void sc_job_get_info(const sc_job *job, sc_job_info *info);
 /* Writes the counted import warnings, one line each ("12 x file: message"). */
 int sc_job_write_warnings(const sc_job *job, sc_write_fn w, void *ud);
 
-/* Cross-rank checks after all ranks are imported: distinct ranks within the
- * world, collectives issued in the same order on every traced member of a
- * group. Returns 0 or SC_EINVAL with the message on the context. */
+/* Completes a job once all ranks are imported, before sc_job_write or
+ * sc_replay: settles the world size (and the groups of collectives over
+ * the whole job when the traces did not give it), then checks distinct
+ * ranks and that every traced member of a group issues the same
+ * collectives in the same order. Returns 0 or SC_EINVAL with the message. */
 int sc_job_finish(sc_job *job);
 
 /* Serialises the job as a .scw file through w. Returns 0 or the sink's error. */

@@ -368,8 +368,10 @@ static void test_json_errors(void **state) {
 /* A small two-iteration trace of `rank` of 2: per step a GEMM on stream 7,
  * a gradient all-reduce on stream 20 (waiting on the GEMM, as a stream
  * wait would make it), an optimizer kernel after a stream synchronize, and
- * a device-to-host copy. Times in µs with fractional nanoseconds. */
-static void kineto_trace(buf *b, int rank, int with_args, int with_sync_records) {
+ * a device-to-host copy. Times in µs with fractional nanoseconds. With
+ * `skew`, the rank's GEMM is faster and its all-reduce kernel starts early
+ * and waits for the other rank: both all-reduces end together. */
+static void kineto_trace_skew(buf *b, int rank, int with_args, int with_sync_records, int skew) {
   bprintf(b, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", "
              "\"numSms\": 108}],\n \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": 2},\n"
              " \"traceEvents\": [\n",
@@ -379,27 +381,29 @@ static void kineto_trace(buf *b, int rank, int with_args, int with_sync_records)
     double t = 1000.0 + it * 1000.0;
     bprintf(b, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1, "
                "\"tid\": 1, \"ts\": %.3f, \"dur\": 1000},\n", it + 5, t);
-    /* GEMM: launched at +10, runs 100..400 */
+    /* GEMM: launched at +10 (returns +15.5), runs +17.125..+317.375 */
+    double gemm = skew ? 150.25 : 300.25, ar_start = 17.125 + gemm + 1, ar_dur = 518.375 - ar_start;
     bprintf(b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
                "\"tid\": 1, \"ts\": %.3f, \"dur\": 5.5, \"args\": {\"correlation\": %d}},\n", t + 10, corr);
     bprintf(b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ampere_bf16_s16816gemm_bf16_128x128_nn\", "
-               "\"pid\": 0, \"tid\": 7, \"ts\": %.3f, \"dur\": 300.25, \"args\": {\"device\": 0, "
-               "\"stream\": 7, \"correlation\": %d}},\n", t + 100.125, corr);
+               "\"pid\": 0, \"tid\": 7, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"device\": 0, "
+               "\"stream\": 7, \"correlation\": %d}},\n", t + 17.125, gemm, corr);
     corr++;
-    /* all-reduce: launched at +20, starts when the GEMM ends (+400.375), 200 us */
+    /* all-reduce: launched at +20, starts just after the GEMM ends, ends at
+     * +518.375 (200 us of transfer) */
     bprintf(b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
                "\"tid\": 1, \"ts\": %.3f, \"dur\": 6, \"args\": {\"correlation\": %d}},\n", t + 20, corr);
     if (with_args)
       bprintf(b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\", "
-                 "\"pid\": 0, \"tid\": 20, \"ts\": %.3f, \"dur\": 200, \"args\": {\"device\": 0, "
+                 "\"pid\": 0, \"tid\": 20, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"device\": 0, "
                  "\"stream\": 20, \"correlation\": %d, \"Collective name\": \"allreduce\", "
                  "\"In msg nelems\": 1048576, \"Out msg nelems\": 1048576, \"Group size\": 2, "
                  "\"dtype\": \"BFloat16\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\"}},\n",
-              t + 401.375, corr);
+              t + ar_start, ar_dur, corr);
     else
       bprintf(b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)\", "
-                 "\"pid\": 0, \"tid\": 20, \"ts\": %.3f, \"dur\": 200, \"args\": {\"device\": 0, "
-                 "\"stream\": 20, \"correlation\": %d}},\n", t + 401.375, corr);
+                 "\"pid\": 0, \"tid\": 20, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"device\": 0, "
+                 "\"stream\": 20, \"correlation\": %d}},\n", t + ar_start, ar_dur, corr);
     if (with_sync_records) {
       /* cudaEventRecord on stream 7 after the GEMM, cudaStreamWaitEvent on 20. */
       bprintf(b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"pid\": 1, "
@@ -412,9 +416,9 @@ static void kineto_trace(buf *b, int rank, int with_args, int with_sync_records)
               t + 19, corr + 501, corr + 500);
     }
     corr++;
-    /* stream synchronize at +30, returns at +602 (all-reduce ended +601.375) */
+    /* stream synchronize at +30, returns at +519 (all-reduce ended +518.375) */
     bprintf(b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 1, "
-               "\"tid\": 1, \"ts\": %.3f, \"dur\": 572, \"args\": {\"correlation\": %d}},\n", t + 30, corr++);
+               "\"tid\": 1, \"ts\": %.3f, \"dur\": 489, \"args\": {\"correlation\": %d}},\n", t + 30, corr++);
     /* optimizer at +610 on stream 7, 50 us; then a 4 KiB copy */
     bprintf(b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
                "\"tid\": 1, \"ts\": %.3f, \"dur\": 5, \"args\": {\"correlation\": %d}},\n", t + 610, corr);
@@ -436,6 +440,10 @@ static void kineto_trace(buf *b, int rank, int with_args, int with_sync_records)
   }
   bprintf(b, "{\"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\", \"pid\": \"\", \"tid\": \"\", "
              "\"ts\": 9999}\n]}\n");
+}
+
+static void kineto_trace(buf *b, int rank, int with_args, int with_sync_records) {
+  kineto_trace_skew(b, rank, with_args, with_sync_records, 0);
 }
 
 static const sc_jop *find_op(const sc_job *job, const sc_jrank *r, const char *prefix, int nth) {
@@ -483,7 +491,7 @@ static void test_kineto_program(void **state) {
   assert_non_null(adam);
   assert_non_null(cp);
   assert_true(gemm->dur_ns == 300250); /* 300.25 us, exact */
-  assert_true(gemm->start_ns == 100125);
+  assert_true(gemm->start_ns == 17125);
   assert_int_equal(ar->kind, SC_JOP_COLL);
   assert_int_equal(ar->coll, SC_COLL_ALLREDUCE);
   assert_true(ar->bytes == 1048576.0 * 2); /* bf16 */
@@ -817,8 +825,23 @@ static void test_shipped_chakra(void **state) {
     if (r->ops[k].kind == SC_JOP_COLL) bc = &r->ops[k];
   assert_int_equal(bc->coll, SC_COLL_BROADCAST);
   assert_true(bc->bytes == 212480);
-  /* Truncated protobuf: an error at the cut message. */
   sc_job_free(job);
+  /* Two ranks: the world (not in the files) is settled by sc_job_finish. */
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_CHAKRA, "run/chakra.0.et", et, len, 1 << 16, 0), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_CHAKRA, "run/chakra.1.et", et, len, 1 << 16, 0), 0);
+  buf img = {0};
+  assert_int_equal(sc_job_write(job, to_buf, &img), SC_EINVAL); /* not finished */
+  assert_int_equal(sc_job_finish(job), 0);
+  sc_job_get_info(job, &info);
+  assert_int_equal(info.world, 2);
+  assert_int_equal(info.ranks, 2);
+  assert_int_equal(info.groups, 1);
+  assert_int_equal(job->groups[0].n, 2);
+  assert_int_equal(sc_job_write(job, to_buf, &img), 0);
+  free(img.p);
+  sc_job_free(job);
+  /* Truncated protobuf: an error at the cut message. */
   assert_int_equal(sc_job_new(ctx, &job), 0);
   assert_int_not_equal(import_mem(job, SC_TRACE_CHAKRA, "cut.0.et", et, len / 2, 4096, 0), 0);
   assert_non_null(strstr(sc_errmsg(ctx), "truncated Chakra trace"));
@@ -845,6 +868,82 @@ static void test_shipped_chakra(void **state) {
   free(js);
 }
 
+/* ------------------------------------------------------------ replay */
+
+/* The config the CLI builds for a replay: the cluster for `world` ranks. */
+static void replay_config(sc_config *cfg, int64_t world, int64_t gpn) {
+  sc_config_default(cfg);
+  assert_int_equal(sc_config_set(ctx, cfg, "cluster.gpu=a100-80gb"), 0);
+  cfg->parallel.tp = cfg->parallel.pp = cfg->parallel.cp = cfg->parallel.vpp = 1;
+  cfg->parallel.dp = 0;
+  cfg->cluster.num_gpus = world;
+  cfg->cluster.nodes = 0;
+  cfg->cluster.gpus_per_node = gpn;
+  cfg->training.micro_batch = 1;
+  cfg->training.global_batch = world;
+  assert_int_equal(sc_config_resolve(ctx, cfg), 0);
+}
+
+static void test_replay(void **state) {
+  (void)state;
+  buf r0 = {0}, r1 = {0};
+  kineto_trace(&r0, 0, 1, 0);
+  kineto_trace_skew(&r1, 1, 1, 0, 1); /* rank 1 waits 150 us in each all-reduce */
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_KINETO, "r0.json", r0.p, r0.len, 1 << 16, 0), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_KINETO, "r1.json", r1.p, r1.len, 1 << 16, 1), 0);
+  assert_int_equal(sc_job_finish(job), 0);
+  sc_config cfg;
+  replay_config(&cfg, 2, 0); /* the preset's 8 per node; 2 ranks fill part of one */
+  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO};
+  sc_replay_result res;
+  buf tr = {0};
+  int rc = sc_replay(ctx, job, &cfg, &o, to_buf, &tr, &res);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_string_equal(res.comm, "measured");
+  assert_int_equal(res.simulated_ranks, 2);
+  assert_int_equal(res.iterations, 2);
+  assert_int_equal(res.measured_collectives, 4);
+  /* The host timeline bounds the step: the replay reproduces it. */
+  assert_true(res.traced_step_s > 0.000999 && res.traced_step_s < 0.001001);
+  if (res.error_pct < -1 || res.error_pct > 1) fail_msg("error %.3f %%", res.error_pct);
+  /* Both ranks ran each all-reduce for the shorter traced time, together. */
+  assert_non_null(strstr(tr.p, "\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"cat\":\"dp_comm\""));
+  assert_null(strstr(tr.p, "\"dur\":350.000")); /* rank 1's traced 350 us */
+  assert_non_null(strstr(tr.p, "\"dur\":200.000"));
+  /* The comm model instead; then re-targeted to 64 ranks on 8 nodes. */
+  o.comm = SC_REPLAY_COMM_MODEL;
+  assert_int_equal(sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res), 0);
+  assert_int_equal(res.modelled_collectives, 4);
+  double model2 = res.breakdown_s[SC_CAT_DP];
+  o.comm = SC_REPLAY_COMM_AUTO;
+  o.scale_dp = 64;
+  replay_config(&cfg, 64, 8);
+  assert_int_equal(sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res), 0);
+  assert_string_equal(res.comm, "model");
+  assert_int_equal(res.world, 64);
+  assert_int_equal(res.dp, 64);
+  assert_int_equal(res.traced_dp, 2);
+  assert_true(res.predicted_step_s > 0.0009); /* the host timeline still bounds it */
+  assert_true(res.breakdown_s[SC_CAT_DP] > model2); /* across nodes now */
+  /* Text and JSON reports. */
+  buf out = {0};
+  assert_int_equal(sc_replay_format(&res, SC_FORMAT_TEXT, to_buf, &out), 0);
+  assert_non_null(strstr(out.p, "re-targeted: data parallel 2 -> 64 (world 2 -> 64)"));
+  out.len = 0;
+  assert_int_equal(sc_replay_format(&res, SC_FORMAT_JSON, to_buf, &out), 0);
+  assert_non_null(strstr(out.p, "\"dp\":64,\"traced_dp\":2"));
+  /* Ranks per replica must divide the traced world. */
+  o.replica_ranks = 3;
+  assert_int_equal(sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res), SC_EINVAL);
+  free(out.p);
+  free(tr.p);
+  sc_job_free(job);
+  free(r0.p);
+  free(r1.p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokens_whole),    cmocka_unit_test(test_tokens_split),
@@ -852,7 +951,7 @@ int main(void) {
       cmocka_unit_test(test_kineto_program),  cmocka_unit_test(test_kineto_fallbacks),
       cmocka_unit_test(test_encodings_equal), cmocka_unit_test(test_kineto_errors),
       cmocka_unit_test(test_alloc_failures),  cmocka_unit_test(test_shipped_kineto),
-      cmocka_unit_test(test_shipped_chakra),
+      cmocka_unit_test(test_shipped_chakra),  cmocka_unit_test(test_replay),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
