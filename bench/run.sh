@@ -6,6 +6,7 @@ set -euo pipefail
 build=${1:-build}
 "$build/bench_engine"
 "$build/bench_sweep"
+"$build/bench_import" --mb 200
 # Two MPI processes when the MPI variant is built (make mpi).
 if [ -x build-mpi/bench_sweep ] && command -v mpirun >/dev/null; then
   mpirun --oversubscribe --allow-run-as-root -np 2 build-mpi/bench_sweep

@@ -26,6 +26,8 @@ static void usage(FILE *f) {
           "       stepcast validate CASES.csv ... [--calibration FILE] [--format text|json|csv]\n"
           "       stepcast calibrate --cases CASES.csv | --nccl-tests LOGS... -o site.yaml\n"
           "       stepcast comm --gpu NAME --gpus N --op all_reduce [--compare LOG]\n"
+          "       stepcast import kineto|chakra TRACES... -o job.scw\n"
+          "       stepcast replay job.scw [--scale dp=N] [--format text|json] [--trace out.json]\n"
           "       stepcast hw list | hw show NAME\n"
           "       stepcast presets\n"
           "       stepcast config-docs      (prints docs/CONFIG.md)\n"
