@@ -125,6 +125,15 @@ typedef struct tracebuf {
   memtrack mem;
 } tracebuf;
 
+/* Collective costs repeat (every layer and micro-batch issues the same TP
+ * collectives), so they are memoised per (collective, bytes, placement). */
+#define COLL_MEMO 256
+typedef struct coll_memo {
+  double bytes, ns;
+  sc_placement pl;
+  int coll;
+} coll_memo;
+
 typedef struct sim {
   sc_ctx *ctx;
   const sc_config *cfg;
@@ -155,6 +164,7 @@ typedef struct sim {
   int64_t now;
   int64_t events, ops;
   tracebuf *trace;
+  coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
   int rc;
 } sim;
 
@@ -817,6 +827,21 @@ static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
   if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
 }
 
+static double collective_ns(sim *S, int coll, double bytes, const sc_placement *pl) {
+  uint64_t h = (uint64_t)bytes * 0x9E3779B97F4A7C15ull ^ (uint64_t)pl->n * 0xC2B2AE3D27D4EB4Full ^
+               (uint64_t)pl->nodes * 0x165667B19E3779F9ull ^ (uint64_t)pl->per_node * 31u ^
+               (uint64_t)coll;
+  coll_memo *e = &S->coll_memo[(h >> 40) % COLL_MEMO];
+  if (e->coll == coll && e->bytes == bytes && e->pl.n == pl->n && e->pl.nodes == pl->nodes &&
+      e->pl.per_node == pl->per_node)
+    return e->ns;
+  e->coll = coll;
+  e->bytes = bytes;
+  e->pl = *pl;
+  e->ns = S->cost->comm->coll_ns(S->cost, coll, bytes, pl);
+  return e->ns;
+}
+
 static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) {
   ginst *g = &S->inst[gid];
   uint32_t id = act_claim(S, S->members[g->mem_off], stream);
@@ -828,7 +853,7 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   a->net = g->pl.nodes > 1;
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
-  start(S, id, S->cost->comm->coll_ns(S->cost, op->coll, op->work, &g->pl));
+  start(S, id, collective_ns(S, op->coll, op->work, &g->pl));
   for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
 }
 
