@@ -42,7 +42,7 @@ static void resolve(sc_config *cfg) {
 }
 
 /* The four models of Korthikanti et al. 2022, Table 3 (the configs of
- * /work/shared/validation/cases/korthikanti2022.csv): layers, hidden,
+ * validation/cases/korthikanti2022.csv): layers, hidden,
  * heads, tp, pp, micro-batch, global batch, GPUs, interleaving. */
 typedef struct kcase {
   const char *name;
