@@ -458,9 +458,10 @@ static int drain(sc_interf_data *d) {
   int r;
   while ((r = sc__json_next(&d->j, &t)) == 1)
     if ((r = on_token(d, &t))) return failf(d, r, "out of memory");
-  if (r < 0) /* the tokenizer reports a failed carry allocation as a message */
-    return failf(d, strcmp(d->j.errmsg, "out of memory") ? SC_EINVAL : SC_ENOMEM, "%llu: %s",
-                 (unsigned long long)d->j.err_off, d->j.errmsg);
+  if (r < 0 && !d->rc) /* the tokenizer reports a failed carry allocation as a message */
+    d->rc = sc__error(d->ctx, strcmp(d->j.errmsg, "out of memory") ? SC_EINVAL : SC_ENOMEM,
+                      "%s:%llu: %s", d->name, (unsigned long long)d->j.err_off, d->j.errmsg);
+  if (r < 0) return d->rc;
   return SC_OK;
 }
 

@@ -301,7 +301,7 @@ static void test_reader_errors(void **state) {
   static const struct {
     const char *text, *msg;
   } bad[] = {
-      {"{\"traceEvents\": [ {\"ph\": } ]}", "t.json: 25: "},
+      {"{\"traceEvents\": [ {\"ph\": } ]}", "t.json:25: "},
       {"{\"traceEvents\": [ {\"ph\": \"X\"} ", "unexpected end of input"},
       {"", "empty"},
       {"\x1f\x8b garbage that is not deflate", "gzip"},
