@@ -1374,6 +1374,14 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                                SC_FIELD_training_global_batch),
                      micro_batches, p->pp);
 
+  /* ZeRO stages: 1 and up shard the optimizer state like Megatron's
+   * distributed optimizer (the same reduce-scatter / all-gather traffic). */
+  if (p->zero_stage > 3)
+    return sc__error(ctx, SC_EINVAL, "%s: parallel.zero_stage=%" PRId64 " must be 0, 1, 2 or 3",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_zero_stage, -1, -1),
+                     p->zero_stage);
+  if (p->zero_stage >= 1) p->distributed_optimizer = 1;
+
   /* Sequence parallelism shards the sequence over the TP group. */
   if (p->sequence_parallel && p->tp == 1) p->sequence_parallel = 0;
   if (p->tp == 1) p->tp_comm_overlap = 0; /* nothing to overlap */

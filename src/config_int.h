@@ -78,6 +78,11 @@
     "model.seq_len must be a multiple of tp).")                                                  \
   X(parallel, distributed_optimizer, BOOL, parallel.distributed_optimizer, "", "false",          \
     "Shard optimizer state over the DP group (ZeRO-1).")                                         \
+  X(parallel, zero_stage, COUNT, parallel.zero_stage, "", "0",                                     \
+    "DeepSpeed ZeRO stage 0-3 over the DP group: 1 shards optimizer states (implies "            \
+    "distributed_optimizer), 2 also gradients (memory; communication as stage 1: reduce-scatter " \
+    "+ all-gather), 3 also parameters (memory only: `run` rejects it, its per-layer gathers "    \
+    "are not modelled yet).")                                                                    \
   X(parallel, schedule, SCHEDULE, parallel.schedule, "", "1f1b",                                 \
     "Pipeline schedule; interleaved needs vpp > 1 and a micro-batch count "                      \
     "per replica that is a multiple of pp.")                                                     \

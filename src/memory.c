@@ -121,7 +121,10 @@ static double layer_params(const mshape *sh) {
 /* ------------------------------------------------------------ model */
 
 void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
-  o->zero_stage = cfg->parallel.distributed_optimizer && cfg->parallel.dp > 1 ? 1 : 0;
+  o->zero_stage = cfg->parallel.dp <= 1                   ? 0
+                  : cfg->parallel.zero_stage > 0            ? (int)cfg->parallel.zero_stage
+                  : cfg->parallel.distributed_optimizer ? 1
+                                                            : 0;
   o->flash_attention = cfg->training.attention != SC_ATTN_UNFUSED;
 }
 

@@ -396,7 +396,7 @@ static int check_supported(const row_ctx *rc, sc_case *c) {
   if (cp > 1) append(u, un, "%scp>1", u[0] ? ", " : "");
   if (ep > 1) append(u, un, "%sep>1", u[0] ? ", " : "");
   if (experts > 1) append(u, un, "%smoe", u[0] ? ", " : "");
-  if (stage > 1) append(u, un, "%szero_stage=%lld", u[0] ? ", " : "", (long long)stage);
+  if (stage > 2) append(u, un, "%szero_stage=%lld", u[0] ? ", " : "", (long long)stage);
   return SC_OK;
 }
 
@@ -523,8 +523,10 @@ static int row_to_case(const row_ctx *rc, sc_case *c) {
 
   int64_t stage;
   if ((e = cell_count(rc, COL_zero_stage, 0, &stage))) return e;
-  if (stage == 1) { /* ZeRO-1 shards the optimizer state: Megatron's distributed optimizer */
+  if (stage >= 1) { /* ZeRO-1/2 shard the optimizer state like Megatron's distributed
+                      * optimizer (same traffic); stage 2 also shards gradients in memory */
     cfg->parallel.distributed_optimizer = 1;
+    cfg->parallel.zero_stage = stage;
   }
 
   /* Interleaving depth: when the base config says the source ran the

@@ -777,6 +777,11 @@ int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, s
   shape_init(&B.sh, cfg);
   B.pp = par->pp;
   B.vpp = par->vpp > 0 ? par->vpp : 1;
+  if (par->zero_stage >= 3)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: parallel.zero_stage=3 (parameter sharding) is not modelled yet: its "
+                     "per-layer parameter gathers are missing from the workload",
+                     cfg->origin);
   if (par->cp > 1)
     return sc__error(ctx, SC_EUNSUPPORTED, "%s: context parallelism is not modelled yet",
                      cfg->origin);

@@ -119,6 +119,7 @@ typedef struct sc_parallel_cfg {
   int64_t vpp;            /* model chunks per stage (interleaved), >= 1 */
   int sequence_parallel;  /* 1: Megatron sequence parallelism with TP */
   int distributed_optimizer; /* 1: ZeRO-1 style sharded optimizer */
+  int64_t zero_stage;        /* DeepSpeed ZeRO stage 0-3; >= 1 implies distributed_optimizer */
   sc_schedule schedule;
   int overlap_grad_reduce;   /* 1: DP grad reduction overlaps backward */
   int overlap_param_gather;  /* 1: param all-gather overlaps forward */
