@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sctest.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,23 +394,6 @@ static void test_trace_streams(void **state) {
   assert_true(bytes > 1000);
 }
 
-typedef struct grow_sink {
-  char *buf;
-  size_t len, cap;
-} grow_sink;
-
-static int to_grow_sink(void *ud, const char *buf, size_t len) {
-  grow_sink *g = ud;
-  if (g->len + len + 1 > g->cap) {
-    g->cap = (g->len + len + 1) * 2;
-    g->buf = realloc(g->buf, g->cap);
-    if (!g->buf) return SC_ENOMEM;
-  }
-  memcpy(g->buf + g->len, buf, len);
-  g->len += len;
-  g->buf[g->len] = 0;
-  return 0;
-}
 
 /* The trace's memory counter: one sample at the start per rank, one when each
  * forward item allocates and one when its backward frees; every rank ends
@@ -418,19 +403,19 @@ static void test_trace_memory_counter(void **state) {
   sc_config cfg;
   small_config(&cfg); /* pp 4, dp 8: 8 micro-batches per stage */
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
-  grow_sink g = {NULL, 0, 0};
+  sc_test_buf g = {NULL, 0, 0};
   sc_result r;
-  assert_int_equal(sc_simulate(ctx, &cfg, to_grow_sink, &g, &r), 0);
+  assert_int_equal(sc_simulate(ctx, &cfg, sc_test_buf_write, &g, &r), 0);
   int64_t m = cfg.training.global_batch / (cfg.training.micro_batch * cfg.parallel.dp);
   size_t count = 0;
-  for (const char *p = g.buf; (p = strstr(p, "\"ph\":\"C\"")); p++) count++;
+  for (const char *p = g.p; (p = strstr(p, "\"ph\":\"C\"")); p++) count++;
   assert_int_equal(count, (size_t)(r.simulated_ranks * (1 + 2 * m)));
   for (int64_t pid = 0; pid < r.simulated_ranks; pid++) {
     char key[96];
     snprintf(key, sizeof key, "\"name\":\"memory\",\"pid\":%lld,",
              (long long)(pid * cfg.parallel.tp * cfg.parallel.dp));
     double first = -1, last = -1, peak = 0;
-    for (const char *p = g.buf; (p = strstr(p, key)); p++) {
+    for (const char *p = g.p; (p = strstr(p, key)); p++) {
       const char *v = strstr(p, "\"GiB\":");
       assert_non_null(v);
       double x = atof(v + 6);
@@ -440,7 +425,7 @@ static void test_trace_memory_counter(void **state) {
     }
     assert_true(first > 0 && fabs(first - last) < 1e-3 && peak > first);
   }
-  free(g.buf);
+  free(g.p);
 }
 
 static int failing_sink(void *ud, const char *buf, size_t len) {

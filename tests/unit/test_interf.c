@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sctest.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,21 +322,6 @@ static void test_reader_errors(void **state) {
   sc_interf_data_free(d);
 }
 
-/* Allocator that fails the allocation numbered fail_at (1-based; 0 never). */
-typedef struct budget {
-  long count, fail_at;
-} budget;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (++b->count == b->fail_at) return NULL;
-  return realloc(ptr, nsize);
-}
 
 /* Reading (gzip) and fitting with any one allocation failing gives
  * SC_ENOMEM and leaks nothing (ASan checks the latter). */
@@ -342,9 +329,9 @@ static void test_allocation_failures(void **state) {
   (void)state;
   size_t gz;
   unsigned char *z = gzip_of(trace_text, strlen(trace_text), &gz);
-  budget b = {0, 0};
+  sc_test_budget b = {0, 0};
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(&c, failing_alloc, &b), 0);
+  assert_int_equal(sc_ctx_new(&c, sc_test_failing_alloc, &b), 0);
   long total = 0;
   for (long k = 0; k == 0 || k <= total; k++) {
     b.count = 0;

@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sctest.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,24 +33,7 @@ static int teardown(void **state) {
   return 0;
 }
 
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static int to_buf(void *ud, const char *s, size_t n) {
-  buf *b = ud;
-  if (b->len + n > b->cap) {
-    size_t cap = (b->len + n) * 2;
-    char *q = realloc(b->p, cap);
-    if (!q) return SC_ENOMEM;
-    b->p = q;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  return 0;
-}
+typedef sc_test_buf buf;
 
 /* Two ranks of a 4-rank job: host timeline, a compute and a comm stream,
  * a collective on the world and one on a pair, deps across streams. */
@@ -121,11 +106,11 @@ static void test_round_trip(void **state) {
   (void)state;
   sc_job *job = sample_job();
   buf a = {0}, b = {0};
-  assert_int_equal(sc_job_write(job, to_buf, &a), 0);
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &a), 0);
   sc_job *back;
   int rc = sc_job_read(ctx, "a.scw", a.p, a.len, &back);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
-  assert_int_equal(sc_job_write(back, to_buf, &b), 0);
+  assert_int_equal(sc_job_write(back, sc_test_buf_write, &b), 0);
   assert_int_equal(a.len, b.len);
   assert_memory_equal(a.p, b.p, a.len);
   /* Field by field. */
@@ -171,7 +156,7 @@ static void test_damage_detected(void **state) {
   (void)state;
   sc_job *job = sample_job();
   buf a = {0};
-  assert_int_equal(sc_job_write(job, to_buf, &a), 0);
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &a), 0);
   sc_job_free(job);
   for (size_t n = 0; n < a.len; n++) expect_error(a.p, n, NULL);
   expect_error(a.p, 10, "bad magic");
@@ -203,7 +188,7 @@ static void test_forged_payloads(void **state) {
   (void)state;
   sc_job *job = sample_job();
   buf a = {0};
-  assert_int_equal(sc_job_write(job, to_buf, &a), 0);
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &a), 0);
   sc_job_free(job);
   unsigned char *c = malloc(a.len);
   static const unsigned char xors[] = {0x01, 0x80, 0xff, 0x7f};
@@ -227,7 +212,7 @@ static void test_forged_payloads(void **state) {
         sc_job_info info;
         sc_job_get_info(back, &info);
         buf w = {0};
-        assert_int_equal(sc_job_write(back, to_buf, &w), 0);
+        assert_int_equal(sc_job_write(back, sc_test_buf_write, &w), 0);
         free(w.p);
         sc_job_free(back);
       }

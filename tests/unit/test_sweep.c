@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sctest.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,22 +305,6 @@ static void test_bad_input(void **state) {
   sc_sweep_result_free(ctx, &r);
 }
 
-/* Allocator that counts allocations and fails the one numbered `fail_at`
- * (1-based; 0 = never). */
-typedef struct budget {
-  long count, fail_at;
-} budget;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (++b->count == b->fail_at) return NULL;
-  return realloc(ptr, nsize);
-}
 
 /* Failing any allocation of a one-config sweep with a results file gives
  * SC_ENOMEM and leaks nothing (ASan checks the latter). */
@@ -340,9 +326,9 @@ static void test_allocation_failures(void **state) {
   close(fd);
   o.out_path = path;
   o.resume = 1; /* the same file is reused: resumed rows exercise the reader */
-  budget b = {0, 0};
+  sc_test_budget b = {0, 0};
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(&c, failing_alloc, &b), 0);
+  assert_int_equal(sc_ctx_new(&c, sc_test_failing_alloc, &b), 0);
   sc_sweep_result r;
   long before = b.count;
   assert_int_equal(sc_sweep_run(c, &base, &o, &r), 0);

@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sctest.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,25 +40,7 @@ static int teardown(void **state) {
 
 /* ------------------------------------------------------------ helpers */
 
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static int to_buf(void *ud, const char *s, size_t n) {
-  buf *b = ud;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = (b->len + n + 1) * 2;
-    char *q = realloc(b->p, cap);
-    if (!q) return SC_ENOMEM;
-    b->p = q;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-  return 0;
-}
+typedef sc_test_buf buf;
 
 static void bprintf(buf *b, const char *fmt, ...) {
   char tmp[4096];
@@ -65,7 +49,7 @@ static void bprintf(buf *b, const char *fmt, ...) {
   int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
   assert_true(n > 0 && (size_t)n < sizeof tmp);
-  to_buf(b, tmp, (size_t)n);
+  sc_test_buf_write(b, tmp, (size_t)n);
 }
 
 /* Path under the source tree (SC_SOURCE_DIR, set by ctest; else "."). */
@@ -108,7 +92,7 @@ static int import_mem(sc_job *job, sc_trace_format fmt, const char *name, const 
 
 static void job_image(const sc_job *job, buf *out) {
   out->len = 0;
-  assert_int_equal(sc_job_write(job, to_buf, out), 0);
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, out), 0);
 }
 
 /* Extracts the first regular file whose name ends with suffix from a
@@ -674,7 +658,7 @@ static void test_kineto_errors(void **state) {
   assert_int_equal(job->ranks[0].rank, 4); /* the hint: no distributedInfo */
   assert_true(info.warnings >= 4);        /* no ts, negative dur, no rank, no steps, overlap */
   buf w = {0};
-  sc_job_write_warnings(job, to_buf, &w);
+  sc_job_write_warnings(job, sc_test_buf_write, &w);
   assert_non_null(strstr(w.p, "w.json: GPU event without ts, dur or args.stream ignored"));
   assert_non_null(strstr(w.p, "negative duration"));
   assert_non_null(strstr(w.p, "overlapping"));
@@ -733,7 +717,7 @@ static void test_alloc_failures(void **state) {
     int rc = sc_job_new(c, &job);
     if (!rc) rc = import_mem(job, SC_TRACE_KINETO, "f.json.gz", gz, gzn, 700, 0);
     buf img = {0};
-    if (!rc) rc = sc_job_write(job, to_buf, &img);
+    if (!rc) rc = sc_job_write(job, sc_test_buf_write, &img);
     if (!rc) {
       sc_job *back;
       rc = sc_job_read(c, "f.scw", img.p, img.len, &back);
@@ -831,14 +815,14 @@ static void test_shipped_chakra(void **state) {
   assert_int_equal(import_mem(job, SC_TRACE_CHAKRA, "run/chakra.0.et", et, len, 1 << 16, 0), 0);
   assert_int_equal(import_mem(job, SC_TRACE_CHAKRA, "run/chakra.1.et", et, len, 1 << 16, 0), 0);
   buf img = {0};
-  assert_int_equal(sc_job_write(job, to_buf, &img), SC_EINVAL); /* not finished */
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &img), SC_EINVAL); /* not finished */
   assert_int_equal(sc_job_finish(job), 0);
   sc_job_get_info(job, &info);
   assert_int_equal(info.world, 2);
   assert_int_equal(info.ranks, 2);
   assert_int_equal(info.groups, 1);
   assert_int_equal(job->groups[0].n, 2);
-  assert_int_equal(sc_job_write(job, to_buf, &img), 0);
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &img), 0);
   free(img.p);
   sc_job_free(job);
   /* Truncated protobuf: an error at the cut message. */
@@ -899,7 +883,7 @@ static void test_replay(void **state) {
   sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO};
   sc_replay_result res;
   buf tr = {0};
-  int rc = sc_replay(ctx, job, &cfg, &o, to_buf, &tr, &res);
+  int rc = sc_replay(ctx, job, &cfg, &o, sc_test_buf_write, &tr, &res);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
   assert_string_equal(res.comm, "measured");
   assert_int_equal(res.simulated_ranks, 2);
@@ -929,10 +913,10 @@ static void test_replay(void **state) {
   assert_true(res.breakdown_s[SC_CAT_DP] > model2); /* across nodes now */
   /* Text and JSON reports. */
   buf out = {0};
-  assert_int_equal(sc_replay_format(&res, SC_FORMAT_TEXT, to_buf, &out), 0);
+  assert_int_equal(sc_replay_format(&res, SC_FORMAT_TEXT, sc_test_buf_write, &out), 0);
   assert_non_null(strstr(out.p, "re-targeted: data parallel 2 -> 64 (world 2 -> 64)"));
   out.len = 0;
-  assert_int_equal(sc_replay_format(&res, SC_FORMAT_JSON, to_buf, &out), 0);
+  assert_int_equal(sc_replay_format(&res, SC_FORMAT_JSON, sc_test_buf_write, &out), 0);
   assert_non_null(strstr(out.p, "\"dp\":64,\"traced_dp\":2"));
   /* Ranks per replica must divide the traced world. */
   o.replica_ranks = 3;

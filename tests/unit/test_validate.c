@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sctest.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,25 +43,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-typedef struct sink {
-  char *buf;
-  size_t len, cap;
-} sink;
-
-static int to_sink(void *ud, const char *b, size_t n) {
-  sink *s = ud;
-  if (s->len + n + 1 > s->cap) {
-    size_t cap = (s->len + n + 1) * 2;
-    char *nb = realloc(s->buf, cap);
-    if (!nb) return SC_ENOMEM;
-    s->buf = nb;
-    s->cap = cap;
-  }
-  memcpy(s->buf + s->len, b, n);
-  s->len += n;
-  s->buf[s->len] = 0;
-  return 0;
-}
 
 /* Path under the source tree (SC_SOURCE_DIR, set by ctest; else "."). */
 static const char *src_path(char *buf, size_t n, const char *rel) {
@@ -213,13 +196,13 @@ static void test_unsupported_listed_not_dropped(void **state) {
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &st);
   assert_int_equal(st.n, 1);
   assert_int_equal(st.unsupported, 4);
-  sink s = {0};
-  assert_int_equal(sc_validate_write(set, res, SC_VALIDATE_JSON, to_sink, &s), 0);
-  assert_non_null(strstr(s.buf, "{\"id\":\"cp2\",\"file\":\"t.csv\",\"split\":\"validation\","
+  sc_test_buf s = {0};
+  assert_int_equal(sc_validate_write(set, res, SC_VALIDATE_JSON, sc_test_buf_write, &s), 0);
+  assert_non_null(strstr(s.p, "{\"id\":\"cp2\",\"file\":\"t.csv\",\"split\":\"validation\","
                                 "\"measured_step_s\":0.5,\"predicted_step_s\":null,"
                                 "\"error_pct\":null,\"unsupported\":\"cp>1\"}"));
-  assert_non_null(strstr(s.buf, "\"validation_cases\":1,\"unsupported_cases\":4"));
-  free(s.buf);
+  assert_non_null(strstr(s.p, "\"validation_cases\":1,\"unsupported_cases\":4"));
+  free(s.p);
   sc_config cfg;
   assert_int_equal(sc_case_config(ctx, sc_caseset_case(set, 1), NULL, &cfg), SC_EUNSUPPORTED);
   sc_caseset_free(set);
@@ -253,20 +236,20 @@ static void test_stats_and_formats(void **state) {
   static const sc_validate_format fmts[] = {SC_VALIDATE_TEXT, SC_VALIDATE_JSON, SC_VALIDATE_CSV,
                                             SC_VALIDATE_MARKDOWN};
   for (size_t f = 0; f < 4; f++) {
-    sink s = {0};
-    assert_int_equal(sc_validate_write(set, res, fmts[f], to_sink, &s), 0);
-    assert_non_null(strstr(s.buf, "d"));
+    sc_test_buf s = {0};
+    assert_int_equal(sc_validate_write(set, res, fmts[f], sc_test_buf_write, &s), 0);
+    assert_non_null(strstr(s.p, "d"));
     if (fmts[f] == SC_VALIDATE_JSON) {
-      assert_non_null(strstr(s.buf, "\"mape_pct\":20,"));
-      assert_non_null(strstr(s.buf, "\"max_abs_error_pct\":30,"));
+      assert_non_null(strstr(s.p, "\"mape_pct\":20,"));
+      assert_non_null(strstr(s.p, "\"max_abs_error_pct\":30,"));
     }
     if (fmts[f] == SC_VALIDATE_CSV) {
-      assert_true(!strncmp(s.buf, "file,id,split,measured_step_s,predicted_step_s,error_pct,"
+      assert_true(!strncmp(s.p, "file,id,split,measured_step_s,predicted_step_s,error_pct,"
                                   "unsupported\n", 67));
     }
     if (fmts[f] == SC_VALIDATE_TEXT)
-      assert_non_null(strstr(s.buf, "validation rows: MAPE 20.0 %, median 20.0 %, worst 30.0 %"));
-    free(s.buf);
+      assert_non_null(strstr(s.p, "validation rows: MAPE 20.0 %, median 20.0 %, worst 30.0 %"));
+    free(s.p);
   }
   sc_caseset_free(set);
 }
@@ -401,14 +384,14 @@ static void test_calibration(void **state) {
   /* measured 0.5 s is far slower than the tiny model runs: the fit slows it */
   assert_true(r1.mape_after_pct < r1.mape_before_pct);
 
-  sink s = {0};
-  assert_int_equal(sc_calibration_write_yaml(&r1, "note line 1\nline 2", to_sink, &s), 0);
-  assert_non_null(strstr(s.buf, "# note line 1\n# line 2\ncalibration:\n  gemm_eff: "));
+  sc_test_buf s = {0};
+  assert_int_equal(sc_calibration_write_yaml(&r1, "note line 1\nline 2", sc_test_buf_write, &s), 0);
+  assert_non_null(strstr(s.p, "# note line 1\n# line 2\ncalibration:\n  gemm_eff: "));
   char tmp[] = "/tmp/sc_calib_XXXXXX";
   int fd = mkstemp(tmp);
   assert_true(fd >= 0);
   FILE *fp = fdopen(fd, "w");
-  fputs(s.buf, fp);
+  fputs(s.p, fp);
   fclose(fp);
   sc_config cfg;
   sc_config_default(&cfg);
@@ -417,7 +400,7 @@ static void test_calibration(void **state) {
   assert_int_equal(sc_config_set(ctx, &cfg, assign), 0);
   assert_true(fabs(cfg.costs.gemm_eff - r1.params.gemm_eff) < 1e-5);
   remove(tmp);
-  free(s.buf);
+  free(s.p);
 
   /* Errors: unknown parameter, no calibration rows, mixed GPUs. */
   const char *nope[] = {"warp_speed"};
