@@ -32,9 +32,11 @@ static double now_s(void) {
 }
 
 static void import_usage(FILE *f) {
-  fprintf(f, "usage: stepcast import kineto|chakra FILE... -o JOB.scw\n"
+  fprintf(f, "usage: stepcast import kineto|chakra|cpu FILE... -o JOB.scw\n"
              "  Kineto: PyTorch profiler JSON traces (plain, .gz or .zst), one per rank.\n"
-             "  Chakra: Chakra ET protobuf (*.<rank>.et) or PyTorch host execution-trace JSON.\n");
+             "  Chakra: Chakra ET protobuf (*.<rank>.et) or PyTorch host execution-trace JSON.\n"
+             "  cpu:    a step profiled on a CPU with input shapes (tools/trace_torch.py): every\n"
+             "          operator is priced on the target GPU at replay (ex-situ).\n");
 }
 
 /* Streams one file into a reader that adds one rank to job. */
@@ -68,11 +70,13 @@ static int import_file(sc_ctx *ctx, sc_job *job, sc_trace_format fmt, const char
 }
 
 int sc_cli_import(int argc, char **argv) {
-  if (argc < 1 || (strcmp(argv[0], "kineto") && strcmp(argv[0], "chakra"))) {
+  if (argc < 1 || (strcmp(argv[0], "kineto") && strcmp(argv[0], "chakra") && strcmp(argv[0], "cpu"))) {
     import_usage(stderr);
     return 2;
   }
-  sc_trace_format fmt = !strcmp(argv[0], "chakra") ? SC_TRACE_CHAKRA : SC_TRACE_KINETO;
+  sc_trace_format fmt = !strcmp(argv[0], "chakra") ? SC_TRACE_CHAKRA
+                        : !strcmp(argv[0], "cpu")  ? SC_TRACE_CPU
+                                                   : SC_TRACE_KINETO;
   const char *out = NULL;
   int nfiles = 0;
   for (int i = 1; i < argc; i++) {
@@ -151,7 +155,11 @@ int sc_cli_import(int argc, char **argv) {
 static void replay_usage(FILE *f) {
   fprintf(f, "usage: stepcast replay JOB.scw [--scale dp=N] [--replica R] [--comm auto|measured|model]\n"
              "                      [--cluster FILE.yaml] [--set section.key=value ...]\n"
-             "                      [--format text|json] [--trace out.json]\n");
+             "                      [--bucket-mb MiB] [--first-bucket-mb MiB]\n"
+             "                      [--format text|json] [--trace out.json]\n"
+             "  An ex-situ job (import cpu) is priced on cluster.gpu in fp32 unless\n"
+             "  training.precision is set; --scale dp=N then adds PyTorch DDP (buckets of\n"
+             "  --bucket-mb, default 25, the first --first-bucket-mb, default 1).\n");
 }
 
 static int read_all(const char *path, unsigned char **out, size_t *len) {
@@ -192,12 +200,12 @@ int sc_cli_replay(int argc, char **argv) {
   const char *sets[128];
   int nsets = 0;
   sc_format fmt = SC_FORMAT_TEXT;
-  sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO};
+  sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--scale") || !strcmp(a, "--replica") || !strcmp(a, "--comm") ||
                 !strcmp(a, "--cluster") || !strcmp(a, "--set") || !strcmp(a, "--format") ||
-                !strcmp(a, "--trace");
+                !strcmp(a, "--trace") || !strcmp(a, "--bucket-mb") || !strcmp(a, "--first-bucket-mb");
     if (takes) {
       if (i + 1 >= argc) {
         fprintf(stderr, "stepcast: %s needs a value\n", a);
@@ -223,6 +231,14 @@ int sc_cli_replay(int argc, char **argv) {
           fprintf(stderr, "stepcast: --comm must be auto, measured or model, not \"%s\"\n", v);
           return 2;
         }
+      } else if (!strcmp(a, "--bucket-mb") || !strcmp(a, "--first-bucket-mb")) {
+        double mb = strtod(v, &end);
+        if (!(mb > 0 && mb < 1e6) || *end) {
+          fprintf(stderr, "stepcast: %s takes a size in MiB > 0, not \"%s\"\n", a, v);
+          return 2;
+        }
+        if (a[2] == 'b') opts.ddp_bucket_mb = mb;
+        else opts.ddp_first_bucket_mb = mb;
       } else if (!strcmp(a, "--cluster")) cluster = v;
       else if (!strcmp(a, "--set")) {
         if (nsets == (int)(sizeof sets / sizeof sets[0])) {
@@ -282,6 +298,9 @@ int sc_cli_replay(int argc, char **argv) {
     snprintf(assign, sizeof assign, "cluster.gpu=%s", gpu);
     rc = sc_config_set(ctx, &cfg, assign);
   }
+  /* Ex-situ jobs keep the traced dtype: fp32 unless told (TF32 math where
+   * the GPU has it, as PyTorch enables for cuDNN convolutions). */
+  if (!rc && info.priced_ops) rc = sc_config_set(ctx, &cfg, "training.precision=fp32");
   if (!rc && cluster) rc = sc_config_load_file(ctx, &cfg, cluster);
   for (int i = 0; !rc && i < nsets; i++) rc = sc_config_set(ctx, &cfg, sets[i]);
   if (!rc) {

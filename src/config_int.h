@@ -131,6 +131,12 @@
     "default.")                                                                                  \
   X(calibration, kernel_overhead_us, REAL, costs.kernel_overhead_us, "us", "0",                  \
     "Fixed cost per kernel (launch and tail); 0 = default.")                                     \
+  X(calibration, host_op_us, REAL, costs.host_op_us, "us", "0",                                  \
+    "Host (CPU) time per dispatched operator when replaying an ex-situ trace "                   \
+    "(`import cpu`): eager PyTorch launches kernels no faster; 0 = default.")                    \
+  X(calibration, conv_eff, FRAC, costs.conv_eff, "", "0",                                        \
+    "Efficiency of a convolution (as implicit GEMM) relative to a GEMM of the "                  \
+    "same shape; 0 = default.")                                                                  \
   X(calibration, nvlink_eff, FRAC, costs.nvlink_eff, "", "0",                                    \
     "Fraction of NVLink bandwidth reached as NCCL bus bandwidth; 0 = "                           \
     "default.")                                                                                  \

@@ -98,6 +98,11 @@ void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
    * node (azure-ndv4-a100 logs) over the 8 x 25 GB/s NIC line rate. */
   p->nic_eff = 125.0 / 200.0;
   p->coll_latency_us = 30.0; /* ~31 us small all-reduce on 8 A100s (same logs) */
+  /* Eager PyTorch dispatch: Python op call + dispatcher + launch, a few to
+   * ~10 us per operator on server CPUs; modelling choice, fitted by
+   * tools/calibrate_ddp.sh on the 1-GPU DDP rows (docs/VALIDATION.md). */
+  p->host_op_us = 8.0;
+  p->conv_eff = 1.0;
   /* 36 / 54 / 92 us small all-reduce on 2 / 4 / 16 nodes: ~7 us per tree level */
   p->net_latency_us = 7.0;
   p->p2p_latency_us = 10.0; /* assumed; no sendrecv measurement shipped yet */
@@ -141,7 +146,7 @@ static double roofline_gemm_ns(const sc_cost *c, double m, double n, double k) {
   double eff = c->p.gemm_eff * tile_efficiency(m, n, c->hw->sms) * (k / (k + h));
   double flops = 2.0 * m * n * k;
   double t_compute = flops / (c->peak_flops * eff) * 1e9;
-  double bytes = 2.0 * (m * k + k * n + m * n);
+  double bytes = c->elem_bytes * (m * k + k * n + m * n);
   double t_mem = bytes / (c->hbm_bytes_per_ns * c->p.mem_eff);
   return fmax(t_compute, t_mem) + overhead_ns(c);
 }
@@ -268,6 +273,9 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
     return sc__error(ctx, SC_EUNSUPPORTED, "%s: gpu %s has no peak for the chosen precision",
                      cfg->origin, cost->hw->name);
   cost->peak_flops = tflops * 1e12;
+  /* GEMM operand bytes: 4 for fp32 (TF32 math); 2 otherwise (fp8 GEMMs
+   * keep 16-bit outputs and the calibration was fitted this way). */
+  cost->elem_bytes = cfg->training.precision == SC_PREC_FP32 ? 4.0 : 2.0;
   cost->hbm_bytes_per_ns = cost->hw->hbm_gbps; /* GB/s == bytes/ns */
   cost->nvlink_bytes_per_ns =
       cfg->cluster.nvlink_gbps > 0 ? cfg->cluster.nvlink_gbps : cost->hw->nvlink_gbps;

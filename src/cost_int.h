@@ -48,6 +48,7 @@ typedef struct sc_cost {
   const sc_compute_model *compute;
   const sc_comm_model *comm;
   double peak_flops;         /* dense peak of the working dtype, FLOP/s */
+  double elem_bytes;         /* bytes per element of the working dtype */
   double hbm_bytes_per_ns;   /* HBM bandwidth, bytes per ns */
   double nvlink_bytes_per_ns;/* intra-node bandwidth per GPU per direction */
   double nic_bytes_per_ns;   /* scale-out bandwidth per GPU */

@@ -27,6 +27,16 @@ const char *sc__jop_name(int kind) {
   return kind >= 0 && kind < SC_JOP_COUNT ? jop_names[kind] : "?";
 }
 
+static const char *const jshape_names[] = {
+#define SC_X_NAME(id, name) name,
+    SC_JSHAPE_LIST(SC_X_NAME)
+#undef SC_X_NAME
+};
+
+const char *sc__jshape_name(int cls) {
+  return cls >= 0 && cls < SC_JSHAPE_COUNT ? jshape_names[cls] : "?";
+}
+
 int sc_job_new(sc_ctx *ctx, sc_job **out) {
   *out = NULL;
   sc_job *job = sc__calloc(ctx, 1, sizeof *job);
@@ -45,6 +55,7 @@ void sc__jrank_free(sc_ctx *ctx, sc_jrank *r) {
   sc__free(ctx, r->streams, r->streams_cap * sizeof *r->streams);
   sc__free(ctx, r->ops, r->ops_cap * sizeof *r->ops);
   sc__free(ctx, r->deps, r->deps_cap * sizeof *r->deps);
+  sc__free(ctx, r->shapes, r->shapes_cap * sizeof *r->shapes);
   memset(r, 0, sizeof *r);
 }
 
@@ -185,6 +196,14 @@ int64_t sc__jrank_op(sc_job *job, sc_jrank *r, const sc_jop *op) {
   return (int64_t)r->nops++;
 }
 
+int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh) {
+  if (r->nshapes >= UINT32_MAX - 1) return -1;
+  if (sc__grow(job->ctx, (void **)&r->shapes, sizeof *r->shapes, &r->shapes_cap, r->nshapes + 1))
+    return -1;
+  r->shapes[r->nshapes] = *sh;
+  return (int64_t)r->nshapes++;
+}
+
 int sc__jrank_dep(sc_job *job, sc_jrank *r, uint32_t dep) {
   if (r->ndeps >= UINT32_MAX - 1) return sc__error(job->ctx, SC_ENOMEM, "too many dependencies");
   if (sc__grow(job->ctx, (void **)&r->deps, sizeof *r->deps, &r->deps_cap, r->ndeps + 1))
@@ -249,12 +268,15 @@ void sc_job_get_info(const sc_job *job, sc_job_info *info) {
     double step = r->iterations > 0 ? (double)r->span_ns / 1e9 / (double)r->iterations : 0;
     if (step > info->traced_step_s) info->traced_step_s = step;
     for (size_t k = 0; k < r->nops; k++) {
+      info->priced_ops += r->ops[k].shape != 0;
+      info->grads += r->ops[k].kind == SC_JOP_GRAD;
       switch (r->ops[k].kind) {
       case SC_JOP_HOST:
       case SC_JOP_SYNC:
         info->host_ops++;
         break;
       case SC_JOP_IDLE:
+      case SC_JOP_GRAD:
         break;
       case SC_JOP_COLL:
         info->collectives++;

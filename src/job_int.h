@@ -26,7 +26,9 @@
 /* X(id, name): op kinds of a job. HOST is CPU time of the launching thread
  * between two host events; SYNC is the host blocked until its dependencies
  * (GPU ops) are done, then dur_ns more (wake-up); IDLE is time a GPU stream
- * stood idle for a reason the trace does not show (kept as a delay). */
+ * stood idle for a reason the trace does not show (kept as a delay); GRAD
+ * marks, on a GPU stream, the point where a parameter's gradient is complete
+ * (bytes: its size), which data parallelism (DDP buckets) hangs off. */
 #define SC_JOP_LIST(X)          \
   X(SC_JOP_KERNEL, "kernel")    \
   X(SC_JOP_MEMCPY, "memcpy")    \
@@ -36,7 +38,8 @@
   X(SC_JOP_RECV, "recv")        \
   X(SC_JOP_HOST, "host")        \
   X(SC_JOP_SYNC, "sync")        \
-  X(SC_JOP_IDLE, "idle")
+  X(SC_JOP_IDLE, "idle")        \
+  X(SC_JOP_GRAD, "grad")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -47,6 +50,29 @@ enum {
 
 /* Collective type of an op whose type could not be determined. */
 #define SC_JCOLL_UNKNOWN 0xff
+
+/* X(id, name): how an op whose duration is not measured (ex-situ traces,
+ * `import cpu`) is priced at replay on the target GPU, from its shape entry:
+ * GEMM and CONV (implicit GEMM of a convolution) as a GEMM of m x n x k,
+ * `batch` times; MEM as a memory-bound kernel moving the op's `bytes`;
+ * HOST as m dispatched operators of host time (calibration host_op_us). */
+#define SC_JSHAPE_LIST(X)      \
+  X(SC_JSHAPE_GEMM, "gemm")    \
+  X(SC_JSHAPE_CONV, "conv")    \
+  X(SC_JSHAPE_MEM, "mem")      \
+  X(SC_JSHAPE_HOST, "host")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_JSHAPE_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_JSHAPE_COUNT
+};
+
+typedef struct sc_jshape {
+  double m, n, k, batch;
+  uint8_t cls;       /* SC_JSHAPE_* */
+} sc_jshape;
 
 /* One op. 64 bytes. */
 typedef struct sc_jop {
@@ -60,6 +86,7 @@ typedef struct sc_jop {
   uint32_t group;    /* collectives: group id, else SC_JOB_NONE */
   int32_t peer;      /* send/recv: global rank of the peer, -1 unknown */
   uint32_t iter;     /* profiler step (0-based) the op belongs to */
+  uint32_t shape;    /* priced at replay (dur_ns 0): 1 + index in sc_jrank.shapes; 0 none */
   uint16_t stream;   /* index in sc_jrank.streams */
   uint8_t kind;      /* SC_JOP_* */
   uint8_t coll;      /* SC_COLL_* or SC_JCOLL_UNKNOWN */
@@ -85,6 +112,8 @@ typedef struct sc_jrank {
   size_t nops, ops_cap;
   uint32_t *deps;
   size_t ndeps, deps_cap;
+  sc_jshape *shapes;       /* ops priced at replay (ex-situ traces) */
+  size_t nshapes, shapes_cap;
 } sc_jrank;
 
 typedef struct sc_jgroup {
@@ -136,6 +165,8 @@ int sc__jrank_stream(sc_job *job, sc_jrank *r, int64_t id, uint32_t name, int ho
  * dependencies are added with sc__jrank_dep right after, before the next op. */
 int64_t sc__jrank_op(sc_job *job, sc_jrank *r, const sc_jop *op);
 int sc__jrank_dep(sc_job *job, sc_jrank *r, uint32_t dep);
+/* Appends a shape entry; returns its index, or -1 (SC_ENOMEM). */
+int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh);
 
 /* Counts a warning once (sc__job_warn) or n times; the text is the key
  * (same text, same counter). */
@@ -146,5 +177,12 @@ void sc__job_warn_n(sc_job *job, int64_t n, const char *fmt, ...) SC_PRINTF(3, 4
 void sc__jrank_free(sc_ctx *ctx, sc_jrank *r);
 
 const char *sc__jop_name(int kind);
+
+/* ddp.c: a copy of `in` with PyTorch DDP added after its GRAD ops: bucket
+ * copies, one all-reduce per bucket (first bucket first_bytes, then
+ * bucket_bytes) on a new stream over all ranks, and the copy back after
+ * backward. 0 or SC_ENOMEM / SC_EINVAL. */
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_job **out);
+const char *sc__jshape_name(int cls);
 
 #endif /* SC_JOB_INT_H */

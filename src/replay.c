@@ -350,15 +350,81 @@ typedef struct rprep {
  * (torchrec's all-to-all and all-reduce groups) stay apart this way. */
 typedef struct chan { uint32_t group; int slot; } chan;
 
+/* Duration in ns of an op whose duration was not measured (ex-situ traces):
+ * priced from its shape by the cost models for the target GPU. */
+/* A GEMM (batch of b) whose output tiles cannot fill the GPU but whose
+ * reduction is long (weight gradients: m x n small, k = batch x positions)
+ * runs split-K, as cuBLAS and cuDNN do: s slices of k in parallel, then a
+ * reduction of the s partial m x n results. */
+static double gemm_split_ns(const sc_cost *c, double m, double n, double k, double b) {
+  double tiles = ceil(m / 128.0) * ceil(n / 128.0) * b, sms = c->hw->sms;
+  double s = tiles < sms ? floor(fmin(sms / tiles, k / 256.0)) : 1;
+  if (s < 2) return c->compute->gemm_ns(c, m * b, n, k);
+  double partial = s * m * n * b * 4.0; /* fp32 partial sums, written and read */
+  return c->compute->gemm_ns(c, m * b * s, n, k / s) + c->compute->mem_ns(c, 2 * partial);
+}
+
+static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
+  const sc_jshape *sh = &r->shapes[jo->shape - 1];
+  double b = sh->batch > 0 ? sh->batch : 1;
+  switch (sh->cls) {
+  case SC_JSHAPE_GEMM:
+    return gemm_split_ns(c, sh->m, sh->n, sh->k, b);
+  case SC_JSHAPE_CONV: {
+    /* At conv_eff of a GEMM's efficiency: the compute part scales, the
+     * fixed kernel overhead does not. */
+    double t = gemm_split_ns(c, sh->m, sh->n, sh->k, b), o = c->p.kernel_overhead_us * 1e3;
+    return t > o ? o + (t - o) / c->p.conv_eff : t;
+  }
+  case SC_JSHAPE_MEM:
+    return c->compute->mem_ns(c, jo->bytes);
+  case SC_JSHAPE_HOST:
+    return sh->m * c->p.host_op_us * 1e3;
+  default:
+    return 0;
+  }
+}
+
+static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+                      sc_write_fn trace, void *trace_ud, sc_replay_result *out);
+
 int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
               sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
   memset(out, 0, sizeof *out);
+  /* Gradient marks and a re-target to more replicas: add PyTorch DDP. */
+  sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO, 0, 0};
+  int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
+  int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
+  int64_t grads = 0, colls = 0;
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nops; k++) {
+      grads += job->ranks[i].ops[k].kind == SC_JOP_GRAD;
+      colls += job->ranks[i].ops[k].kind == SC_JOP_COLL;
+    }
+  if (!grads || colls || o.scale_dp <= 0 || o.scale_dp * R <= W)
+    return replay_job(ctx, job, cfg, &o, trace, trace_ud, out);
+  double mib = 1048576.0;
+  if (!(o.ddp_bucket_mb >= 0 && o.ddp_first_bucket_mb >= 0))
+    return sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
+  sc_job *ddp;
+  int rc = sc__job_ddp(job, (o.ddp_bucket_mb > 0 ? o.ddp_bucket_mb : 25.0) * mib,
+                       (o.ddp_first_bucket_mb > 0 ? o.ddp_first_bucket_mb : 1.0) * mib, &ddp);
+  if (rc) return rc;
+  rc = replay_job(ctx, ddp, cfg, &o, trace, trace_ud, out);
+  if (!rc)
+    for (size_t k = 0; k < ddp->ranks[0].nops; k++) out->ddp_buckets += ddp->ranks[0].ops[k].kind == SC_JOP_COLL;
+  sc_job_free(ddp);
+  return rc;
+}
+
+static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+                      sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
   if (!job->nranks) return sc__error(ctx, SC_EINVAL, "the job has no ranks to replay");
   for (size_t i = 0; i < job->nranks; i++)
     for (size_t k = 0; k < job->ranks[i].nops; k++)
       if (job->ranks[i].ops[k].kind == SC_JOP_COLL && job->ranks[i].ops[k].group >= job->ngroups)
         return sc__error(ctx, SC_EINVAL, "the job is not finished (sc_job_finish)");
-  sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO};
+  sc_replay_opts o = *opts;
   int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
   int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
   if (W % R)
@@ -544,6 +610,8 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
   }
 
   /* Phase 4: the engine programs. */
+  int64_t priced = 0;
+  double priced_busy = 0;
   for (size_t i = 0; !rc && i < nr; i++) {
     const sc_jrank *r = &job->ranks[i];
     const conv *cv = &rp[i].cv;
@@ -570,6 +638,11 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
           op->kind = (uint8_t)kernel_kind(sc__job_str(job, jo->name));
           op->cat = SC_CAT_COMPUTE;
           op->work = (double)jo->dur_ns;
+          if (jo->shape) {
+            op->work = priced_ns(&cost, r, jo);
+            priced++;
+            priced_busy += op->work;
+          }
           break;
         case SC_JOP_MEMCPY:
         case SC_JOP_MEMSET:
@@ -591,10 +664,14 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
           op->cat = SC_CAT_PP;
           op->work = (double)jo->dur_ns;
           break;
-        default: /* host, sync, idle */
+        default: /* host, sync, idle, grad */
           op->kind = SC_OP_HOST;
           op->cat = SC_CAT_BUBBLE;
           op->work = (double)jo->dur_ns;
+          if (jo->shape) {
+            op->work = priced_ns(&cost, r, jo);
+            priced++;
+          }
           break;
         }
         for (uint32_t d = 0; !rc && d < jo->ndeps; d++) {
@@ -671,7 +748,8 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
         if (kind != SC_JOP_HOST && kind != SC_JOP_SYNC && kind != SC_JOP_IDLE)
           busy += (double)job->ranks[i].ops[k].dur_ns;
       }
-    out->gpu_busy_s = busy / 1e9 / (double)nr / it;
+    out->gpu_busy_s = (busy + priced_busy) / 1e9 / (double)nr / it;
+    out->priced_ops = priced;
     out->modelled_collectives = modelled;
     out->measured_collectives = measured;
     out->merged_streams = merged;
@@ -715,9 +793,10 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
       rc = sc__writef(w, ud, "\"gpu_busy_s\":%.6f,\"modelled_collectives\":%lld,\"measured_collectives\":%lld,"
-                             "\"ops\":%lld,\"events\":%lld,\"breakdown_s\":{",
+                             "\"priced_ops\":%lld,\"ddp_buckets\":%lld,\"ops\":%lld,\"events\":%lld,\"breakdown_s\":{",
                       r->gpu_busy_s, (long long)r->modelled_collectives,
-                      (long long)r->measured_collectives, (long long)r->ops, (long long)r->events);
+                      (long long)r->measured_collectives, (long long)r->priced_ops,
+                      (long long)r->ddp_buckets, (long long)r->ops, (long long)r->events);
     for (int c = 0; !rc && c < SC_CAT_COUNT; c++)
       rc = sc__writef(w, ud, "%s\"%s\":%.6f", c ? "," : "", sc_category_key(c), r->breakdown_s[c]);
     if (!rc) rc = sc__writef(w, ud, "}}\n");
@@ -735,7 +814,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   else if (!rc) rc = sc__writef(w, ud, "traced step              n/a (the trace has no timing)\n");
   if (!rc) rc = sc__writef(w, ud, "predicted step    %10.3f ms", r->predicted_step_s * 1e3);
   if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp) rc = sc__writef(w, ud, "  (error %+.1f %%)", r->error_pct);
-  if (!rc) rc = sc__writef(w, ud, "\nGPU busy (traced) %10.3f ms per iteration\n", r->gpu_busy_s * 1e3);
+  if (!rc)
+    rc = sc__writef(w, ud, "\nGPU busy (%s) %10.3f ms per iteration\n", r->priced_ops ? "priced" : "traced",
+                    r->gpu_busy_s * 1e3);
   for (int c = 0; !rc && c < SC_CAT_COUNT; c++)
     if (r->breakdown_s[c] > 0)
       rc = sc__writef(w, ud, "  %-18s %10.3f ms\n", c == SC_CAT_BUBBLE ? "GPU idle / host" : sc_category_label(c),
@@ -743,6 +824,11 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   if (!rc)
     rc = sc__writef(w, ud, "collectives: %lld priced by the comm model, %lld with traced durations\n",
                     (long long)r->modelled_collectives, (long long)r->measured_collectives);
+  if (!rc && r->priced_ops)
+    rc = sc__writef(w, ud, "ex-situ: %lld ops priced on %s by the cost models%s", (long long)r->priced_ops, r->gpu,
+                    r->ddp_buckets ? "" : "\n");
+  if (!rc && r->ddp_buckets)
+    rc = sc__writef(w, ud, "; DDP: %lld gradient bucket all-reduce(s) per step\n", (long long)r->ddp_buckets);
   if (!rc && r->merged_streams)
     rc = sc__writef(w, ud, "note: %lld GPU stream(s) shared an engine stream with another (more streams than slots)\n",
                     (long long)r->merged_streams);

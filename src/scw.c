@@ -16,7 +16,9 @@
 /* 8-byte signature: a non-ASCII first byte and CR LF / ^Z / LF catch text
  * mode transfers and truncation at a ^Z, as the PNG signature does. */
 static const unsigned char scw_magic[8] = {0x89, 'S', 'C', 'W', '\r', '\n', 0x1a, '\n'};
-#define SCW_VERSION 1u
+#define SCW_VERSION 2u  /* 2: op shape index (bytes 60-63) and a shape table per rank */
+#define SCW_VERSION_MIN 1u
+#define SCW_SHAPE_BYTES 40u
 #define SCW_HEADER 32u
 #define SCW_OP_BYTES 64u
 #define SCW_STREAM_BYTES 16u
@@ -97,7 +99,8 @@ static void section(wbuf *b, uint32_t tag, uint64_t len) {
 
 static uint64_t rank_bytes(const sc_jrank *r) {
   return 8 + 4 + 4 + 8 + 8 + 4 + 4 + 4 + (uint64_t)r->nstreams * SCW_STREAM_BYTES +
-         (uint64_t)r->nops * SCW_OP_BYTES + (uint64_t)r->ndeps * 4;
+         (uint64_t)r->nops * SCW_OP_BYTES + (uint64_t)r->ndeps * 4 + 4 +
+         (uint64_t)r->nshapes * SCW_SHAPE_BYTES;
 }
 
 static void write_payload(const sc_job *job, wbuf *b) {
@@ -158,10 +161,21 @@ static void write_payload(const sc_job *job, wbuf *b) {
       put_u16(t + 56, op->stream);
       put_u8(t + 58, op->kind);
       put_u8(t + 59, op->coll);
-      put_u32(t + 60, 0);
+      put_u32(t + 60, op->shape);
       wbytes(b, t, sizeof t);
     }
     for (size_t k = 0; k < r->ndeps; k++) w32(b, r->deps[k]);
+    w32(b, (uint32_t)r->nshapes);
+    for (size_t k = 0; k < r->nshapes; k++) {
+      const sc_jshape *sh = &r->shapes[k];
+      unsigned char t[SCW_SHAPE_BYTES] = {0};
+      put_f64(t, sh->m);
+      put_f64(t + 8, sh->n);
+      put_f64(t + 16, sh->k);
+      put_f64(t + 24, sh->batch);
+      put_u8(t + 32, sh->cls);
+      wbytes(b, t, sizeof t);
+    }
   }
   len = 4;
   for (size_t i = 0; i < job->nwarns; i++) len += 12 + strlen(job->warns[i].msg);
@@ -216,6 +230,7 @@ typedef struct rd {
   const unsigned char *p;
   size_t len, pos;
   size_t base; /* file offset of p[0] */
+  uint32_t version;
 } rd;
 
 static int rd_fail(const rd *r, size_t at, const char *what) {
@@ -366,9 +381,10 @@ static int read_rank(rd *r, sc_job *job) {
     op->stream = (uint16_t)(p[56] | p[57] << 8);
     op->kind = p[58];
     op->coll = p[59];
+    op->shape = r->version >= 2 ? get_u32(p + 60) : 0;
     if (op->kind >= SC_JOP_COUNT) return rd_fail(r, opat + 58, "unknown op kind");
     if (op->stream >= nstreams) return rd_fail(r, opat + 56, "op stream out of range");
-    int host_kind = op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC; /* IDLE: GPU streams */
+    int host_kind = op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC; /* IDLE, GRAD: GPU streams */
     if (host_kind != jr->streams[op->stream].host)
       return rd_fail(r, opat + 58, "host op on a GPU stream or GPU op on the host stream");
     if (op->dur_ns < 0) return rd_fail(r, opat, "negative duration");
@@ -395,6 +411,35 @@ static int read_rank(rd *r, sc_job *job) {
     jr->deps[k] = d;
     jr->ndeps++;
   }
+  uint32_t nshapes = 0;
+  if (r->version >= 2) {
+    if (r32(r, &nshapes, "shape table")) return SC_EINVAL;
+    if ((uint64_t)nshapes * SCW_SHAPE_BYTES > r->len - r->pos)
+      return rd_fail(r, r->pos - 4, "truncated shape table");
+    if (nshapes) {
+      jr->shapes = sc__calloc(job->ctx, nshapes, sizeof *jr->shapes);
+      if (!jr->shapes) return SC_ENOMEM;
+      jr->shapes_cap = nshapes;
+    }
+    for (uint32_t k = 0; k < nshapes; k++) {
+      const unsigned char *p = NULL;
+      if (take(r, SCW_SHAPE_BYTES, &p, "shape")) return SC_EINVAL;
+      sc_jshape *sh = &jr->shapes[k];
+      sh->m = get_f64(p);
+      sh->n = get_f64(p + 8);
+      sh->k = get_f64(p + 16);
+      sh->batch = get_f64(p + 24);
+      sh->cls = p[32];
+      if (sh->cls >= SC_JSHAPE_COUNT) return rd_fail(r, r->pos - SCW_SHAPE_BYTES + 32, "unknown shape class");
+      for (int f = 0; f < 4; f++) {
+        double v = f == 0 ? sh->m : f == 1 ? sh->n : f == 2 ? sh->k : sh->batch;
+        if (!(v >= 0 && v < 1e18)) return rd_fail(r, r->pos - SCW_SHAPE_BYTES + 8 * (size_t)f, "bad shape value");
+      }
+      jr->nshapes++;
+    }
+  }
+  for (uint32_t k = 0; k < nops; k++)
+    if (jr->ops[k].shape > nshapes) return rd_fail(r, 0, "op shape index out of range");
   /* An op may not depend on itself. */
   for (uint32_t k = 0; k < nops; k++)
     for (uint32_t d = 0; d < jr->ops[k].ndeps; d++)
@@ -437,7 +482,7 @@ static int read_payload(rd *r, sc_job *job) {
         r64(r, &len, "section header"))
       return SC_EINVAL;
     if (len > r->len - r->pos) return rd_fail(r, at, "section longer than the file");
-    rd sub = {r->ctx, r->name, r->p + r->pos, (size_t)len, 0, r->base + r->pos};
+    rd sub = {r->ctx, r->name, r->p + r->pos, (size_t)len, 0, r->base + r->pos, r->version};
     int rc = SC_OK;
     if (tag == TAG_STRS) {
       if (have_strs) return rd_fail(r, at, "second string table");
@@ -476,13 +521,14 @@ static int read_payload(rd *r, sc_job *job) {
 int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_job **out) {
   *out = NULL;
   const unsigned char *p = buf;
-  rd r = {ctx, name, p, len, 0, 0};
+  rd r = {ctx, name, p, len, 0, 0, 0};
   if (len < SCW_HEADER || memcmp(p, scw_magic, 8))
     return rd_fail(&r, 0, "not a .scw file (bad magic number)");
   uint32_t version = get_u32(p + 8), hsize = get_u32(p + 12);
-  if (version != SCW_VERSION) {
-    return sc__error(ctx, SC_EUNSUPPORTED, "%s:8: .scw version %u is not supported (this build reads %u)",
-                     name, version, SCW_VERSION);
+  if (version < SCW_VERSION_MIN || version > SCW_VERSION) {
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s:8: .scw version %u is not supported (this build reads %u to %u)", name, version,
+                     SCW_VERSION_MIN, SCW_VERSION);
   }
   if (hsize < SCW_HEADER || hsize > len) return rd_fail(&r, 12, "bad header size");
   if (get_u32(p + 28)) return rd_fail(&r, 28, "unknown header flags");
@@ -499,7 +545,7 @@ int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_j
   sc_job *job;
   int rc = sc_job_new(ctx, &job);
   if (rc) return rc;
-  rd body = {ctx, name, p + hsize, (size_t)plen, 0, hsize};
+  rd body = {ctx, name, p + hsize, (size_t)plen, 0, hsize, version};
   rc = read_payload(&body, job);
   if (rc) {
     sc_job_free(job);

@@ -46,6 +46,7 @@ struct sc_trace_reader {
  * execution-trace JSON, choosing by the first byte. */
 extern const sc_trace_handler sc__kineto_handler;
 extern const sc_trace_handler sc__chakra_handler;
+extern const sc_trace_handler sc__exsitu_handler; /* exsitu.c: `import cpu` */
 
 /* Sets the reader's sticky error with "name:offset: msg" and returns code. */
 int sc__trace_fail(sc_trace_reader *r, int code, uint64_t offset, const char *fmt, ...)

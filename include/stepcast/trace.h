@@ -44,6 +44,8 @@ typedef struct sc_job_info {
   int64_t groups;         /* communication groups */
   int64_t iterations;     /* profiler steps covered (max over ranks) */
   int64_t warnings;       /* counted import warnings */
+  int64_t priced_ops;     /* ops to be priced at replay (ex-situ traces) */
+  int64_t grads;          /* gradient-ready marks (ex-situ traces) */
   double traced_step_s;   /* measured time per iteration (max over ranks); 0 if unknown */
 } sc_job_info;
 
@@ -70,7 +72,9 @@ int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_j
 
 typedef enum {
   SC_TRACE_KINETO = 0, /* PyTorch profiler (Kineto) Chrome-trace JSON */
-  SC_TRACE_CHAKRA      /* Chakra ET protobuf, or PyTorch host execution trace JSON */
+  SC_TRACE_CHAKRA,     /* Chakra ET protobuf, or PyTorch host execution trace JSON */
+  SC_TRACE_CPU         /* ex-situ: a step profiled on a CPU (operators with input shapes,
+                        * tools/trace_torch.py); kernels are priced at replay */
 } sc_trace_format;
 
 typedef struct sc_trace_reader sc_trace_reader;
@@ -105,6 +109,11 @@ typedef struct sc_replay_opts {
   int64_t scale_dp;       /* 0: as traced; else the new data-parallel degree */
   int64_t replica_ranks;  /* ranks per model replica (default 1: pure DP) */
   sc_replay_comm comm;
+  /* Data parallelism of a job with gradient marks (ex-situ traces): PyTorch
+   * DDP with buckets of this size in MiB (0: 25) and a first bucket of
+   * ddp_first_bucket_mb (0: 1), added when replayed at dp > 1. */
+  double ddp_bucket_mb;
+  double ddp_first_bucket_mb;
 } sc_replay_opts;
 
 typedef struct sc_replay_result {
@@ -122,6 +131,8 @@ typedef struct sc_replay_result {
   int64_t modelled_collectives; /* collectives priced by the comm model */
   int64_t measured_collectives; /* collectives that kept their traced duration */
   int64_t merged_streams;     /* GPU streams that had to share an engine stream */
+  int64_t priced_ops;         /* ops priced by the cost models (ex-situ traces) */
+  int64_t ddp_buckets;        /* DDP all-reduces per step (0: no DDP) */
   const char *comm;           /* "measured" or "model" */
   const char *gpu;            /* hardware preset used */
 } sc_replay_result;

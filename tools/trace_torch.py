@@ -1,0 +1,407 @@
+#!/usr/bin/python3
+"""Ex-situ tracing: one training step of a PyTorch model, profiled on the CPU.
+
+Runs forward, loss, backward and the optimizer step of a model under
+torch.profiler with record_shapes=True on the CPU and writes the operator
+timeline as a Kineto-layout JSON trace ("cpu_op" events with "Input Dims",
+"Input type" and, for convolutions and pools, "Concrete Inputs" as newer
+PyTorch releases record them). `stepcast import cpu` maps every aten
+operator to FLOPs and bytes and `stepcast replay` prices them on a GPU and
+simulates data parallelism (PyTorch DDP) on N GPUs. No GPU is needed: this
+is Echo's ex-situ idea.
+
+Debian's python3-torch (1.13) is built without Kineto, so the profiler's
+own exporter writes no shapes; this script serialises the profiler's events
+in Kineto's layout itself.
+
+Batch sizes. Shapes of one step are affine in the batch size (every
+activation dimension that depends on it is batch x a constant), so the step
+is traced at two small batch sizes (2 and 3, cheap on a CPU) and the trace
+for any other batch B is written with each dimension d(B) = d(2) + (d(3) -
+d(2)) x (B - 2); the two traces must have the same operators in the same
+order (aligned by name; the few operators the CPU backend adds for one
+batch size only keep their traced shapes and are counted). Batch 1 is traced directly when asked for: with a batch
+dimension of 1 some reshapes are views instead of copies. The trace records
+this in its "stepcast" metadata.
+
+Usage:
+  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [-o DIR]
+MODEL: resnet50 resnet152 vgg19 gpt2 bert-large tiny-cnn tiny-gpt
+Writes DIR/MODEL-bB.json.gz per batch size.
+
+Model choices (stated, not taken from the measurements): torchvision
+definitions for the CNNs (224x224 images, 1000 classes, SGD momentum 0.9,
+weight decay 1e-4, as torchvision's reference training); GPT-2 small and
+BERT-Large built from torch.nn in the layout of the HuggingFace models
+(GPT-2: fused QKV, tanh-approximated GELU written out elementwise, tied LM
+head, shifted-logits cross entropy; BERT: separate Q/K/V, erf GELU, masked
+LM head with tied decoder), AdamW with per-parameter updates (foreach off,
+as PyTorch 1.10 ran on GPUs), fp32 weights.
+"""
+
+import argparse
+import gzip
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+
+# ---------------------------------------------------------------- models
+
+class GPT2Block(nn.Module):
+    def __init__(self, d, heads, drop=0.1):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.mlp_proj = nn.Linear(4 * d, d)
+        self.drop = drop
+        self.heads = heads
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        h = self.heads
+        q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
+        q = q.view(b, s, h, d // h).permute(0, 2, 1, 3)
+        k = k.view(b, s, h, d // h).permute(0, 2, 1, 3)
+        v = v.view(b, s, h, d // h).permute(0, 2, 1, 3)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / math.sqrt(d // h)
+        w = torch.where(mask[:, :, :s, :s], w, torch.tensor(-1e4, dtype=w.dtype))
+        w = F.dropout(F.softmax(w, dim=-1), self.drop, self.training)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, d)
+        x = x + F.dropout(self.c_proj(a), self.drop, self.training)
+        m = self.c_fc(self.ln_2(x))
+        m = 0.5 * m * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (m + 0.044715 * torch.pow(m, 3.0))))
+        return x + F.dropout(self.mlp_proj(m), self.drop, self.training)
+
+
+class GPT2(nn.Module):
+    def __init__(self, vocab=50257, pos=1024, d=768, layers=12, heads=12):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(pos, d)
+        self.blocks = nn.ModuleList(GPT2Block(d, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.register_buffer("mask", torch.tril(torch.ones(pos, pos, dtype=torch.bool)).view(1, 1, pos, pos))
+
+    def forward(self, ids):
+        s = ids.shape[1]
+        x = F.dropout(self.wte(ids) + self.wpe(torch.arange(s).unsqueeze(0)), 0.1, self.training)
+        for blk in self.blocks:
+            x = blk(x, self.mask)
+        logits = F.linear(self.ln_f(x), self.wte.weight)
+        shift = logits[..., :-1, :].contiguous()
+        labels = ids[..., 1:].contiguous()
+        return F.cross_entropy(shift.view(-1, shift.size(-1)), labels.view(-1))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, d, heads, ffn, drop=0.1):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d, eps=1e-12)
+        self.fc1, self.fc2 = nn.Linear(d, ffn), nn.Linear(ffn, d)
+        self.ln2 = nn.LayerNorm(d, eps=1e-12)
+        self.heads, self.drop = heads, drop
+
+    def forward(self, x, amask):
+        b, s, d = x.shape
+        h = self.heads
+
+        def split(t):
+            return t.view(b, s, h, d // h).permute(0, 2, 1, 3)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // h) + amask
+        w = F.dropout(F.softmax(w, dim=-1), self.drop, self.training)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, d)
+        x = self.ln1(F.dropout(self.o(a), self.drop, self.training) + x)
+        m = self.fc2(F.gelu(self.fc1(x)))
+        return self.ln2(F.dropout(m, self.drop, self.training) + x)
+
+
+class BertMLM(nn.Module):
+    def __init__(self, vocab=30522, pos=512, d=1024, layers=24, heads=16, ffn=4096):
+        super().__init__()
+        self.word = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(pos, d)
+        self.typ = nn.Embedding(2, d)
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.layers = nn.ModuleList(BertLayer(d, heads, ffn) for _ in range(layers))
+        self.head = nn.Linear(d, d)
+        self.head_ln = nn.LayerNorm(d, eps=1e-12)
+        self.bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, ids):
+        b, s = ids.shape
+        x = self.word(ids) + self.pos(torch.arange(s).unsqueeze(0)) + self.typ(torch.zeros_like(ids))
+        x = F.dropout(self.ln(x), 0.1, self.training)
+        amask = torch.zeros(b, 1, 1, s)
+        for layer in self.layers:
+            x = layer(x, amask)
+        logits = F.linear(self.head_ln(F.gelu(self.head(x))), self.word.weight, self.bias)
+        labels = ids.clone()
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
+
+
+class TinyCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x, y):
+        x = self.pool(F.relu(self.bn(self.conv(x))))
+        return F.cross_entropy(self.fc(torch.flatten(x, 1)), y)
+
+
+def build(name, seq):
+    """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used)."""
+    torch.manual_seed(0)
+    if name in ("resnet50", "resnet152", "vgg19"):
+        import torchvision
+        net = getattr(torchvision.models, name)()
+
+        class Wrap(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x, y):
+                return F.cross_entropy(self.m(x), y)
+
+        model = Wrap(net)
+        inputs = lambda b: (torch.randn(b, 3, 224, 224), torch.randint(0, 1000, (b,)))
+        opt = lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-4)
+        return model, inputs, opt, 0
+    if name == "tiny-cnn":
+        inputs = lambda b: (torch.randn(b, 3, 16, 16), torch.randint(0, 10, (b,)))
+        opt = lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9)
+        return TinyCNN(), inputs, opt, 0
+    adamw = lambda p: torch.optim.AdamW(p, lr=1e-4, weight_decay=0.01, foreach=False)
+    if name == "gpt2":
+        s = seq or 1024
+        return GPT2(), (lambda b: (torch.randint(0, 50257, (b, s)),)), adamw, s
+    if name == "tiny-gpt":
+        s = seq or 16
+        return GPT2(vocab=64, pos=s, d=32, layers=2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)), adamw, s
+    if name == "bert-large":
+        s = seq or 512
+        return BertMLM(), (lambda b: (torch.randint(0, 30522, (b, s)),)), adamw, s
+    raise SystemExit("trace_torch.py: unknown model %r" % name)
+
+
+# ---------------------------------------------------------------- tracing
+
+def concrete_hooks(model, queue):
+    """Forward pre-hooks that record, in call order, the scalar arguments of
+    the aten operator each conv / pool module calls (not in 1.13's shapes)."""
+    def lst(v, n=2):
+        v = v if isinstance(v, (tuple, list)) else (v,) * n
+        return "[" + ", ".join(str(int(a)) for a in v) + "]"
+
+    def hook(mod, inp):
+        if isinstance(mod, nn.Conv2d):
+            pad = mod.padding if not isinstance(mod.padding, str) else (0, 0)
+            queue.append(("aten::convolution", ["", "", "", lst(mod.stride), lst(pad), lst(mod.dilation),
+                                                "False", "[0, 0]", str(mod.groups)]))
+            # Its backward: the input gradient is computed only when the
+            # input needs one (not for the first layer, fed by the data).
+            mask = "[%s, True, %s]" % (bool(inp[0].requires_grad), mod.bias is not None)
+            key = (tuple(inp[0].shape), tuple(mod.weight.shape))
+            queue.append(("backward", key, ["", "", "", "", lst(mod.stride), lst(pad), lst(mod.dilation),
+                                            "False", "[0, 0]", str(mod.groups), mask]))
+        elif isinstance(mod, nn.MaxPool2d):
+            stride = mod.stride if mod.stride is not None else mod.kernel_size
+            queue.append(("aten::max_pool2d", ["", lst(mod.kernel_size), lst(stride), lst(mod.padding),
+                                               lst(mod.dilation), str(bool(mod.ceil_mode))]))
+        elif isinstance(mod, nn.AdaptiveAvgPool2d):
+            queue.append(("aten::adaptive_avg_pool2d", ["", lst(mod.output_size)]))
+
+    for m in model.modules():
+        if isinstance(m, (nn.Conv2d, nn.MaxPool2d, nn.AdaptiveAvgPool2d)):
+            m.register_forward_pre_hook(hook)
+
+
+def step(model, args, opt):
+    # zero_grad() keeps the gradients (set_to_none=False, PyTorch 1.x's
+    # default): one memset per parameter, and backward accumulates in place.
+    opt.zero_grad()
+    loss = model(*args)
+    loss.backward()
+    opt.step()
+
+
+def trace_step(model, inputs, opt, batch, queue):
+    """A warm-up step (optimizer state and gradients exist afterwards, as in
+    steady-state training), then one profiled step; returns the events as
+    dicts in start order."""
+    args = inputs(batch)
+    model.train()
+    step(model, args, opt)
+    queue.clear()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with torch.profiler.record_function("ProfilerStep#0"):
+            step(model, args, opt)
+    evs = []
+    for e in prof.events():
+        evs.append({"name": e.name, "dims": [list(s) for s in e.input_shapes],
+                    "ts": e.time_range.start, "end": e.time_range.end, "tid": e.thread, "id": e.id})
+    evs.sort(key=lambda e: (e["ts"], -e["end"], e["id"]))
+    return prune(evs)
+
+
+# Operators whose children are the CPU backend's own implementation (which
+# even changes with the batch size: slow_conv2d vs mkldnn, a loop of
+# per-matrix selects under bmm); a GPU runs one cuDNN / cuBLAS call there
+# instead, so the children are dropped.
+OPAQUE = {"aten::convolution", "aten::convolution_backward", "aten::mm", "aten::bmm", "aten::addmm",
+          "aten::baddbmm", "aten::addbmm"}
+
+
+def prune(evs):
+    """Drops the children of OPAQUE operators. The profiler's clock ticks in
+    whole microseconds, so a child may seem to end a tick after its parent:
+    an operator that starts inside another is its child, its end clamped."""
+    out, stack = [], {}
+    for e in evs:
+        st = stack.setdefault(e["tid"], [])
+        while st and st[-1][1] <= e["ts"]:
+            st.pop()
+        if st and e["end"] > st[-1][1]:
+            e["end"] = st[-1][1]
+        if any(name in OPAQUE for _, _, name in st):
+            continue
+        out.append(e)
+        st.append((e["ts"], e["end"], e["name"]))
+    return out
+
+
+def attach_concrete(evs, queue):
+    by_name, bwd = {}, {}
+    for q in queue:
+        if q[0] == "backward":
+            bwd[q[1]] = q[2]
+        else:
+            by_name.setdefault(q[0], []).append(q[1])
+    for e in evs:
+        if e["name"] == "aten::convolution_backward" and len(e["dims"]) >= 3:
+            key = (tuple(e["dims"][1]), tuple(e["dims"][2]))
+            if key in bwd:
+                e["concrete"] = bwd[key]
+            continue
+        q = by_name.get(e["name"])
+        if q:
+            e["concrete"] = q.pop(0)
+    left = sum(len(q) for q in by_name.values())
+    if left:
+        raise SystemExit("trace_torch.py: %d module calls did not match an operator" % left)
+
+
+def extrapolate(e1, e2, batch):
+    """Shapes for `batch` from the traces at batch 2 (e1) and 3 (e2).
+
+    The two operator sequences are aligned by name (difflib): the CPU
+    backend may pick a different implementation for a different batch size
+    (an extra reduction, a copy), so a few operators may appear in one trace
+    only. Aligned operators get extrapolated shapes; operators of the batch-3
+    trace without a partner keep their batch-3 shapes (counted)."""
+    import difflib
+    a = [e["name"] for e in e1]
+    b = [e["name"] for e in e2]
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    out, unmatched = [], 0
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1 and a[i1:i2] == b[j1:j2]):
+            pairs = zip(e1[i1:i2], e2[j1:j2])
+        else:
+            unmatched += j2 - j1
+            out.extend(dict(e) for e in e2[j1:j2])
+            continue
+        for x, y in pairs:
+            e = dict(y)
+            if len(x["dims"]) == len(y["dims"]) and all(len(p) == len(q) for p, q in zip(x["dims"], y["dims"])):
+                e["dims"] = [[u + (v - u) * (batch - 2) for u, v in zip(p, q)] for p, q in zip(x["dims"], y["dims"])]
+            else:
+                unmatched += 1
+            if any(d < 0 for dims in e["dims"] for d in dims):
+                raise SystemExit("trace_torch.py: negative extrapolated size at %s" % e["name"])
+            out.append(e)
+    return out, unmatched
+
+
+def write_trace(path, evs, meta):
+    t0 = min(e["ts"] for e in evs)
+    tids = {}
+    events = []
+    for e in evs:
+        tid = tids.setdefault(e["tid"], len(tids) + 1)
+        name = e["name"]
+        cat = "user_annotation" if name.startswith("ProfilerStep#") else "cpu_op"
+        args = {"External id": e["id"]}
+        if cat == "cpu_op":
+            args["Input Dims"] = e["dims"]
+            args["Input type"] = ["float" if d else "" for d in e["dims"]]
+            if "concrete" in e:
+                args["Concrete Inputs"] = e["concrete"]
+        events.append({"ph": "X", "cat": cat, "name": name, "pid": os.getpid(), "tid": tid,
+                       "ts": round(float(e["ts"] - t0), 3), "dur": round(float(e["end"] - e["ts"]), 3),
+                       "args": args})
+    doc = {"schemaVersion": 1, "deviceProperties": [],
+           "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+           "stepcast": meta, "traceEvents": events}
+    with gzip.open(path, "wt", compresslevel=9) as f:
+        json.dump(doc, f, separators=(",", ":"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("--batch", default="1", help="comma-separated batch sizes per GPU")
+    ap.add_argument("--seq", type=int, default=0, help="sequence length (transformers)")
+    ap.add_argument("-o", "--out", default=".", help="output directory")
+    a = ap.parse_args()
+    batches = [int(x) for x in a.batch.split(",")]
+    if any(b < 1 for b in batches):
+        raise SystemExit("trace_torch.py: batch sizes must be >= 1")
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    model, inputs, mkopt, seq = build(a.model, a.seq)
+    queue = []
+    concrete_hooks(model, queue)
+    traced = {}
+    for b in sorted({2, 3} | ({1} & set(batches))):
+        opt = mkopt(model.parameters())
+        evs = trace_step(model, inputs, opt, b, queue)
+        attach_concrete(evs, list(queue))
+        traced[b] = evs
+    os.makedirs(a.out, exist_ok=True)
+    for b in batches:
+        unmatched = 0
+        if b in traced:
+            evs = traced[b]
+        else:
+            evs, unmatched = extrapolate(traced[2], traced[3], b)
+        meta = {"model": a.model, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
+                "traced_on": "cpu", "torch": torch.__version__, "traced_batches": sorted(traced),
+                "extrapolated": b not in traced, "unaligned_operators": unmatched,
+                "params": sum(p.numel() for p in model.parameters())}
+        path = os.path.join(a.out, "%s-b%d.json.gz" % (a.model, b))
+        write_trace(path, evs, meta)
+        print("%s: %d events, batch %d%s" % (path, len(evs), b,
+                                              "" if b in traced else " (extrapolated, %d unaligned)" % unmatched))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
