@@ -1,7 +1,7 @@
 /*
  * fuzz_kineto.c: libFuzzer harness for trace import and the .scw reader. The
- * first byte picks the path: Kineto JSON, Chakra (protobuf or host JSON), or
- * a .scw image; the second where the input is split in two feeds (so token
+ * first byte picks the path: Kineto JSON, Chakra (protobuf or host JSON), a
+ * .scw image, or an ex-situ CPU trace (`import cpu`); the second where the input is split in two feeds (so token
  * and message boundaries fall anywhere). Whatever imports or reads is also
  * written, read back and replayed. Any input must give 0 or a clean error
  * code, never a crash, leak or UB.
@@ -33,7 +33,7 @@ static int to_img(void *ud, const char *s, size_t n) {
   return 0;
 }
 
-static void replay(sc_ctx *ctx, const sc_job *job) {
+static void replay(sc_ctx *ctx, const sc_job *job, int64_t scale_dp) {
   sc_job_info info;
   sc_job_get_info(job, &info);
   if (info.world < 1 || info.world > 4096 || info.ops > 100000) return; /* keep runs short */
@@ -46,7 +46,7 @@ static void replay(sc_ctx *ctx, const sc_job *job) {
   cfg.training.micro_batch = 1;
   cfg.training.global_batch = info.world;
   if (sc_config_resolve(ctx, &cfg)) return;
-  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO};
+  sc_replay_opts o = {scale_dp, 1, SC_REPLAY_COMM_AUTO, 0, 0}; /* dp > world: DDP on grad marks */
   sc_replay_result res;
   img trace = {0};
   (void)sc_replay(ctx, job, &cfg, &o, to_img, &trace, &res);
@@ -55,7 +55,7 @@ static void replay(sc_ctx *ctx, const sc_job *job) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) return 0;
-  int mode = data[0] % 3;
+  int mode = data[0] % 4;
   size_t cut = size > 2 ? (size_t)data[1] * (size - 2) / 255 : 0;
   data += 2;
   size -= 2;
@@ -68,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     rc = sc_job_new(ctx, &job);
     sc_trace_reader *r = NULL;
-    if (!rc) rc = sc_trace_open(job, mode ? SC_TRACE_CHAKRA : SC_TRACE_KINETO, "fuzz.0.et", -1, &r);
+    sc_trace_format fmt = mode == 3 ? SC_TRACE_CPU : mode ? SC_TRACE_CHAKRA : SC_TRACE_KINETO;
+    if (!rc) rc = sc_trace_open(job, fmt, "fuzz.0.et", -1, &r);
     if (!rc) rc = sc_trace_feed(r, data, cut);
     if (!rc) rc = sc_trace_feed(r, data + cut, size - cut);
     if (!rc) rc = sc_trace_finish(r);
@@ -80,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!sc_job_write(job, to_img, &a)) {
       sc_job *back = NULL;
       if (sc_job_read(ctx, "fuzz.scw", a.p, a.len, &back) == SC_OK) {
-        replay(ctx, back);
+        replay(ctx, back, mode == 3 ? 4 : 0);
         sc_job_free(back);
       } else {
         abort(); /* what we wrote must read back */
