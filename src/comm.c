@@ -124,6 +124,10 @@ int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpu
   return SC_OK;
 }
 
+int64_t sc__comm_file_gpus_per_thread(const sc_nccltests *t) {
+  return t->ngpus > 1 ? t->ngpus : 1;
+}
+
 int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpus,
                     int64_t gpus_per_node, sc_comm_compare_row *rows, size_t *nout,
                     double *mape_pct) {
@@ -145,7 +149,8 @@ int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpu
     sc_comm_compare_row *r = &rows[(*nout)++];
     r->bytes = (double)t->rows[i].bytes;
     r->measured_us = meas;
-    r->predicted_us = sc__comm_time_us(&m->topo, &m->params, op, r->bytes, &pl, NULL, NULL);
+    r->predicted_us = sc__comm_bench_time_us(&m->topo, &m->params, op, r->bytes, &pl,
+                                             sc__comm_file_gpus_per_thread(t), NULL, NULL);
     r->error_pct = 100.0 * (r->predicted_us - meas) / meas;
     sum += fabs(r->error_pct);
   }

@@ -2,8 +2,11 @@
  * comm_fit.c: calibration of the collective model from nccl-tests rows
  * (`stepcast calibrate --nccl-tests`). A robust least-squares fit of log
  * time over the model's free parameters (sc__comm_param_info[].fitted),
- * with a weak prior towards the defaults for what the rows cannot identify,
- * minimised by a deterministic Nelder-Mead simplex with restarts.
+ * with a weak prior towards each parameter's prior (NCCL's figure or a
+ * physical estimate) for what the rows cannot identify, minimised by a
+ * deterministic Nelder-Mead simplex with restarts. Rows are predicted as
+ * nccl-tests reports them (sc__comm_bench_time_us: one thread may drive
+ * several GPUs).
  */
 #include "comm_int.h"
 
@@ -16,7 +19,9 @@
 #define HUBER_KNEE 0.2
 /* Weight of the prior (per parameter, in the unbounded coordinates): small
  * against a typical squared log residual (~0.01), so it only decides
- * directions the data leave flat. */
+ * directions the data leave flat. Its centre is the parameter's prior, not
+ * the starting point, so the result does not depend on where the fit
+ * starts: the shipped defaults are their own fit. */
 #define PRIOR_WEIGHT 1e-4
 #define NM_MAX_EVALS 4000
 #define NM_RESTARTS 30
@@ -25,6 +30,7 @@ typedef struct fit_row {
   double bytes, measured_us;
   int op;
   sc_placement pl;
+  int64_t gpus_per_thread; /* nccl-tests -g */
 } fit_row;
 
 typedef struct fit {
@@ -32,7 +38,7 @@ typedef struct fit {
   sc_comm_params base;
   int idx[SC_COMM_PARAM_COUNT]; /* fitted parameter -> info index */
   int k;
-  double x0[SC_COMM_PARAM_COUNT];
+  double x0[SC_COMM_PARAM_COUNT]; /* the priors, in unbounded coordinates */
   const fit_row *rows;
   size_t nrows;
   long evals;
@@ -70,7 +76,8 @@ static double objective(fit *F, const double *x) {
   double loss = 0;
   for (size_t i = 0; i < F->nrows; i++) {
     const fit_row *r = &F->rows[i];
-    double t = sc__comm_time_us(F->topo, &p, r->op, r->bytes, &r->pl, NULL, NULL);
+    double t = sc__comm_bench_time_us(F->topo, &p, r->op, r->bytes, &r->pl, r->gpus_per_thread,
+                                      NULL, NULL);
     if (!(t > 0) || !isfinite(t)) return INFINITY;
     loss += huber(log(t / r->measured_us));
   }
@@ -173,6 +180,7 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
       rows[n].measured_us = meas;
       rows[n].op = t->op;
       rows[n].pl = pl;
+      rows[n].gpus_per_thread = sc__comm_file_gpus_per_thread(t);
       n++;
     }
   }
@@ -188,17 +196,17 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
   F.base = m->params;
   F.rows = rows;
   F.nrows = n;
+  double x[SC_COMM_PARAM_COUNT];
   for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
     if (!sc__comm_param_info[i].fitted) continue;
     const sc_comm_param_info *d = &sc__comm_param_info[i];
     F.idx[F.k] = i;
-    F.x0[F.k] = to_coord(d, *(const double *)((const char *)&m->params + d->offset));
+    F.x0[F.k] = to_coord(d, d->prior);
+    x[F.k] = to_coord(d, *(const double *)((const char *)&m->params + d->offset));
     F.k++;
   }
-  double x[SC_COMM_PARAM_COUNT];
-  memcpy(x, F.x0, sizeof x);
   double best = objective(&F, x);
-  /* Nelder-Mead collapses early in ten dimensions: restart from the best
+  /* Nelder-Mead collapses early in a dozen dimensions: restart from the best
    * point with a fresh simplex until a restart no longer improves */
   for (int r = 0; r < NM_RESTARTS; r++) {
     double f = nelder_mead(&F, x, r % 2 ? 0.3 : 1.0);
@@ -211,8 +219,8 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
   if (mape_pct) {
     double sum = 0;
     for (size_t i = 0; i < n; i++) {
-      double t = sc__comm_time_us(&m->topo, &m->params, rows[i].op, rows[i].bytes, &rows[i].pl,
-                                  NULL, NULL);
+      double t = sc__comm_bench_time_us(&m->topo, &m->params, rows[i].op, rows[i].bytes,
+                                        &rows[i].pl, rows[i].gpus_per_thread, NULL, NULL);
       sum += fabs(t - rows[i].measured_us) / rows[i].measured_us;
     }
     *mape_pct = 100.0 * sum / (double)n;

@@ -17,6 +17,7 @@ typedef struct sc_comm_param_info {
   size_t offset; /* into sc_comm_params */
   double lo, hi;
   int fitted;
+  double prior; /* centre of the fit's weak pull (fitted parameters) */
   const char *unit, *doc;
 } sc_comm_param_info;
 
@@ -43,10 +44,18 @@ void sc__comm_params_from_cost(const sc_cost *c, sc_comm_params *p);
 void sc__comm_topo_from_cost(const sc_cost *c, sc_comm_topo *t);
 
 /* Time in microseconds of collective `op` (SC_COMM_*) of `bytes` over the
- * placement; NCCL's choice (fastest algorithm and protocol) in *algo and *proto
+ * placement, of the algorithm and protocol NCCL would run (p->select: its
+ * own tuning model's pick, or the fastest), returned in *algo and *proto
  * (either may be NULL). 0 for one rank or no bytes. */
 double sc__comm_time_us(const sc_comm_topo *t, const sc_comm_params *p, int op, double bytes,
                         const sc_placement *pl, int *algo, int *proto);
+/* The time nccl-tests reports for it when one host thread drives
+ * gpus_per_thread GPUs (its -g; 1 for one process per GPU): at least that
+ * many host launches (host_launch_us). For comparing with and fitting to
+ * nccl-tests output only; the engine uses sc__comm_time_us. */
+double sc__comm_bench_time_us(const sc_comm_topo *t, const sc_comm_params *p, int op,
+                              double bytes, const sc_placement *pl, int64_t gpus_per_thread,
+                              int *algo, int *proto);
 
 /* Sets one parameter by YAML key; returns 1 if the key is this model's, 0
  * if not, -1 if the value is out of bounds. For config.c's `calibration:`. */
@@ -75,12 +84,15 @@ struct sc_comm {
 int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpus,
                             int64_t gpus_per_node, sc_placement *pl);
 
+/* GPUs one host thread of an nccl-tests run drives (its "nGpus"), >= 1. */
+int64_t sc__comm_file_gpus_per_thread(const sc_nccltests *t);
+
 /* Reads a whole file through the context allocator (NUL-terminated; *cap is
  * the allocation size for sc__free). SC_EIO with "path: cannot open: why". */
 int sc__comm_read_file(sc_ctx *ctx, const char *path, size_t max_bytes, char **out, size_t *len,
                        size_t *cap);
 
-/* The registered model ("nccl", version 2). */
+/* The registered model ("nccl", version 3). */
 extern const sc_comm_model sc__comm_nccl_model;
 
 #endif /* SC_COMM_INT_H */

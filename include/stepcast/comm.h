@@ -1,7 +1,7 @@
 /*
  * comm.h: collective communication on its own: a reader of nccl-tests output
  * (all_reduce_perf and friends), the NCCL-faithful collective cost model the
- * simulator uses ("nccl" v2, docs/COMM.md), its calibration from nccl-tests
+ * simulator uses ("nccl" v3, docs/COMM.md), its calibration from nccl-tests
  * rows, and the tables behind `stepcast comm` and `stepcast calibrate`.
  *
  * Ownership: sc_nccltests is a caller-owned struct whose rows array belongs to
@@ -127,7 +127,7 @@ const char *sc_comm_proto_name(int proto); /* "LL", "LL128", "Simple" */
 typedef struct sc_comm_estimate {
   double time_us;
   double algbw_gbps, busbw_gbps;
-  int algo, proto; /* the fastest candidate, as NCCL's tuner picks */
+  int algo, proto; /* NCCL's pick: its own tuning model (Volta/Ampere), else the fastest */
 } sc_comm_estimate;
 
 /* Predicts one collective of `bytes` (nccl-tests size) over `gpus` ranks
@@ -145,8 +145,10 @@ typedef struct sc_comm_compare_row {
 } sc_comm_compare_row;
 
 /* Predicts every row of t with a measured time (op = t->op unless op >= 0;
- * ranks/placement from t unless gpus > 0). rows must hold t->nrows entries;
- * *nout gets the count written, *mape_pct their mean absolute error. */
+ * ranks/placement from t unless gpus > 0), as nccl-tests would report it:
+ * a run driving several GPUs from one thread (its nGpus) cannot be faster
+ * than that many kernel launches. rows must hold t->nrows entries; *nout
+ * gets the count written, *mape_pct their mean absolute error. */
 int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpus,
                     int64_t gpus_per_node, sc_comm_compare_row *rows, size_t *nout,
                     double *mape_pct);

@@ -1,8 +1,10 @@
 /*
  * test_comm.c: the "nccl" collective model (src/comm_nccl.c) and its
- * calibration (src/comm_fit.c, src/comm.c): monotone in size, bounded by the
- * links, NCCL's algorithm and protocol choices, the calibration YAML, and a
- * held-out accuracy guard (fit on 8/16/32 Azure A100 GPUs, predict 2/4/64/128).
+ * calibration (src/comm_fit.c, src/comm.c): monotone in size (where NCCL's
+ * choice does not change), bounded by the links, NCCL's algorithm and
+ * protocol choices (its own tuner on Ampere), the one-thread benchmark
+ * floor, the calibration YAML, and a held-out accuracy guard (fit on
+ * 8/16/32 Azure A100 GPUs, predict 2/4/64/128).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,7 +64,7 @@ static void test_registry_and_default(void **state) {
   (void)state;
   const sc_comm_model *m = sc__comm_model_find("nccl");
   assert_non_null(m);
-  assert_int_equal(m->version, 2);
+  assert_int_equal(m->version, 3);
   assert_non_null(sc__comm_model_find("nccl-ring-tree"));
   sc_config cfg;
   sc_config_default(&cfg);
@@ -93,30 +95,87 @@ static void test_registry_and_default(void **state) {
 
 /* ------------------------------------------------------------ properties */
 
+/* With the ideal tuner (select = 1, the fastest calibrated candidate) the
+ * time never falls as the size grows. With NCCL 2.8-2.12's own tuner (the
+ * Volta/Ampere default) NCCL may run a slower candidate than the next size's
+ * (as the Azure logs show), so there it may fall only where the algorithm
+ * or protocol changes. */
 static void test_monotone_in_size(void **state) {
   (void)state;
   static const struct {
     const char *gpu;
     int sharp;
-  } machines[] = {
-      {"a100-80gb", 0}, {"h100-sxm", 0}, {"h100-sxm", 1}, {"v100-32gb", 0}, {"b200", 1}};
+  } machines[] = {{"a100-80gb", 0}, {"h100-sxm", 0}, {"h100-sxm", 1}, {"v100-32gb", 0},
+                  {"b200", 1},      {"a100-40gb", 0}};
   static const int64_t groups[][2] = {{2, 8},    {8, 8}, {16, 8}, {64, 8},
                                       {1024, 8}, {8, 1}, {12, 4}, {3, 8}};
-  for (size_t k = 0; k < sizeof machines / sizeof machines[0]; k++) {
-    sc_comm *m = model(machines[k].gpu, machines[k].sharp);
-    for (int op = 0; op < SC_COMM_OP_COUNT; op++)
-      for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
-        double prev = 0;
-        for (double b = 1; b <= 64e9; b *= 2) {
-          sc_comm_estimate e = predict(m, op, b, groups[g][0], groups[g][1]);
-          if (!(e.time_us >= prev && isfinite(e.time_us)))
-            fail_msg("%s %s n=%lld: %g us at %g B after %g", machines[k].gpu, sc_comm_op_name(op),
-                     (long long)groups[g][0], e.time_us, b, prev);
-          prev = e.time_us;
+  for (size_t k = 0; k < sizeof machines / sizeof machines[0]; k++)
+    for (int ideal = 0; ideal < 2; ideal++) {
+      sc_comm *m = model(machines[k].gpu, machines[k].sharp);
+      if (ideal) m->params.select = 1;
+      for (int op = 0; op < SC_COMM_OP_COUNT; op++)
+        for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+          sc_comm_estimate prev = {0};
+          for (double b = 1; b <= 64e9; b *= 2) {
+            sc_comm_estimate e = predict(m, op, b, groups[g][0], groups[g][1]);
+            int same = e.algo == prev.algo && e.proto == prev.proto;
+            if (!isfinite(e.time_us) || (e.time_us < prev.time_us && (ideal || same)))
+              fail_msg("%s select=%g %s n=%lld: %g us at %g B after %g", machines[k].gpu,
+                       m->params.select, sc_comm_op_name(op), (long long)groups[g][0], e.time_us,
+                       b, prev.time_us);
+            prev = e;
+          }
         }
-      }
-    sc_comm_free(m);
-  }
+      sc_comm_free(m);
+    }
+}
+
+/* NCCL's own tuner on the Azure A100 placement (8 GPUs and NICs per node):
+ * on 64 GPUs it keeps the tree LL up to 128 KiB, which then costs more than
+ * the tree LL128 it picks at 256 KiB (measured 249 vs 129 us); the ideal
+ * tuner switches earlier. One host thread driving G GPUs (nccl-tests -g)
+ * floors a benchmark iteration at G launches, the engine's time not. */
+static void test_nccl_tuner_and_bench(void **state) {
+  (void)state;
+  sc_comm *m = model("a100-40gb", 0);
+  assert_true(m->params.select == 2);
+  sc_comm_estimate a = predict(m, SC_COMM_ALL_REDUCE, 128 * 1024, 64, 8);
+  sc_comm_estimate b = predict(m, SC_COMM_ALL_REDUCE, 256 * 1024, 64, 8);
+  assert_int_equal(a.algo, SC_ALGO_TREE);
+  assert_int_equal(a.proto, SC_PROTO_LL);
+  assert_int_equal(b.algo, SC_ALGO_TREE);
+  assert_int_equal(b.proto, SC_PROTO_LL128);
+  assert_true(a.time_us > 1.3 * b.time_us);
+  /* 32 GPUs: the tuner already moves to LL128 at 128 KiB (measured 95 us
+   * after 107 us at 64 KiB) */
+  assert_int_equal(predict(m, SC_COMM_ALL_REDUCE, 128 * 1024, 32, 8).proto, SC_PROTO_LL128);
+  m->params.select = 1;
+  sc_comm_estimate c = predict(m, SC_COMM_ALL_REDUCE, 128 * 1024, 64, 8);
+  assert_true(c.time_us < a.time_us && c.time_us <= b.time_us);
+  m->params.select = 2;
+  /* Hopper keeps the fastest candidate (its NCCL has NVLS, PAT, ...) */
+  sc_comm *h = model("h100-sxm", 0);
+  assert_true(h->params.select == 1);
+  sc_comm_free(h);
+
+  /* the benchmark floor: nccl-tests -g 8 on one node, tiny messages */
+  sc_placement pl = {8, 1, 8};
+  double gpu = sc__comm_time_us(&m->topo, &m->params, SC_COMM_ALL_REDUCE, 8, &pl, NULL, NULL);
+  double bench = sc__comm_bench_time_us(&m->topo, &m->params, SC_COMM_ALL_REDUCE, 8, &pl, 8,
+                                        NULL, NULL);
+  assert_true(gpu < bench && bench == 8 * m->params.host_launch_us);
+  assert_true(sc__comm_bench_time_us(&m->topo, &m->params, SC_COMM_ALL_REDUCE, 1e9, &pl, 8, NULL,
+                                     NULL) == sc__comm_time_us(&m->topo, &m->params,
+                                                               SC_COMM_ALL_REDUCE, 1e9, &pl,
+                                                               NULL, NULL));
+  sc_nccltests t1, t16;
+  load(&t1, "validation/nccl/azure-ndv4-a100/all_reduce_2gpu.log");
+  load(&t16, "validation/nccl/azure-ndv4-a100/all_reduce_16gpu.log");
+  assert_int_equal(sc__comm_file_gpus_per_thread(&t1), 2);
+  assert_int_equal(sc__comm_file_gpus_per_thread(&t16), 1);
+  sc_nccltests_free(ctx, &t1);
+  sc_nccltests_free(ctx, &t16);
+  sc_comm_free(m);
 }
 
 static void test_busbw_bounded_by_links(void **state) {
@@ -410,8 +469,11 @@ static void test_compare_without_devices(void **state) {
 
 /* The held-out guard: calibrate on the 8-, 16- and 32-GPU Azure A100 logs,
  * predict 2, 4, 64 and 128 GPUs. Thresholds are the result when this test
- * was written (docs/COMM.md) plus 3 points: a regression guard, not a
- * target. Measured = min(out-of-place, in-place). */
+ * was last changed (docs/COMM.md section 4, tools/comm_heldout.sh) plus 1.5
+ * points: a regression guard, not a target. The fit is deterministic and
+ * gives the same bands at -O0 and with -ffast-math. Measured =
+ * min(out-of-place, in-place); the 2- to 8-GPU logs drive all GPUs from one
+ * thread (nccl-tests -g), which sc_comm_compare models. */
 static void test_heldout_accuracy(void **state) {
   (void)state;
   static const char dir[] = "validation/nccl/azure-ndv4-a100/";
@@ -420,10 +482,12 @@ static void test_heldout_accuracy(void **state) {
     int gpus;
     double max_mape[3]; /* < 64 KiB, 64 KiB - 16 MiB, > 16 MiB */
   } heldout[] = {
-      {2, {16.9 + 3, 47.4 + 3, 13.9 + 3}},
-      {4, {3.9 + 3, 20.9 + 3, 5.1 + 3}},
-      {64, {25.0 + 3, 11.7 + 3, 6.2 + 3}},
-      {128, {16.4 + 3, 13.8 + 3, 6.7 + 3}},
+      {2, {5.2 + 1.5, 23.9 + 1.5, 10.2 + 1.5}},
+      {4, {4.1 + 1.5, 11.8 + 1.5, 2.3 + 1.5}},
+      /* small band: the first row (1 KiB, 294 us) is a warm-up outlier, 12
+       * points of the 20.6 alone */
+      {64, {20.6 + 1.5, 7.9 + 1.5, 5.0 + 1.5}},
+      {128, {10.2 + 1.5, 7.8 + 1.5, 3.6 + 1.5}},
   };
   char rel[256];
   sc_nccltests t[3];
@@ -435,7 +499,7 @@ static void test_heldout_accuracy(void **state) {
   double fit_mape;
   assert_int_equal(sc_comm_calibrate(m, t, 3, &fit_mape), 0);
   print_message("in-sample MAPE on 8/16/32 GPUs: %.1f%%\n", fit_mape);
-  assert_true(fit_mape < 8);
+  assert_true(fit_mape < 4.4 + 1.0);
   print_message("GPUs  <64KiB  64KiB-16MiB  >16MiB   (MAPE %% of time)\n");
   for (size_t h = 0; h < sizeof heldout / sizeof heldout[0]; h++) {
     sc_nccltests v;
@@ -508,6 +572,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_registry_and_default),
       cmocka_unit_test(test_monotone_in_size),
+      cmocka_unit_test(test_nccl_tuner_and_bench),
       cmocka_unit_test(test_busbw_bounded_by_links),
       cmocka_unit_test(test_ring_tree_crossover),
       cmocka_unit_test(test_protocol_switch_points),

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# comm_heldout.sh: the held-out accuracy table of the collective model
+# (docs/COMM.md section 4, docs/VALIDATION.md "Collectives"). Calibrates the
+# "nccl" model on the 8-, 16- and 32-GPU Azure ND A100 v4 all-reduce logs
+# (`stepcast calibrate --nccl-tests`), predicts every log from 2 to 128 GPUs
+# (`stepcast comm --compare`) and prints the MAPE of time per message-size
+# band as a markdown table. tests/unit/test_comm.c (test_heldout_accuracy)
+# computes the same figures and guards them.
+#
+# usage: tools/comm_heldout.sh [STEPCAST]   (default build/stepcast)
+set -euo pipefail
+cli=${1:-build/stepcast}
+case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
+cd "$(dirname "$0")/.."
+dir=validation/nccl/azure-ndv4-a100
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$cli" calibrate --nccl-tests $dir/all_reduce_{8,16,32}gpu.log -o "$tmp/fit.yaml" >"$tmp/log" 2>&1 ||
+  { cat "$tmp/log" >&2; exit 1; }
+echo "| GPUs | role | < 64 KiB | 64 KiB - 16 MiB | > 16 MiB | all rows |"
+echo "|---:|---|---:|---:|---:|---:|"
+for g in 2 4 8 16 32 64 128; do
+  case $g in 8 | 16 | 32) role=calibration ;; *) role="held out" ;; esac
+  "$cli" comm --calibration "$tmp/fit.yaml" --compare $dir/all_reduce_${g}gpu.log --format json |
+    tr '{' '\n' | sed -n 's/.*"bytes":\([0-9.e+]*\),.*"error_pct":\([-0-9.e+]*\)}.*/\1 \2/p' |
+    awk -v g="$g" -v role="$role" '
+      { e = $2 < 0 ? -$2 : $2; b = $1 < 65536 ? 0 : $1 <= 16777216 ? 1 : 2
+        s[b] += e; c[b]++; s[3] += e; c[3]++ }
+      END { printf "| %d | %s |", g, role
+            for (i = 0; i < 4; i++) printf " %.1f |", s[i] / c[i]
+            printf "\n" }'
+done
