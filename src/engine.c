@@ -670,7 +670,7 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   for (int st = 0; st < SC_ST_COUNT; st++) {
     if (r->st[st] != ST_RUN) continue;
     const activity *c = &S->acts[r->act[st]];
-    if (c->type == ACT_COMPUTE) continue;
+    if (c->type == ACT_COMPUTE || c->op->kind == SC_OP_HOST) continue;
     sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
     if (c->type == ACT_COLL) {
       comm.coll = sc__interf_coll_of(c->op->coll);
@@ -765,7 +765,8 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
   if (op_is_compute(op->kind)) r->n_comp++;
   else {
-    r->n_comm++;
+    /* Host time (replayed traces) is neither: it slows no kernel. */
+    r->n_comm += op->kind != SC_OP_HOST;
     r->n_cat[op->cat]++;
     if (net) r->n_net++;
   }
@@ -801,7 +802,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   S->ops++;
   if (op_is_compute(op->kind)) r->n_comp--;
   else {
-    r->n_comm--;
+    r->n_comm -= op->kind != SC_OP_HOST;
     r->n_cat[op->cat]--;
     if (net) r->n_net--;
   }

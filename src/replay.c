@@ -642,6 +642,8 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
             op->work = priced_ns(&cost, r, jo);
             priced++;
             priced_busy += op->work;
+            int cls = r->shapes[jo->shape - 1].cls;
+            if (cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_CONV) op->kind = SC_OP_GEMM;
           }
           break;
         case SC_JOP_MEMCPY:
@@ -716,9 +718,10 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
   sc_result res;
   if (!rc) {
     /* Traced compute already carries its interference, and traced
-     * collectives their link sharing: neither is applied again. */
+     * collectives their link sharing: neither is applied again. Priced
+     * (ex-situ) kernels get the configured interference model. */
     sc_config run_cfg = *cfg;
-    run_cfg.simulation.interference = SC_INTERF_NONE;
+    if (!priced) run_cfg.simulation.interference = SC_INTERF_NONE;
     run_cfg.simulation.fold = 0;
     if (!model) run_cfg.simulation.share_links = 0;
     sc_cost run_cost = cost;
