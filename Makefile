@@ -11,8 +11,10 @@ JOBS ?= 2
 DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev libzstd-dev \
            libprotobuf-c-dev protobuf-c-compiler
 DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
+# The test suite also traces small PyTorch models on the CPU (tools/trace_torch.py).
+DEB_PKGS_TEST = python3 python3-torch python3-torchvision
 
-.PHONY: all deps build run test asan bench clean fuzz fuzz-kineto deps-mpi mpi mpi-check
+.PHONY: all deps deps-test build run test asan bench clean fuzz fuzz-kineto deps-mpi mpi mpi-check
 
 all: build
 
@@ -26,6 +28,16 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+deps-test:
+	@missing=""; for p in $(DEB_PKGS_TEST); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSC_WERROR=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
@@ -33,10 +45,10 @@ build: deps
 run: build
 	./$(BUILD)/stepcast run
 
-test: build
+test: build deps-test
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-asan: deps
+asan: deps deps-test
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSC_SANITIZE=ON -DSC_WERROR=ON >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest --output-on-failure -j $(JOBS)

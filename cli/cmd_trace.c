@@ -155,11 +155,12 @@ int sc_cli_import(int argc, char **argv) {
 static void replay_usage(FILE *f) {
   fprintf(f, "usage: stepcast replay JOB.scw [--scale dp=N] [--replica R] [--comm auto|measured|model]\n"
              "                      [--cluster FILE.yaml] [--set section.key=value ...]\n"
-             "                      [--bucket-mb MiB] [--first-bucket-mb MiB]\n"
+             "                      [--ddp] [--bucket-mb MiB] [--first-bucket-mb MiB]\n"
              "                      [--format text|json] [--trace out.json]\n"
              "  An ex-situ job (import cpu) is priced on cluster.gpu in fp32 unless\n"
              "  training.precision is set; --scale dp=N then adds PyTorch DDP (buckets of\n"
-             "  --bucket-mb, default 25, the first --first-bucket-mb, default 1).\n");
+             "  --bucket-mb, default 25, the first --first-bucket-mb, default 1); --ddp adds it\n"
+             "  at the traced scale too (DDP with one process still copies into buckets).\n");
 }
 
 static int read_all(const char *path, unsigned char **out, size_t *len) {
@@ -200,7 +201,7 @@ int sc_cli_replay(int argc, char **argv) {
   const char *sets[128];
   int nsets = 0;
   sc_format fmt = SC_FORMAT_TEXT;
-  sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0};
+  sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     int takes = !strcmp(a, "--scale") || !strcmp(a, "--replica") || !strcmp(a, "--comm") ||
@@ -254,6 +255,8 @@ int sc_cli_replay(int argc, char **argv) {
           return 2;
         }
       } else trace_path = v;
+    } else if (!strcmp(a, "--ddp")) {
+      opts.ddp = 1;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "stepcast: unknown option %s\n", a);
       replay_usage(stderr);

@@ -133,10 +133,17 @@
     "Fixed cost per kernel (launch and tail); 0 = default.")                                     \
   X(calibration, host_op_us, REAL, costs.host_op_us, "us", "0",                                  \
     "Host (CPU) time per dispatched operator when replaying an ex-situ trace "                   \
-    "(`import cpu`): eager PyTorch launches kernels no faster; 0 = default.")                    \
+    "(`import cpu`) for operators called from Python (forward, optimizer): eager "              \
+    "PyTorch launches kernels no faster; 0 = default.")                                          \
+  X(calibration, host_autograd_us, REAL, costs.host_autograd_us, "us", "0",                      \
+    "The same for operators the C++ autograd engine dispatches (backward) and for "              \
+    "DDP's reducer; 0 = default.")                                                               \
   X(calibration, conv_eff, FRAC, costs.conv_eff, "", "0",                                        \
     "Efficiency of a convolution (as implicit GEMM) relative to a GEMM of the "                  \
     "same shape; 0 = default.")                                                                  \
+  X(calibration, norm_eff, FRAC, costs.norm_eff, "", "0",                                        \
+    "Speed of batch / layer normalisation kernels (per-channel reductions) "                     \
+    "relative to streaming memory-bound kernels, for ex-situ traces; 0 = default.")              \
   X(calibration, nvlink_eff, FRAC, costs.nvlink_eff, "", "0",                                    \
     "Fraction of NVLink bandwidth reached as NCCL bus bandwidth; 0 = "                           \
     "default.")                                                                                  \

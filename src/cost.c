@@ -102,7 +102,9 @@ void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
    * ~10 us per operator on server CPUs; modelling choice, fitted by
    * tools/calibrate_ddp.sh on the 1-GPU DDP rows (docs/VALIDATION.md). */
   p->host_op_us = 8.0;
+  p->host_autograd_us = 4.0;
   p->conv_eff = 1.0;
+  p->norm_eff = 1.0;
   /* 36 / 54 / 92 us small all-reduce on 2 / 4 / 16 nodes: ~7 us per tree level */
   p->net_latency_us = 7.0;
   p->p2p_latency_us = 10.0; /* assumed; no sendrecv measurement shipped yet */

@@ -52,7 +52,8 @@ static int64_t add_op(dctx *d, int kind, int stream, uint32_t name, double bytes
   op.bytes = bytes;
   op.coll = SC_JCOLL_UNKNOWN;
   if (shape_cls >= 0) {
-    sc_jshape sh = {shape_cls == SC_JSHAPE_HOST ? 1.0 : 0, 0, 0, 1, (uint8_t)shape_cls};
+    /* Host work of the reducer: C++ called from autograd hooks. */
+    sc_jshape sh = {0, shape_cls == SC_JSHAPE_HOST ? 1.0 : 0, 0, 1, (uint8_t)shape_cls};
     int64_t si = sc__jrank_shape(d->job, d->r, &sh);
     if (si < 0) return -1;
     op.shape = (uint32_t)si + 1;

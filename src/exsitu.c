@@ -6,7 +6,9 @@
  * would launch, described by its shape (a GEMM m x n x k, a convolution as
  * implicit GEMM, or the bytes of a memory-bound kernel) and priced at replay
  * for the target GPU; the host launches them one after another, paying a
- * calibrated time per dispatched operator. AccumulateGrad events mark where
+ * calibrated time per dispatched operator (one for operators called from
+ * Python: forward, optimizer; another for those the C++ autograd engine runs:
+ * backward). AccumulateGrad events mark where
  * each parameter's gradient is complete (GRAD ops), for DDP at replay.
  *
  * Which events become kernels. Operators nest (aten::linear calls
@@ -271,6 +273,7 @@ typedef struct xev {
   int8_t h;              /* handler */
   uint8_t priced_above;  /* an enclosing operator is priced */
   uint8_t has_children;
+  uint8_t in_autograd;   /* runs inside an autograd node (the C++ engine) */
 } xev;
 
 enum { F_NONE = 0, F_PH, F_CAT, F_NAME, F_TS, F_DUR, F_TID, F_ARGS, A_DIMS, A_TYPES, A_CONC, A_OTHER };
@@ -697,13 +700,14 @@ typedef struct bld {
   sc_jrank *jr;
   int host_stream, gpu_stream;
   uint32_t name_host;
-  int64_t pending;        /* operators dispatched since the last launch */
+  int64_t pending;        /* operators dispatched from Python since the last launch */
+  int64_t pending_cpp;    /* ... from the C++ autograd engine (backward) */
   int64_t kernels, grads;
 } bld;
 
 static int emit_host(bld *b) {
   sc_job *job = b->r->job;
-  sc_jshape sh = {(double)b->pending, 0, 0, 0, SC_JSHAPE_HOST};
+  sc_jshape sh = {(double)b->pending, (double)b->pending_cpp, 0, 0, SC_JSHAPE_HOST};
   int64_t si = sc__jrank_shape(job, b->jr, &sh);
   if (si < 0) return SC_ENOMEM;
   sc_jop op;
@@ -716,7 +720,7 @@ static int emit_host(bld *b) {
   op.kind = SC_JOP_HOST;
   op.shape = (uint32_t)si + 1;
   if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
-  b->pending = 0;
+  b->pending = b->pending_cpp = 0;
   return SC_OK;
 }
 
@@ -760,6 +764,12 @@ static kern mem(double bytes) {
   memset(&g, 0, sizeof g);
   g.sh = (sc_jshape){0, 0, 0, 1, SC_JSHAPE_MEM};
   g.bytes = bytes;
+  return g;
+}
+
+static kern norm(double bytes) {
+  kern g = mem(bytes);
+  g.sh.cls = SC_JSHAPE_NORM;
   return g;
 }
 
@@ -849,18 +859,22 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
     k[0] = mem(in[0].numel * in[0].eb + in[1].numel * in[1].eb);
     return 1;
   case H_NORM_FWD:
+    k[0] = norm(2 * in[0].numel * in[0].eb);
+    return 1;
   case H_SOFTMAX:
     k[0] = mem(2 * in[0].numel * in[0].eb);
     return 1;
   case H_NORM_BWD:
+    k[0] = norm(3 * in[0].numel * in[0].eb);
+    return 1;
   case H_SOFTMAX_BWD:
     k[0] = mem(3 * in[0].numel * in[0].eb);
     return 1;
   case H_BN_FWD:
-    k[0] = mem(3 * in[0].numel * in[0].eb);
+    k[0] = norm(3 * in[0].numel * in[0].eb);
     return 1;
   case H_BN_BWD:
-    k[0] = mem(5 * in[0].numel * in[0].eb);
+    k[0] = norm(5 * in[0].numel * in[0].eb);
     return 1;
   case H_REDUCE:
     k[0] = mem(in[0].numel * in[0].eb);
@@ -918,6 +932,10 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
   }
   sc__job_warn(r->job, "%s: %s with unexpected input shapes: not priced", r->name, name);
   return 0;
+}
+
+static int is_autograd_node(const char *name) {
+  return !strncmp(name, "autograd::engine::evaluate_function", 35);
 }
 
 static int cmp_nest(const void *p, const void *q) { /* by thread, start, longest first */
@@ -998,6 +1016,7 @@ static int xs_build(sc_trace_reader *r) {
         int ph = p->h;
         int p_priced = ph != H_ZERO && ph != H_COMPOSITE && ph != -1;
         e->priced_above = p->priced_above || p_priced;
+        e->in_autograd = p->in_autograd || is_autograd_node(sc__job_str(job, p->name));
       }
       stack[sp++] = (int32_t)(e - x->ev);
     }
@@ -1071,9 +1090,10 @@ static int xs_build(sc_trace_reader *r) {
      * an autograd node, the optimizer), or an autograd node itself. */
     const char *nm = sc__job_str(job, e->name);
     const char *pn = e->parent >= 0 ? sc__job_str(job, x->ev[e->parent].name) : "";
-    if ((!strncmp(nm, "aten::", 6) && strncmp(pn, "aten::", 6)) ||
-        !strncmp(nm, "autograd::engine::evaluate_function", 35))
-      b.pending++;
+    if ((!strncmp(nm, "aten::", 6) && strncmp(pn, "aten::", 6)) || is_autograd_node(nm)) {
+      if (e->in_autograd || is_autograd_node(nm)) b.pending_cpp++;
+      else b.pending++;
+    }
     if (e->priced_above) continue;
     if (e->h == H_ZERO || e->h == H_COMPOSITE) continue;
     if (e->h == -1 && e->has_children) continue; /* an unknown composite */
@@ -1084,7 +1104,7 @@ static int xs_build(sc_trace_reader *r) {
       nops_priced++;
     }
   }
-  if (!rc && b.pending) rc = emit_host(&b);
+  if (!rc && (b.pending || b.pending_cpp)) rc = emit_host(&b);
   if (!rc && !b.kernels)
     rc = sc__trace_fail(r, SC_EINVAL, r->out_bytes,
                         "no operators with input shapes (profile with record_shapes=True)");

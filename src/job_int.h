@@ -55,12 +55,16 @@ enum {
  * `import cpu`) is priced at replay on the target GPU, from its shape entry:
  * GEMM and CONV (implicit GEMM of a convolution) as a GEMM of m x n x k,
  * `batch` times; MEM as a memory-bound kernel moving the op's `bytes`;
- * HOST as m dispatched operators of host time (calibration host_op_us). */
+ * HOST as m operators dispatched from Python and n from the C++ autograd
+ * engine (calibration host_op_us, host_autograd_us);
+ * NORM as a memory-bound normalisation (batch / layer norm and their
+ * backward: per-channel reductions) at calibration norm_eff of MEM's speed. */
 #define SC_JSHAPE_LIST(X)      \
   X(SC_JSHAPE_GEMM, "gemm")    \
   X(SC_JSHAPE_CONV, "conv")    \
   X(SC_JSHAPE_MEM, "mem")      \
-  X(SC_JSHAPE_HOST, "host")
+  X(SC_JSHAPE_HOST, "host")    \
+  X(SC_JSHAPE_NORM, "norm")
 
 enum {
 #define SC_X_ENUM(id, name) id,

@@ -378,8 +378,12 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
   }
   case SC_JSHAPE_MEM:
     return c->compute->mem_ns(c, jo->bytes);
+  case SC_JSHAPE_NORM: {
+    double t = c->compute->mem_ns(c, jo->bytes), o = c->p.kernel_overhead_us * 1e3;
+    return t > o ? o + (t - o) / c->p.norm_eff : t;
+  }
   case SC_JSHAPE_HOST:
-    return sh->m * c->p.host_op_us * 1e3;
+    return (sh->m * c->p.host_op_us + sh->n * c->p.host_autograd_us) * 1e3;
   default:
     return 0;
   }
@@ -392,7 +396,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
               sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
   memset(out, 0, sizeof *out);
   /* Gradient marks and a re-target to more replicas: add PyTorch DDP. */
-  sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO, 0, 0};
+  sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO, 0, 0, 0};
   int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
   int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
   int64_t grads = 0, colls = 0;
@@ -401,7 +405,7 @@ int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_rep
       grads += job->ranks[i].ops[k].kind == SC_JOP_GRAD;
       colls += job->ranks[i].ops[k].kind == SC_JOP_COLL;
     }
-  if (!grads || colls || o.scale_dp <= 0 || o.scale_dp * R <= W)
+  if (!grads || colls || (!o.ddp && (o.scale_dp <= 0 || o.scale_dp * R <= W)))
     return replay_job(ctx, job, cfg, &o, trace, trace_ud, out);
   double mib = 1048576.0;
   if (!(o.ddp_bucket_mb >= 0 && o.ddp_first_bucket_mb >= 0))

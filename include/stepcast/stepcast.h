@@ -149,8 +149,10 @@ typedef struct sc_cost_params {
   double attn_eff;          /* FlashAttention forward fraction of peak at long sequences */
   double mem_eff;           /* fraction of HBM bandwidth reached by memory-bound kernels */
   double kernel_overhead_us;/* fixed cost per kernel (launch + tail), microseconds */
-  double host_op_us;        /* host time per dispatched operator (ex-situ traces), microseconds */
+  double host_op_us;        /* host time per operator dispatched from Python (ex-situ traces), us */
+  double host_autograd_us;  /* host time per operator the C++ autograd engine dispatches, us */
   double conv_eff;          /* convolution (implicit GEMM) efficiency relative to a GEMM's */
+  double norm_eff;          /* batch/layer-norm kernels' speed relative to streaming kernels */
   double nvlink_eff;        /* fraction of NVLink bandwidth reached as NCCL bus bandwidth */
   double nic_eff;           /* fraction of NIC bandwidth reached as NCCL bus bandwidth */
   double coll_latency_us;   /* base latency of an intra-node collective, microseconds */

@@ -111,9 +111,11 @@ typedef struct sc_replay_opts {
   sc_replay_comm comm;
   /* Data parallelism of a job with gradient marks (ex-situ traces): PyTorch
    * DDP with buckets of this size in MiB (0: 25) and a first bucket of
-   * ddp_first_bucket_mb (0: 1), added when replayed at dp > 1. */
+   * ddp_first_bucket_mb (0: 1), added when replayed at more replicas than
+   * traced, or always with ddp = 1. */
   double ddp_bucket_mb;
   double ddp_first_bucket_mb;
+  int ddp;                /* 1: add DDP even at the traced scale (a DDP job of one rank) */
 } sc_replay_opts;
 
 typedef struct sc_replay_result {

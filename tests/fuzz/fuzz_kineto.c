@@ -46,7 +46,7 @@ static void replay(sc_ctx *ctx, const sc_job *job, int64_t scale_dp) {
   cfg.training.micro_batch = 1;
   cfg.training.global_batch = info.world;
   if (sc_config_resolve(ctx, &cfg)) return;
-  sc_replay_opts o = {scale_dp, 1, SC_REPLAY_COMM_AUTO, 0, 0}; /* dp > world: DDP on grad marks */
+  sc_replay_opts o = {scale_dp, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0}; /* dp > world: DDP on grad marks */
   sc_replay_result res;
   img trace = {0};
   (void)sc_replay(ctx, job, &cfg, &o, to_img, &trace, &res);
