@@ -245,12 +245,11 @@ def step(model, args, opt):
 
 
 def trace_step(model, inputs, opt, batch, queue):
-    """A warm-up step (optimizer state and gradients exist afterwards, as in
-    steady-state training), then one profiled step; returns the events as
-    dicts in start order."""
+    """One profiled step (after a warm-up step made by the caller: optimizer
+    state and gradients exist, as in steady-state training); returns the
+    events as dicts in start order."""
     args = inputs(batch)
     model.train()
-    step(model, args, opt)
     queue.clear()
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         with torch.profiler.record_function("ProfilerStep#0"):
@@ -381,8 +380,10 @@ def main():
     queue = []
     concrete_hooks(model, queue)
     traced = {}
+    opt = mkopt(model.parameters())
+    model.train()
+    step(model, inputs(1), opt)  # warm-up: optimizer state and gradients exist
     for b in sorted({2, 3} | ({1} & set(batches))):
-        opt = mkopt(model.parameters())
         evs = trace_step(model, inputs, opt, b, queue)
         attach_concrete(evs, list(queue))
         traced[b] = evs
