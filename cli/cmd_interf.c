@@ -26,8 +26,9 @@ static void usage(FILE *f) {
           "Pairs every compute kernel of Kineto traces overlapped by an NCCL kernel with\n"
           "the same kernel (name, grid, block) alone, fits the learned interference model\n"
           "(simulation.interference: learned) and reports its error on held-out kernels\n"
-          "(K-fold cross-validation over kernels by name hash; -1: none). Writes the\n"
-          "`calibration:` mapping of interference_w_* keys to -o (else stdout).\n"
+          "(default: each kernel predicted by the fit on the others, 10 folds beyond 200\n"
+          "kernels; --folds K: K folds by name hash; -1: none) and held-out traces.\n"
+          "Writes the `calibration:` mapping of interference_w_* keys to -o (else stdout).\n"
           "docs/INTERFERENCE.md.\n");
 }
 

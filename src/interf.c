@@ -112,7 +112,7 @@ const char *sc__interf_feature_doc(int i) {
  *    memory interference between concurrent kernels.
  * The HTA traces shipped in validation/traces/hta (small NCCL kernels, LL
  * protocol and send/recv; docs/INTERFERENCE.md) measure much less (median
- * s ~ 0.05): the learned model carries that, the table the literature. */
+ * s ~ 0.03): the learned model carries that, the table the literature. */
 #define INTERF_GEMM 0.19
 #define INTERF_ATTN 0.19
 #define INTERF_MEMBOUND 0.5
@@ -124,14 +124,17 @@ const char *sc__interf_feature_doc(int i) {
  * by tools/calibrate_interference.sh (`stepcast calibrate --interference` on
  * the four HTA traces in validation/traces/hta, A100, 142 pairs of 46
  * kernels; record in validation/calibration/interference-hta.yaml, which
- * test_interf checks against these values). The traces hold no fused
- * attention or optimizer kernel overlapped by NCCL: those intercepts stay at
- * the constant table (the fit's prior). Held out (5-fold by kernel), the
- * model predicts overlapped durations with MAPE 13.4 % and the summed
- * duration within -4.3 % (no interference: 12.6 %, -11.1 %). */
+ * test_interf checks against these values). The fit minimises the Huber loss
+ * of each pair's relative duration error with the class intercepts pooled
+ * (sc__interf_fit): the traces hold no fused attention or optimizer kernel
+ * overlapped by NCCL, so those two take the pooled intercept (the mean of
+ * GEMM, elementwise and norm). Held out (each kernel predicted by the fit
+ * on the other 45), the model predicts overlapped durations with MAPE
+ * 12.2 % and their sum within -7.2 %; held out by trace 12.4 %, -9.3 %; no
+ * interference: 12.6 %, -11.1 %. */
 static const double shipped_w[SC_INTERF_NFEAT] = {
-    0.322131, 0.19, 0.307923, 0.292552, 0.5, 0.0452608, 0, 0, -0.138554, 0, -0.12884,
-    -0.0623979, -0.138554, 0,
+    0.0499345, 0.0277007, 0.0270177, 0.00614992, 0.0277007, 0.0321154, 0, 0, -0.0099053, 0,
+    0.00990532, 0.0256644, -0.0099053, 0,
 };
 
 void sc__interf_defaults(sc_cost_params *p) {
@@ -175,64 +178,83 @@ static int cholesky_solve(double *A, double *b, int n) {
   return 0;
 }
 
-int sc__interf_fit(sc_ctx *ctx, const sc_interf_sample *s, size_t n, const double *prior,
-                   double ridge, double huber, double *w) {
-  enum { F = SC_INTERF_NFEAT };
+/* The pooled intercept is set by every pair: its pull towards 0 only keeps
+ * the system definite (so a class without pairs gets the mean of the
+ * others' intercepts, not a fraction of it). */
+#define POOLED_RIDGE 1e-6
+
+int sc__interf_fit(sc_ctx *ctx, const sc_interf_sample *s, size_t n, double ridge, double huber,
+                   double *w) {
+  /* Unknowns: the SC_INTERF_NFEAT coefficients, with the class intercepts
+   * as deviations from the pooled intercept m, then m. */
+  enum { F = SC_INTERF_NFEAT, C = SC_OP_OPTIMIZER + 1, U = F + 1 };
   if (!n) return sc__error(ctx, SC_EINVAL, "interference fit: no training pairs");
   if (!(ridge > 0)) ridge = 1e-9;
   if (!(huber > 0)) huber = 0.05;
-  double *rx = sc__malloc(ctx, n * F * sizeof(double)); /* r_i * x_i */
-  double *y = sc__malloc(ctx, n * sizeof(double));
+  double *z = sc__malloc(ctx, n * U * sizeof(double)); /* d e_i / d unknowns */
+  double *t = sc__malloc(ctx, n * sizeof(double));     /* -e_i at w = 0 */
   double *wt = sc__malloc(ctx, n * sizeof(double));
-  if (!rx || !y || !wt) {
-    sc__free(ctx, rx, rx ? n * F * sizeof(double) : 0);
-    sc__free(ctx, y, y ? n * sizeof(double) : 0);
+  if (!z || !t || !wt) {
+    sc__free(ctx, z, z ? n * U * sizeof(double) : 0);
+    sc__free(ctx, t, t ? n * sizeof(double) : 0);
     sc__free(ctx, wt, wt ? n * sizeof(double) : 0);
     return SC_ENOMEM;
   }
+  /* e_i = alone_i r_i / dur_i * (w . x_i) - (1 - alone_i / dur_i): linear
+   * in w. Pairs without two positive durations weigh nothing. */
   for (size_t i = 0; i < n; i++) {
-    sc__interf_features(s[i].kind, s[i].alone_ns, &s[i].comm, rx + i * F);
-    for (int k = 0; k < F; k++) rx[i * F + k] *= s[i].r;
-    y[i] = s[i].dur_ns / s[i].alone_ns - 1.0;
-    wt[i] = 1.0;
+    double *zi = z + i * U;
+    int ok = s[i].alone_ns > 0 && s[i].dur_ns > 0;
+    double c = ok ? s[i].alone_ns * s[i].r / s[i].dur_ns : 0;
+    sc__interf_features(s[i].kind, s[i].alone_ns, &s[i].comm, zi);
+    zi[F] = 0;
+    for (int k = 0; k < F; k++) {
+      zi[k] *= c;
+      if (k < C) zi[F] += zi[k];
+    }
+    t[i] = ok ? 1.0 - s[i].alone_ns / s[i].dur_ns : 0;
+    wt[i] = ok ? 1.0 : 0.0;
   }
-  double p0[F];
-  for (int k = 0; k < F; k++) p0[k] = prior ? prior[k] : 0;
+  double v[U] = {0};
   int rc = SC_OK;
   /* Iteratively reweighted least squares for the Huber loss: weight 1 inside
    * the scale, scale/|residual| outside. Stops when the weights settle. */
-  for (int it = 0; it < 50; it++) {
-    double A[F * F], b[F];
-    for (int k = 0; k < F; k++) {
-      b[k] = ridge * p0[k];
-      for (int l = 0; l < F; l++) A[k * F + l] = k == l ? ridge : 0;
+  for (int it = 0; it < 100; it++) {
+    double A[U * U], b[U];
+    for (int k = 0; k < U; k++) {
+      b[k] = 0;
+      for (int l = 0; l < U; l++) A[k * U + l] = 0;
+      A[k * U + k] = k == F ? POOLED_RIDGE * ridge : ridge;
     }
     for (size_t i = 0; i < n; i++) {
-      const double *xi = rx + i * F;
-      for (int k = 0; k < F; k++) {
-        if (xi[k] == 0) continue;
-        b[k] += wt[i] * xi[k] * y[i];
-        for (int l = 0; l < F; l++) A[k * F + l] += wt[i] * xi[k] * xi[l];
+      const double *zi = z + i * U;
+      if (wt[i] == 0) continue;
+      for (int k = 0; k < U; k++) {
+        if (zi[k] == 0) continue;
+        b[k] += wt[i] * zi[k] * t[i];
+        for (int l = 0; l < U; l++) A[k * U + l] += wt[i] * zi[k] * zi[l];
       }
     }
-    if (cholesky_solve(A, b, F)) {
+    if (cholesky_solve(A, b, U)) {
       rc = sc__error(ctx, SC_EINVAL, "interference fit: singular system");
       break;
     }
-    memcpy(w, b, sizeof b);
+    memcpy(v, b, sizeof v);
     double change = 0;
     for (size_t i = 0; i < n; i++) {
+      if (!(s[i].alone_ns > 0 && s[i].dur_ns > 0)) continue;
       double pred = 0;
-      for (int k = 0; k < F; k++) pred += rx[i * F + k] * w[k];
-      double res = fabs(y[i] - pred);
+      for (int k = 0; k < U; k++) pred += z[i * U + k] * v[k];
+      double res = fabs(pred - t[i]);
       double nw = res <= huber ? 1.0 : huber / res;
       change = fmax(change, fabs(nw - wt[i]));
       wt[i] = nw;
     }
     if (change < 1e-9) break;
   }
-  sc__free(ctx, rx, n * F * sizeof(double));
-  sc__free(ctx, y, n * sizeof(double));
+  for (int k = 0; k < F; k++) w[k] = v[k] + (k < C ? v[F] : 0);
+  sc__free(ctx, z, n * U * sizeof(double));
+  sc__free(ctx, t, n * sizeof(double));
   sc__free(ctx, wt, n * sizeof(double));
   return rc;
 }
@@ -262,9 +284,58 @@ static double predict_learned(const sc_interf_sample *s, const double *w) {
   return s->alone_ns * (1.0 + s->r * sc__interf_learned_s(w, s->kind, s->alone_ns, &s->comm));
 }
 
+/* Held out by default: leave one kernel out up to this many kernels (each
+ * costs a fit), else DEFAULT_FOLDS folds by name hash. */
+#define LOKO_MAX_KERNELS 200
+#define DEFAULT_FOLDS 10
+
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
+}
+
+/* How pairs are grouped for held-out prediction. */
+enum { SPLIT_KERNEL, SPLIT_FOLD, SPLIT_TRACE };
+
+/* Group of a pair: its kernel, its kernel's fold (k folds by name hash) or
+ * its trace. */
+static uint64_t group_of(const sc_interf_sample *s, int split, uint64_t k) {
+  switch (split) {
+  case SPLIT_KERNEL: return s->key;
+  case SPLIT_FOLD: return s->key % k;
+  default: return (uint64_t)(uint32_t)s->trace;
+  }
+}
+
+/* Predicts the pairs of every group by the model fitted on the pairs of the
+ * other groups (none: s = 0). groups[0..ng) are the distinct groups; tr is
+ * scratch for n pairs. */
+static int predict_held_out(sc_ctx *ctx, const sc_interf_sample *s, size_t n, int split,
+                            uint64_t k, const uint64_t *groups, size_t ng, double ridge,
+                            double huber, sc_interf_sample *tr, double *pred) {
+  for (size_t g = 0; g < ng; g++) {
+    size_t nt = 0;
+    for (size_t i = 0; i < n; i++)
+      if (group_of(&s[i], split, k) != groups[g]) tr[nt++] = s[i];
+    double w[SC_INTERF_NFEAT] = {0};
+    int rc = nt ? sc__interf_fit(ctx, tr, nt, ridge, huber, w) : SC_OK;
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++)
+      if (group_of(&s[i], split, k) == groups[g]) pred[i] = predict_learned(&s[i], w);
+  }
+  return SC_OK;
+}
+
+/* Writes the distinct groups of the pairs, ascending, to groups (room for n);
+ * returns their number. */
+static size_t distinct_groups(const sc_interf_sample *s, size_t n, int split, uint64_t k,
+                              uint64_t *groups) {
+  size_t ng = 0;
+  for (size_t i = 0; i < n; i++) groups[i] = group_of(&s[i], split, k);
+  qsort(groups, n, sizeof *groups, cmp_u64);
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || groups[i] != groups[i - 1]) groups[ng++] = groups[i];
+  return ng;
 }
 
 int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf_fit_result *out) {
@@ -276,45 +347,48 @@ int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf
   out->nfeat = SC_INTERF_NFEAT;
   out->ridge = opt && opt->ridge > 0 ? opt->ridge : 2.0;
   out->huber = opt && opt->huber > 0 ? opt->huber : 0.05;
-  out->folds = opt && opt->folds ? opt->folds : 5;
+  out->folds = opt && (opt->folds > 1 || opt->folds == -1) ? opt->folds : 0;
   if (!n) return sc__error(ctx, SC_EINVAL, "interference fit: no training pairs in the traces");
-  uint64_t k = out->folds > 1 ? (uint64_t)out->folds : 0;
-  /* The prior: the cited constant table in the class intercepts, nothing
-   * else, so kernel classes the traces lack fall back to the literature. */
-  sc_cost_params table;
+  sc_cost_params table; /* the cited constant table, for comparison */
   memset(&table, 0, sizeof table);
   sc__interf_defaults(&table);
-  double prior[SC_INTERF_NFEAT] = {0};
-  for (int c = SC_OP_GEMM; c <= SC_OP_OPTIMIZER; c++) prior[c] = sc__interf_constant_s(&table, c);
   double *pred = sc__malloc(ctx, n * sizeof *pred);
   sc_interf_sample *tr = sc__malloc(ctx, n * sizeof *tr);
   uint64_t *keys = sc__malloc(ctx, n * sizeof *keys);
   int rc = pred && tr && keys ? SC_OK : SC_ENOMEM;
-  if (!rc) {
-    for (size_t i = 0; i < n; i++) keys[i] = s[i].key;
-    qsort(keys, n, sizeof *keys, cmp_u64);
-    for (size_t i = 0; i < n; i++) out->kernels += i == 0 || keys[i] != keys[i - 1];
-  }
-  /* Grouped k-fold cross-validation: kernels (not runs) are split by their
-   * name hash, and every pair is predicted by the model fitted without its
-   * kernel's fold. */
-  for (uint64_t f = 0; !rc && f < k; f++) {
-    size_t nt = 0, nh = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (s[i].key % k != f) tr[nt++] = s[i];
-      else nh++;
+  if (!rc) out->kernels = (int64_t)distinct_groups(s, n, SPLIT_KERNEL, 0, keys);
+  /* Held out by kernel (name + launch shape): with at most
+   * LOKO_MAX_KERNELS kernels and no fold count given, each kernel is
+   * predicted by the model fitted on all the others (leave one kernel out:
+   * no dependence on how a hash happens to deal a few dozen kernels into
+   * folds); otherwise kernels are dealt into folds by name hash. */
+  if (!rc && out->folds != -1) {
+    int split = out->folds > 1 ? SPLIT_FOLD : SPLIT_KERNEL;
+    if (split == SPLIT_KERNEL && out->kernels > LOKO_MAX_KERNELS) {
+      split = SPLIT_FOLD;
+      out->folds = DEFAULT_FOLDS;
     }
-    if (!nh) continue;
-    double w[SC_INTERF_NFEAT];
-    if (!nt) memcpy(w, prior, sizeof w);
-    else if ((rc = sc__interf_fit(ctx, tr, nt, prior, out->ridge, out->huber, w))) break;
-    for (size_t i = 0; i < n; i++)
-      if (s[i].key % k == f) pred[i] = predict_learned(&s[i], w);
+    uint64_t k = split == SPLIT_FOLD ? (uint64_t)out->folds : 0;
+    size_t ng = distinct_groups(s, n, split, k, keys);
+    if (split == SPLIT_KERNEL) {
+      out->folds = (int)ng;
+      out->leave_one_out = 1;
+    }
+    rc = predict_held_out(ctx, s, n, split, k, keys, ng, out->ridge, out->huber, tr, pred);
+    if (!rc) evaluate(s, pred, n, &out->learned);
+  }
+  /* Leave one trace out, a harder split (another model, job and NCCL setup). */
+  if (!rc) {
+    size_t ng = distinct_groups(s, n, SPLIT_TRACE, 0, keys);
+    out->traces = (int64_t)ng;
+    if (out->folds != -1 && ng > 1) {
+      rc = predict_held_out(ctx, s, n, SPLIT_TRACE, 0, keys, ng, out->ridge, out->huber, tr, pred);
+      if (!rc) evaluate(s, pred, n, &out->learned_by_trace);
+    }
   }
   /* What ships: the same fit on every pair. */
-  if (!rc) rc = sc__interf_fit(ctx, s, n, prior, out->ridge, out->huber, out->w);
+  if (!rc) rc = sc__interf_fit(ctx, s, n, out->ridge, out->huber, out->w);
   if (!rc) {
-    if (k) evaluate(s, pred, n, &out->learned);
     for (size_t i = 0; i < n; i++)
       pred[i] = s[i].alone_ns * (1.0 + s[i].r * sc__interf_constant_s(&table, s[i].kind));
     evaluate(s, pred, n, &out->constant);
@@ -353,25 +427,43 @@ static int write_report(const sc_interf_fit_result *r, const sc_interf_stats *st
                      (long long)st->dropped_alone, (long long)st->dropped_overlap,
                      (long long)st->dropped_shape);
   rc |= sc__writef(w, ud,
-                   "%sfit: robust ridge (Huber scale %.3g, ridge %.3g towards the constant "
-                   "table), T = T_alone * (1 + r * s)\n",
+                   "%sfit: T = T_alone * (1 + r * s), Huber loss (scale %.3g) of the relative "
+                   "error of T, ridge %.3g: class intercepts towards the pooled one, the other "
+                   "coefficients towards 0\n",
                    prefix, r->huber, r->ridge);
   rc |= sc__writef(w, ud, "%s%-34s %6s  %5s %5s %5s  %7s  %7s\n", prefix,
                    "overlapped kernel durations", "pairs", "<=5%", "<=10%", "<=15%", "MAPE %",
                    "sum %");
-  if (r->folds > 1) {
+  if (r->learned.n) {
     char what[64];
-    snprintf(what, sizeof what, "learned, held out (%d folds)", r->folds);
+    if (r->leave_one_out) snprintf(what, sizeof what, "learned, held-out kernels (each)");
+    else snprintf(what, sizeof what, "learned, held-out kernels (%d folds)", r->folds);
     rc |= write_eval(w, ud, prefix, what, &r->learned);
+  }
+  if (r->learned_by_trace.n) {
+    char what[64];
+    snprintf(what, sizeof what, "learned, held-out traces (%lld)", (long long)r->traces);
+    rc |= write_eval(w, ud, prefix, what, &r->learned_by_trace);
   }
   rc |= write_eval(w, ud, prefix, "learned, in sample", &r->learned_fit);
   rc |= write_eval(w, ud, prefix, "constant table", &r->constant);
   rc |= write_eval(w, ud, prefix, "no interference (s = 0)", &r->none);
-  if (r->folds > 1)
+  if (r->learned.n && r->leave_one_out)
     rc |= sc__writef(w, ud,
-                     "%sheld out: the %lld kernels (name + grid + block) are split in %d folds by "
-                     "name hash; each pair is predicted by the model fitted on the other folds\n",
+                     "%sheld-out kernels: each of the %lld kernels (name + grid + block) is "
+                     "predicted by the model fitted on the pairs of all the others\n",
+                     prefix, (long long)r->kernels);
+  else if (r->learned.n)
+    rc |= sc__writef(w, ud,
+                     "%sheld-out kernels: the %lld kernels (name + grid + block) are split in %d "
+                     "folds by name hash; each pair is predicted by the model fitted on the other "
+                     "folds\n",
                      prefix, (long long)r->kernels, r->folds);
+  if (r->learned_by_trace.n)
+    rc |= sc__writef(w, ud,
+                     "%sheld-out traces: each pair is predicted by the model fitted on the pairs "
+                     "of the other traces\n",
+                     prefix);
   return rc ? SC_EIO : SC_OK;
 }
 

@@ -101,15 +101,24 @@ typedef struct sc_interf_sample {
   double r;            /* fraction of its work done while overlapped, (0, 1] */
   sc_interf_comm comm; /* the op overlapping it longest */
   uint64_t key;        /* hash of the kernel's name and launch shape: the split */
+  int trace;           /* index of the trace in its data set: the other split */
 } sc_interf_sample;
 
-/* Robust ridge regression of the learned model: minimises
- *   sum_i huber((dur_i / alone_i - 1) - r_i * (w . x_i)) + ridge * |w - prior|^2
- * (Huber scale `huber`, relative duration; iteratively reweighted least
- * squares, deterministic). prior may be NULL (zeros). Writes w[SC_INTERF_NFEAT].
- * Returns 0, SC_EINVAL (no samples) or SC_ENOMEM. */
-int sc__interf_fit(sc_ctx *ctx, const sc_interf_sample *s, size_t n, const double *prior,
-                   double ridge, double huber, double *w);
+/* Robust hierarchical ridge regression of the learned model. The residual of
+ * pair i is the relative error of its predicted duration, the quantity the
+ * per-kernel MAPE averages:
+ *   e_i = (alone_i * (1 + r_i * (w . x_i)) - dur_i) / dur_i,
+ * and the fit minimises
+ *   sum_i huber(e_i) + ridge * (sum_c (w_c - m)^2 + sum_k w_k^2)
+ * over the class intercepts w_c, a pooled intercept m and the other
+ * coefficients w_k: a class with few pairs is shrunk towards the pooled
+ * slowdown m, which every pair informs, and a class without pairs gets m,
+ * the mean of the fitted classes' intercepts (Huber scale `huber`;
+ * iteratively reweighted least squares, deterministic). Writes
+ * w[SC_INTERF_NFEAT] (w_c with m folded in). Returns 0, SC_EINVAL (no
+ * samples) or SC_ENOMEM. */
+int sc__interf_fit(sc_ctx *ctx, const sc_interf_sample *s, size_t n, double ridge, double huber,
+                   double *w);
 
 /* Compute op kind (SC_OP_*) of a CUDA kernel from its name: GEMM, attention,
  * norm/reduction, optimizer, otherwise elementwise. */

@@ -678,7 +678,8 @@ static int pair_kernel(sc_interf_data *d, const kern *c, size_t lo, size_t hi, c
     int64_t gpn = d->ndev > 0 ? d->ndev : 8; /* GPUs per node: deviceProperties, else HGX */
     int64_t span_ranks = n->group > 0 ? n->group : d->world;
     sc_interf_sample s = {k->kind, med, (double)k->dur, r,
-                          {n->kind, n->bytes, span_ranks > gpn, n->group}, k->key};
+                          {n->kind, n->bytes, span_ranks > gpn, n->group}, k->key,
+                          (int)(d->st.traces - 1)}; /* counted before pairing */
     int rc = sc__interf_data_add(d, &s, 1);
     if (rc) return rc;
   }

@@ -4,7 +4,7 @@
  * through a streaming reader that pairs each compute kernel overlapped by an
  * NCCL kernel with the same kernel's runs alone; a robust ridge regression
  * fits the `learned` interference model on those pairs and reports its error
- * on held-out kernels; the result is a `calibration:` YAML
+ * on held-out kernels and held-out traces; the result is a `calibration:` YAML
  * (`stepcast calibrate --interference`, docs/INTERFERENCE.md).
  *
  * Ownership: sc_interf_data is opaque, created by sc_interf_data_new and freed
@@ -65,10 +65,15 @@ void sc_interf_data_stats(const sc_interf_data *d, sc_interf_stats *out);
 
 /* The fit. Zero fields take the defaults in brackets. */
 typedef struct sc_interf_fit_options {
-  double ridge;      /* pull of the coefficients towards the prior [2] */
-  double huber;      /* scale of the robust loss, relative duration [0.05] */
-  int folds;         /* cross-validation folds over kernels, by name hash [5];
-                      * -1: no held-out evaluation */
+  double ridge;      /* pull of each class intercept towards the pooled
+                      * intercept (fitted on every pair), and of the other
+                      * coefficients towards 0 [2] */
+  double huber;      /* scale of the robust loss, in relative error of the
+                      * predicted duration [0.05] */
+  int folds;         /* held-out evaluation over kernels: K > 1 folds by name
+                      * hash; 0: leave one kernel out (each kernel predicted
+                      * by the fit on all others), or 10 folds beyond 200
+                      * kernels; -1: no held-out evaluation (neither split) */
 } sc_interf_fit_options;
 
 /* Accuracy of one predictor of overlapped kernel durations,
@@ -84,12 +89,17 @@ typedef struct sc_interf_fit_result {
   int nfeat;
   double w[SC_INTERF_COEFS_MAX]; /* fitted on every pair (what is written) */
   int64_t kernels;               /* distinct kernels (name + launch shape) */
-  int folds;
+  int folds;                     /* groups of the held-out split over kernels */
+  int leave_one_out;             /* 1: one kernel per group */
   /* Over every pair: the learned model held out (each pair predicted by the
    * fit without its kernel's fold), the same fitted on all pairs (in
    * sample), the cited constant table, and no interference (s = 0). */
   sc_interf_eval learned, learned_fit, constant, none;
   double ridge, huber;
+  /* Held out by trace: each pair predicted by the fit on the other traces'
+   * pairs (traces > 1 and folds != -1; else n = 0). */
+  int64_t traces;                /* traces that gave pairs */
+  sc_interf_eval learned_by_trace;
 } sc_interf_fit_result;
 
 /* Fits the learned model on the pairs gathered so far. Deterministic.
