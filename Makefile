@@ -11,8 +11,9 @@ JOBS ?= 2
 DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev libzstd-dev \
            libprotobuf-c-dev protobuf-c-compiler
 DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
-# The test suite also traces small PyTorch models on the CPU (tools/trace_torch.py).
-DEB_PKGS_TEST = python3 python3-torch python3-torchvision
+# The test suite also traces small PyTorch models on the CPU (tools/trace_torch.py);
+# OpenBLAS, because Debian's torch calls the system BLAS (the reference one is ~20x slower).
+DEB_PKGS_TEST = python3 python3-torch python3-torchvision libopenblas0-pthread
 
 .PHONY: all deps deps-test build run test asan bench clean fuzz fuzz-kineto deps-mpi mpi mpi-check
 
