@@ -314,16 +314,20 @@ def attach_concrete(evs, queue):
 def extrapolate(e1, e2, batch):
     """Shapes for `batch` from the traces at batch 2 (e1) and 3 (e2).
 
-    The two operator sequences are aligned by name and the shapes of their
-    inputs without the leading (batch) dimension (difflib): the CPU
+    The two operator sequences are aligned by name and input ranks
+    (difflib), and a pair is used only when each size is the same in both or
+    grows as c x batch (2 c, then 3 c); the CPU
     backend may pick a different implementation for a different batch size
     (an extra reduction, a copy), so a few operators may appear in one trace
     only. Aligned operators get extrapolated shapes; operators of the batch-3
     trace without a partner keep their batch-3 shapes (counted)."""
     import difflib
 
-    def key(e):  # name and shapes without their first (batch) dimension
-        return (e["name"],) + tuple(tuple(d[1:]) + (len(d),) for d in e["dims"])
+    def key(e):  # name and input ranks
+        return (e["name"],) + tuple(len(d) for d in e["dims"])
+
+    def batch_like(u, v):  # a size at batch 2 and 3: constant, or c x batch
+        return u == v or 2 * v == 3 * u
 
     a = [key(e) for e in e1]
     b = [key(e) for e in e2]
@@ -338,11 +342,10 @@ def extrapolate(e1, e2, batch):
             continue
         for x, y in pairs:
             e = dict(y)
-            dims = [[u + (v - u) * (batch - 2) for u, v in zip(p, q)] for p, q in zip(x["dims"], y["dims"])]
-            if any(d < 0 for dd in dims for d in dd):
-                unmatched += 1  # a shrinking size: not a batch dimension, keep batch 3's
+            if all(batch_like(u, v) for p, q in zip(x["dims"], y["dims"]) for u, v in zip(p, q)):
+                e["dims"] = [[u + (v - u) * (batch - 2) for u, v in zip(p, q)] for p, q in zip(x["dims"], y["dims"])]
             else:
-                e["dims"] = dims
+                unmatched += 1  # paired with another operator: keep batch 3's shapes
             out.append(e)
     return out, unmatched
 
