@@ -160,6 +160,37 @@ The model reproduces NCCL's own, non-monotone choice: the tree LL kept up to
 128 KiB on 64 and 128 GPUs, which then takes twice as long as the 256 KiB
 call. docs/COMM.md section 4 has the details and the transfer to H100/H200.
 
+## Ex-situ PyTorch DDP: CPU traces simulated on 1-128 A100s
+
+The profile-and-predict path without a GPU (docs/TRACE.md, "Ex-situ"): one
+training step of each model is traced on a CPU by `tools/trace_torch.py`
+(`validation/traces/cpu/`), imported with `stepcast import cpu`, priced on an
+A100-SXM4-40GB and replayed with PyTorch DDP (`--ddp --scale dp=N`: 25 MiB
+buckets, first 1 MiB, all-reduce per bucket overlapping backward, priced by
+the NCCL model for N GPUs, 8 per node, 200 Gb/s per GPU). Measured: mean DDP
+step times of VGG19, ResNet-152, GPT-2 small and BERT-Large at five per-GPU
+batch sizes on 1-128 GPUs (`validation/ddp/`, from the aisimu repository;
+the cluster of the Azure nccl-tests logs). Split: the 20 one-GPU rows may be
+used for calibration (`tools/calibrate_ddp.sh` fits `host_op_us`,
+`host_autograd_us`, `conv_eff`, `norm_eff` on them); the 140 multi-GPU rows are
+held out. Signed error per row (`tools/validate_ddp.sh`, guarded by
+`tests/trace/ddp.sh`):
+
+EOF
+tools/validate_ddp.sh "$cli" --md
+cat <<'EOF'
+
+The models as the measurements' harness records them in its operator graphs
+(same repository: input shapes, module types, optimizer attributes):
+torchvision VGG19 and ResNet-152 at 224x224; HuggingFace GPT2Model and
+BertModel (no LM / pre-training heads) at sequence length 512; plain SGD
+(lr 0.01, no momentum); fp32 with TF32 GEMMs and convolutions. Ours, since
+the graphs do not show them: the loss (the sum of the model's outputs, or
+cross entropy for the CNNs), `zero_grad()` keeping gradients (PyTorch 1.x),
+and the one-GPU rows running DDP with one process (their step times grow by
+less than 1 % from 1 to 2 GPUs, which DDP's per-gradient bucket copies would
+not allow otherwise).
+
 ## Interference
 
 `simulation.interference` (docs/INTERFERENCE.md) slows a compute kernel while

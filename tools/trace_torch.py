@@ -31,14 +31,19 @@ Usage:
 MODEL: resnet50 resnet152 vgg19 gpt2 bert-large tiny-cnn tiny-gpt
 Writes DIR/MODEL-bB.json.gz per batch size.
 
-Model choices (stated, not taken from the measurements): torchvision
-definitions for the CNNs (224x224 images, 1000 classes, SGD momentum 0.9,
-weight decay 1e-4, as torchvision's reference training); GPT-2 small and
-BERT-Large built from torch.nn in the layout of the HuggingFace models
-(GPT-2: fused QKV, tanh-approximated GELU written out elementwise, tied LM
-head, shifted-logits cross entropy; BERT: separate Q/K/V, erf GELU, masked
-LM head with tied decoder), AdamW with per-parameter updates (foreach off,
-as PyTorch 1.10 ran on GPUs), fp32 weights.
+Models, as the harness behind validation/ddp records them in its operator
+graphs (github.com/fwyc0573/aisimu @dfcd3a9, simulator_benchmark/data_ib/
+torch/graphs: input shapes, module types, optimizer attributes): torchvision
+VGG19 and ResNet-152 (224x224 images, 1000 classes, cross entropy); GPT-2
+small and BERT-Large as the HuggingFace base models (GPT2Model: fused QKV,
+tanh-approximated GELU written out elementwise, final LayerNorm, no LM head;
+BertModel: separate Q/K/V, erf GELU, pooler, no pre-training heads),
+sequence length 512 for both, built here from torch.nn in the same layout,
+with the sum of their outputs as the loss (the graphs do not show theirs);
+plain SGD (lr 0.01, no momentum, no weight decay); fp32 weights. The
+--optimizer momentum (SGD, momentum 0.9, weight decay 1e-4, torchvision's
+reference) and --optimizer adamw (per-parameter AdamW, foreach off as
+PyTorch 1.x ran on GPUs) trace other setups.
 """
 
 import argparse
@@ -100,10 +105,7 @@ class GPT2(nn.Module):
         x = F.dropout(self.wte(ids) + self.wpe(torch.arange(s).unsqueeze(0)), 0.1, self.training)
         for blk in self.blocks:
             x = blk(x, self.mask)
-        logits = F.linear(self.ln_f(x), self.wte.weight)
-        shift = logits[..., :-1, :].contiguous()
-        labels = ids[..., 1:].contiguous()
-        return F.cross_entropy(shift.view(-1, shift.size(-1)), labels.view(-1))
+        return self.ln_f(x).sum()
 
 
 class BertLayer(nn.Module):
@@ -132,7 +134,7 @@ class BertLayer(nn.Module):
         return self.ln2(F.dropout(m, self.drop, self.training) + x)
 
 
-class BertMLM(nn.Module):
+class Bert(nn.Module):
     def __init__(self, vocab=30522, pos=512, d=1024, layers=24, heads=16, ffn=4096):
         super().__init__()
         self.word = nn.Embedding(vocab, d)
@@ -140,9 +142,7 @@ class BertMLM(nn.Module):
         self.typ = nn.Embedding(2, d)
         self.ln = nn.LayerNorm(d, eps=1e-12)
         self.layers = nn.ModuleList(BertLayer(d, heads, ffn) for _ in range(layers))
-        self.head = nn.Linear(d, d)
-        self.head_ln = nn.LayerNorm(d, eps=1e-12)
-        self.bias = nn.Parameter(torch.zeros(vocab))
+        self.pooler = nn.Linear(d, d)
 
     def forward(self, ids):
         b, s = ids.shape
@@ -151,9 +151,8 @@ class BertMLM(nn.Module):
         amask = torch.zeros(b, 1, 1, s)
         for layer in self.layers:
             x = layer(x, amask)
-        logits = F.linear(self.head_ln(F.gelu(self.head(x))), self.word.weight, self.bias)
-        labels = ids.clone()
-        return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
+        pooled = torch.tanh(self.pooler(x[:, 0]))
+        return x.sum() + pooled.sum()
 
 
 class TinyCNN(nn.Module):
@@ -169,9 +168,19 @@ class TinyCNN(nn.Module):
         return F.cross_entropy(self.fc(torch.flatten(x, 1)), y)
 
 
-def build(name, seq):
+OPTIMIZERS = {
+    # Plain SGD (lr 0.01, no momentum, no weight decay), as the harness behind
+    # the measured DDP step times records for every model.
+    "sgd": lambda p: torch.optim.SGD(p, lr=0.01),
+    "momentum": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-4),
+    "adamw": lambda p: torch.optim.AdamW(p, lr=1e-4, weight_decay=0.01, foreach=False),
+}
+
+
+def build(name, seq, optimizer="sgd"):
     """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used)."""
     torch.manual_seed(0)
+    sgd = OPTIMIZERS[optimizer]
     if name in ("resnet50", "resnet152", "vgg19"):
         import torchvision
         net = getattr(torchvision.models, name)()
@@ -186,22 +195,19 @@ def build(name, seq):
 
         model = Wrap(net)
         inputs = lambda b: (torch.randn(b, 3, 224, 224), torch.randint(0, 1000, (b,)))
-        opt = lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-4)
-        return model, inputs, opt, 0
+        return model, inputs, sgd, 0
     if name == "tiny-cnn":
         inputs = lambda b: (torch.randn(b, 3, 16, 16), torch.randint(0, 10, (b,)))
-        opt = lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9)
-        return TinyCNN(), inputs, opt, 0
-    adamw = lambda p: torch.optim.AdamW(p, lr=1e-4, weight_decay=0.01, foreach=False)
+        return TinyCNN(), inputs, sgd, 0
     if name == "gpt2":
-        s = seq or 1024
-        return GPT2(), (lambda b: (torch.randint(0, 50257, (b, s)),)), adamw, s
+        s = seq or 512
+        return GPT2(), (lambda b: (torch.randint(0, 50257, (b, s)),)), sgd, s
     if name == "tiny-gpt":
         s = seq or 16
-        return GPT2(vocab=64, pos=s, d=32, layers=2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)), adamw, s
+        return GPT2(vocab=64, pos=s, d=32, layers=2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)), sgd, s
     if name == "bert-large":
         s = seq or 512
-        return BertMLM(), (lambda b: (torch.randint(0, 30522, (b, s)),)), adamw, s
+        return Bert(), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
     raise SystemExit("trace_torch.py: unknown model %r" % name)
 
 
@@ -383,12 +389,13 @@ def main():
     ap.add_argument("--batch", default="1", help="comma-separated batch sizes per GPU")
     ap.add_argument("--seq", type=int, default=0, help="sequence length (transformers)")
     ap.add_argument("-o", "--out", default=".", help="output directory")
+    ap.add_argument("--optimizer", default="sgd", choices=sorted(OPTIMIZERS))
     a = ap.parse_args()
     batches = [int(x) for x in a.batch.split(",")]
     if any(b < 1 for b in batches):
         raise SystemExit("trace_torch.py: batch sizes must be >= 1")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    model, inputs, mkopt, seq = build(a.model, a.seq)
+    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer)
     queue = []
     concrete_hooks(model, queue)
     traced = {}
@@ -419,7 +426,7 @@ def main():
         else:
             evs, unmatched = extrapolate(traced[2], traced[3], b)
         meta = {"model": a.model, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
-                "traced_on": "cpu", "torch": torch.__version__, "traced_batches": sorted(traced),
+                "traced_on": "cpu", "torch": torch.__version__, "optimizer": a.optimizer, "traced_batches": sorted(traced),
                 "extrapolated": b not in traced, "unaligned_operators": unmatched,
                 "params": sum(p.numel() for p in model.parameters())}
         path = os.path.join(a.out, "%s-b%d.json.gz" % (a.model, b))
