@@ -25,8 +25,11 @@ target_include_directories(bench_import PRIVATE ${PROJECT_SOURCE_DIR}/src)
 if(SC_BUILD_TESTS)
   add_test(NAME trace.replay COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/run.sh
            $<TARGET_FILE:stepcast_cli> ${PROJECT_SOURCE_DIR})
-  # Ex-situ: CPU tracing with python3-torch (skipped, exit 77, without it).
+  # Ex-situ: CPU tracing with python3-torch (skipped, exit 77, without it)
+  # and the DDP accuracy guard on the shipped CPU traces.
   add_test(NAME trace.torch_cpu COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/torch_cpu.sh
            $<TARGET_FILE:stepcast_cli>)
   set_tests_properties(trace.torch_cpu PROPERTIES SKIP_RETURN_CODE 77)
+  add_test(NAME trace.ddp COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/ddp.sh
+           $<TARGET_FILE:stepcast_cli>)
 endif()

@@ -138,6 +138,10 @@
   X(calibration, host_autograd_us, REAL, costs.host_autograd_us, "us", "0",                      \
     "The same for operators the C++ autograd engine dispatches (backward) and for "              \
     "DDP's reducer; 0 = default.")                                                               \
+  X(calibration, host_module_us, REAL, costs.host_module_us, "us", "0",                          \
+    "Extra host time per layer-level operator called from Python (conv2d, "                      \
+    "batch_norm, linear, layer_norm, dropout, ...: the nn.Module call around it); 0 = "          \
+    "default.")                                                                                  \
   X(calibration, conv_eff, FRAC, costs.conv_eff, "", "0",                                        \
     "Efficiency of a convolution (as implicit GEMM) relative to a GEMM of the "                  \
     "same shape; 0 = default.")                                                                  \

@@ -702,12 +702,13 @@ typedef struct bld {
   uint32_t name_host;
   int64_t pending;        /* operators dispatched from Python since the last launch */
   int64_t pending_cpp;    /* ... from the C++ autograd engine (backward) */
+  int64_t pending_mod;    /* ... of them, module-level operators called from Python */
   int64_t kernels, grads;
 } bld;
 
 static int emit_host(bld *b) {
   sc_job *job = b->r->job;
-  sc_jshape sh = {(double)b->pending, (double)b->pending_cpp, 0, 0, SC_JSHAPE_HOST};
+  sc_jshape sh = {(double)b->pending, (double)b->pending_cpp, (double)b->pending_mod, 0, SC_JSHAPE_HOST};
   int64_t si = sc__jrank_shape(job, b->jr, &sh);
   if (si < 0) return SC_ENOMEM;
   sc_jop op;
@@ -720,7 +721,7 @@ static int emit_host(bld *b) {
   op.kind = SC_JOP_HOST;
   op.shape = (uint32_t)si + 1;
   if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
-  b->pending = b->pending_cpp = 0;
+  b->pending = b->pending_cpp = b->pending_mod = 0;
   return SC_OK;
 }
 
@@ -934,6 +935,18 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
   return 0;
 }
 
+/* Operators that an nn.Module's forward calls from Python (a layer): the
+ * module call itself costs host time on top of the dispatch. */
+static int is_module_op(const char *name) {
+  static const char *const mod[] = {"aten::conv2d", "aten::batch_norm", "aten::linear", "aten::layer_norm",
+                                    "aten::dropout", "aten::relu", "aten::relu_", "aten::embedding",
+                                    "aten::max_pool2d", "aten::adaptive_avg_pool2d", "aten::gelu",
+                                    "aten::softmax", "aten::cross_entropy_loss", "aten::tanh"};
+  for (size_t i = 0; i < sizeof mod / sizeof mod[0]; i++)
+    if (!strcmp(name, mod[i])) return 1;
+  return 0;
+}
+
 static int is_autograd_node(const char *name) {
   return !strncmp(name, "autograd::engine::evaluate_function", 35);
 }
@@ -1092,7 +1105,10 @@ static int xs_build(sc_trace_reader *r) {
     const char *pn = e->parent >= 0 ? sc__job_str(job, x->ev[e->parent].name) : "";
     if ((!strncmp(nm, "aten::", 6) && strncmp(pn, "aten::", 6)) || is_autograd_node(nm)) {
       if (e->in_autograd || is_autograd_node(nm)) b.pending_cpp++;
-      else b.pending++;
+      else {
+        b.pending++;
+        b.pending_mod += is_module_op(nm);
+      }
     }
     if (e->priced_above) continue;
     if (e->h == H_ZERO || e->h == H_COMPOSITE) continue;

@@ -56,7 +56,8 @@ enum {
  * GEMM and CONV (implicit GEMM of a convolution) as a GEMM of m x n x k,
  * `batch` times; MEM as a memory-bound kernel moving the op's `bytes`;
  * HOST as m operators dispatched from Python and n from the C++ autograd
- * engine (calibration host_op_us, host_autograd_us);
+ * engine, k of the m layer-level (calibration host_op_us, host_autograd_us,
+ * host_module_us);
  * NORM as a memory-bound normalisation (batch / layer norm and their
  * backward: per-channel reductions) at calibration norm_eff of MEM's speed. */
 #define SC_JSHAPE_LIST(X)      \

@@ -383,7 +383,7 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
     return t > o ? o + (t - o) / c->p.norm_eff : t;
   }
   case SC_JSHAPE_HOST:
-    return (sh->m * c->p.host_op_us + sh->n * c->p.host_autograd_us) * 1e3;
+    return (sh->m * c->p.host_op_us + sh->n * c->p.host_autograd_us + sh->k * c->p.host_module_us) * 1e3;
   default:
     return 0;
   }

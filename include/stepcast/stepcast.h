@@ -151,6 +151,7 @@ typedef struct sc_cost_params {
   double kernel_overhead_us;/* fixed cost per kernel (launch + tail), microseconds */
   double host_op_us;        /* host time per operator dispatched from Python (ex-situ traces), us */
   double host_autograd_us;  /* host time per operator the C++ autograd engine dispatches, us */
+  double host_module_us;    /* extra host time per layer (nn.Module-level operator) called from Python, us */
   double conv_eff;          /* convolution (implicit GEMM) efficiency relative to a GEMM's */
   double norm_eff;          /* batch/layer-norm kernels' speed relative to streaming kernels */
   double nvlink_eff;        /* fraction of NVLink bandwidth reached as NCCL bus bandwidth */
