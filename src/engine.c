@@ -141,6 +141,7 @@ typedef struct sim {
   const sc_cost *cost;
   int fold, interf, share;
   int explicit_wl;    /* the workload names its ranks, groups and peers */
+  int merged;         /* SC_WL_MERGE workload: compute ops carry tp_ns */
   int64_t stride;     /* ranks per pipeline stage: tp*cp*dp */
   uint32_t nsim;
   rstate *ranks;
@@ -165,6 +166,7 @@ typedef struct sim {
   int64_t events, ops;
   tracebuf *trace;
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
+  double p2p_bytes[2], p2p_ns[2]; /* last transfer priced, by net; bytes -1: none */
   int rc;
 } sim;
 
@@ -705,20 +707,11 @@ static double act_rate(const sim *S, const activity *a) {
   }
 }
 
-/* (int64_t)ceil(x) for x in int64_t range, without the libm call that ceil
- * compiles to unless SSE4.1 is enabled: truncation rounds toward zero, so only
- * positive non-integers are one short. Exact: (double)i is exact whenever x
- * has a fraction (|x| < 2^52). */
-static int64_t ceil_to_i64(double x) {
-  int64_t i = (int64_t)x;
-  return i + ((double)i < x);
-}
-
 static inline void schedule_end(sim *S, uint32_t id) {
   activity *a = &S->acts[id];
   /* Most activities run at rate 1, where the quotient is remaining itself. */
   double dt = a->rate == 1.0 ? a->remaining : a->remaining / a->rate;
-  queue_push(S, S->now + ceil_to_i64(dt - 1e-9), id, a->version);
+  queue_push(S, S->now + sc__duration_ns(dt), id, a->version);
 }
 
 /* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
@@ -800,8 +793,16 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
   r->end_ns = S->now;
   S->ops++;
-  if (op_is_compute(op->kind)) r->n_comp--;
-  else {
+  if (op_is_compute(op->kind)) {
+    r->n_comp--;
+    /* A merged op spent tp_ns waiting for inlined TP collectives: exposed
+     * TP time, counted as the op's category while it ran. Whole ns, so the
+     * sums stay exact. */
+    if (S->merged && op->tp_ns) {
+      r->acc[op->cat] -= (double)op->tp_ns;
+      r->acc[SC_CAT_TP] += (double)op->tp_ns;
+    }
+  } else {
     r->n_comm -= op->kind != SC_OP_HOST;
     r->n_cat[op->cat]--;
     if (net) r->n_net--;
@@ -832,6 +833,11 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
   uint64_t h = (uint64_t)bytes * 0x9E3779B97F4A7C15ull ^ (uint64_t)pl->n * 0xC2B2AE3D27D4EB4Full ^
                (uint64_t)pl->nodes * 0x165667B19E3779F9ull ^ (uint64_t)pl->per_node * 31u ^
                (uint64_t)coll;
+  /* Mix the low bits (coll, per_node) into the high ones the index uses:
+   * without it an all-gather and a reduce-scatter of one size (every SP
+   * layer) shared a slot and evicted each other (SplitMix64's finaliser). */
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
   coll_memo *e = &S->coll_memo[(h >> 40) % COLL_MEMO];
   if (e->coll == coll && e->bytes == bytes && e->pl.n == pl->n && e->pl.nodes == pl->nodes &&
       e->pl.per_node == pl->per_node)
@@ -880,7 +886,12 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   occupy(S, snd, ss, id, op, a->net);
   const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
   occupy(S, rcv, rs, id, rop, a->net);
-  start(S, id, S->cost->comm->p2p_ns(S->cost, op->work, a->net));
+  /* A job's pipeline messages all have one size: remember the last price. */
+  if (S->p2p_bytes[a->net] != op->work) {
+    S->p2p_bytes[a->net] = op->work;
+    S->p2p_ns[a->net] = S->cost->comm->p2p_ns(S->cost, op->work, a->net);
+  }
+  start(S, id, S->p2p_ns[a->net]);
   refresh_rates(S, snd);
   refresh_rates(S, rcv);
 }
@@ -1108,8 +1119,15 @@ int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
   S.cost = cost;
   S.fold = cfg->simulation.fold;
   S.explicit_wl = wl->nranks > 0;
+  S.merged = wl->merged;
+  S.p2p_bytes[0] = S.p2p_bytes[1] = -1;
   S.interf = cfg->simulation.interference != SC_INTERF_NONE;
   S.share = cfg->simulation.share_links;
+  /* A merged workload's op boundaries are gone: exact only at rate-1 compute
+   * and invisible only without a trace (sc__workload_build_ex). */
+  if (wl->merged && (S.interf || trace))
+    return sc__error(ctx, SC_EINVAL,
+                     "a merged workload cannot run with interference or a trace");
   if (trace) {
     S.trace = sc__calloc(ctx, 1, sizeof(tracebuf));
     if (!S.trace) rc = SC_ENOMEM;
@@ -1146,8 +1164,12 @@ int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
     out->memory_gib = sc__memory_peak_gib(cfg); /* memory.c: peak stage */
     out->memory_capacity_gib = cost->hw->hbm_gib;
     out->simulated_ranks = S.nsim;
-    out->ops = S.ops;
-    out->events = S.events;
+    /* Ops a merged workload does without (sc_program.nmerged) would each
+     * have ended in exactly one event: report the unmerged counts. */
+    int64_t merged = 0;
+    for (uint32_t i = 0; i < S.nsim; i++) merged += wl->progs[S.ranks[i].stage].nmerged;
+    out->ops = S.ops + merged;
+    out->events = S.events + merged;
   }
   sim_free(&S);
   return rc;
@@ -1159,8 +1181,11 @@ int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trac
   sc_cost cost;
   int rc = sc__cost_init(ctx, cfg, &cost);
   if (rc) return rc;
+  /* Untraced runs without interference merge the ops that nothing can tell
+   * apart (SC_WL_MERGE): the same result, far fewer events. */
+  unsigned flags = !trace && cfg->simulation.interference == SC_INTERF_NONE ? SC_WL_MERGE : 0;
   sc_workload wl;
-  rc = sc__workload_build(ctx, cfg, &cost, &wl);
+  rc = sc__workload_build_ex(ctx, cfg, &cost, flags, &wl);
   if (rc) return rc;
 #ifndef NDEBUG
   rc = sc__workload_check(ctx, &wl);

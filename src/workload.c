@@ -127,6 +127,33 @@ typedef struct gemm_memo {
   int valid;
 } gemm_memo;
 
+/* State of a merged build (SC_WL_MERGE; see "merging" below). Times are
+ * chain times, whole ns. */
+#define TP_RING 16      /* inlined collectives a compute op can wait for */
+#define TP_PRICES 8     /* TP collective prices remembered */
+typedef struct merger {
+  int on;           /* SC_WL_MERGE */
+  int inline_tp;    /* TP collectives after compute ops are priced, not emitted */
+  int order_tp;     /* TP collectives are also emitted (receive gathers): keep order */
+  int open;         /* the last compute-stream op may still grow */
+  int flushed;      /* the last compute-stream op is a bare remainder */
+  int retry;        /* an exactness condition failed: build again without inlining */
+  int64_t t_c;      /* the compute stream is free from here */
+  int64_t t_tp;     /* the inlined collectives are done here */
+  int64_t op_start; /* start of the last compute-stream op */
+  uint32_t first_id, last_id; /* inlined collectives: first of this chain, last (0: none) */
+  uint32_t must_wait;         /* the next compute op must wait for this one (0: none) */
+  uint32_t tp_done_id;        /* last inlined collective that tp_done ends with */
+  uint32_t tp_done;           /* compute-stream op ending with it */
+  uint32_t real_tp;           /* emitted TP op no compute op has waited for, or NONE */
+  int64_t tp_end[TP_RING];    /* chain time each recent inlined collective ends */
+  struct {
+    int coll;
+    double bytes, ns;
+  } price[TP_PRICES];
+  int nprice, price_next;
+} merger;
+
 typedef struct builder {
   sc_ctx *ctx;
   const sc_config *cfg;
@@ -146,6 +173,8 @@ typedef struct builder {
   uint32_t *item_end, *item_send;
   int lag;
   uint32_t *param_ag; /* per layer: DP-stream handle of its param all-gather */
+  merger mg;          /* SC_WL_MERGE state */
+  struct part_memo *parts; /* [2]: layer_forward_rest, layer_backward_rest */
 } builder;
 
 #define NONE UINT32_MAX
@@ -153,10 +182,12 @@ typedef struct builder {
 static uint32_t emit(builder *B, int stream, const sc_op *tmpl, const uint32_t *deps, int ndeps) {
   if (B->rc) return NONE;
   sc_program *p = B->prog;
-  if (sc__grow(B->ctx, (void **)&p->ops[stream], sizeof(sc_op), &p->cap[stream],
-               p->nops[stream] + 1) ||
-      sc__grow(B->ctx, (void **)&p->deps, sizeof(uint32_t), &p->deps_cap,
-               p->ndeps + (size_t)ndeps)) {
+  if ((p->nops[stream] >= p->cap[stream] &&
+       sc__grow(B->ctx, (void **)&p->ops[stream], sizeof(sc_op), &p->cap[stream],
+                p->nops[stream] + 1)) ||
+      (p->ndeps + (size_t)ndeps > p->deps_cap &&
+       sc__grow(B->ctx, (void **)&p->deps, sizeof(uint32_t), &p->deps_cap,
+                p->ndeps + (size_t)ndeps))) {
     B->rc = SC_ENOMEM;
     return NONE;
   }
@@ -172,32 +203,208 @@ static uint32_t emit(builder *B, int stream, const sc_op *tmpl, const uint32_t *
   return (uint32_t)p->nops[stream]++;
 }
 
-/* Handle of the last op emitted on the compute stream, or NONE. */
-static uint32_t last_compute(const builder *B) {
-  size_t n = B->prog->nops[SC_ST_COMPUTE];
-  return n ? SC_DEP(SC_ST_COMPUTE, n - 1) : NONE;
-}
-
 typedef struct where {
   uint16_t layer, chunk;
   uint32_t mb;
   uint8_t phase;
 } where;
 
-/* Emits a compute op taking the pending waits; returns its dep handle. */
-static uint32_t compute(builder *B, const where *w, int kind, int label, double ns) {
+/* A compute op at w of `work` (ns), without dependencies. */
+static sc_op compute_op(const where *w, int kind, int label, uint8_t cat, double work) {
   sc_op op = {0};
-  op.work = ns;
+  op.work = work;
   op.kind = (uint8_t)kind;
-  op.cat = kind == SC_OP_OPTIMIZER ? SC_CAT_OPTIMIZER : SC_CAT_COMPUTE;
+  op.cat = cat;
   op.label = (uint8_t)label;
   op.phase = w->phase;
   op.layer = w->layer;
   op.chunk = w->chunk;
   op.mb = w->mb;
-  uint32_t idx = emit(B, SC_ST_COMPUTE, &op, B->wait, B->nwait);
+  return op;
+}
+
+/* ------------------------------------------------------------ merging */
+
+/* Merged workloads (SC_WL_MERGE, see workload_int.h) are built here as a
+ * chain: while the compute ops on the compute stream follow one another
+ * without waiting for another stream, the builder knows their times relative
+ * to the chain's first op ("chain time", whole ns as the engine rounds them)
+ * and emits one op per run that nothing else needs to see inside.
+ *
+ * With inline_tp (folded runs, TP inside a node) the TP collectives that
+ * follow a compute op are priced here too, not emitted: with one simulated
+ * member per group, no NIC and no interference such a collective starts when
+ * its compute op has ended and the TP stream is free and runs at rate 1, so
+ * its chain time is known. A compute op waiting for it starts later: the gap
+ * is exposed TP time, recorded in the op's tp_ns (the engine moves it from
+ * compute to TP in the breakdown; during the gap the original compute stream
+ * is idle and a TP collective runs, which the breakdown counts as TP). Three
+ * things keep this exact, each checked; when one fails the workload is built
+ * again without inlining (retry):
+ *  - a compute op that waits for another stream starts a new chain at an
+ *    unknown time: collectives still running then become a bare op on the
+ *    compute stream ending with the last of them ("remainder"), and that
+ *    compute op must have waited for the last one in the original too;
+ *  - TP collectives that are emitted (a receive's all-gather, after a p2p
+ *    receive) keep TP-stream order with the inlined ones: they wait for an op
+ *    ending exactly when the last inlined collective ends (ops are split
+ *    there when they close: order_tp), and no collective is inlined while an
+ *    emitted one may still run;
+ *  - a handle to the last compute op never names a bare remainder. */
+#define SYM_STREAM 15u  /* handles of inlined collectives: SC_DEP(SYM_STREAM, id) */
+
+static sc_op *last_op(builder *B) {
+  sc_program *p = B->prog;
+  return &p->ops[SC_ST_COMPUTE][p->nops[SC_ST_COMPUTE] - 1];
+}
+
+/* Abandons inlining: the build stops and runs again without it. */
+static void merge_retry(builder *B) {
+  B->mg.retry = 1;
+  if (!B->rc) B->rc = SC_EINVAL;
+}
+
+/* Closes the last compute-stream op: it never grows again. With order_tp,
+ * an op inside which the last inlined collective ends is split there, so
+ * that tp_done names an op ending exactly with it. */
+static void close_op(builder *B) {
+  merger *M = &B->mg;
+  if (!M->open) return;
+  M->open = 0;
+  if (!M->order_tp || M->tp_done_id == M->last_id || M->t_tp > M->t_c) return;
+  size_t idx = B->prog->nops[SC_ST_COMPUTE] - 1;
+  if (M->t_tp < M->t_c) { /* op_start < t_tp, as inlined collectives take > 0 ns */
+    sc_op *op = last_op(B), rest = *op;
+    op->work = (double)(M->t_tp - M->op_start);
+    rest.work = (double)(M->t_c - M->t_tp);
+    rest.tp_ns = 0; /* all gaps end by the last collective's end */
+    if (emit(B, SC_ST_COMPUTE, &rest, NULL, 0) == NONE) return;
+    B->prog->nmerged--;
+    M->op_start = M->t_tp;
+  }
+  M->tp_done = SC_DEP(SC_ST_COMPUTE, idx);
+  M->tp_done_id = M->last_id;
+}
+
+/* Adds to the compute stream, at chain time t_c: gap_ns waiting for inlined
+ * collectives, then compute_ns of op work; grows the last op when it is open
+ * and of the same category, else starts a new op without dependencies (it
+ * starts when the last one ends). */
+static void chain_append(builder *B, const where *w, int kind, int label, uint8_t cat,
+                         int64_t gap_ns, int64_t compute_ns) {
+  merger *M = &B->mg;
+  if (M->open) {
+    sc_op *last = last_op(B);
+    if (last->cat == cat && (int64_t)last->tp_ns + gap_ns <= (int64_t)UINT32_MAX) {
+      last->tp_ns += (uint32_t)gap_ns;
+      M->t_c += gap_ns + compute_ns;
+      last->work = (double)(M->t_c - M->op_start);
+      M->flushed = 0;
+      return;
+    }
+  }
+  if (gap_ns > (int64_t)UINT32_MAX) {
+    merge_retry(B);
+    return;
+  }
+  close_op(B);
+  sc_op op = compute_op(w, kind, label, cat, (double)(gap_ns + compute_ns));
+  op.tp_ns = (uint32_t)gap_ns;
+  if (emit(B, SC_ST_COMPUTE, &op, NULL, 0) == NONE) return;
+  B->prog->nmerged--;
+  M->op_start = M->t_c;
+  M->t_c += gap_ns + compute_ns;
+  M->open = 1;
+  M->flushed = 0;
+}
+
+/* Puts the inlined collectives still running at t_c on the compute stream as
+ * a bare op (see the comment above), closed. */
+static void flush_remainder(builder *B, const where *w) {
+  merger *M = &B->mg;
+  if (M->t_tp <= M->t_c) return;
+  chain_append(B, w, SC_OP_ELEMWISE, SC_L_TP_AR, SC_CAT_COMPUTE, M->t_tp - M->t_c, 0);
+  M->must_wait = M->last_id;
+}
+
+/* Handle of the last op emitted on the compute stream, or NONE. The only way
+ * to name a compute op: taking the handle closes the op, so that a merged
+ * workload never grows an op something may depend on. */
+static uint32_t last_compute(builder *B) {
+  if (B->mg.on) {
+    if (B->mg.flushed) merge_retry(B);
+    close_op(B);
+  }
+  size_t n = B->prog->nops[SC_ST_COMPUTE];
+  return n ? SC_DEP(SC_ST_COMPUTE, n - 1) : NONE;
+}
+
+/* Emits a compute op of ns taking the pending waits (last_compute names it);
+ * merged workloads add it to the chain instead (see above). */
+static void compute(builder *B, const where *w, int kind, int label, double ns) {
+  uint8_t cat = kind == SC_OP_OPTIMIZER ? SC_CAT_OPTIMIZER : SC_CAT_COMPUTE;
+  if (!B->mg.on) {
+    sc_op op = compute_op(w, kind, label, cat, ns);
+    emit(B, SC_ST_COMPUTE, &op, B->wait, B->nwait);
+    B->nwait = 0;
+    return;
+  }
+  merger *M = &B->mg;
+  int64_t d = sc__duration_ns(ns);
+  B->prog->nmerged++; /* an op of the unmerged workload; emitted ops count -1 */
+  /* Split the waits: ops of other streams, and inlined collectives. */
+  uint32_t real[4];
+  int nreal = 0;
+  int64_t ready = 0;
+  uint32_t waited = 0; /* last inlined collective waited for */
+  for (int i = 0; i < B->nwait; i++) {
+    uint32_t h = B->wait[i];
+    if (SC_DEP_STREAM(h) != SYM_STREAM) {
+      real[nreal++] = h;
+      if (h == M->real_tp) M->real_tp = NONE;
+      continue;
+    }
+    uint32_t id = SC_DEP_INDEX(h);
+    if (id > waited) waited = id;
+    if (id < M->first_id) continue; /* of an earlier chain: done */
+    if (M->last_id - id >= TP_RING) {
+      merge_retry(B);
+      return;
+    }
+    if (M->tp_end[id % TP_RING] > ready) ready = M->tp_end[id % TP_RING];
+  }
   B->nwait = 0;
-  return idx == NONE ? NONE : SC_DEP(SC_ST_COMPUTE, idx);
+  if (M->must_wait) {
+    if (waited < M->must_wait) {
+      merge_retry(B);
+      return;
+    }
+    M->must_wait = 0;
+  }
+  if (!nreal) {
+    int64_t start = ready > M->t_c ? ready : M->t_c;
+    chain_append(B, w, kind, label, cat, start - M->t_c, d);
+    return;
+  }
+  /* Starts at a time unknown here: a new chain. */
+  if (M->t_tp > M->t_c) {
+    if (waited < M->last_id) {
+      merge_retry(B);
+      return;
+    }
+    flush_remainder(B, w);
+    M->must_wait = 0;
+  }
+  close_op(B);
+  sc_op op = compute_op(w, kind, label, cat, (double)d);
+  if (emit(B, SC_ST_COMPUTE, &op, real, nreal) == NONE) return;
+  B->prog->nmerged--;
+  M->op_start = 0;
+  M->t_c = d;
+  M->t_tp = 0;
+  M->first_id = M->last_id + 1;
+  M->open = 1;
+  M->flushed = 0;
 }
 
 static void add_wait(builder *B, uint32_t dep) {
@@ -222,12 +429,83 @@ static uint32_t collective(builder *B, const where *w, int stream, int group, in
   return idx == NONE ? NONE : SC_DEP(stream, idx);
 }
 
+/* Time of a TP collective as the engine prices it: the comm model on the
+ * group's placement (one node: inline_tp), memoised. */
+static double tp_coll_ns(builder *B, int coll, double bytes) {
+  merger *M = &B->mg;
+  for (int i = 0; i < M->nprice; i++)
+    if (M->price[i].coll == coll && M->price[i].bytes == bytes) return M->price[i].ns;
+  sc_placement pl = {(int64_t)B->sh.t, 1, (int64_t)B->sh.t};
+  double ns = B->cost->comm->coll_ns(B->cost, coll, bytes, &pl);
+  int i = M->nprice < TP_PRICES ? M->nprice++ : M->price_next++ % TP_PRICES;
+  M->price[i].coll = coll;
+  M->price[i].bytes = bytes;
+  M->price[i].ns = ns;
+  return ns;
+}
+
+/* A TP collective after the last compute op (its input is that op's output);
+ * returns its handle, for add_wait only. */
+static uint32_t tp_after_compute(builder *B, const where *w, int coll, int label, double bytes) {
+  merger *M = &B->mg;
+  if (!M->inline_tp)
+    return collective(B, w, SC_ST_TP, SC_GRP_TP, coll, label, SC_CAT_TP, bytes, last_compute(B));
+  int64_t dur = sc__duration_ns(tp_coll_ns(B, coll, bytes));
+  if (M->real_tp != NONE || dur <= 0 || M->last_id + 2 >= (1u << 28)) { /* id < NONE's */
+    merge_retry(B);
+    return NONE;
+  }
+  int64_t start = M->t_tp > M->t_c ? M->t_tp : M->t_c;
+  M->t_tp = start + dur;
+  uint32_t id = ++M->last_id;
+  M->tp_end[id % TP_RING] = M->t_tp;
+  B->prog->nmerged++;
+  return SC_DEP(SYM_STREAM, id);
+}
+
+/* A TP collective after `after`, an op of another stream (a receive): always
+ * emitted, in TP-stream order with the inlined ones. */
+static uint32_t tp_after_op(builder *B, const where *w, int coll, int label, int cat, double bytes,
+                            uint32_t after) {
+  merger *M = &B->mg;
+  if (!M->inline_tp)
+    return collective(B, w, SC_ST_TP, SC_GRP_TP, coll, label, cat, bytes, after);
+  uint32_t deps[2] = {after, NONE};
+  if (M->last_id) {
+    close_op(B);
+    if (M->t_tp > M->t_c) {
+      flush_remainder(B, w);
+      close_op(B);
+      M->flushed = 1;
+    }
+    if (M->tp_done_id != M->last_id) {
+      merge_retry(B);
+      return NONE;
+    }
+    deps[1] = M->tp_done;
+  }
+  sc_op op = {0};
+  op.work = bytes;
+  op.kind = SC_OP_COLL;
+  op.cat = (uint8_t)cat;
+  op.coll = (uint8_t)coll;
+  op.group = SC_GRP_TP;
+  op.label = (uint8_t)label;
+  op.phase = w->phase;
+  op.layer = w->layer;
+  op.chunk = w->chunk;
+  op.mb = w->mb;
+  uint32_t idx = emit(B, SC_ST_TP, &op, deps, 2);
+  if (idx == NONE) return NONE;
+  M->real_tp = SC_DEP(SC_ST_TP, idx);
+  return M->real_tp;
+}
+
 /* A TP collective on the critical path: after the last compute op, and the
  * next compute op waits for it. */
 static void tp_blocking(builder *B, const where *w, int coll, int label, double bytes) {
   if (B->sh.t <= 1) return;
-  add_wait(B, collective(B, w, SC_ST_TP, SC_GRP_TP, coll, label, SC_CAT_TP, bytes,
-                         last_compute(B)));
+  add_wait(B, tp_after_compute(B, w, coll, label, bytes));
 }
 
 /* Every layer and micro-batch repeats the same few GEMM shapes, so their
@@ -323,8 +601,7 @@ static void gathered_gemm(builder *B, const where *w, int label, double m, doubl
     compute(B, w, SC_OP_GEMM, label, gemm(B, m, n, k));
     return;
   }
-  uint32_t ag = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_TP,
-                           bytes, last_compute(B));
+  uint32_t ag = tp_after_compute(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, bytes);
   double chunk = gemm(B, m / sh->t, n, k);
   compute(B, w, SC_OP_GEMM, label, (sh->t - 1.0) * chunk);
   add_wait(B, ag);
@@ -345,15 +622,88 @@ static void reduced_gemm(builder *B, const where *w, int label, double m, double
     return;
   }
   double chunk = gemm(B, m / sh->t, n, k);
-  uint32_t first = compute(B, w, SC_OP_GEMM, label, chunk);
-  uint32_t rs = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_REDUCESCATTER, SC_L_TP_RS, SC_CAT_TP,
-                           bytes, first);
+  compute(B, w, SC_OP_GEMM, label, chunk);
+  uint32_t rs = tp_after_compute(B, w, SC_COLL_REDUCESCATTER, SC_L_TP_RS, bytes);
   compute(B, w, SC_OP_GEMM, label, (sh->t - 1.0) * chunk);
   add_wait(B, rs);
 }
 
-/* Forward (or recompute) of one transformer layer for one micro-batch. */
-static void layer_forward(builder *B, const where *w) {
+/* ------------------------------------------------------------ layer memo */
+
+/* In a merged build (see "merging") every layer repeats the same compute ops
+ * and inlined collectives. Once a part of a layer has run as pure growth of
+ * the open op (no op emitted, nothing pending before or after it), its effect
+ * is a few numbers: chain time, waiting time and ops added, and the ends of
+ * its collectives relative to the chain. Later layers that start in the same
+ * kind of state replay those numbers instead of pricing every kernel again;
+ * the state they produce is the one running the part would produce. */
+typedef struct part_memo {
+  int valid;
+  int64_t dc, dgap, dmerged; /* added to t_c, the op's tp_ns, nmerged */
+  uint32_t ntp;              /* inlined collectives */
+  int64_t tp_rel;            /* t_tp - t_c after the part (when ntp > 0) */
+  int64_t end_rel[TP_RING];  /* ends of its last min(ntp, TP_RING) collectives - t_c */
+} part_memo;
+
+typedef void (*part_fn)(builder *B, const where *w);
+
+/* A state from which a part's effect does not depend on anything but t_c:
+ * the open op grows, nothing pending, no collective still running. */
+static int memo_state_ok(builder *B) {
+  const merger *M = &B->mg;
+  return M->on && M->open && !M->flushed && !B->rc && B->nwait == 0 && !M->must_wait &&
+         M->real_tp == NONE && M->t_tp <= M->t_c && last_op(B)->cat == SC_CAT_COMPUTE;
+}
+
+/* Runs fn(B, w), or replays its recorded effect (pm). */
+static void memo_run(builder *B, part_memo *pm, part_fn fn, const where *w) {
+  if (!memo_state_ok(B)) {
+    fn(B, w);
+    return;
+  }
+  merger *M = &B->mg;
+  sc_program *p = B->prog;
+  sc_op *last = last_op(B);
+  if (pm->valid && (int64_t)last->tp_ns + pm->dgap <= (int64_t)UINT32_MAX &&
+      M->last_id + pm->ntp + 2 < (1u << 28)) { /* else running fn takes the failure path */
+    M->t_c += pm->dc;
+    last->tp_ns += (uint32_t)pm->dgap;
+    last->work = (double)(M->t_c - M->op_start);
+    p->nmerged += pm->dmerged;
+    if (pm->ntp) {
+      uint32_t k = pm->ntp < TP_RING ? pm->ntp : TP_RING;
+      for (uint32_t i = 0; i < k; i++)
+        M->tp_end[(M->last_id + pm->ntp - k + 1 + i) % TP_RING] = M->t_c + pm->end_rel[i];
+      M->last_id += pm->ntp;
+      M->t_tp = M->t_c + pm->tp_rel;
+    }
+    return;
+  }
+  size_t nops[SC_ST_COUNT];
+  memcpy(nops, p->nops, sizeof nops);
+  int64_t t_c = M->t_c, tp_ns = last->tp_ns, merged = p->nmerged;
+  uint32_t id = M->last_id;
+  fn(B, w);
+  if (B->rc || !M->open || M->flushed || B->nwait || M->must_wait || M->real_tp != NONE ||
+      memcmp(nops, p->nops, sizeof nops))
+    return; /* not pure growth: run it again next time */
+  last = last_op(B);
+  pm->dc = M->t_c - t_c;
+  pm->dgap = (int64_t)last->tp_ns - tp_ns;
+  pm->dmerged = p->nmerged - merged;
+  pm->ntp = M->last_id - id;
+  if (pm->ntp) {
+    uint32_t k = pm->ntp < TP_RING ? pm->ntp : TP_RING;
+    for (uint32_t i = 0; i < k; i++)
+      pm->end_rel[i] = M->tp_end[(M->last_id - k + 1 + i) % TP_RING] - M->t_c;
+    pm->tp_rel = M->t_tp - M->t_c;
+  }
+  pm->valid = 1;
+}
+
+/* Forward (or recompute) of one transformer layer for one micro-batch, after
+ * its input norm. */
+static void layer_forward_rest(builder *B, const where *w) {
   const shape *sh = &B->sh;
   double T = tokens(B), Tl = tokens_local(B);
   double act = T * sh->h * sh->elem_bytes;
@@ -361,7 +711,6 @@ static void layer_forward(builder *B, const where *w) {
   double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
-  compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 2.0 * act_l));
   gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
   attention_forward(B, w);
   reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->h / sh->t, act);
@@ -374,6 +723,15 @@ static void layer_forward(builder *B, const where *w) {
   compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 4.0 * act_l));
 }
 
+/* Forward (or recompute) of one transformer layer for one micro-batch. The
+ * first op takes what the layer waits for; the rest may be replayed. */
+static void layer_forward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double act_l = tokens_local(B) * sh->h * sh->elem_bytes;
+  compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 2.0 * act_l));
+  memo_run(B, &B->parts[0], layer_forward_rest, w);
+}
+
 /* Backward of a column-parallel linear (QKV, FC1, logits) as Megatron runs
  * it: with SP the input all-gather overlaps the data-grad GEMM; the grad
  * reduce-scatter (SP) or all-reduce (TP only) overlaps the weight-grad GEMM. */
@@ -382,15 +740,12 @@ static void column_parallel_backward(builder *B, const where *w, int label, doub
   double T = tokens(B);
   double act = T * sh->h * sh->elem_bytes;
   uint32_t ag = NONE;
-  if (sh->sp)
-    ag = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_TP, act,
-                    last_compute(B));
-  uint32_t dgrad = compute(B, w, SC_OP_GEMM, label, gemm(B, T, sh->h, n_out));
+  if (sh->sp) ag = tp_after_compute(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  compute(B, w, SC_OP_GEMM, label, gemm(B, T, sh->h, n_out));
   uint32_t red = NONE;
   if (sh->t > 1)
-    red = collective(B, w, SC_ST_TP, SC_GRP_TP,
-                     sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
-                     sh->sp ? SC_L_TP_RS : SC_L_TP_AR, SC_CAT_TP, act, dgrad);
+    red = tp_after_compute(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+                           sh->sp ? SC_L_TP_RS : SC_L_TP_AR, act);
   where ww = *w;
   ww.phase = SC_PH_WGRAD;
   add_wait(B, ag);
@@ -410,19 +765,14 @@ static void row_parallel_backward(builder *B, const where *w, int label, double 
   compute(B, &ww, SC_OP_GEMM, label, gemm(B, k_in, sh->h, T));
 }
 
-static void layer_backward(builder *B, const where *w) {
+/* Backward of one layer after its first op (the residual's grad). */
+static void layer_backward_rest(builder *B, const where *w) {
   const shape *sh = &B->sh;
   double T = tokens(B), Tl = tokens_local(B);
   double act_l = Tl * sh->h * sh->elem_bytes;
   double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
-  if (B->cfg->training.recompute == SC_RECOMPUTE_FULL) {
-    where rw = *w;
-    rw.phase = SC_PH_RECOMPUTE;
-    layer_forward(B, &rw);
-  }
-  compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 3.0 * act_l));
   row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
   compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
           mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
@@ -440,6 +790,18 @@ static void layer_backward(builder *B, const where *w) {
   attention_backward(B, w);
   column_parallel_backward(B, w, SC_L_QKV, qkv_n);
   compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 3.0 * act_l));
+}
+
+static void layer_backward(builder *B, const where *w) {
+  const shape *sh = &B->sh;
+  double act_l = tokens_local(B) * sh->h * sh->elem_bytes;
+  if (B->cfg->training.recompute == SC_RECOMPUTE_FULL) {
+    where rw = *w;
+    rw.phase = SC_PH_RECOMPUTE;
+    layer_forward(B, &rw);
+  }
+  compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, mem(B, 3.0 * act_l));
+  memo_run(B, &B->parts[1], layer_backward_rest, w);
 }
 
 static void embedding_forward(builder *B, const where *w) {
@@ -575,8 +937,7 @@ static void receive_activation(builder *B, const where *w, int stream, int label
   const shape *sh = &B->sh;
   uint32_t r = p2p_op(B, stream, label, it->mb, it->chunk, bytes, posted);
   if (!sh->sp && sh->t > 1)
-    r = collective(B, w, SC_ST_TP, SC_GRP_TP, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_PP,
-                   bytes * sh->t, r);
+    r = tp_after_op(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_PP, bytes * sh->t, r);
   add_wait(B, r);
 }
 
@@ -596,10 +957,12 @@ static void dp_reduce(builder *B, double elems, uint32_t after) {
              dist ? SC_L_GRAD_RS : SC_L_GRAD_AR, SC_CAT_DP, elems * B->sh.grad_bytes, after);
 }
 
-static void bucket_add(builder *B, bucketer *bk, double elems, uint32_t ready) {
+/* Adds elems whose grads are final once the last compute op ends; a full
+ * bucket is reduced after that op (handle taken only then: see last_compute). */
+static void bucket_add(builder *B, bucketer *bk, double elems) {
   bk->fill += elems;
   if (bk->fill >= bk->limit) {
-    if (bk->overlap) dp_reduce(B, bk->fill, ready);
+    if (bk->overlap) dp_reduce(B, bk->fill, last_compute(B));
     bk->fill = 0;
   }
 }
@@ -695,18 +1058,18 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
         receive_activation(B, &w, SC_ST_BWD_RECV, SC_L_RECV_GRAD, it, p2p_bytes, posted);
       if (vs == last_vs) {
         head_backward(B, &w);
-        if (final && (!tied || pp > 1 || v > 1)) bucket_add(B, &bk, emb_params, last_compute(B));
-        if (final) bucket_add(B, &bk, 2.0 * sh->h, last_compute(B));
+        if (final && (!tied || pp > 1 || v > 1)) bucket_add(B, &bk, emb_params);
+        if (final) bucket_add(B, &bk, 2.0 * sh->h);
       }
       for (int64_t j = B->lpc - 1; j >= 0; j--) {
         w.layer = (uint16_t)(vs * B->lpc + j);
         layer_backward(B, &w);
-        if (final) bucket_add(B, &bk, lparams, last_compute(B));
+        if (final) bucket_add(B, &bk, lparams);
       }
       w.layer = SC_NO_LAYER;
       if (vs == 0) {
         embedding_backward(B, &w);
-        if (final) bucket_add(B, &bk, emb_params, last_compute(B));
+        if (final) bucket_add(B, &bk, emb_params);
       }
       if (final) { /* close the chunk's last partial bucket */
         if (bk.fill > 0) {
@@ -767,6 +1130,12 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
 }
 
 int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, sc_workload *wl) {
+  return sc__workload_build_ex(ctx, cfg, cost, 0, wl);
+}
+
+/* Builds wl; with inline_tp, sets *retry when inlining cannot be exact. */
+static int build_workload(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, unsigned flags,
+                          int inline_tp, sc_workload *wl, int *retry) {
   memset(wl, 0, sizeof *wl);
   const sc_parallel_cfg *par = &cfg->parallel;
   builder B;
@@ -774,7 +1143,14 @@ int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, s
   B.ctx = ctx;
   B.cfg = cfg;
   B.cost = cost;
+  part_memo parts[2];
+  memset(parts, 0, sizeof parts);
+  B.parts = parts;
+  B.mg.on = (flags & SC_WL_MERGE) != 0;
+  wl->merged = B.mg.on;
   shape_init(&B.sh, cfg);
+  B.mg.inline_tp = B.mg.on && inline_tp;
+  B.mg.order_tp = B.mg.inline_tp && !B.sh.sp;
   B.pp = par->pp;
   B.vpp = par->vpp > 0 ? par->vpp : 1;
   if (par->zero_stage >= 3)
@@ -832,8 +1208,19 @@ int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, s
     B.stage = s;
     B.prog = &wl->progs[s];
     B.nwait = 0;
+    merger *M = &B.mg;
+    M->open = M->flushed = 0;
+    M->t_c = M->t_tp = M->op_start = 0;
+    M->first_id = 1;
+    M->last_id = M->must_wait = M->tp_done_id = 0;
+    M->tp_done = M->real_tp = NONE;
     double params = 0;
     rc = build_stage(&B, sched_all + (size_t)s * nitems, nitems, &params);
+    if (!rc && M->inline_tp) { /* collectives still running after the last op */
+      where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+      flush_remainder(&B, &w);
+      rc = B.rc;
+    }
     if (rc) goto done;
     if (params > wl->params_per_stage_max) wl->params_per_stage_max = params;
   }
@@ -844,9 +1231,25 @@ done:
   sc__free(ctx, B.item_end, sizeof(uint32_t) * nitems);
   sc__free(ctx, B.item_send, sizeof(uint32_t) * nitems);
   if (rc) {
+    *retry = B.mg.retry && rc != SC_ENOMEM;
     if (rc == SC_ENOMEM) sc__error(ctx, SC_ENOMEM, "out of memory building the workload");
     sc__workload_free(ctx, wl);
   }
+  return rc;
+}
+
+int sc__workload_build_ex(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost,
+                          unsigned flags, sc_workload *wl) {
+  /* TP collectives are inlined (see "merging") when each runs alone at rate
+   * 1 on a known placement: folded (one simulated member per group), the
+   * group inside one node (no NIC), no interference (SC_WL_MERGE's rule). */
+  int64_t tp = cfg->parallel.tp;
+  int inline_tp = (flags & SC_WL_MERGE) && cfg->simulation.fold && tp > 1 &&
+                  cost->gpus_per_node > 0 && cost->gpus_per_node % tp == 0 &&
+                  cfg->simulation.interference == SC_INTERF_NONE;
+  int retry = 0;
+  int rc = build_workload(ctx, cfg, cost, flags, inline_tp, wl, &retry);
+  if (rc && retry) rc = build_workload(ctx, cfg, cost, flags, 0, wl, &retry);
   return rc;
 }
 

@@ -115,10 +115,16 @@ typedef struct sc_op {
   uint16_t layer;    /* global layer index or SC_NO_LAYER */
   uint16_t chunk;    /* model chunk (interleaved schedule) */
   uint32_t mb;       /* micro-batch index */
-  /* Explicit workloads only (sc_workload.nranks > 0): a collective's group
-   * (index in sc_workload.groups); a send/recv's peer as
-   * SC_DEP(peer's stream, peer's simulated rank). */
-  uint32_t peer;
+  union {
+    /* Explicit workloads only (sc_workload.nranks > 0): a collective's group
+     * (index in sc_workload.groups); a send/recv's peer as
+     * SC_DEP(peer's stream, peer's simulated rank). */
+    uint32_t peer;
+    /* Merged workloads only (SC_WL_MERGE), compute ops: ns of the op's
+     * duration during which the compute stream stood waiting for inlined
+     * TP collectives (exposed TP communication). */
+    uint32_t tp_ns;
+  };
 } sc_op;
 _Static_assert(sizeof(sc_op) == 32, "sc_op is meant to stay 32 bytes (two per cache line)");
 
@@ -132,7 +138,24 @@ typedef struct sc_program {
   size_t nops[SC_ST_COUNT], cap[SC_ST_COUNT];
   uint32_t *deps;
   size_t ndeps, deps_cap;
+  /* Merged workloads (SC_WL_MERGE): ops of the unmerged program less ops
+   * of this one. Each of those ended in exactly one event (rate 1, never
+   * re-queued), so the engine adds it to both its op and event counts. */
+  int64_t nmerged;
 } sc_program;
+
+/* Whole nanoseconds an activity with work_ns of work left takes at rate 1:
+ * the engine rounds every duration up, less 1e-9 ns of slack so that a value
+ * a hair above an integer (rounding error) is not pushed up by one. Shared by
+ * the engine and the merged workload, which must round exactly alike. */
+static inline int64_t sc__duration_ns(double work_ns) {
+  /* ceil without the libm call: truncation rounds toward zero, so only
+   * positive non-integers are one short; (double)i is exact whenever x has a
+   * fraction (|x| < 2^52). */
+  double x = work_ns - 1e-9;
+  int64_t i = (int64_t)x;
+  return i + ((double)i < x);
+}
 
 /* Rank mapping and group sizes of a job (Megatron order: tp fastest, then cp,
  * dp, pp): rank = tp_rank + t*(cp_rank + c*(dp_rank + dp*pp_rank)). */
@@ -170,6 +193,7 @@ typedef struct sc_workload {
   const char *(*op_name)(const void *ud, const sc_op *op);
   const char *(*stream_name)(const void *ud, uint32_t prog, int stream);
   const void *names_ud;
+  int merged; /* built with SC_WL_MERGE: valid only as that flag says */
 } sc_workload;
 
 struct sc_cost;
@@ -178,6 +202,29 @@ struct sc_cost;
  * the cost model. Returns 0 or an SC_E code; free with sc__workload_free. */
 int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const struct sc_cost *cost,
                        sc_workload *wl);
+
+/* Build flags. SC_WL_MERGE: a smaller workload that the engine replays to
+ * the same result, bit for bit, when compute runs at rate 1 (simulation
+ * interference none) and nobody looks at single ops (no trace):
+ *  - each run of consecutive compute ops in which no op but the first waits
+ *    for another stream and no op but the last is waited for by another
+ *    stream becomes one op, whose work is the sum of the ops' whole-ns
+ *    durations (sc__duration_ns): each op starts exactly when the previous
+ *    one ends and nothing else can see the boundary;
+ *  - folded runs with the TP group inside one node also inline the TP
+ *    collectives that follow a compute op (they then run alone, at rate 1,
+ *    at a time the builder knows): a merged op then includes the time its
+ *    compute waited for them, counted as exposed TP communication
+ *    (sc_op.tp_ns). workload.c ("merging") lists the conditions that keep
+ *    this exact; the builder checks them and builds without inlining when
+ *    one fails.
+ * sc_program.nmerged keeps the unmerged op count, so the reported ops and
+ * events do not change either. */
+enum { SC_WL_MERGE = 1 };
+
+/* sc__workload_build with flags (SC_WL_*). */
+int sc__workload_build_ex(sc_ctx *ctx, const sc_config *cfg, const struct sc_cost *cost,
+                          unsigned flags, sc_workload *wl);
 void sc__workload_free(sc_ctx *ctx, sc_workload *wl);
 
 /* Checks program invariants (deps point backwards in existing streams,

@@ -1,5 +1,6 @@
 /* test_workload.c: workload synthesis: invariants of the per-stage programs,
- * op counts per layer, p2p pairing, and the model-FLOPs formulas. */
+ * op counts per layer, p2p pairing, the model-FLOPs formulas, and merged
+ * workloads (SC_WL_MERGE) replaying exactly like unmerged ones. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -7,8 +8,11 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cost_int.h"
+#include "engine_int.h"
 #include "workload_int.h"
 
 static sc_ctx *ctx;
@@ -131,6 +135,209 @@ static void test_rejects_bad_pipeline(void **state) {
   assert_int_equal(sc__workload_build(ctx, &cfg, &cost, &wl), SC_EINVAL);
 }
 
+/* ------------------------------------------------------------ merging */
+
+typedef struct replayed {
+  sc_result r;
+  size_t ops[SC_ST_COUNT]; /* ops of the built programs, all stages */
+  int64_t nmerged;
+} replayed;
+
+/* Builds cfg (resolved) with flags, checks and replays it. */
+static void replay(sc_config *cfg, const sc_cost *cost, unsigned flags, replayed *out) {
+  sc_workload wl;
+  memset(out, 0, sizeof *out);
+  if (sc__workload_build_ex(ctx, cfg, cost, flags, &wl)) fail_msg("build: %s", sc_errmsg(ctx));
+  if (sc__workload_check(ctx, &wl)) fail_msg("check: %s", sc_errmsg(ctx));
+  for (int64_t s = 0; s < wl.nprogs; s++) {
+    for (int st = 0; st < SC_ST_COUNT; st++) out->ops[st] += wl.progs[s].nops[st];
+    out->nmerged += wl.progs[s].nmerged;
+  }
+  if (sc__engine_run(ctx, cfg, &wl, cost, NULL, NULL, &out->r))
+    fail_msg("run: %s", sc_errmsg(ctx));
+  sc__workload_free(ctx, &wl);
+}
+
+/* The merged workload of cfg replays bit for bit like the unmerged one (step
+ * time, every breakdown category, ops and events) with fewer compute ops.
+ * Returns the merged build's TP-stream ops (0 when every TP collective was
+ * inlined). */
+static size_t assert_merge_exact(sc_config *cfg) {
+  sc_cost cost;
+  if (sc_config_resolve(ctx, cfg)) fail_msg("resolve: %s", sc_errmsg(ctx));
+  assert_int_equal(sc__cost_init(ctx, cfg, &cost), 0);
+  replayed plain, merged;
+  replay(cfg, &cost, 0, &plain);
+  replay(cfg, &cost, SC_WL_MERGE, &merged);
+  assert_int_equal(plain.nmerged, 0);
+  assert_true(plain.r.step_time_s > 0);
+  if (merged.r.step_time_s != plain.r.step_time_s)
+    fail_msg("merged step %.9f s != unmerged %.9f s", merged.r.step_time_s, plain.r.step_time_s);
+  for (int c = 0; c < SC_CAT_COUNT; c++)
+    if (merged.r.breakdown_s[c] != plain.r.breakdown_s[c])
+      fail_msg("%s: merged %.17g s != unmerged %.17g s", sc_category_key(c),
+               merged.r.breakdown_s[c], plain.r.breakdown_s[c]);
+  assert_int_equal(merged.r.ops, plain.r.ops);
+  assert_int_equal(merged.r.events, plain.r.events);
+  assert_true(merged.ops[SC_ST_COMPUTE] < plain.ops[SC_ST_COMPUTE]);
+  assert_true(merged.nmerged > 0);
+  /* Only compute and TP work is merged: the other streams are untouched. */
+  for (int st = SC_ST_DP; st < SC_ST_COUNT; st++) assert_int_equal(merged.ops[st], plain.ops[st]);
+  return merged.ops[SC_ST_TP];
+}
+
+/* A small GPT (1.3B shape) on 64 A100s, TP2 PP4 1F1B; callers adjust. */
+static void small_gpt(sc_config *cfg) {
+  sc_config_default(cfg);
+  assert_int_equal(sc_model_preset(ctx, cfg, "gpt3-1.3b"), 0);
+  cfg->training.global_batch = 64;
+  cfg->training.micro_batch = 1;
+  cfg->training.recompute = SC_RECOMPUTE_NONE;
+  cfg->parallel.tp = 2;
+  cfg->parallel.pp = 4;
+  cfg->parallel.dp = 0;
+  cfg->parallel.vpp = 1;
+  cfg->cluster.num_gpus = 64;
+  cfg->cluster.nodes = 0;
+}
+
+/* Without SP a receive all-gathers its slices over TP: those collectives stay
+ * on the TP stream, ordered after the inlined ones. */
+static void test_merge_1f1b_receive_gathers(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_gpt(&cfg);
+  size_t tp_ops = assert_merge_exact(&cfg);
+  /* One gather per received message: 8 micro-batches (batch 64 over DP 8),
+   * forward on stages 1-3, backward on stages 0-2. */
+  assert_int_equal(tp_ops, (size_t)(2 * 3 * 8));
+}
+
+static void test_merge_interleaved_sp_distopt_selective(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_gpt(&cfg);
+  cfg.parallel.vpp = 2;
+  cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
+  cfg.parallel.sequence_parallel = 1;
+  cfg.parallel.distributed_optimizer = 1;
+  cfg.parallel.overlap_param_gather = 1;
+  cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+  assert_int_equal(assert_merge_exact(&cfg), 0); /* every TP collective inlined */
+}
+
+static void test_merge_full_recompute_sp_overlap(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_gpt(&cfg);
+  cfg.parallel.tp = 4;
+  cfg.parallel.sequence_parallel = 1;
+  cfg.parallel.tp_comm_overlap = 1;
+  cfg.training.recompute = SC_RECOMPUTE_FULL;
+  cfg.training.micro_batch = 2;
+  assert_int_equal(assert_merge_exact(&cfg), 0);
+}
+
+static void test_merge_gpipe_unfused_no_overlap(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_gpt(&cfg);
+  cfg.parallel.schedule = SC_SCHED_GPIPE;
+  cfg.training.attention = SC_ATTN_UNFUSED;
+  cfg.parallel.overlap_grad_reduce = 0;
+  cfg.training.recompute = SC_RECOMPUTE_FULL;
+  assert_merge_exact(&cfg);
+}
+
+/* GQA and SwiGLU, interleaved without SP (receive gathers two passes back),
+ * distributed optimizer with overlapped parameter gathers, full recompute. */
+static void test_merge_llama_interleaved(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_config_default(&cfg);
+  assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-8b"), 0);
+  cfg.model.layers = 8;
+  cfg.training.global_batch = 32;
+  cfg.training.precision = SC_PREC_BF16;
+  cfg.training.recompute = SC_RECOMPUTE_FULL;
+  cfg.parallel.tp = 4;
+  cfg.parallel.pp = 2;
+  cfg.parallel.vpp = 2;
+  cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
+  cfg.parallel.dp = 0;
+  cfg.parallel.distributed_optimizer = 1;
+  cfg.parallel.overlap_param_gather = 1;
+  cfg.cluster.num_gpus = 32;
+  cfg.cluster.nodes = 0;
+  snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
+  assert_merge_exact(&cfg);
+}
+
+/* Cases where TP collectives are not inlined, only compute ops merged:
+ * unfolded (several members per group), TP spanning nodes (the NIC is
+ * shared), and no TP with NIC sharing off. */
+static void test_merge_without_inlining(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_gpt(&cfg);
+  cfg.simulation.fold = 0;
+  cfg.parallel.pp = 2;
+  cfg.cluster.num_gpus = 16;
+  cfg.training.global_batch = 32;
+  assert_true(assert_merge_exact(&cfg) > 0);
+
+  small_gpt(&cfg);
+  cfg.parallel.tp = 8;
+  cfg.parallel.pp = 2;
+  cfg.parallel.sequence_parallel = 1;
+  cfg.cluster.gpus_per_node = 4;
+  cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+  assert_true(assert_merge_exact(&cfg) > 0);
+
+  small_gpt(&cfg);
+  cfg.parallel.tp = 1;
+  cfg.parallel.pp = 4;
+  cfg.simulation.share_links = 0;
+  cfg.model.tied_embeddings = 0;
+  assert_int_equal(assert_merge_exact(&cfg), 0);
+}
+
+/* The sweep's target: GPT-3 175B on 1,024 A100s (TP8 PP16, full recompute). */
+static void test_merge_gpt3_default(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_config_default(&cfg);
+  assert_merge_exact(&cfg);
+  cfg.parallel.sequence_parallel = 1;
+  cfg.parallel.vpp = 2;
+  cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
+  cfg.parallel.distributed_optimizer = 1;
+  assert_merge_exact(&cfg);
+}
+
+static int discard(void *ud, const char *s, size_t n) {
+  (void)ud, (void)s, (void)n;
+  return 0;
+}
+
+/* A merged workload loses what interference and traces need: refused. */
+static void test_merge_refused_with_interference_or_trace(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_gpt(&cfg);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  sc_cost cost;
+  assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+  sc_workload wl;
+  assert_int_equal(sc__workload_build_ex(ctx, &cfg, &cost, SC_WL_MERGE, &wl), 0);
+  sc_result r;
+  assert_int_equal(sc__engine_run(ctx, &cfg, &wl, &cost, discard, NULL, &r),
+                   SC_EINVAL);
+  cfg.simulation.interference = SC_INTERF_CONSTANT;
+  assert_int_equal(sc__engine_run(ctx, &cfg, &wl, &cost, NULL, NULL, &r), SC_EINVAL);
+  sc__workload_free(ctx, &wl);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_program_shape),
@@ -138,6 +345,14 @@ int main(void) {
       cmocka_unit_test(test_interleaved_programs_check),
       cmocka_unit_test(test_flops_formulas),
       cmocka_unit_test(test_rejects_bad_pipeline),
+      cmocka_unit_test(test_merge_1f1b_receive_gathers),
+      cmocka_unit_test(test_merge_interleaved_sp_distopt_selective),
+      cmocka_unit_test(test_merge_full_recompute_sp_overlap),
+      cmocka_unit_test(test_merge_gpipe_unfused_no_overlap),
+      cmocka_unit_test(test_merge_llama_interleaved),
+      cmocka_unit_test(test_merge_without_inlining),
+      cmocka_unit_test(test_merge_gpt3_default),
+      cmocka_unit_test(test_merge_refused_with_interference_or_trace),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
