@@ -345,13 +345,6 @@ static void xs_close(sc_trace_reader *r) {
   r->state = NULL;
 }
 
-static int push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item) {
-  if (*n >= UINT32_MAX - 1) return SC_ENOMEM;
-  if (sc__grow(ctx, arr, size, cap, *n + 1)) return SC_ENOMEM;
-  memcpy((char *)*arr + *n * size, item, size);
-  (*n)++;
-  return SC_OK;
-}
 
 static int intern_tok(sc_trace_reader *r, const sc_jtok *t, uint32_t *id) {
   char buf[512];
@@ -406,15 +399,15 @@ static int end_event(sc_trace_reader *r) {
   /* Element sizes per input: from "Input type" when it lines up. */
   for (uint32_t i = 0; i < e.ninputs; i++) {
     uint8_t b = i < x->ncur_eb ? x->cur_eb[i] : 0;
-    if (push(ctx, (void **)&x->eb, 1, &x->neb, &x->eb_cap, &b)) return SC_ENOMEM;
+    if (sc__trace_push(ctx, (void **)&x->eb, 1, &x->neb, &x->eb_cap, &b)) return SC_ENOMEM;
   }
   for (size_t i = 0; i < x->ncur_dims; i++)
-    if (push(ctx, (void **)&x->dims, sizeof *x->dims, &x->ndims, &x->dims_cap, &x->cur_dims[i]))
+    if (sc__trace_push(ctx, (void **)&x->dims, sizeof *x->dims, &x->ndims, &x->dims_cap, &x->cur_dims[i]))
       return SC_ENOMEM;
   for (size_t i = 0; i < x->ncur_conc; i++)
-    if (push(ctx, (void **)&x->conc, sizeof *x->conc, &x->nconc, &x->conc_cap, &x->cur_conc[i]))
+    if (sc__trace_push(ctx, (void **)&x->conc, sizeof *x->conc, &x->nconc, &x->conc_cap, &x->cur_conc[i]))
       return SC_ENOMEM;
-  return push(ctx, (void **)&x->ev, sizeof e, &x->nev, &x->ev_cap, &e);
+  return sc__trace_push(ctx, (void **)&x->ev, sizeof e, &x->nev, &x->ev_cap, &e);
 }
 
 static int on_token(sc_trace_reader *r, const sc_jtok *t) {
@@ -568,7 +561,7 @@ static int on_token(sc_trace_reader *r, const sc_jtok *t) {
   if (x->field == A_DIMS) {
     if (d == evd + 3 && t->type == SC_JT_ARR_BEGIN) { /* one input */
       int64_t zero = 0;
-      if (push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
+      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
         return SC_ENOMEM;
       x->cur_rank_at = x->ncur_dims - 1;
       x->cur_bad_input = 0;
@@ -589,14 +582,14 @@ static int on_token(sc_trace_reader *r, const sc_jtok *t) {
         x->cur_bad_input = 1;
         return SC_OK;
       }
-      if (push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &v))
+      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &v))
         return SC_ENOMEM;
       x->cur_dims[x->cur_rank_at]++;
       return SC_OK;
     }
     if (d == evd + 3 && !begin) { /* a non-array input (null): no shape */
       int64_t zero = 0;
-      if (push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
+      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
         return SC_ENOMEM;
       x->cur_inputs++;
       return SC_OK;
@@ -613,29 +606,18 @@ static int on_token(sc_trace_reader *r, const sc_jtok *t) {
     memcpy(buf, t->s, n);
     double b = sc__dtype_bytes(buf, n);
     uint8_t v = (uint8_t)(b > 0 && b < 255 ? b : 0);
-    return push(ctx, (void **)&x->cur_eb, 1, &x->ncur_eb, &x->cur_eb_cap, &v);
+    return sc__trace_push(ctx, (void **)&x->cur_eb, 1, &x->ncur_eb, &x->cur_eb_cap, &v);
   }
   if (x->field == A_CONC && d == evd + 3 && t->type == SC_JT_STRING) {
     uint32_t id;
     if (intern_tok(r, t, &id)) return SC_ENOMEM;
-    return push(ctx, (void **)&x->cur_conc, sizeof *x->cur_conc, &x->ncur_conc, &x->cur_conc_cap, &id);
+    return sc__trace_push(ctx, (void **)&x->cur_conc, sizeof *x->cur_conc, &x->ncur_conc, &x->cur_conc_cap, &id);
   }
   if (begin) x->skip = d;
   return SC_OK;
 }
 
-static int pump(sc_trace_reader *r) {
-  xin *x = X(r);
-  sc_jtok t;
-  int rc;
-  while ((rc = sc__json_next(&x->j, &t)) == 1) {
-    int e = on_token(r, &t);
-    if (e) return r->err ? r->err : (r->err = e);
-  }
-  if (rc == SC_ENOMEM) return sc__trace_fail(r, SC_ENOMEM, x->j.err_off, "out of memory");
-  if (rc < 0) return sc__trace_fail(r, SC_EINVAL, x->j.err_off, "invalid JSON: %s", x->j.errmsg);
-  return SC_OK;
-}
+static int pump(sc_trace_reader *r) { return sc__trace_pump(r, &X(r)->j, on_token); }
 
 static int xs_data(sc_trace_reader *r, const char *buf, size_t len) {
   sc__json_feed(&X(r)->j, buf, len);

@@ -342,13 +342,7 @@ static int parse_rank_list(sc_trace_reader *r, kev *e, const char *s, size_t n) 
   return SC_OK;
 }
 
-static int push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item) {
-  if (sc__grow(ctx, arr, size, cap, *n + 1)) return SC_ENOMEM;
-  memcpy((char *)*arr + *n * size, item, size);
-  (*n)++;
-  return SC_OK;
-}
-#define PUSH(ctx, arr, n, cap, item) push(ctx, (void **)&(arr), sizeof *(arr), &(n), &(cap), item)
+#define PUSH(ctx, arr, n, cap, item) sc__trace_push(ctx, (void **)&(arr), sizeof *(arr), &(n), &(cap), item)
 
 static int starts_with(const char *s, size_t n, const char *p) {
   size_t k = strlen(p);
@@ -793,18 +787,7 @@ static int on_token(sc_trace_reader *r, const sc_jtok *t) {
   return SC_OK;
 }
 
-static int pump(sc_trace_reader *r) {
-  kin *k = K(r);
-  sc_jtok t;
-  int rc;
-  while ((rc = sc__json_next(&k->j, &t)) == 1) {
-    int e = on_token(r, &t);
-    if (e) return r->err ? r->err : (r->err = e);
-  }
-  if (rc == SC_ENOMEM) return sc__trace_fail(r, SC_ENOMEM, k->j.err_off, "out of memory");
-  if (rc < 0) return sc__trace_fail(r, SC_EINVAL, k->j.err_off, "invalid JSON: %s", k->j.errmsg);
-  return SC_OK;
-}
+static int pump(sc_trace_reader *r) { return sc__trace_pump(r, &K(r)->j, on_token); }
 
 static int kin_data(sc_trace_reader *r, const char *buf, size_t len) {
   sc__json_feed(&K(r)->j, buf, len);

@@ -7,6 +7,8 @@
  */
 #include "trace_int.h"
 
+#include "json_int.h"
+
 #include "workload_int.h"
 
 #include <stdio.h>
@@ -254,6 +256,25 @@ static int eq(const char *s, size_t n, const char *lit) {
     if (a != b) return 0;
   }
   return 1;
+}
+
+int sc__trace_pump(sc_trace_reader *r, sc_json *j, int (*on_token)(sc_trace_reader *r, const sc_jtok *t)) {
+  sc_jtok t;
+  int rc;
+  while ((rc = sc__json_next(j, &t)) == 1) {
+    int e = on_token(r, &t);
+    if (e) return r->err ? r->err : (r->err = e);
+  }
+  if (rc == SC_ENOMEM) return sc__trace_fail(r, SC_ENOMEM, j->err_off, "out of memory");
+  if (rc < 0) return sc__trace_fail(r, SC_EINVAL, j->err_off, "invalid JSON: %s", j->errmsg);
+  return SC_OK;
+}
+
+int sc__trace_push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item) {
+  if (*n >= UINT32_MAX - 1 || sc__grow(ctx, arr, size, cap, *n + 1)) return SC_ENOMEM;
+  memcpy((char *)*arr + *n * size, item, size);
+  (*n)++;
+  return SC_OK;
 }
 
 double sc__dtype_bytes(const char *s, size_t n) {

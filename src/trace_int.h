@@ -57,6 +57,16 @@ int sc__trace_fail(sc_trace_reader *r, int code, uint64_t offset, const char *fm
 void *sc__trace_alloc(sc_ctx *ctx, size_t n);
 void sc__trace_free_block(sc_ctx *ctx, void *p);
 
+struct sc_json;
+struct sc_jtok;
+/* Pulls every token the JSON tokenizer j has from its input and hands it to
+ * on_token; an error from either becomes the reader's sticky error (malformed
+ * JSON as "name:offset: invalid JSON: ..."). The JSON readers' data step. */
+int sc__trace_pump(sc_trace_reader *r, struct sc_json *j,
+                   int (*on_token)(sc_trace_reader *r, const struct sc_jtok *t));
+/* Appends item (size bytes) to a growing array of *n items. 0 or SC_ENOMEM. */
+int sc__trace_push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item);
+
 /* Bytes per element of a PyTorch / NCCL dtype name ("Float", "c10::BFloat16",
  * "float", "int8_t", "long int"); 0 when unknown. */
 double sc__dtype_bytes(const char *s, size_t n);

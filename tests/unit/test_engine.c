@@ -30,20 +30,8 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* A small GPT (1.3B shape) on 64 A100s; callers then adjust. */
-static void small_config(sc_config *cfg) {
-  sc_config_default(cfg);
-  assert_int_equal(sc_model_preset(ctx, cfg, "gpt3-1.3b"), 0);
-  cfg->training.global_batch = 64;
-  cfg->training.micro_batch = 1;
-  cfg->training.recompute = SC_RECOMPUTE_NONE;
-  cfg->parallel.tp = 2;
-  cfg->parallel.pp = 4;
-  cfg->parallel.dp = 0;
-  cfg->parallel.vpp = 1;
-  cfg->cluster.num_gpus = 64;
-  cfg->cluster.nodes = 0;
-}
+/* A small GPT (sctest.h); callers then adjust. */
+static void small_config(sc_config *cfg) { assert_int_equal(sc_test_small_gpt(ctx, cfg), 0); }
 
 static void simulate(sc_config *cfg, sc_result *r) {
   int rc = sc_config_resolve(ctx, cfg);
@@ -100,20 +88,9 @@ static void test_fold_gpipe_interference(void **state) {
 static void test_fold_llama_gqa_swiglu(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
-  assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-8b"), 0);
-  cfg.model.layers = 8;
-  cfg.training.global_batch = 32;
-  cfg.training.precision = SC_PREC_BF16;
+  assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
   cfg.training.recompute = SC_RECOMPUTE_NONE;
-  cfg.parallel.tp = 4;
-  cfg.parallel.pp = 2;
-  cfg.parallel.dp = 0;
   cfg.parallel.sequence_parallel = 1;
-  cfg.parallel.distributed_optimizer = 1;
-  cfg.cluster.num_gpus = 32;
-  cfg.cluster.nodes = 0;
-  snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
   assert_fold_equal(&cfg);
 }
 

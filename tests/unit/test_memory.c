@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cost_int.h"
+#include "sctest.h"
 #include "memory_int.h"
 #include "workload_int.h"
 
@@ -155,19 +156,7 @@ static void test_first_stage_totals(void **state) {
   }
 }
 
-static void small_config(sc_config *cfg) {
-  sc_config_default(cfg);
-  assert_int_equal(sc_model_preset(ctx, cfg, "gpt3-1.3b"), 0);
-  cfg->training.global_batch = 64;
-  cfg->training.micro_batch = 1;
-  cfg->training.recompute = SC_RECOMPUTE_NONE;
-  cfg->parallel.tp = 2;
-  cfg->parallel.pp = 4;
-  cfg->parallel.dp = 0;
-  cfg->parallel.vpp = 1;
-  cfg->cluster.num_gpus = 64;
-  cfg->cluster.nodes = 0;
-}
+static void small_config(sc_config *cfg) { assert_int_equal(sc_test_small_gpt(ctx, cfg), 0); }
 
 /* 1F1B: stage i holds min(p - i, m); GPipe: m everywhere; and the memory
  * falls from the first stage to the last but one. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cost_int.h"
+#include "sctest.h"
 #include "engine_int.h"
 #include "workload_int.h"
 
@@ -186,20 +187,8 @@ static size_t assert_merge_exact(sc_config *cfg) {
   return merged.ops[SC_ST_TP];
 }
 
-/* A small GPT (1.3B shape) on 64 A100s, TP2 PP4 1F1B; callers adjust. */
-static void small_gpt(sc_config *cfg) {
-  sc_config_default(cfg);
-  assert_int_equal(sc_model_preset(ctx, cfg, "gpt3-1.3b"), 0);
-  cfg->training.global_batch = 64;
-  cfg->training.micro_batch = 1;
-  cfg->training.recompute = SC_RECOMPUTE_NONE;
-  cfg->parallel.tp = 2;
-  cfg->parallel.pp = 4;
-  cfg->parallel.dp = 0;
-  cfg->parallel.vpp = 1;
-  cfg->cluster.num_gpus = 64;
-  cfg->cluster.nodes = 0;
-}
+/* A small GPT (sctest.h: TP2 PP4 1F1B on 64 A100s); callers adjust. */
+static void small_gpt(sc_config *cfg) { assert_int_equal(sc_test_small_gpt(ctx, cfg), 0); }
 
 /* Without SP a receive all-gathers its slices over TP: those collectives stay
  * on the TP stream, ordered after the inlined ones. */
@@ -254,22 +243,11 @@ static void test_merge_gpipe_unfused_no_overlap(void **state) {
 static void test_merge_llama_interleaved(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
-  assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-8b"), 0);
-  cfg.model.layers = 8;
-  cfg.training.global_batch = 32;
-  cfg.training.precision = SC_PREC_BF16;
+  assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
   cfg.training.recompute = SC_RECOMPUTE_FULL;
-  cfg.parallel.tp = 4;
-  cfg.parallel.pp = 2;
   cfg.parallel.vpp = 2;
   cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
-  cfg.parallel.dp = 0;
-  cfg.parallel.distributed_optimizer = 1;
   cfg.parallel.overlap_param_gather = 1;
-  cfg.cluster.num_gpus = 32;
-  cfg.cluster.nodes = 0;
-  snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
   assert_merge_exact(&cfg);
 }
 
