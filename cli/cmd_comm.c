@@ -225,7 +225,7 @@ static int print_table(sc_comm *m, const comm_opts *o) {
            sc_comm_op_name(op), o->cl.gpu, (long long)o->gpus, (long long)gpn, (long long)nodes);
   else
     printf("# stepcast comm: predicted %s on %lld x %s (%lld node%s, %lld per node), "
-           "model nccl v3\n#\n"
+           "model nccl v4\n#\n"
            "# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %s\n"
            "# %10s  %12s  %8s  %6s  %7s  %6s  %6s\n",
            sc_comm_op_name(op), (long long)o->gpus, o->cl.gpu, (long long)nodes,
@@ -275,7 +275,7 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
   } else {
     int op = o->op >= 0 ? o->op : t->op;
     int64_t ranks = o->gpus > 0 ? o->gpus : t->ranks > 0 ? t->ranks : sc_nccltests_infer_ranks(t);
-    printf("# stepcast comm: %s vs the \"nccl\" v3 model: %s on %lld x %s\n"
+    printf("# stepcast comm: %s vs the \"nccl\" v4 model: %s on %lld x %s\n"
            "# measured = the smaller of out-of-place and in-place time\n#\n"
            "# %10s  %10s  %10s  %8s\n# %10s  %10s  %10s  %8s\n",
            t->origin, sc_comm_op_name(op), (long long)ranks, o->cl.gpu, "size", "measured",

@@ -1,5 +1,5 @@
 /*
- * comm_nccl.c: the "nccl" collective model (version 3). For every algorithm
+ * comm_nccl.c: the "nccl" collective model (version 4). For every algorithm
  * NCCL could run (ring, tree, NVLS, NVLS-tree, CollNet, PAT, p2p) and every
  * protocol (LL, LL128, Simple) it prices latency + bytes / bandwidth from the
  * group's placement and the links, then picks the candidate NCCL would run:
@@ -36,10 +36,12 @@ const sc_comm_param_info sc__comm_param_info[SC_COMM_PARAM_COUNT] = {
  * (src/graph/tuning.cc): the LL bus-bandwidth ceiling on one node
  * (Volta 39, Ampere 87.7, Hopper 141, Blackwell 282 GB/s), the per-channel
  * ceilings of ring LL128 and of tree Simple / LL128 / NVLS-tree for 1, 2 and
- * more nodes, and NVLS's efficiency. `channels` is our assumption of what
- * NCCL's communicator runs on an 8-GPU NVSwitch node, twice its topology
- * graph's (env.ch_graph); it sets the per-channel ceilings and how many
- * channels a call starts (channels_used). nvls_eff is
+ * more nodes, and NVLS's efficiency. `channels` is what NCCL's
+ * communicator runs on an 8-GPU NVSwitch node, twice its topology graph's
+ * (env.ch_graph); it sets the per-channel ceilings and how many channels a
+ * call starts (channels_used). Ampere: 24 (NCCL 2.8-2.12's search finds 6
+ * ring channels over the NVSwitch, doubles them at >= 25 GB/s each, and
+ * ncclTopoPostset doubles again; public HGX A100 logs show 24 channels). nvls_eff is
  * the bus bandwidth of an NVLS all-reduce over NVLink per direction: ~480
  * GB/s measured on H100 (450 GB/s) per the blueprint's section 4; Blackwell
  * scaled by NCCL's NVLS efficiency ratio 0.74 / 0.85. */
@@ -55,7 +57,7 @@ typedef struct arch_facts {
 
 static const arch_facts facts[] = {
     [SC_ARCH_VOLTA] = {39.0, 20.0, {26.5, 18.5, 10.0}, {20.0, 20.0, 20.0}, {0, 0, 0}, 0.0, 12},
-    [SC_ARCH_AMPERE] = {87.7, 20.0, {24.0, 23.6, 17.8}, {20.0, 20.0, 20.0}, {0, 0, 0}, 0.0, 16},
+    [SC_ARCH_AMPERE] = {87.7, 20.0, {24.0, 23.6, 17.8}, {20.0, 20.0, 20.0}, {0, 0, 0}, 0.0, 24},
     [SC_ARCH_HOPPER] =
         {141.0, 36.7, {38.7, 41.4, 36.0}, {36.7, 36.7, 29.0}, {0, 57.7, 45.5}, 480.0 / 450.0, 32},
     [SC_ARCH_BLACKWELL] = {282.0,
@@ -111,23 +113,24 @@ static void model_defaults(sc_arch arch, sc_comm_params *p) {
    * the 8-, 16- and 32-GPU Azure ND A100 v4 all-reduce logs
    * (validation/nccl/azure-ndv4-a100/); docs/COMM.md has the fit, its
    * held-out error on 2, 4, 64 and 128 GPUs, and its transfer to H200. */
-  p->nvlink_eff = 0.843;
-  p->nic_eff = 0.689;
+  p->nvlink_eff = 0.854;
+  p->nic_eff = 0.696;
   p->launch_us = 0.0;  /* NCCL's base latencies include the launch */
-  p->channel_us = 0.755;
-  p->base_scale = 1.14;
-  /* NCCL's NVLink step latencies as they are: the one single-node size in
-   * the fit (8 GPUs) cannot tell them from the base latency */
+  p->channel_us = 1.54;
+  p->base_scale = 0.993;
+  /* ring steps over NVLink are priced with the tree's step latencies
+   * (hop_us), so one fitted scale serves both */
   p->intra_hop_scale = 1.0;
-  p->tree_hop_scale = 0.856;
-  p->net_hop_scale = 1.98;
-  p->ll_frac = 0.0988;
-  p->ll128_frac = 0.921;
-  p->ll_stream_gbps = 6.31;
-  p->ll_net_gbps = 6.59;
-  p->tree_frac = 0.895;
-  p->pipe_kib = 370;
-  p->mem_passes = 1.01;
+  p->tree_hop_scale = 1.06;
+  p->net_hop_scale = 1.89;
+  p->net_bulk_hop_scale = 1.42;
+  p->ll_frac = 0.341;
+  p->ll128_frac = 0.880;
+  p->ll_stream_gbps = 3.75;
+  p->ll_net_gbps = 8.22;
+  p->tree_frac = 0.907;
+  p->pipe_kib = 298;
+  p->mem_passes = 1.10;
   p->nvls_eff = facts[arch].nvls_eff;
   p->a2a_peer_us = 0.5;     /* assumed; no all-to-all measurement shipped */
   p->net_overhead_us = 1.0; /* NCCL's default for Intel hosts */
@@ -136,7 +139,7 @@ static void model_defaults(sc_arch arch, sc_comm_params *p) {
   /* Volta and Ampere clusters ran NCCL 2.8-2.12 in the calibration data's
    * era (the Azure logs); later generations get the fastest candidate */
   p->select = arch <= SC_ARCH_AMPERE ? 2 : 1;
-  p->host_launch_us = 3.91;
+  p->host_launch_us = 3.85;
 }
 
 void sc__comm_params_default(const sc_hw *hw, sc_comm_params *p) {
@@ -206,9 +209,18 @@ static double xfer_us(double bytes, double gbps) {
 
 static double hop_us(const env *e, int algo, int proto, int net) {
   const sc_comm_params *p = e->p;
-  if (net) return lat_us[algo].net[proto] * p->net_hop_scale;
-  return lat_us[algo].nvlink[proto] *
-         (algo == SC_ALGO_TREE ? p->tree_hop_scale : p->intra_hop_scale);
+  if (net)
+    return lat_us[algo].net[proto] *
+           (proto == SC_PROTO_LL ? p->net_hop_scale : p->net_bulk_hop_scale);
+  /* One step over NVLink costs the same whether a ring or a tree's chain
+   * takes it: rings are priced with the tree's per-step latencies, whose
+   * scale the multi-node logs fit (NCCL's tuner has 1.9 / 3.4 us for a ring's
+   * LL128 / Simple step against the tree's 1.25 / 4.0; the single-node logs
+   * show the LL128 fixed cost flat from 2 to 8 GPUs) */
+  if (algo == SC_ALGO_RING)
+    return lat_us[SC_ALGO_TREE].nvlink[proto] * p->tree_hop_scale * p->intra_hop_scale;
+  if (algo == SC_ALGO_TREE) return lat_us[algo].nvlink[proto] * p->tree_hop_scale;
+  return lat_us[algo].nvlink[proto] * p->intra_hop_scale;
 }
 
 /* Channels NCCL 2.8-2.12 runs a ring or tree call on (enqueue.cc,
@@ -226,11 +238,12 @@ static double channels_used(const env *e, int algo, int proto) {
 
 /* Fixed cost of a call (us): NCCL's base latency, LL128's and Simple's
  * times base_scale (LL's as NCCL has it: the 8-GPU benchmark floor hides
- * it), plus channel_us for every channel (thread block) it starts. */
+ * it), plus channel_us for every channel (thread block) it starts beyond
+ * the first, which the base latency already includes. */
 static double base_us(const env *e, int algo, int proto) {
   double nc = algo == SC_ALGO_RING || algo == SC_ALGO_TREE ? channels_used(e, algo, proto) : 1;
   double scale = proto == SC_PROTO_LL ? 1.0 : e->p->base_scale;
-  return e->p->launch_us + scale * lat_us[algo].base[proto] + nc * e->p->channel_us;
+  return e->p->launch_us + scale * lat_us[algo].base[proto] + (nc - 1) * e->p->channel_us;
 }
 
 /* Bus bandwidth of a ring or tree for a protocol: Simple runs at the link
@@ -261,15 +274,22 @@ static double fill_us(const env *e, double steps, double share_bytes, double gbp
   return steps * xfer_us(fmin(share_bytes, e->p->pipe_kib * 1024.0), gbps);
 }
 
-/* LL carries a flag with every 8 bytes, so a receiver forwards each line as
- * soon as it lands: the steps of a ring or tree overlap and cost latency,
- * and the data costs the time one rank needs to stream its share of a step
- * (S/n on a ring, the whole buffer on a tree) at ll_stream_gbps, not the
- * bus traffic. Across the network LL moves as messages the proxy posts, so
- * each of `crossings` network hops stores and forwards the share at
- * ll_net_gbps. The link-bound time (the caller's) still caps it. */
-static double ll_stream_us(const env *e, double share, double crossings) {
-  return xfer_us(share, e->p->ll_stream_gbps) + crossings * xfer_us(share, e->p->ll_net_gbps);
+/* The data time of an LL call. LL carries a flag with every 8 bytes and
+ * each channel (one thread block) streams its lines at a modest rate,
+ * ll_stream_gbps; NCCL starts a channel per 4 KiB (8 bytes per thread,
+ * times the ranks on a ring: channels_used), so while the channels ramp up
+ * with the size every channel moves the same bytes and the data costs the
+ * same time, and the cost of a bigger call is mostly the channels it starts
+ * (channel_us). `traffic` is what each rank sends over the links (bus factor
+ * x S on a ring, 2S on a tree), `link` the protocol's link-bound rate.
+ * Across the network LL moves as messages the proxy posts, so each of
+ * `crossings` network hops stores and forwards `share` (S/n on a ring, the
+ * buffer on a tree) at ll_net_gbps. */
+static double ll_data_us(const env *e, int algo, double traffic, double link, double share,
+                         double crossings) {
+  double nc = channels_used(e, algo, SC_PROTO_LL);
+  return xfer_us(traffic, fmin(link, nc * e->p->ll_stream_gbps)) +
+         crossings * xfer_us(share, e->p->ll_net_gbps);
 }
 
 static double ring_us(const env *e, int op, int proto, double bytes) {
@@ -300,7 +320,9 @@ static double ring_us(const env *e, int op, int proto, double bytes) {
   double simple = e->b_ring;
   double bw = proto_bw(e, simple, proto, 1.0, e->f->ll128_ch_gbps);
   double link = xfer_us(sc_comm_bus_factor(op, (int64_t)n) * bytes, bw);
-  if (proto == SC_PROTO_LL) return lat + fmax(link, ll_stream_us(e, share, isteps));
+  if (proto == SC_PROTO_LL)
+    return lat + ll_data_us(e, SC_ALGO_RING, sc_comm_bus_factor(op, (int64_t)n) * bytes, bw, share,
+                            isteps);
   double t = lat + link;
   if (proto == SC_PROTO_SIMPLE) t += fill_us(e, steps, share, bw);
   return t;
@@ -320,7 +342,7 @@ static double tree_us(const env *e, int proto, double bytes) {
   /* NCCL's tuner: tree LL at 1/3.8 of the tree rate, ring LL at 1/4 (ll_frac's prior) */
   double bw = proto_bw(e, simple, proto, 1.0 / 3.8 / 0.25, e->f->tree_ll128_ch_gbps[e->ncat]);
   if (proto == SC_PROTO_LL)
-    return lat + fmax(xfer_us(2.0 * bytes, bw), ll_stream_us(e, bytes, 2 * e->depth));
+    return lat + ll_data_us(e, SC_ALGO_TREE, 2.0 * bytes, bw, bytes, 2 * e->depth);
   double t = lat + xfer_us(2.0 * bytes, bw);
   if (proto == SC_PROTO_SIMPLE) t += fill_us(e, 2 * hops, bytes, bw);
   return t;
@@ -605,4 +627,4 @@ static double nccl_p2p_ns(const sc_cost *c, double bytes, int inter) {
          1e3;
 }
 
-const sc_comm_model sc__comm_nccl_model = {"nccl", 3, nccl_coll_ns, nccl_p2p_ns};
+const sc_comm_model sc__comm_nccl_model = {"nccl", 4, nccl_coll_ns, nccl_p2p_ns};

@@ -34,16 +34,20 @@
     "multiplier of NCCL's LL128 and Simple base latencies (ring 14 / 8.4, tree 14 / 8.4 us); LL "  \
     "keeps NCCL's (6.6, tree 6.8 us)")                                                             \
   X(nccl_intra_hop_scale, intra_hop_scale, 0.02, 50.0, 0, 1.0, "",                                 \
-    "multiplier of NCCL's NVLink step latencies (ring LL 0.6, LL128 1.9, Simple 3.4 us)")          \
+    "extra multiplier of a ring's NVLink steps, which are priced as a tree's chain steps")         \
   X(nccl_tree_hop_scale, tree_hop_scale, 0.02, 50.0, 1, 1.0, "",                                   \
-    "multiplier of NCCL's NVLink step latencies in a tree's intra-node chain")                     \
+    "multiplier of NCCL's NVLink step latencies of a tree's chain (LL 0.6, LL128 1.25, Simple 4 "  \
+    "us); a ring's steps over NVLink cost the same")                                               \
   X(nccl_net_hop_scale, net_hop_scale, 0.02, 50.0, 1, 1.0, "",                                     \
-    "multiplier of NCCL's network step latencies (tree LL 5, LL128 8.5, Simple 14 us)")            \
+    "multiplier of NCCL's LL network step latencies (ring 2.7, tree 5 us)")                        \
+  X(nccl_net_bulk_hop_scale, net_bulk_hop_scale, 0.02, 50.0, 1, 1.0, "",                           \
+    "multiplier of NCCL's LL128 and Simple network step latencies (ring 4 / 14, tree 8.5 / 14 "   \
+    "us)")                                                                                         \
   X(nccl_ll_frac, ll_frac, 0.01, 1.0, 1, 0.25, "",                                                 \
     "LL link rate / Simple (prior: NCCL's tuner, 1/4 for rings; trees 1/3.8 of the tree rate)")    \
   X(nccl_ll_stream_gbps, ll_stream_gbps, 0.1, 100.0, 1, 5.0, "GB/s",                               \
-    "LL: rate at which a rank streams its share of a step (S/n on a ring, S on a tree) (prior: "   \
-    "NCCL's LL rate of one A100 channel, 58.75 GB/s over 12)")                                     \
+    "LL rate of one channel (thread block); a call's LL data moves at most at this times the "     \
+    "channels it starts (prior: NCCL's LL rate of one A100 channel, 58.75 GB/s over 12)")          \
   X(nccl_ll_net_gbps, ll_net_gbps, 0.05, 100.0, 1, 5.0, "GB/s",                                    \
     "LL across the network: each crossing stores and forwards the share at this rate (prior: as "  \
     "nccl_ll_stream_gbps)")                                                                        \

@@ -181,9 +181,9 @@ EOF
 tools/validate_ddp.sh "$cli" --md
 cat <<'EOF'
 
-With `--set simulation.interference=constant` the held-out MAPE is 5.2 %
-(GPT-2 3.5, VGG19 2.5, BERT-Large 4.2, ResNet-152 10.6 %), with `learned`
-6.5 %: NCCL kernels slowing the backward they overlap account for part of the
+With `--set simulation.interference=constant` the held-out MAPE is 5.1 %
+(GPT-2 3.3, VGG19 2.4, BERT-Large 4.2, ResNet-152 10.3 %), with `learned`
+6.3 %: NCCL kernels slowing the backward they overlap account for part of the
 growth from 1 to 2 GPUs. Weakest: ResNet-152 at batch 8-16 per GPU, where the
 step is bound by the host launching ~8,000 kernels (measured ~87 ms at both
 batch sizes) and our per-operator host costs, fitted across all four models,

@@ -64,7 +64,7 @@ static void test_registry_and_default(void **state) {
   (void)state;
   const sc_comm_model *m = sc__comm_model_find("nccl");
   assert_non_null(m);
-  assert_int_equal(m->version, 3);
+  assert_int_equal(m->version, 4);
   assert_non_null(sc__comm_model_find("nccl-ring-tree"));
   sc_config cfg;
   sc_config_default(&cfg);
@@ -425,7 +425,7 @@ static void test_calibration_deterministic(void **state) {
   assert_true(ma == mb && ma < 10);
   /* parameters that were not fitted stay where they were */
   assert_true(a->params.p2p_latency_us == b->params.p2p_latency_us);
-  assert_true(a->params.channels == 16);
+  assert_true(a->params.channels == 24);
   sc_comm_free(a);
   sc_comm_free(b);
 
@@ -482,12 +482,13 @@ static void test_heldout_accuracy(void **state) {
     int gpus;
     double max_mape[3]; /* < 64 KiB, 64 KiB - 16 MiB, > 16 MiB */
   } heldout[] = {
-      {2, {5.2 + 1.5, 23.9 + 1.5, 10.2 + 1.5}},
-      {4, {4.1 + 1.5, 11.8 + 1.5, 2.3 + 1.5}},
-      /* small band: the first row (1 KiB, 294 us) is a warm-up outlier, 12
-       * points of the 20.6 alone */
-      {64, {20.6 + 1.5, 7.9 + 1.5, 5.0 + 1.5}},
-      {128, {10.2 + 1.5, 7.8 + 1.5, 3.6 + 1.5}},
+      {2, {7.7 + 1.5, 4.2 + 1.5, 6.4 + 1.5}},
+      {4, {4.4 + 1.5, 2.0 + 1.5, 1.7 + 1.5}},
+      /* small band: the first row (1 KiB, 294 us, both columns) is a
+       * warm-up outlier, 12 points of the 20.8 alone; the rest is a step
+       * at 16-32 KiB the model does not have */
+      {64, {20.8 + 1.5, 8.4 + 1.5, 5.6 + 1.5}},
+      {128, {9.7 + 1.5, 8.2 + 1.5, 4.0 + 1.5}},
   };
   char rel[256];
   sc_nccltests t[3];
@@ -499,7 +500,7 @@ static void test_heldout_accuracy(void **state) {
   double fit_mape;
   assert_int_equal(sc_comm_calibrate(m, t, 3, &fit_mape), 0);
   print_message("in-sample MAPE on 8/16/32 GPUs: %.1f%%\n", fit_mape);
-  assert_true(fit_mape < 4.4 + 1.0);
+  assert_true(fit_mape < 4.1 + 1.0);
   print_message("GPUs  <64KiB  64KiB-16MiB  >16MiB   (MAPE %% of time)\n");
   for (size_t h = 0; h < sizeof heldout / sizeof heldout[0]; h++) {
     sc_nccltests v;
