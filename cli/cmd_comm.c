@@ -115,7 +115,8 @@ static void comm_usage(FILE *f) {
              "every row of an nccl-tests output (GPU, ranks and placement from its device\n"
              "lines unless given); measured = the smaller of out-of-place and in-place;\n"
              "a run driving G GPUs from one thread (nGpus G) is predicted no faster than\n"
-             "G kernel launches.\n");
+             "G kernel launches. A run whose first size took over twice the time of the\n"
+             "next has a warm-up row: shown, not counted in the MAPE.\n");
 }
 
 typedef struct comm_opts {
@@ -255,6 +256,13 @@ static int print_table(sc_comm *m, const comm_opts *o) {
   return SC_OK;
 }
 
+/* The mean absolute error over every row, warm-up rows included. */
+static double mape_all(const sc_comm_compare_row *rows, size_t n) {
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += fabs(rows[i].error_pct);
+  return n ? sum / (double)n : 0;
+}
+
 static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) {
   sc_comm_compare_row *rows = calloc(t->nrows ? t->nrows : 1, sizeof *rows);
   if (!rows) return SC_ENOMEM;
@@ -268,10 +276,10 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
   if (o->json) {
     printf("{\"rows\":[");
     for (size_t i = 0; i < n; i++)
-      printf("%s{\"bytes\":%.0f,\"measured_us\":%.6g,\"predicted_us\":%.6g,\"error_pct\":%.4g}",
+      printf("%s{\"bytes\":%.0f,\"measured_us\":%.6g,\"predicted_us\":%.6g,\"error_pct\":%.4g%s}",
              i ? "," : "", rows[i].bytes, rows[i].measured_us, rows[i].predicted_us,
-             rows[i].error_pct);
-    printf("],\"mape_pct\":%.4g}\n", mape);
+             rows[i].error_pct, rows[i].warmup ? ",\"warmup\":true" : "");
+    printf("],\"mape_pct\":%.4g,\"mape_all_pct\":%.4g}\n", mape, mape_all(rows, n));
   } else {
     int op = o->op >= 0 ? o->op : t->op;
     int64_t ranks = o->gpus > 0 ? o->gpus : t->ranks > 0 ? t->ranks : sc_nccltests_infer_ranks(t);
@@ -284,9 +292,17 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
       char me[32], pr[32];
       fixed(me, sizeof me, 10, rows[i].measured_us);
       fixed(pr, sizeof pr, 10, rows[i].predicted_us);
-      printf("%12.0f  %10s  %10s  %+8.1f\n", rows[i].bytes, me, pr, rows[i].error_pct);
+      printf("%12.0f  %10s  %10s  %+8.1f%s\n", rows[i].bytes, me, pr, rows[i].error_pct,
+             rows[i].warmup ? "  warm-up, not counted" : "");
     }
-    printf("# MAPE %.1f%% over %zu rows\n", mape, n);
+    size_t warm = 0;
+    for (size_t i = 0; i < n; i++) warm += rows[i].warmup != 0;
+    if (warm)
+      printf("# MAPE %.1f%% over %zu rows (%.1f%% with the warm-up row: the run's first size took\n"
+             "# over twice the time of the next)\n",
+             mape, n - warm, mape_all(rows, n));
+    else
+      printf("# MAPE %.1f%% over %zu rows\n", mape, n);
   }
   free(rows);
   return SC_OK;

@@ -175,7 +175,7 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
     if (pl.n < 2) continue; /* one rank communicates nothing */
     for (size_t r = 0; r < t->nrows; r++) {
       double meas = sc_nccltests_row_time_us(&t->rows[r]);
-      if (!(meas > 0) || t->rows[r].bytes <= 0) continue;
+      if (!(meas > 0) || t->rows[r].bytes <= 0 || sc_nccltests_row_is_warmup(t, r)) continue;
       rows[n].bytes = (double)t->rows[r].bytes;
       rows[n].measured_us = meas;
       rows[n].op = t->op;

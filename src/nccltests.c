@@ -638,6 +638,16 @@ double sc_nccltests_row_time_us(const sc_nccltests_row *r) {
   return fmin(r->time_us[0], r->time_us[1]);
 }
 
+int sc_nccltests_row_is_warmup(const sc_nccltests *t, size_t i) {
+  size_t first = 0;
+  while (first < t->nrows && !(sc_nccltests_row_time_us(&t->rows[first]) > 0)) first++;
+  if (i != first || first >= t->nrows) return 0;
+  size_t next = first + 1;
+  while (next < t->nrows && !(sc_nccltests_row_time_us(&t->rows[next]) > 0)) next++;
+  if (next >= t->nrows || t->rows[next].bytes <= t->rows[first].bytes) return 0;
+  return sc_nccltests_row_time_us(&t->rows[first]) > 2.0 * sc_nccltests_row_time_us(&t->rows[next]);
+}
+
 int64_t sc_nccltests_infer_ranks(const sc_nccltests *t) {
   int op = t->op;
   if (op != SC_COMM_ALL_REDUCE && op != SC_COMM_ALL_GATHER && op != SC_COMM_REDUCE_SCATTER &&

@@ -92,8 +92,18 @@ int sc_nccltests_parse(sc_ctx *ctx, sc_nccltests *out, const char *name, const c
 /* Reads and parses a file (SC_EIO when it cannot be read). */
 int sc_nccltests_load(sc_ctx *ctx, sc_nccltests *out, const char *path);
 void sc_nccltests_free(sc_ctx *ctx, sc_nccltests *t);
-/* The measured time of a row: out-of-place, else in-place; NAN if neither. */
+/* The measured time of a row: the smaller of out-of-place and in-place (one
+ * when the other is missing); NAN if neither. */
 double sc_nccltests_row_time_us(const sc_nccltests_row *r);
+
+/* 1 when row i is a warm-up row: the first row with a measured time, whose
+ * time is more than twice that of the next row with one, a larger message.
+ * At the smallest sizes every algorithm is latency-bound, so half the bytes
+ * cannot take twice the time: such a row measured something else (the run's
+ * first calls setting up connections and buffers), in both columns since
+ * the smaller of the two is taken. Comparisons report it but leave it out of
+ * their error; the fit leaves it out. */
+int sc_nccltests_row_is_warmup(const sc_nccltests *t, size_t i);
 /* Ranks implied by busbw/algbw of the rows for t->op (nccl-tests prints
  * busbw = algbw * factor(n)); 0 when the op has no n-dependent factor, the
  * rows disagree, or no row has both numbers. For outputs without device
@@ -142,13 +152,15 @@ typedef struct sc_comm_compare_row {
   double measured_us; /* sc_nccltests_row_time_us */
   double predicted_us;
   double error_pct; /* 100 * (predicted - measured) / measured */
+  int warmup;       /* sc_nccltests_row_is_warmup: reported, not in the MAPE */
 } sc_comm_compare_row;
 
 /* Predicts every row of t with a measured time (op = t->op unless op >= 0;
  * ranks/placement from t unless gpus > 0), as nccl-tests would report it:
  * a run driving several GPUs from one thread (its nGpus) cannot be faster
  * than that many kernel launches. rows must hold t->nrows entries; *nout
- * gets the count written, *mape_pct their mean absolute error. */
+ * gets the count written, *mape_pct their mean absolute error over the rows
+ * that are not warm-up rows (all of them when every row is one). */
 int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpus,
                     int64_t gpus_per_node, sc_comm_compare_row *rows, size_t *nout,
                     double *mape_pct);

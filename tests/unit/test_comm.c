@@ -472,7 +472,8 @@ static void test_compare_without_devices(void **state) {
  * was last changed (docs/COMM.md section 4, tools/comm_heldout.sh) plus 1.5
  * points: a regression guard, not a target. The fit is deterministic and
  * gives the same bands at -O0 and with -ffast-math. Measured =
- * min(out-of-place, in-place); the 2- to 8-GPU logs drive all GPUs from one
+ * min(out-of-place, in-place), warm-up rows left out as sc_comm_compare
+ * leaves them out of its MAPE; the 2- to 8-GPU logs drive all GPUs from one
  * thread (nccl-tests -g), which sc_comm_compare models. */
 static void test_heldout_accuracy(void **state) {
   (void)state;
@@ -484,10 +485,10 @@ static void test_heldout_accuracy(void **state) {
   } heldout[] = {
       {2, {7.7 + 1.5, 4.2 + 1.5, 6.4 + 1.5}},
       {4, {4.4 + 1.5, 2.0 + 1.5, 1.7 + 1.5}},
-      /* small band: the first row (1 KiB, 294 us, both columns) is a
-       * warm-up outlier, 12 points of the 20.8 alone; the rest is a step
-       * at 16-32 KiB the model does not have */
-      {64, {20.8 + 1.5, 8.4 + 1.5, 5.6 + 1.5}},
+      /* small band: without the warm-up row (1 KiB, 294 us in both
+       * columns; 20.8 % with it); the rest is a step at 16-32 KiB the
+       * model does not have */
+      {64, {10.0 + 1.5, 8.4 + 1.5, 5.6 + 1.5}},
       {128, {9.7 + 1.5, 8.2 + 1.5, 4.0 + 1.5}},
   };
   char rel[256];
@@ -513,6 +514,7 @@ static void test_heldout_accuracy(void **state) {
     double sum[3] = {0, 0, 0};
     int cnt[3] = {0, 0, 0};
     for (size_t r = 0; r < n; r++) {
+      if (rows[r].warmup) continue; /* only the 64-GPU log has one */
       int band = rows[r].bytes < 65536 ? 0 : rows[r].bytes <= 16777216 ? 1 : 2;
       sum[band] += fabs(rows[r].error_pct);
       cnt[band]++;

@@ -437,6 +437,48 @@ static void test_allocation_failures(void **state) {
   assert_true(ok);
 }
 
+/* ------------------------------------------------------------ warm-up rows */
+
+/* Only the first measured row can be a warm-up row, and only when it took
+ * over twice the time of the next, larger size; the shipped logs have one
+ * (64 GPUs, 1 KiB: 294 us in both columns, 73 us for 2 KiB). */
+static void test_warmup_rows(void **state) {
+  (void)state;
+  sc_nccltests t;
+  parse(&t, "        1024   256  float  sum   300.0  0.00  0.00  0   290.0  0.00  0.00  0\n"
+            "        2048   512  float  sum    80.0  0.03  0.05  0    73.0  0.03  0.06  0\n"
+            "        4096  1024  float  sum   200.0  0.05  0.10  0    77.0  0.05  0.11  0\n"
+            "        8192  2048  float  sum    20.0  0.10  0.19  0    21.0  0.10  0.20  0\n");
+  assert_int_equal(t.nrows, 4);
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 0), 1);
+  /* later rows are never warm-up rows, even when slower than the next */
+  for (size_t i = 1; i < t.nrows; i++) assert_int_equal(sc_nccltests_row_is_warmup(&t, i), 0);
+  sc_nccltests_free(ctx, &t);
+
+  /* twice the next row's time is not enough; the smaller column counts */
+  parse(&t, "        1024   256  float  sum  1242.3  0.00  0.00  0    92.0  0.01  0.02  0\n"
+            "        2048   512  float  sum   102.7  0.02  0.04  0    46.0  0.02  0.04  0\n");
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 0), 0);
+  sc_nccltests_free(ctx, &t);
+
+  /* a single row, or a next row that is not larger, makes no warm-up row */
+  parse(&t, "        1024   256  float  sum   300.0  0.00  0.00  0   290.0  0.00  0.00  0\n");
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 0), 0);
+  sc_nccltests_free(ctx, &t);
+  parse(&t, "        2048   512  float  sum   300.0  0.00  0.00  0   290.0  0.00  0.00  0\n"
+            "        1024   256  float  sum    80.0  0.03  0.05  0    73.0  0.03  0.06  0\n");
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 0), 0);
+  sc_nccltests_free(ctx, &t);
+
+  load(&t, "validation/nccl/azure-ndv4-a100/all_reduce_64gpu.log");
+  size_t flagged = 0;
+  for (size_t i = 0; i < t.nrows; i++) flagged += (size_t)sc_nccltests_row_is_warmup(&t, i);
+  assert_int_equal(flagged, 1);
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 0), 1);
+  assert_int_equal(t.rows[0].bytes, 1024);
+  sc_nccltests_free(ctx, &t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shipped_files),
@@ -448,6 +490,7 @@ int main(void) {
       cmocka_unit_test(test_op_names),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_allocation_failures),
+      cmocka_unit_test(test_warmup_rows),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
