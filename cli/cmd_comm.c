@@ -486,11 +486,13 @@ int sc_cli_calibrate(int argc, char **argv) {
       }
       int64_t ranks = t[i].ranks > 0 ? t[i].ranks : sc_nccltests_infer_ranks(&t[i]);
       if (ranks > 1) rc = sc_comm_compare(m, &t[i], -1, 0, 0, rows, &n, &fm);
+      size_t warm = 0;
+      for (size_t r = 0; r < n; r++) warm += rows[r].warmup != 0;
       free(rows);
       char nodes[24] = "-"; /* no device lines: the placement came from --gpus-per-node */
       if (t[i].nodes > 0) snprintf(nodes, sizeof nodes, "%lld", (long long)t[i].nodes);
-      fprintf(report, "  %-44s %-14s %6lld %6s %8.1f\n", files[i], sc_comm_op_name(t[i].op),
-              (long long)ranks, nodes, fm);
+      fprintf(report, "  %-44s %-14s %6lld %6s %8.1f%s\n", files[i], sc_comm_op_name(t[i].op),
+              (long long)ranks, nodes, fm, warm ? "  (warm-up row left out)" : "");
       if (len < sizeof note)
         len += (size_t)snprintf(note + len, sizeof note - len, "\n  %s (%s, %lld ranks)", files[i],
                                 sc_comm_op_name(t[i].op), (long long)ranks);
