@@ -113,24 +113,25 @@ static void model_defaults(sc_arch arch, sc_comm_params *p) {
    * the 8-, 16- and 32-GPU Azure ND A100 v4 all-reduce logs
    * (validation/nccl/azure-ndv4-a100/); docs/COMM.md has the fit, its
    * held-out error on 2, 4, 64 and 128 GPUs, and its transfer to H200. */
-  p->nvlink_eff = 0.854;
-  p->nic_eff = 0.696;
+  p->nvlink_eff = 0.858;
+  p->nic_eff = 0.695;
   p->launch_us = 0.0;  /* NCCL's base latencies include the launch */
-  p->channel_us = 1.54;
-  p->base_scale = 0.993;
+  p->channel_us = 1.59;
+  p->tree_channel_us = 0.812;
+  p->base_scale = 1.08;
   /* ring steps over NVLink are priced with the tree's step latencies
    * (hop_us), so one fitted scale serves both */
   p->intra_hop_scale = 1.0;
-  p->tree_hop_scale = 1.06;
-  p->net_hop_scale = 1.89;
-  p->net_bulk_hop_scale = 1.42;
+  p->tree_hop_scale = 1.11;
+  p->net_hop_scale = 1.85;
+  p->net_bulk_hop_scale = 1.74;
   p->ll_frac = 0.341;
-  p->ll128_frac = 0.880;
-  p->ll_stream_gbps = 3.75;
-  p->ll_net_gbps = 8.22;
-  p->tree_frac = 0.907;
-  p->pipe_kib = 298;
-  p->mem_passes = 1.10;
+  p->ll128_frac = 0.890;
+  p->ll_stream_gbps = 3.89;
+  p->ll_net_gbps = 5.77;
+  p->tree_frac = 0.894;
+  p->pipe_kib = 291;
+  p->mem_passes = 1.05;
   p->nvls_eff = facts[arch].nvls_eff;
   p->a2a_peer_us = 0.5;     /* assumed; no all-to-all measurement shipped */
   p->net_overhead_us = 1.0; /* NCCL's default for Intel hosts */
@@ -243,7 +244,8 @@ static double channels_used(const env *e, int algo, int proto) {
 static double base_us(const env *e, int algo, int proto) {
   double nc = algo == SC_ALGO_RING || algo == SC_ALGO_TREE ? channels_used(e, algo, proto) : 1;
   double scale = proto == SC_PROTO_LL ? 1.0 : e->p->base_scale;
-  return e->p->launch_us + scale * lat_us[algo].base[proto] + (nc - 1) * e->p->channel_us;
+  double ch_us = algo == SC_ALGO_TREE ? e->p->tree_channel_us : e->p->channel_us;
+  return e->p->launch_us + scale * lat_us[algo].base[proto] + (nc - 1) * ch_us;
 }
 
 /* Bus bandwidth of a ring or tree for a protocol: Simple runs at the link

@@ -28,8 +28,10 @@
   X(nccl_launch_us, launch_us, 0.0, 100.0, 0, 0.0, "us",                                           \
     "fixed cost of every collective call beyond NCCL's base latency (Echo's alpha)")               \
   X(nccl_channel_us, channel_us, 0.0, 20.0, 1, 1.0, "us",                                          \
-    "fixed cost per channel (one CTA) a ring or tree call runs on; NCCL runs fewer channels for "  \
-    "small calls (prior: 1 us)")                                                                   \
+    "fixed cost per channel (one CTA) a ring call runs on beyond the first; NCCL runs fewer "      \
+    "channels for small calls (prior: 1 us)")                                                      \
+  X(nccl_tree_channel_us, tree_channel_us, 0.0, 20.0, 1, 1.0, "us",                               \
+    "the same for a tree call (prior: 1 us)")                                                      \
   X(nccl_base_scale, base_scale, 0.02, 20.0, 1, 1.0, "",                                           \
     "multiplier of NCCL's LL128 and Simple base latencies (ring 14 / 8.4, tree 14 / 8.4 us); LL "  \
     "keeps NCCL's (6.6, tree 6.8 us)")                                                             \

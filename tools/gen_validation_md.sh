@@ -149,12 +149,12 @@ EOF
 tools/comm_heldout.sh "$cli"
 cat <<'EOF'
 
-The target is under 10 % in every band. All held-out bands are at or below it
-but one at its edge: the small band of 64 GPUs, 10.0 % without its warm-up row
-(a run's first size taking over twice the next's time, left out of every
-comparison: 294 us for 1 KiB against 73 us for 2 KiB) and 20.8 % with it. The
-rest of that band is a step at 16 KiB on every multi-node log that the model
-does not have (-22 % at 16 and 32 KiB on 64 GPUs, -31 % at 16 KiB on 128).
+The target is under 10 % in every band; every held-out band meets it. The
+small band of 64 GPUs is 9.3 % without its warm-up row (a run's first size
+taking over twice the next's time, left out of every comparison: 294 us for
+1 KiB against 73 us for 2 KiB) and 20.2 % with it. Its largest errors are a
+step at 16 KiB on every multi-node log that the model does not have (-21 % at
+16 and -19 % at 32 KiB on 64 GPUs, -29 % at 16 KiB on 128).
 The model reproduces NCCL's own, non-monotone choice: the tree LL kept up to
 128 KiB on 64 and 128 GPUs, which then takes twice as long as the 256 KiB
 call. docs/COMM.md section 4 has the details and the transfer to H100/H200.

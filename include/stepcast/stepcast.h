@@ -136,7 +136,7 @@ typedef struct sc_cluster_cfg {
   double nvlink_gbps;     /* intra-node bandwidth per GPU, GB/s; 0 = preset */
 } sc_cluster_cfg;
 
-#define SC_NCCL_PARAMS_MAX 24
+#define SC_NCCL_PARAMS_MAX 32
 /* Coefficients of the learned interference model (calibration keys
  * `interference_w_*`, src/interf_int.h lists the features). */
 #define SC_INTERF_COEFS_MAX 16
