@@ -256,11 +256,14 @@ static int print_table(sc_comm *m, const comm_opts *o) {
   return SC_OK;
 }
 
-/* The mean absolute error over every row, warm-up rows included. */
-static double mape_all(const sc_comm_compare_row *rows, size_t n) {
+/* How many rows are warm-up rows, and the mean absolute error over every
+ * row, warm-up rows included (sc_comm_compare's MAPE leaves them out). */
+static size_t warmup_rows(const sc_comm_compare_row *rows, size_t n, double *mape_all) {
   double sum = 0;
-  for (size_t i = 0; i < n; i++) sum += fabs(rows[i].error_pct);
-  return n ? sum / (double)n : 0;
+  size_t warm = 0;
+  for (size_t i = 0; i < n; i++) sum += fabs(rows[i].error_pct), warm += rows[i].warmup != 0;
+  if (mape_all) *mape_all = n ? sum / (double)n : 0;
+  return warm;
 }
 
 static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) {
@@ -273,13 +276,15 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
     free(rows);
     return rc;
   }
+  double all;
+  size_t warm = warmup_rows(rows, n, &all);
   if (o->json) {
     printf("{\"rows\":[");
     for (size_t i = 0; i < n; i++)
       printf("%s{\"bytes\":%.0f,\"measured_us\":%.6g,\"predicted_us\":%.6g,\"error_pct\":%.4g%s}",
              i ? "," : "", rows[i].bytes, rows[i].measured_us, rows[i].predicted_us,
              rows[i].error_pct, rows[i].warmup ? ",\"warmup\":true" : "");
-    printf("],\"mape_pct\":%.4g,\"mape_all_pct\":%.4g}\n", mape, mape_all(rows, n));
+    printf("],\"mape_pct\":%.4g,\"mape_all_pct\":%.4g}\n", mape, all);
   } else {
     int op = o->op >= 0 ? o->op : t->op;
     int64_t ranks = o->gpus > 0 ? o->gpus : t->ranks > 0 ? t->ranks : sc_nccltests_infer_ranks(t);
@@ -295,12 +300,10 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
       printf("%12.0f  %10s  %10s  %+8.1f%s\n", rows[i].bytes, me, pr, rows[i].error_pct,
              rows[i].warmup ? "  warm-up, not counted" : "");
     }
-    size_t warm = 0;
-    for (size_t i = 0; i < n; i++) warm += rows[i].warmup != 0;
     if (warm)
       printf("# MAPE %.1f%% over %zu rows (%.1f%% with the warm-up row: the run's first size took\n"
              "# over twice the time of the next)\n",
-             mape, n - warm, mape_all(rows, n));
+             mape, n - warm, all);
     else
       printf("# MAPE %.1f%% over %zu rows\n", mape, n);
   }
@@ -486,8 +489,7 @@ int sc_cli_calibrate(int argc, char **argv) {
       }
       int64_t ranks = t[i].ranks > 0 ? t[i].ranks : sc_nccltests_infer_ranks(&t[i]);
       if (ranks > 1) rc = sc_comm_compare(m, &t[i], -1, 0, 0, rows, &n, &fm);
-      size_t warm = 0;
-      for (size_t r = 0; r < n; r++) warm += rows[r].warmup != 0;
+      size_t warm = warmup_rows(rows, n, NULL);
       free(rows);
       char nodes[24] = "-"; /* no device lines: the placement came from --gpus-per-node */
       if (t[i].nodes > 0) snprintf(nodes, sizeof nodes, "%lld", (long long)t[i].nodes);

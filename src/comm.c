@@ -142,7 +142,7 @@ int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpu
   sc_placement pl;
   int rc = sc__comm_file_placement(m, t, gpus, gpus_per_node, &pl);
   if (rc) return rc;
-  double sum = 0, sum_all = 0;
+  double sum = 0;
   size_t counted = 0;
   for (size_t i = 0; i < t->nrows; i++) {
     double meas = sc_nccltests_row_time_us(&t->rows[i]);
@@ -154,13 +154,9 @@ int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpu
     r->predicted_us = sc__comm_bench_time_us(&m->topo, &m->params, op, r->bytes, &pl,
                                              sc__comm_file_gpus_per_thread(t), NULL, NULL);
     r->error_pct = 100.0 * (r->predicted_us - meas) / meas;
-    sum_all += fabs(r->error_pct);
     if (!r->warmup) sum += fabs(r->error_pct), counted++;
   }
-  if (counted)
-    *mape_pct = sum / (double)counted;
-  else if (*nout)
-    *mape_pct = sum_all / (double)*nout;
+  if (counted) *mape_pct = sum / (double)counted;
   return SC_OK;
 }
 

@@ -36,7 +36,8 @@
     "multiplier of NCCL's LL128 and Simple base latencies (ring 14 / 8.4, tree 14 / 8.4 us); LL "  \
     "keeps NCCL's (6.6, tree 6.8 us)")                                                             \
   X(nccl_intra_hop_scale, intra_hop_scale, 0.02, 50.0, 0, 1.0, "",                                 \
-    "extra multiplier of a ring's NVLink steps, which are priced as a tree's chain steps")         \
+    "extra multiplier of a ring's NVLink steps (priced as a tree's chain steps) and of the "       \
+    "NVLink latencies of NVLS and CollNet")                                                        \
   X(nccl_tree_hop_scale, tree_hop_scale, 0.02, 50.0, 1, 1.0, "",                                   \
     "multiplier of NCCL's NVLink step latencies of a tree's chain (LL 0.6, LL128 1.25, Simple 4 "  \
     "us); a ring's steps over NVLink cost the same")                                               \

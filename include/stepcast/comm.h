@@ -160,7 +160,8 @@ typedef struct sc_comm_compare_row {
  * a run driving several GPUs from one thread (its nGpus) cannot be faster
  * than that many kernel launches. rows must hold t->nrows entries; *nout
  * gets the count written, *mape_pct their mean absolute error over the rows
- * that are not warm-up rows (all of them when every row is one). */
+ * that are not warm-up rows (a warm-up row always has a counted row after
+ * it). */
 int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpus,
                     int64_t gpus_per_node, sc_comm_compare_row *rows, size_t *nout,
                     double *mape_pct);
