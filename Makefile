@@ -60,7 +60,7 @@ bench: build
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz build-mpi
 
-# MPI variant: same sources, src/par_mpi.c instead of src/par_serial.c.
+# MPI variant: same sources, src/analysis/par_mpi.c instead of src/analysis/par_serial.c.
 deps-mpi: deps
 	@missing=""; for p in $(DEB_PKGS_MPI); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -84,9 +84,9 @@ fuzz: deps
 	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
 	mkdir -p build-fuzz
-	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc src/chakra_et.proto
+	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc/trace src/trace/chakra_et.proto
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_config.c src/*.c build-fuzz/proto/chakra_et.pb-c.c \
+	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_config.c src/*/*.c build-fuzz/proto/chakra_et.pb-c.c \
 	  $$(pkg-config --cflags --libs $(FUZZ_PKGS)) -lm -o build-fuzz/fuzz_config
 	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
 	./build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus
@@ -96,9 +96,9 @@ FUZZ_PKGS = yaml-0.1 zlib libzstd libprotobuf-c
 fuzz-kineto: deps
 	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
-	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc src/chakra_et.proto
+	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc/trace src/trace/chakra_et.proto
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_kineto.c src/*.c build-fuzz/proto/chakra_et.pb-c.c \
+	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_kineto.c src/*/*.c build-fuzz/proto/chakra_et.pb-c.c \
 	  $$(pkg-config --cflags --libs $(FUZZ_PKGS)) -lm -o build-fuzz/fuzz_kineto
 	mkdir -p build-fuzz/corpus-trace && cp tests/fuzz/corpus-trace/* build-fuzz/corpus-trace/
 	./build-fuzz/fuzz_kineto -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 build-fuzz/corpus-trace

@@ -6,7 +6,7 @@
 #include "stepcast/stepcast.h"
 
 #include "commands.h"
-#include "config_int.h"
+#include "input/config_int.h"
 
 #include <errno.h>
 #include <stdio.h>

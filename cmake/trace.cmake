@@ -8,9 +8,9 @@ set(SC_PROTO_OUT ${PROJECT_BINARY_DIR}/proto)
 file(MAKE_DIRECTORY ${SC_PROTO_OUT})
 add_custom_command(
   OUTPUT ${SC_PROTO_OUT}/chakra_et.pb-c.c ${SC_PROTO_OUT}/chakra_et.pb-c.h
-  COMMAND ${SC_PROTOC_C} --c_out=${SC_PROTO_OUT} -I${PROJECT_SOURCE_DIR}/src
-          ${PROJECT_SOURCE_DIR}/src/chakra_et.proto
-  DEPENDS ${PROJECT_SOURCE_DIR}/src/chakra_et.proto
+  COMMAND ${SC_PROTOC_C} --c_out=${SC_PROTO_OUT} -I${PROJECT_SOURCE_DIR}/src/trace
+          ${PROJECT_SOURCE_DIR}/src/trace/chakra_et.proto
+  DEPENDS ${PROJECT_SOURCE_DIR}/src/trace/chakra_et.proto
   COMMENT "protoc-c chakra_et.proto")
 target_sources(stepcast PRIVATE ${SC_PROTO_OUT}/chakra_et.pb-c.c)
 # Generated code: not held to our warning flags.

@@ -4,7 +4,7 @@
 # validation/ddp/pytorch_ddp_a100_step_times.csv only (compute-only runs:
 # the split used for calibration; every multi-GPU row stays held out).
 # Grid search minimising the MAPE of those rows; prints the best values and
-# its MAPE. The shipped defaults in src/cost.c come from this fit.
+# its MAPE. The shipped defaults in src/cost/cost.c come from this fit.
 #
 # usage: tools/calibrate_ddp.sh STEPCAST
 set -eu

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# calibrate_defaults.sh: refits the shipped compute defaults of src/cost.c
+# calibrate_defaults.sh: refits the shipped compute defaults of src/cost/cost.c
 # from the split=calibration rows of the shipped case files (never the
 # validation rows) and writes validation/calibration/{a100,h100}.yaml and the
 # summary default.yaml. The fit starts from the kernel-data values
 # (sc__cost_compute_priors), so the result does not depend on what cost.c
 # currently ships; rerun it whenever a model changes, then copy the printed
-# values into compute_defaults() in src/cost.c (test_validate checks they
+# values into compute_defaults() in src/cost/cost.c (test_validate checks they
 # agree) and regenerate docs/VALIDATION.md (tools/gen_validation_md.sh).
 # It also refits the same parameters with each interference model on
 # ({a100,h100}-interference-{constant,learned}.yaml), which are not defaults.
@@ -30,7 +30,7 @@ mkdir -p "$out"
 # for runs that turn it on: the shipped defaults above are fitted with it off
 # (the default), so they have absorbed the slowdown of overlapped compute
 # into the efficiencies, and turning interference on would count it twice.
-# Not copied into src/cost.c: loaded with --calibration (docs/VALIDATION.md,
+# Not copied into src/cost/cost.c: loaded with --calibration (docs/VALIDATION.md,
 # section Interference).
 for m in constant learned; do
   "$cli" calibrate --cases validation/cases/megatron_sc21_table1.csv \
@@ -47,7 +47,7 @@ done
 
 values() { sed -n '/^calibration:/,/^[^ ]/p' "$1" | grep '^  ' ; }
 {
-  echo "# Shipped default calibration of stepcast's compute model (src/cost.c,"
+  echo "# Shipped default calibration of stepcast's compute model (src/cost/cost.c,"
   echo "# compute_defaults). Produced by tools/calibrate_defaults.sh: a robust fit"
   echo "# (soft-L1 of log(predicted/measured), 5 % scale, pull towards the"
   echo "# kernel-data values of validation/kernels/) on the split=calibration rows"
@@ -62,6 +62,6 @@ values() { sed -n '/^calibration:/,/^[^ ]/p' "$1" | grep '^  ' ; }
   values "$out/h100.yaml" | sed 's/^/  /'
 } >"$out/default.yaml"
 
-echo "values for compute_defaults() in src/cost.c:"
+echo "values for compute_defaults() in src/cost/cost.c:"
 echo "  a100:"; values "$out/a100.yaml"
 echo "  h100:"; values "$out/h100.yaml"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # calibrate_interference.sh: refits the shipped `learned` interference model
-# (src/interf.c, shipped_w) from the Kineto traces in validation/traces/hta
+# (src/cost/interf.c, shipped_w) from the Kineto traces in validation/traces/hta
 # and writes validation/calibration/interference-hta.yaml, the record that
 # test_interf checks the shipped coefficients against. Rerun it when the
 # extraction, the features or the fit change, then copy the printed vector
@@ -13,5 +13,5 @@ case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 cd "$(dirname "$0")/.."
 out=validation/calibration/interference-hta.yaml
 "$cli" calibrate --interference validation/traces/hta/*.json.gz -o "$out"
-echo "shipped_w for src/interf.c (SC_INTERF_FEATURE_LIST order):"
+echo "shipped_w for src/cost/interf.c (SC_INTERF_FEATURE_LIST order):"
 sed -n '/^calibration:/,$p' "$out" | grep '^  ' | awk '{printf "%s%s", sep, $2; sep=", "} END {print ""}'

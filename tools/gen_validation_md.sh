@@ -79,7 +79,7 @@ GEMM 271.2/312 and 794.5/989 TFLOP/s from `validation/kernels/gemm_mamf.csv`,
 the FlashAttention-2 curve fitted to `flashattention_kernel_tflops.csv`).
 
 `stepcast calibrate --cases FILE.csv ... -o site.yaml` (library:
-`sc_calibrate_cases`, `src/calibrate.c`) fits chosen parameters on the
+`sc_calibrate_cases`, `src/analysis/calibrate.c`) fits chosen parameters on the
 `split=calibration` rows of one GPU type:
 
 * residual per row r = log(predicted / measured); loss = sum of the soft-L1
@@ -92,7 +92,7 @@ the FlashAttention-2 curve fitted to `flashattention_kernel_tflops.csv`).
   (lower bound, 1], sizes and latencies positive (log scale);
   deterministic, ~600 simulations per fit.
 
-The shipped defaults (`src/cost.c`, `compute_defaults`; record in
+The shipped defaults (`src/cost/cost.c`, `compute_defaults`; record in
 `validation/calibration/default.yaml`) were produced by
 `tools/calibrate_defaults.sh`:
 

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm_int.h"
-#include "workload_int.h"
+#include "cost/comm_int.h"
+#include "ir/workload_int.h"
 
 static sc_ctx *ctx;
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config_int.h"
+#include "input/config_int.h"
 
 /* ---------------------------------------------------------------- helpers */
 

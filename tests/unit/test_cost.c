@@ -9,8 +9,8 @@
 
 #include <math.h>
 
-#include "cost_int.h"
-#include "workload_int.h"
+#include "cost/cost_int.h"
+#include "ir/workload_int.h"
 
 static sc_cost cost;
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sc_int.h"
+#include "base/sc_int.h"
 
 typedef struct counting {
   long allocs, frees, fail_after; /* fail_after < 0: never fail */

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_int.h"
-#include "interf_int.h"
+#include "engine/engine_int.h"
+#include "cost/interf_int.h"
 
 static sc_ctx *ctx;
 

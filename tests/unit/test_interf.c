@@ -18,8 +18,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "cost_int.h"
-#include "interf_int.h"
+#include "cost/cost_int.h"
+#include "cost/interf_int.h"
 
 static sc_ctx *ctx;
 

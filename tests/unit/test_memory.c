@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cost_int.h"
+#include "cost/cost_int.h"
 #include "sctest.h"
-#include "memory_int.h"
-#include "workload_int.h"
+#include "model/memory_int.h"
+#include "ir/workload_int.h"
 
 static sc_ctx *ctx;
 

@@ -18,8 +18,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "job_int.h"
-#include "workload_int.h"
+#include "trace/job_int.h"
+#include "ir/workload_int.h"
 
 static sc_ctx *ctx;
 

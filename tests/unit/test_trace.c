@@ -21,10 +21,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "job_int.h"
-#include "json_int.h"
+#include "trace/job_int.h"
+#include "base/json_int.h"
 #include "stepcast/trace.h"
-#include "workload_int.h"
+#include "ir/workload_int.h"
 
 static sc_ctx *ctx;
 

@@ -18,8 +18,8 @@
 
 #include "stepcast/validate.h"
 
-#include "calibrate_int.h"
-#include "cost_int.h"
+#include "analysis/calibrate_int.h"
+#include "cost/cost_int.h"
 
 /* Accuracy regression guard (validation rows, shipped default calibration).
  * Best honest result when set: MAPE 7.3 % over the 18 validation rows

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cost_int.h"
+#include "cost/cost_int.h"
 #include "sctest.h"
-#include "engine_int.h"
-#include "workload_int.h"
+#include "engine/engine_int.h"
+#include "ir/workload_int.h"
 
 static sc_ctx *ctx;
 

@@ -1,0 +1,357 @@
+/*
+ * calibrate.c: fits free cost-model parameters to published step times.
+ * Uses only the split=calibration rows of a case set (validate.c), minimises
+ * a robust loss of log(predicted / measured) with a pull towards the
+ * kernel-data values (calibrate_int.h), by a bounded Nelder-Mead search in
+ * transformed coordinates, and writes the result as a `calibration:` YAML
+ * mapping that configs and `--calibration` load.
+ */
+#include "stepcast/validate.h"
+
+#include "analysis/calibrate_int.h"
+#include "cost/cost_int.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Fittable parameters and their physical bounds. An efficiency stays in
+ * (lo, hi] with hi = 1 (never above the datasheet peak); sizes and latencies
+ * stay positive on a log scale. */
+typedef struct param_def {
+  const char *name;
+  size_t offset; /* in sc_cost_params */
+  double lo, hi;
+  int log_scale;
+} param_def;
+
+static const param_def param_defs[] = {
+    {"gemm_eff", offsetof(sc_cost_params, gemm_eff), 0.30, 1.0, 0},
+    {"gemm_dim_half", offsetof(sc_cost_params, gemm_dim_half), 1.0, 1024.0, 1},
+    {"attn_eff", offsetof(sc_cost_params, attn_eff), 0.10, 1.0, 0},
+    {"mem_eff", offsetof(sc_cost_params, mem_eff), 0.30, 1.0, 0},
+    {"kernel_overhead_us", offsetof(sc_cost_params, kernel_overhead_us), 0.1, 50.0, 1},
+    /* Communication is calibrated from nccl-tests output (`calibrate
+     * --nccl-tests`, comm_fit.c): the default "nccl" model keeps its own
+     * parameters, so sc_cost_params' nic_eff / nvlink_eff are not fittable
+     * here (they would not move any prediction). */
+};
+#define NPARAM_DEFS (sizeof param_defs / sizeof param_defs[0])
+
+static const char *const default_params[] = {"gemm_eff", "gemm_dim_half", "attn_eff", "mem_eff",
+                                             "kernel_overhead_us"};
+
+/* Scale of the soft-L1 loss on log(predicted/measured): errors well below 5 %
+ * count quadratically, larger ones linearly (robust to outlying rows). */
+#define LOSS_SCALE 0.05
+#define DEFAULT_PRIOR_WEIGHT 1.0
+#define DEFAULT_MAX_EVALS 600
+
+static double *field(sc_cost_params *p, const param_def *d) {
+  return (double *)((char *)p + d->offset);
+}
+
+/* Transformed coordinate u (unbounded) <-> parameter value in (lo, hi). */
+static double to_value(const param_def *d, double u) {
+  double s = 1.0 / (1.0 + exp(-u));
+  if (d->log_scale) return exp(log(d->lo) + (log(d->hi) - log(d->lo)) * s);
+  return d->lo + (d->hi - d->lo) * s;
+}
+
+static double to_coord(const param_def *d, double v) {
+  double s = d->log_scale ? (log(v) - log(d->lo)) / (log(d->hi) - log(d->lo))
+                          : (v - d->lo) / (d->hi - d->lo);
+  if (s < 1e-6) s = 1e-6;
+  if (s > 1 - 1e-6) s = 1 - 1e-6;
+  return log(s / (1 - s));
+}
+
+typedef struct fit {
+  sc_ctx *ctx;
+  const sc_caseset *set;
+  const sc_calibration_options *opt;
+  const size_t *rows; /* case indices used */
+  size_t nrows;
+  const param_def *defs[SC_CALIB_MAX_PARAMS];
+  size_t k;           /* fitted parameters */
+  double u0[SC_CALIB_MAX_PARAMS]; /* prior centre */
+  sc_cost_params base; /* user start values (0 = cost-model default) */
+  double prior_weight;
+  int evals, max_evals;
+  int rc;             /* first simulation error */
+} fit;
+
+/* Parameters at coordinates u: the user's start values with the fitted
+ * fields replaced. */
+static void params_at(const fit *F, const double *u, sc_cost_params *p) {
+  *p = F->base;
+  for (size_t j = 0; j < F->k; j++) *field(p, F->defs[j]) = to_value(F->defs[j], u[j]);
+}
+
+/* Simulates every calibration row with parameters p; fills err_pct (may be
+ * NULL) and returns the data loss, or NAN after a simulation error. */
+static double data_loss(fit *F, const sc_cost_params *p, double *err_pct) {
+  sc_validate_options vo = {p, F->opt ? F->opt->sets : NULL, F->opt ? F->opt->nsets : 0};
+  double loss = 0;
+  for (size_t i = 0; i < F->nrows; i++) {
+    const sc_case *c = sc_caseset_case(F->set, F->rows[i]);
+    sc_config cfg;
+    sc_result res;
+    int e = sc_case_config(F->ctx, c, &vo, &cfg);
+    if (!e) e = sc_simulate(F->ctx, &cfg, NULL, NULL, &res);
+    if (e) {
+      if (!F->rc) F->rc = e;
+      return NAN;
+    }
+    double r = log(res.step_time_s / c->measured_step_s) / LOSS_SCALE;
+    loss += 2.0 * (sqrt(1.0 + r * r) - 1.0);
+    if (err_pct) err_pct[i] = 100.0 * (res.step_time_s / c->measured_step_s - 1.0);
+  }
+  return loss;
+}
+
+static double objective(fit *F, const double *u) {
+  sc_cost_params p;
+  params_at(F, u, &p);
+  F->evals++;
+  double loss = data_loss(F, &p, NULL);
+  if (isnan(loss)) return HUGE_VAL;
+  for (size_t j = 0; j < F->k; j++) loss += F->prior_weight * (u[j] - F->u0[j]) * (u[j] - F->u0[j]);
+  return loss;
+}
+
+/* Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5) from
+ * u with initial steps `step`; u receives the best point. Deterministic:
+ * ties keep the earlier vertex. */
+static double nelder_mead(fit *F, double *u, double step, int budget) {
+  size_t k = F->k;
+  double x[SC_CALIB_MAX_PARAMS + 1][SC_CALIB_MAX_PARAMS] = {{0}}, fx[SC_CALIB_MAX_PARAMS + 1] = {0};
+  for (size_t i = 0; i <= k; i++) {
+    for (size_t j = 0; j < k; j++) x[i][j] = u[j] + (i == j + 1 ? step : 0.0);
+    fx[i] = objective(F, x[i]);
+  }
+  int stop = F->evals + budget;
+  while (F->evals < stop && !F->rc) {
+    /* order: best first (insertion sort keeps ties stable) */
+    for (size_t i = 1; i <= k; i++)
+      for (size_t m = i; m > 0 && fx[m] < fx[m - 1]; m--) {
+        double t = fx[m];
+        fx[m] = fx[m - 1];
+        fx[m - 1] = t;
+        for (size_t j = 0; j < k; j++) {
+          t = x[m][j];
+          x[m][j] = x[m - 1][j];
+          x[m - 1][j] = t;
+        }
+      }
+    double size = 0;
+    for (size_t i = 1; i <= k; i++)
+      for (size_t j = 0; j < k; j++) size = fmax(size, fabs(x[i][j] - x[0][j]));
+    if (fx[k] - fx[0] < 1e-9 * (1.0 + fabs(fx[0])) && size < 1e-4) break;
+    double c[SC_CALIB_MAX_PARAMS], xr[SC_CALIB_MAX_PARAMS], xe[SC_CALIB_MAX_PARAMS];
+    for (size_t j = 0; j < k; j++) {
+      c[j] = 0;
+      for (size_t i = 0; i < k; i++) c[j] += x[i][j] / (double)k;
+    }
+    for (size_t j = 0; j < k; j++) xr[j] = c[j] + (c[j] - x[k][j]);
+    double fr = objective(F, xr);
+    if (fr < fx[0]) {
+      for (size_t j = 0; j < k; j++) xe[j] = c[j] + 2.0 * (c[j] - x[k][j]);
+      double fe = objective(F, xe);
+      const double *keep = fe < fr ? xe : xr;
+      for (size_t j = 0; j < k; j++) x[k][j] = keep[j];
+      fx[k] = fe < fr ? fe : fr;
+      continue;
+    }
+    if (fr < fx[k - 1]) {
+      for (size_t j = 0; j < k; j++) x[k][j] = xr[j];
+      fx[k] = fr;
+      continue;
+    }
+    /* contraction: outside if the reflection improved on the worst */
+    int outside = fr < fx[k];
+    for (size_t j = 0; j < k; j++)
+      xe[j] = outside ? c[j] + 0.5 * (xr[j] - c[j]) : c[j] + 0.5 * (x[k][j] - c[j]);
+    double fc = objective(F, xe);
+    if (fc < (outside ? fr : fx[k])) {
+      for (size_t j = 0; j < k; j++) x[k][j] = xe[j];
+      fx[k] = fc;
+      continue;
+    }
+    for (size_t i = 1; i <= k; i++) { /* shrink towards the best */
+      for (size_t j = 0; j < k; j++) x[i][j] = x[0][j] + 0.5 * (x[i][j] - x[0][j]);
+      fx[i] = objective(F, x[i]);
+    }
+  }
+  size_t best = 0;
+  for (size_t i = 1; i <= k; i++)
+    if (fx[i] < fx[best]) best = i;
+  for (size_t j = 0; j < k; j++) u[j] = x[best][j];
+  return fx[best];
+}
+
+static const param_def *find_param(const char *name) {
+  for (size_t i = 0; i < NPARAM_DEFS; i++)
+    if (!strcmp(param_defs[i].name, name)) return &param_defs[i];
+  return NULL;
+}
+
+static void stats(const double *err, size_t n, double *mape, double *worst) {
+  *mape = *worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    *mape += fabs(err[i]) / (double)n;
+    *worst = fmax(*worst, fabs(err[i]));
+  }
+}
+
+int sc_calibrate_cases(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_options *opt,
+                       sc_calibration_result *out) {
+  if (!ctx) return SC_EINVAL;
+  if (!set || !out) return sc__error(ctx, SC_EINVAL, "calibrate: no cases or output");
+  memset(out, 0, sizeof *out);
+  fit F;
+  memset(&F, 0, sizeof F);
+  F.ctx = ctx;
+  F.set = set;
+  F.opt = opt;
+  F.prior_weight = opt && opt->prior_weight >= 0 ? opt->prior_weight : DEFAULT_PRIOR_WEIGHT;
+  F.max_evals = opt && opt->max_evaluations > 0 ? opt->max_evaluations : DEFAULT_MAX_EVALS;
+
+  /* Parameters to fit. */
+  const char *const *names = opt && opt->params ? opt->params : default_params;
+  size_t nnames = opt && opt->params ? opt->nparams
+                                     : sizeof default_params / sizeof default_params[0];
+  if (!nnames || nnames > SC_CALIB_MAX_PARAMS)
+    return sc__error(ctx, SC_EINVAL, "calibrate: between 1 and %d parameters can be fitted",
+                     SC_CALIB_MAX_PARAMS);
+  for (size_t i = 0; i < nnames; i++) {
+    const param_def *d = find_param(names[i]);
+    if (!d) {
+      char known[256] = "";
+      for (size_t j = 0; j < NPARAM_DEFS; j++) {
+        size_t len = strlen(known);
+        snprintf(known + len, sizeof known - len, "%s%s", j ? ", " : "", param_defs[j].name);
+      }
+      return sc__error(ctx, SC_EINVAL, "calibrate: cannot fit \"%s\" (fittable: %s)", names[i],
+                       known);
+    }
+    for (size_t j = 0; j < F.k; j++)
+      if (F.defs[j] == d)
+        return sc__error(ctx, SC_EINVAL, "calibrate: parameter \"%s\" given twice", names[i]);
+    F.defs[F.k++] = d;
+  }
+
+  /* Calibration rows, all on one GPU. */
+  size_t n = sc_caseset_count(set), nrows = 0;
+  const char *want = opt ? opt->gpu : NULL, *gpu = NULL;
+  if (want && !sc_hw_find(want))
+    return sc__error(ctx, SC_EINVAL, "calibrate: unknown gpu \"%s\"", want);
+  for (size_t i = 0; i < n; i++) {
+    const sc_case *c = sc_caseset_case(set, i);
+    if (c->split != SC_SPLIT_CALIBRATION || c->unsupported[0]) continue;
+    if (want && strcmp(c->resolved.cluster.gpu, sc_hw_find(want)->name)) continue;
+    if (!gpu) gpu = c->resolved.cluster.gpu;
+    else if (strcmp(gpu, c->resolved.cluster.gpu))
+      return sc__error(ctx, SC_EINVAL,
+                       "calibrate: calibration rows span gpus %s and %s (%s:%d); choose one "
+                       "with --gpu",
+                       gpu, c->resolved.cluster.gpu, c->file, c->line);
+    nrows++;
+  }
+  if (!nrows)
+    return sc__error(ctx, SC_EINVAL, "calibrate: no supported split=calibration rows%s%s",
+                     want ? " on gpu " : "", want ? want : "");
+  const sc_hw *hw = sc_hw_find(gpu);
+  sc__strlcpy(out->gpu, hw->name, sizeof out->gpu);
+  size_t *rows = sc__malloc(ctx, nrows * sizeof *rows);
+  double *err = sc__malloc(ctx, nrows * sizeof *err);
+  if (!rows || !err) {
+    sc__free(ctx, rows, nrows * sizeof *rows);
+    sc__free(ctx, err, nrows * sizeof *err);
+    return SC_ENOMEM;
+  }
+  nrows = 0;
+  for (size_t i = 0; i < n; i++) {
+    const sc_case *c = sc_caseset_case(set, i);
+    if (c->split == SC_SPLIT_CALIBRATION && !c->unsupported[0] &&
+        !strcmp(c->resolved.cluster.gpu, hw->name))
+      rows[nrows++] = i;
+  }
+  F.rows = rows;
+  F.nrows = nrows;
+
+  /* Start and prior centre: kernel-data values, or the user's start. */
+  sc_cost_params prior;
+  sc__cost_defaults(hw, &prior);
+  sc__cost_compute_priors(hw, &prior);
+  if (opt && opt->start) F.base = *opt->start;
+  double u[SC_CALIB_MAX_PARAMS];
+  for (size_t j = 0; j < F.k; j++) {
+    double v = *field(&F.base, F.defs[j]);
+    if (v == 0) v = *field(&prior, F.defs[j]);
+    if (v <= F.defs[j]->lo || v > F.defs[j]->hi)
+      v = fmin(fmax(v, F.defs[j]->lo * 1.001), F.defs[j]->hi);
+    u[j] = F.u0[j] = to_coord(F.defs[j], v);
+  }
+
+  int rc = SC_OK;
+  sc_cost_params p;
+  params_at(&F, u, &p);
+  if (isnan(data_loss(&F, &p, err))) goto done;
+  stats(err, nrows, &out->mape_before_pct, &out->max_before_pct);
+  /* Two passes: a restart from the first optimum guards against a simplex
+   * that collapsed early. */
+  nelder_mead(&F, u, 0.5, F.max_evals * 2 / 3);
+  if (!F.rc) nelder_mead(&F, u, 0.1, F.max_evals - F.evals > 0 ? F.max_evals - F.evals : 1);
+  if (F.rc) goto done;
+  params_at(&F, u, &p);
+  if (isnan(data_loss(&F, &p, err))) goto done;
+  stats(err, nrows, &out->mape_after_pct, &out->max_after_pct);
+  out->params = p;
+  out->nfitted = F.k;
+  for (size_t j = 0; j < F.k; j++) out->fitted[j] = F.defs[j]->name;
+  out->rows = nrows;
+  out->evaluations = F.evals;
+done:
+  if (F.rc) rc = F.rc;
+  sc__free(ctx, rows, nrows * sizeof *rows);
+  sc__free(ctx, err, nrows * sizeof *err);
+  return rc;
+}
+
+int sc_calibration_write_yaml(const sc_calibration_result *r, const char *note, sc_write_fn w,
+                              void *ud) {
+  if (!r || !w) return SC_EINVAL;
+  int rc = 0;
+  rc |= sc__writef(w, ud, "# stepcast calibration: sc_cost_params fields (docs/CONFIG.md).\n");
+  if (note && note[0]) {
+    const char *s = note;
+    while (*s) {
+      const char *e = strchr(s, '\n');
+      size_t len = e ? (size_t)(e - s) : strlen(s);
+      rc |= sc__writef(w, ud, "# %.*s\n", (int)len, s);
+      s += len + (e ? 1 : 0);
+    }
+  }
+  rc |= sc__writef(w, ud, "calibration:\n");
+  for (size_t j = 0; j < r->nfitted; j++) {
+    const param_def *d = find_param(r->fitted[j]);
+    if (!d) continue;
+    rc |= sc__writef(w, ud, "  %s: %.6g\n", d->name,
+                     *(const double *)((const char *)&r->params + d->offset));
+  }
+  rc |= sc__writef(w, ud,
+                   "fit:\n  gpu: %s\n  calibration_rows: %zu\n  parameters: [",
+                   r->gpu, r->rows);
+  for (size_t j = 0; j < r->nfitted; j++)
+    rc |= sc__writef(w, ud, "%s%s", j ? ", " : "", r->fitted[j]);
+  rc |= sc__writef(w, ud,
+                   "]\n  loss: soft-L1 of log(predicted/measured), scale %.2f, plus a pull "
+                   "towards the kernel-data values\n"
+                   "  mape_before_pct: %.2f\n  mape_after_pct: %.2f\n"
+                   "  max_abs_error_before_pct: %.2f\n  max_abs_error_after_pct: %.2f\n"
+                   "  evaluations: %d\n",
+                   LOSS_SCALE, r->mape_before_pct, r->mape_after_pct, r->max_before_pct,
+                   r->max_after_pct, r->evaluations);
+  return rc ? SC_EIO : SC_OK;
+}

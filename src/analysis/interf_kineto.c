@@ -1,0 +1,753 @@
+/*
+ * interf_kineto.c: training pairs for the learned interference model, read
+ * from Kineto (PyTorch profiler) Chrome traces in one streaming pass: bytes
+ * (plain or gzip, inflated with zlib) go through the JSON pull tokenizer
+ * (json.c); only GPU kernel events are kept, compactly. At the end of a trace
+ * every compute kernel is matched with the NCCL kernels running on other
+ * streams of its device, and each overlapped run of a kernel (same name and
+ * launch shape) is paired with the median of its runs alone.
+ */
+#include "cost/interf_int.h"
+#include "base/json_int.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#define ZBUF_BYTES (1u << 16)
+#define NAME_MAX_BYTES (1u << 16) /* longer kernel names are cut (classification only) */
+
+/* One GPU kernel of the trace being read. */
+typedef struct kern {
+  int64_t t0, dur;   /* ns */
+  int64_t stream;
+  int64_t device;
+  uint64_t key;      /* FNV-1a of name, grid and block */
+  double bytes;      /* NCCL: message size, 0 unknown */
+  int64_t group;     /* NCCL: group size, 0 unknown */
+  int64_t ov;        /* compute: ns overlapped by NCCL kernels of other streams */
+  uint32_t by;       /* compute: the NCCL kernel overlapping it longest (index) */
+  uint8_t nccl;
+  uint8_t kind;      /* compute: SC_OP_*; NCCL: SC_ICOLL_* */
+} kern;
+
+/* What the event being parsed has said so far. */
+typedef struct event {
+  int is_x, is_kernel, has_ts, has_dur;
+  int64_t ts, dur, device, stream, tid;
+  int has_device, has_stream;
+  uint64_t shape;      /* FNV-1a over grid and block numbers */
+  char coll[32];       /* args "Collective name" */
+  int64_t in_nelems, out_nelems, group;
+  int esize;           /* bytes per element of args "dtype", 0 unknown */
+} event;
+
+enum { TK_OTHER = 0, TK_EVENTS, TK_DEVPROPS, TK_DISTINFO };
+enum { EK_OTHER = 0, EK_PH, EK_CAT, EK_NAME, EK_TS, EK_DUR, EK_ARGS, EK_TID };
+enum { AK_OTHER = 0, AK_DEVICE, AK_STREAM, AK_GRID, AK_BLOCK, AK_COLL, AK_IN, AK_OUT, AK_GROUP,
+       AK_DTYPE };
+
+struct sc_interf_data {
+  sc_ctx *ctx;
+  sc_interf_extract_options opt;
+  sc_interf_stats st;
+  sc_interf_sample *samples;
+  size_t nsamples, samples_cap;
+  /* The trace being read. */
+  int active;
+  char name[256];
+  int enc;            /* 0: not known yet, 1: plain, 2: gzip */
+  int z_ready, z_done;
+  z_stream z;
+  char *zbuf;
+  sc_json j;
+  int json_ready;
+  int ev_depth;       /* depth of event objects; 0: not inside traceEvents */
+  int top_key, ev_key, arg_key, in_event, in_args, in_shape;
+  event ev;
+  char *ev_name;
+  size_t ev_name_len, ev_name_cap;
+  int64_t ndev, world;
+  kern *k;
+  size_t nk, kcap;
+  int rc;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+#define FNV_OFFSET 0xcbf29ce484222325ull /* FNV-1a 64-bit (Fowler, Noll, Vo) */
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
+  return h;
+}
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* Case-insensitive substring test. */
+static int has(const char *s, const char *needle) {
+  size_t m = strlen(needle);
+  for (; *s; s++) {
+    size_t i = 0;
+    while (i < m && s[i] && lower((unsigned char)s[i]) == needle[i]) i++;
+    if (i == m) return 1;
+  }
+  return 0;
+}
+
+static int has_any(const char *s, const char *const *needles) {
+  for (; *needles; needles++)
+    if (has(s, *needles)) return 1;
+  return 0;
+}
+
+int sc__interf_kernel_kind(const char *name) {
+  static const char *const optimizer[] = {"adam", "multi_tensor_apply", "sgd_", NULL};
+  static const char *const attention[] = {"flash", "fmha", "attention", "attn", NULL};
+  static const char *const gemm[] = {"gemm", "cutlass", "xmma", "matmul", "cublas", "wgrad",
+                                     "dgrad", "fprop", "conv", "1688", "16816", NULL};
+  static const char *const norm[] = {"norm", "reduce", "softmax", "bn_", "scan", "sort",
+                                     "radix", "histogram", "topk", "entropy", "nll_loss",
+                                     "welford", NULL};
+  if (has_any(name, optimizer)) return SC_OP_OPTIMIZER;
+  if (has_any(name, attention)) return SC_OP_ATTN;
+  if (has_any(name, gemm)) return SC_OP_GEMM;
+  if (has_any(name, norm)) return SC_OP_NORM;
+  return SC_OP_ELEMWISE;
+}
+
+/* Collective of an NCCL kernel, from the profiler's "Collective name" when
+ * given, else from the kernel name (ncclKernel_AllReduce_RING_LL_Sum_float,
+ * ncclDevKernel_SendRecv, ...). */
+static int nccl_coll(const char *coll_arg, const char *name) {
+  const char *s = coll_arg && coll_arg[0] ? coll_arg : name;
+  if (has(s, "all_to_all") || has(s, "alltoall") || has(s, "sendrecv") || has(s, "send") ||
+      has(s, "recv"))
+    return SC_ICOLL_P2P;
+  if (has(s, "allreduce") || has(s, "all_reduce")) return SC_ICOLL_ALLREDUCE;
+  if (has(s, "allgather") || has(s, "all_gather")) return SC_ICOLL_ALLGATHER;
+  if (has(s, "reducescatter") || has(s, "reduce_scatter")) return SC_ICOLL_REDUCESCATTER;
+  return SC_ICOLL_OTHER;
+}
+
+/* Bytes per element of a profiler dtype name ("Float", "BFloat16", ...). */
+static int dtype_size(const char *t) {
+  static const struct { const char *name; int size; } sizes[] = {
+      {"double", 8}, {"long", 8}, {"int64", 8}, {"bfloat16", 2}, {"half", 2}, {"float16", 2},
+      {"float8", 1}, {"float", 4}, {"int", 4}, {"char", 1}, {"byte", 1}, {"bool", 1},
+      {"uint8", 1}, {"int8", 1}};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    if (has(t, sizes[i].name)) return sizes[i].size;
+  return 0;
+}
+
+/* The hook-based allocator for zlib, which frees without a size: a header
+ * carries it. */
+typedef union zhdr {
+  size_t n;
+  max_align_t align;
+} zhdr;
+
+static voidpf z_alloc(voidpf ud, uInt items, uInt size) {
+  size_t n = (size_t)items * size + sizeof(zhdr);
+  zhdr *h = sc__malloc((sc_ctx *)ud, n);
+  if (!h) return Z_NULL;
+  h->n = n;
+  return h + 1;
+}
+
+static void z_free(voidpf ud, voidpf p) {
+  if (!p) return;
+  zhdr *h = (zhdr *)p - 1;
+  sc__free((sc_ctx *)ud, h, h->n);
+}
+
+static int failf(sc_interf_data *d, int code, const char *fmt, ...) SC_PRINTF(3, 4);
+static int failf(sc_interf_data *d, int code, const char *fmt, ...) {
+  char msg[SC_ERRMSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (!d->rc) d->rc = sc__error(d->ctx, code, "%s: %s", d->name, msg);
+  return d->rc;
+}
+
+/* ------------------------------------------------------------ data set */
+
+int sc_interf_data_new(sc_ctx *ctx, const sc_interf_extract_options *opt, sc_interf_data **out) {
+  if (!ctx || !out) return SC_EINVAL;
+  sc_interf_data *d = sc__calloc(ctx, 1, sizeof *d);
+  if (!d) return SC_ENOMEM;
+  d->ctx = ctx;
+  if (opt) d->opt = *opt;
+  if (!(d->opt.min_kernel_us > 0)) d->opt.min_kernel_us = 10;
+  if (d->opt.min_alone <= 0) d->opt.min_alone = 3;
+  if (!(d->opt.max_spread > 0)) d->opt.max_spread = 0.25;
+  if (!(d->opt.min_overlap > 0)) d->opt.min_overlap = 0.2;
+  if (!(d->opt.shape_tol > 0)) d->opt.shape_tol = 0.1;
+  *out = d;
+  return SC_OK;
+}
+
+static void trace_release(sc_interf_data *d) {
+  if (d->z_ready) inflateEnd(&d->z);
+  d->z_ready = 0;
+  if (d->json_ready) sc__json_free(&d->j);
+  d->json_ready = 0;
+  d->active = 0;
+}
+
+void sc_interf_data_free(sc_interf_data *d) {
+  if (!d) return;
+  sc_ctx *ctx = d->ctx;
+  trace_release(d);
+  sc__free(ctx, d->samples, d->samples_cap * sizeof *d->samples);
+  sc__free(ctx, d->zbuf, d->zbuf ? ZBUF_BYTES : 0);
+  sc__free(ctx, d->ev_name, d->ev_name_cap);
+  sc__free(ctx, d->k, d->kcap * sizeof *d->k);
+  sc__free(ctx, d, sizeof *d);
+}
+
+sc_ctx *sc__interf_data_ctx(const sc_interf_data *d) { return d->ctx; }
+
+const sc_interf_sample *sc__interf_data_samples(const sc_interf_data *d, size_t *n) {
+  *n = d->nsamples;
+  return d->samples;
+}
+
+int sc__interf_data_add(sc_interf_data *d, const sc_interf_sample *s, size_t n) {
+  if (!n) return SC_OK;
+  if (sc__grow(d->ctx, (void **)&d->samples, sizeof *s, &d->samples_cap, d->nsamples + n))
+    return SC_ENOMEM;
+  memcpy(d->samples + d->nsamples, s, n * sizeof *s);
+  d->nsamples += n;
+  d->st.pairs += (int64_t)n;
+  return SC_OK;
+}
+
+void sc_interf_data_stats(const sc_interf_data *d, sc_interf_stats *out) {
+  if (d && out) *out = d->st;
+}
+
+/* ------------------------------------------------------------ events */
+
+static void event_reset(sc_interf_data *d) {
+  memset(&d->ev, 0, sizeof d->ev);
+  d->ev.shape = FNV_OFFSET;
+  d->ev_name_len = 0;
+}
+
+/* A complete event object: keeps GPU kernels. */
+static int event_done(sc_interf_data *d) {
+  event *e = &d->ev;
+  if (!e->is_x || !e->is_kernel || !e->has_ts || !e->has_dur || e->dur <= 0) return SC_OK;
+  if (sc__grow(d->ctx, (void **)&d->k, sizeof *d->k, &d->kcap, d->nk + 1)) return SC_ENOMEM;
+  kern *k = &d->k[d->nk++];
+  memset(k, 0, sizeof *k);
+  k->t0 = e->ts;
+  k->dur = e->dur;
+  k->device = e->has_device ? e->device : 0;
+  k->stream = e->has_stream ? e->stream : e->tid;
+  const char *name = d->ev_name_len ? d->ev_name : "";
+  if (!strncmp(name, "nccl", 4)) {
+    k->nccl = 1;
+    k->kind = (uint8_t)nccl_coll(e->coll, name);
+    int64_t nel = e->in_nelems > e->out_nelems ? e->in_nelems : e->out_nelems;
+    k->bytes = nel > 0 && e->esize > 0 ? (double)nel * e->esize : 0;
+    k->group = e->group;
+    d->st.nccl_kernels++;
+    return SC_OK;
+  }
+  k->kind = (uint8_t)sc__interf_kernel_kind(name);
+  k->key = fnv(fnv(FNV_OFFSET, name, d->ev_name_len), (const char *)&e->shape, sizeof e->shape);
+  d->st.kernels++;
+  return SC_OK;
+}
+
+/* A string value: raw token bytes decoded into buf (cap bytes). */
+static void token_text(const sc_jtok *t, char *buf, size_t cap) {
+  if (t->escaped) sc__json_unescape(t->s, t->n, buf, cap);
+  else {
+    size_t n = t->n < cap - 1 ? t->n : cap - 1;
+    memcpy(buf, t->s, n);
+    buf[n] = 0;
+  }
+}
+
+static int tok_is(const sc_jtok *t, const char *s) {
+  size_t n = strlen(s);
+  return t->n == n && !memcmp(t->s, s, n);
+}
+
+static int set_name(sc_interf_data *d, const sc_jtok *t) {
+  size_t n = t->n < NAME_MAX_BYTES ? t->n : NAME_MAX_BYTES;
+  if (sc__grow(d->ctx, (void **)&d->ev_name, 1, &d->ev_name_cap, n + 1)) return SC_ENOMEM;
+  if (t->escaped) n = sc__json_unescape(t->s, n, d->ev_name, n + 1);
+  else memcpy(d->ev_name, t->s, n);
+  if (n > d->ev_name_cap - 1) n = d->ev_name_cap - 1;
+  d->ev_name[n] = 0;
+  d->ev_name_len = n;
+  return SC_OK;
+}
+
+/* An integer value given as a number or a string of digits. */
+static int tok_int(const sc_jtok *t, int64_t *v) {
+  return (t->type == SC_JT_NUMBER || t->type == SC_JT_STRING) &&
+         sc__json_int(t->s, t->n, v) == SC_OK;
+}
+
+/* One token of the document: tracks where it is and fills the event. */
+static int on_token(sc_interf_data *d, const sc_jtok *t) {
+  int depth = t->depth, ed = d->ev_depth;
+  /* Top level: the object's keys, or a bare array of events. */
+  if (depth == 0) {
+    if (t->type == SC_JT_ARR_BEGIN) d->ev_depth = 1;
+    return SC_OK;
+  }
+  if (depth == 1 && t->type == SC_JT_KEY) {
+    d->top_key = tok_is(t, "traceEvents")      ? TK_EVENTS
+                 : tok_is(t, "deviceProperties") ? TK_DEVPROPS
+                 : tok_is(t, "distributedInfo")  ? TK_DISTINFO
+                                                 : TK_OTHER;
+    return SC_OK;
+  }
+  if (depth == 1 && t->type == SC_JT_ARR_BEGIN && d->top_key == TK_EVENTS) {
+    d->ev_depth = ed = 2;
+    return SC_OK;
+  }
+  if (depth == 1 && t->type == SC_JT_ARR_END && d->ev_depth == 2) {
+    d->ev_depth = 0;
+    return SC_OK;
+  }
+  if (d->top_key == TK_DEVPROPS && depth == 2 && t->type == SC_JT_OBJ_BEGIN) {
+    d->ndev++;
+    return SC_OK;
+  }
+  if (d->top_key == TK_DISTINFO && depth == 2) {
+    if (t->type == SC_JT_KEY) d->arg_key = tok_is(t, "world_size") ? AK_GROUP : AK_OTHER;
+    else if (d->arg_key == AK_GROUP) {
+      int64_t v;
+      if (tok_int(t, &v) && v > 0) d->world = v;
+      d->arg_key = AK_OTHER;
+    }
+    return SC_OK;
+  }
+  if (!ed) return SC_OK;
+  /* Inside traceEvents. */
+  if (depth == ed) {
+    if (t->type == SC_JT_OBJ_BEGIN) {
+      event_reset(d);
+      d->in_event = 1;
+      d->in_args = 0;
+    } else if (t->type == SC_JT_OBJ_END && d->in_event) {
+      d->in_event = 0;
+      return event_done(d);
+    }
+    return SC_OK;
+  }
+  if (!d->in_event) return SC_OK;
+  event *e = &d->ev;
+  if (depth == ed + 1) { /* the event's keys and values */
+    if (t->type == SC_JT_KEY) {
+      d->ev_key = tok_is(t, "ph")     ? EK_PH
+                  : tok_is(t, "cat")  ? EK_CAT
+                  : tok_is(t, "name") ? EK_NAME
+                  : tok_is(t, "ts")   ? EK_TS
+                  : tok_is(t, "dur")  ? EK_DUR
+                  : tok_is(t, "args") ? EK_ARGS
+                  : tok_is(t, "tid")  ? EK_TID
+                                      : EK_OTHER;
+      return SC_OK;
+    }
+    if (t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) { /* a nested value closes */
+      d->in_args = 0;
+      return SC_OK;
+    }
+    int key = d->ev_key;
+    d->ev_key = EK_OTHER;
+    switch (key) {
+    case EK_PH:
+      e->is_x = t->type == SC_JT_STRING && tok_is(t, "X");
+      break;
+    case EK_CAT: {
+      char buf[32];
+      if (t->type != SC_JT_STRING) break;
+      token_text(t, buf, sizeof buf);
+      e->is_kernel = !strcmp(buf, "kernel") || !strcmp(buf, "Kernel");
+      break;
+    }
+    case EK_NAME:
+      if (t->type == SC_JT_STRING) return set_name(d, t);
+      break;
+    case EK_TS:
+      if (t->type == SC_JT_NUMBER) e->has_ts = sc__json_us_to_ns(t->s, t->n, &e->ts) == SC_OK;
+      break;
+    case EK_DUR:
+      if (t->type == SC_JT_NUMBER) e->has_dur = sc__json_us_to_ns(t->s, t->n, &e->dur) == SC_OK;
+      break;
+    case EK_TID:
+      tok_int(t, &e->tid);
+      break;
+    case EK_ARGS:
+      if (t->type == SC_JT_OBJ_BEGIN) d->in_args = 1;
+      break;
+    default:
+      break;
+    }
+    return SC_OK;
+  }
+  if (!d->in_args) return SC_OK;
+  if (depth == ed + 2) { /* args keys and scalar values */
+    if (t->type == SC_JT_KEY) {
+      d->arg_key = tok_is(t, "device")            ? AK_DEVICE
+                   : tok_is(t, "stream")          ? AK_STREAM
+                   : tok_is(t, "grid")            ? AK_GRID
+                   : tok_is(t, "block")           ? AK_BLOCK
+                   : tok_is(t, "Collective name") ? AK_COLL
+                   : tok_is(t, "In msg nelems")   ? AK_IN
+                   : tok_is(t, "Out msg nelems")  ? AK_OUT
+                   : tok_is(t, "Group size")      ? AK_GROUP
+                   : tok_is(t, "dtype")           ? AK_DTYPE
+                                                  : AK_OTHER;
+      return SC_OK;
+    }
+    int key = d->arg_key;
+    if (t->type == SC_JT_ARR_BEGIN) {
+      d->in_shape = key == AK_GRID || key == AK_BLOCK ? key : 0;
+      if (d->in_shape) e->shape = fnv(e->shape, key == AK_GRID ? "g" : "b", 1);
+      return SC_OK;
+    }
+    if (t->type == SC_JT_ARR_END) {
+      d->in_shape = 0;
+      return SC_OK;
+    }
+    d->arg_key = AK_OTHER;
+    switch (key) {
+    case AK_DEVICE: e->has_device = tok_int(t, &e->device); break;
+    case AK_STREAM: e->has_stream = tok_int(t, &e->stream); break;
+    case AK_IN: tok_int(t, &e->in_nelems); break;
+    case AK_OUT: tok_int(t, &e->out_nelems); break;
+    case AK_GROUP: tok_int(t, &e->group); break;
+    case AK_COLL:
+      if (t->type == SC_JT_STRING) token_text(t, e->coll, sizeof e->coll);
+      break;
+    case AK_DTYPE:
+      if (t->type == SC_JT_STRING) {
+        char buf[32];
+        token_text(t, buf, sizeof buf);
+        e->esize = dtype_size(buf);
+      }
+      break;
+    default: break;
+    }
+    return SC_OK;
+  }
+  if (depth == ed + 3 && d->in_shape && t->type == SC_JT_NUMBER) {
+    e->shape = fnv(fnv(e->shape, t->s, t->n), ",", 1);
+  }
+  return SC_OK;
+}
+
+/* Pulls every token of the bytes fed so far. */
+static int drain(sc_interf_data *d) {
+  sc_jtok t;
+  int r;
+  while ((r = sc__json_next(&d->j, &t)) == 1)
+    if ((r = on_token(d, &t))) return failf(d, r, "out of memory");
+  if (r < 0 && !d->rc) /* the tokenizer reports a failed carry allocation as a message */
+    d->rc = sc__error(d->ctx, strcmp(d->j.errmsg, "out of memory") ? SC_EINVAL : SC_ENOMEM,
+                      "%s:%llu: %s", d->name, (unsigned long long)d->j.err_off, d->j.errmsg);
+  if (r < 0) return d->rc;
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ reading */
+
+int sc_interf_trace_begin(sc_interf_data *d, const char *name) {
+  if (!d) return SC_EINVAL;
+  trace_release(d);
+  d->rc = SC_OK;
+  sc__strlcpy(d->name, name ? name : "<trace>", sizeof d->name);
+  d->enc = 0;
+  d->z_done = 0;
+  d->ev_depth = d->top_key = d->ev_key = d->arg_key = 0;
+  d->in_event = d->in_args = d->in_shape = 0;
+  d->ndev = d->world = 0;
+  d->nk = 0;
+  sc__json_init(&d->j, d->ctx);
+  d->json_ready = 1;
+  d->active = 1;
+  return SC_OK;
+}
+
+int sc_interf_trace_feed(sc_interf_data *d, const void *buf, size_t len) {
+  if (!d || !d->active) return SC_EINVAL;
+  if (d->rc) return d->rc;
+  const unsigned char *p = buf;
+  if (!len) return SC_OK;
+  if (!d->enc) {
+    /* No JSON text starts with 0x1f: the first byte of a gzip member. */
+    d->enc = p[0] == 0x1f ? 2 : 1;
+    if (d->enc == 2) {
+      memset(&d->z, 0, sizeof d->z);
+      d->z.zalloc = z_alloc;
+      d->z.zfree = z_free;
+      d->z.opaque = d->ctx;
+      if (!d->zbuf && !(d->zbuf = sc__malloc(d->ctx, ZBUF_BYTES))) return SC_ENOMEM;
+      if (inflateInit2(&d->z, 15 + 16) != Z_OK) return failf(d, SC_ENOMEM, "cannot start zlib");
+      d->z_ready = 1;
+    }
+  }
+  if (d->enc == 1) {
+    sc__json_feed(&d->j, (const char *)p, len);
+    return drain(d);
+  }
+  d->z.next_in = (Bytef *)(uintptr_t)p;
+  d->z.avail_in = (uInt)len; /* callers feed buffers far below 4 GiB; see sc_interf_load_file */
+  while (d->z.avail_in > 0) {
+    if (d->z_done) {
+      /* Another gzip member follows (concatenated files). */
+      if (inflateReset(&d->z) != Z_OK) return failf(d, SC_EINVAL, "bad gzip data");
+      d->z_done = 0;
+    }
+    d->z.next_out = (Bytef *)d->zbuf;
+    d->z.avail_out = ZBUF_BYTES;
+    int zr = inflate(&d->z, Z_NO_FLUSH);
+    if (zr == Z_MEM_ERROR) return failf(d, SC_ENOMEM, "out of memory in zlib");
+    if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+      return failf(d, SC_EINVAL, "gzip: %s", d->z.msg ? d->z.msg : "corrupt data");
+    size_t got = ZBUF_BYTES - d->z.avail_out;
+    if (got) {
+      sc__json_feed(&d->j, d->zbuf, got);
+      if (drain(d)) return d->rc;
+    }
+    if (zr == Z_STREAM_END) d->z_done = 1;
+    else if (zr == Z_BUF_ERROR && !got) break;
+  }
+  /* Output may still be pending with all input consumed. */
+  while (!d->z_done) {
+    d->z.next_out = (Bytef *)d->zbuf;
+    d->z.avail_out = ZBUF_BYTES;
+    int zr = inflate(&d->z, Z_NO_FLUSH);
+    size_t got = ZBUF_BYTES - d->z.avail_out;
+    if (got) {
+      sc__json_feed(&d->j, d->zbuf, got);
+      if (drain(d)) return d->rc;
+    }
+    if (zr == Z_STREAM_END) d->z_done = 1;
+    if (zr == Z_MEM_ERROR) return failf(d, SC_ENOMEM, "out of memory in zlib");
+    if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+      return failf(d, SC_EINVAL, "gzip: %s", d->z.msg ? d->z.msg : "corrupt data");
+    if (!got) break;
+  }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ pairing */
+
+static int cmp_nccl(const void *a, const void *b) {
+  const kern *x = a, *y = b;
+  if (x->device != y->device) return x->device < y->device ? -1 : 1;
+  if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  return 0;
+}
+
+/* Compute kernels by (key, start, stream): runs of one kernel in time order. */
+static int cmp_key(const void *a, const void *b) {
+  const kern *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct span {
+  int64_t a, b;
+} span;
+
+static int cmp_span(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  return x->a < y->a ? -1 : x->a > y->a;
+}
+
+/* Sets ov and by of every compute kernel in c[0..nc) from the NCCL kernels
+ * g[0..ng) (sorted by device and start; pmax = running maximum of their ends
+ * within a device). */
+static int overlap_all(sc_interf_data *d, kern *c, size_t nc, const kern *g, size_t ng,
+                       const int64_t *pmax) {
+  span *sp = NULL;
+  size_t sp_cap = 0;
+  for (size_t i = 0; i < nc; i++) {
+    kern *k = &c[i];
+    int64_t t1 = k->t0 + k->dur;
+    /* The device's segment, then the first NCCL kernel starting at or after t1. */
+    size_t lo = 0, hi = ng;
+    while (lo < hi) {
+      size_t m = (lo + hi) / 2;
+      if (g[m].device < k->device) lo = m + 1;
+      else hi = m;
+    }
+    size_t seg = lo;
+    hi = ng;
+    while (lo < hi) {
+      size_t m = (lo + hi) / 2;
+      if (g[m].device < k->device || (g[m].device == k->device && g[m].t0 < t1)) lo = m + 1;
+      else hi = m;
+    }
+    size_t nsp = 0;
+    int64_t best = 0;
+    k->by = UINT32_MAX;
+    for (size_t j = lo; j-- > seg && pmax[j] > k->t0;) {
+      if (g[j].stream == k->stream) continue;
+      int64_t a = g[j].t0 > k->t0 ? g[j].t0 : k->t0;
+      int64_t b = g[j].t0 + g[j].dur < t1 ? g[j].t0 + g[j].dur : t1;
+      if (b <= a) continue;
+      if (sc__grow(d->ctx, (void **)&sp, sizeof *sp, &sp_cap, nsp + 1)) {
+        sc__free(d->ctx, sp, sp_cap * sizeof *sp);
+        return SC_ENOMEM;
+      }
+      sp[nsp++] = (span){a, b};
+      if (b - a >= best) { /* ties: the earlier kernel (visited last) */
+        best = b - a;
+        k->by = (uint32_t)j;
+      }
+    }
+    if (nsp > 1) qsort(sp, nsp, sizeof *sp, cmp_span);
+    int64_t ov = 0, end = INT64_MIN;
+    for (size_t s = 0; s < nsp; s++) {
+      int64_t a = sp[s].a > end ? sp[s].a : end;
+      if (sp[s].b > a) ov += sp[s].b - a;
+      if (sp[s].b > end) end = sp[s].b;
+    }
+    k->ov = ov;
+    if (ov > 0) d->st.overlapped++;
+  }
+  sc__free(d->ctx, sp, sp_cap * sizeof *sp);
+  return SC_OK;
+}
+
+/* Pairs the overlapped runs of each kernel c[lo..hi) (one key, time order)
+ * with its runs alone. */
+static int pair_kernel(sc_interf_data *d, const kern *c, size_t lo, size_t hi, const kern *g,
+                       int64_t *alone) {
+  size_t na = 0, nov = 0;
+  for (size_t i = lo; i < hi; i++) {
+    if (c[i].ov == 0) alone[na++] = c[i].dur;
+    else nov++;
+  }
+  if (!nov) return SC_OK;
+  if (na > 1) qsort(alone, na, sizeof *alone, cmp_i64);
+  double med = 0, spread = 1e9;
+  if (na) {
+    med = na % 2 ? (double)alone[na / 2] : 0.5 * (double)(alone[na / 2 - 1] + alone[na / 2]);
+    spread = ((double)alone[(3 * na) / 4] - (double)alone[na / 4]) / med;
+  }
+  const sc_interf_extract_options *o = &d->opt;
+  if (na && med < o->min_kernel_us * 1e3) {
+    d->st.dropped_short += (int64_t)nov;
+    return SC_OK;
+  }
+  if ((int)na < o->min_alone || !(spread <= o->max_spread)) {
+    d->st.dropped_alone += (int64_t)nov;
+    return SC_OK;
+  }
+  for (size_t i = lo; i < hi; i++) {
+    const kern *k = &c[i];
+    if (!k->ov) continue;
+    double r = 1.0 - (double)(k->dur - k->ov) / med;
+    if (r > 1) r = 1;
+    if (!(r >= o->min_overlap)) {
+      d->st.dropped_overlap++;
+      continue;
+    }
+    if ((double)k->dur < (1.0 - o->shape_tol) * (double)alone[0]) {
+      d->st.dropped_shape++;
+      continue;
+    }
+    const kern *n = &g[k->by];
+    int64_t gpn = d->ndev > 0 ? d->ndev : 8; /* GPUs per node: deviceProperties, else HGX */
+    int64_t span_ranks = n->group > 0 ? n->group : d->world;
+    sc_interf_sample s = {k->kind, med, (double)k->dur, r,
+                          {n->kind, n->bytes, span_ranks > gpn, n->group}, k->key,
+                          (int)(d->st.traces - 1)}; /* counted before pairing */
+    int rc = sc__interf_data_add(d, &s, 1);
+    if (rc) return rc;
+  }
+  return SC_OK;
+}
+
+int sc_interf_trace_end(sc_interf_data *d) {
+  if (!d || !d->active) return SC_EINVAL;
+  int rc = d->rc;
+  if (!rc && d->enc == 2 && !d->z_done) rc = failf(d, SC_EINVAL, "truncated gzip data");
+  if (!rc) {
+    sc__json_end(&d->j);
+    rc = drain(d);
+  }
+  if (!rc && d->enc == 0) rc = failf(d, SC_EINVAL, "empty trace");
+  trace_release(d);
+  if (rc) return rc;
+  d->st.traces++;
+  /* NCCL kernels first (sorted by device and start), compute kernels after
+   * (sorted by key): one array, two runs. */
+  size_t ng = 0;
+  for (size_t i = 0; i < d->nk; i++)
+    if (d->k[i].nccl) {
+      kern t = d->k[ng];
+      d->k[ng++] = d->k[i];
+      d->k[i] = t;
+    }
+  kern *g = d->k, *c = d->k ? d->k + ng : NULL;
+  size_t nc = d->nk - ng;
+  if (ng > 1) qsort(g, ng, sizeof *g, cmp_nccl);
+  int64_t *pmax = sc__malloc(d->ctx, (ng ? ng : 1) * sizeof *pmax);
+  int64_t *alone = sc__malloc(d->ctx, (nc ? nc : 1) * sizeof *alone);
+  if (!pmax || !alone) rc = SC_ENOMEM;
+  for (size_t j = 0; !rc && j < ng; j++) {
+    int64_t e = g[j].t0 + g[j].dur;
+    pmax[j] = j > 0 && g[j - 1].device == g[j].device && pmax[j - 1] > e ? pmax[j - 1] : e;
+  }
+  if (!rc) rc = overlap_all(d, c, nc, g, ng, pmax);
+  if (!rc) {
+    /* The NCCL index `by` must survive sorting the compute kernels: it points
+     * into g, which stays put. */
+    if (nc > 1) qsort(c, nc, sizeof *c, cmp_key);
+    for (size_t lo = 0; !rc && lo < nc;) {
+      size_t hi = lo + 1;
+      while (hi < nc && c[hi].key == c[lo].key) hi++;
+      rc = pair_kernel(d, c, lo, hi, g, alone);
+      lo = hi;
+    }
+  }
+  sc__free(d->ctx, pmax, pmax ? (ng ? ng : 1) * sizeof *pmax : 0);
+  sc__free(d->ctx, alone, alone ? (nc ? nc : 1) * sizeof *alone : 0);
+  d->nk = 0;
+  return rc;
+}
+
+int sc_interf_load_file(sc_interf_data *d, const char *path) {
+  if (!d || !path) return SC_EINVAL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return sc__error(d->ctx, SC_EIO, "%s: cannot open: %s", path, strerror(errno));
+  int rc = sc_interf_trace_begin(d, path);
+  char *buf = rc ? NULL : sc__malloc(d->ctx, ZBUF_BYTES);
+  if (!rc && !buf) rc = SC_ENOMEM;
+  size_t n;
+  while (!rc && (n = fread(buf, 1, ZBUF_BYTES, f)) > 0) rc = sc_interf_trace_feed(d, buf, n);
+  if (!rc && ferror(f)) rc = sc__error(d->ctx, SC_EIO, "%s: read error", path);
+  if (!rc) rc = sc_interf_trace_end(d);
+  else trace_release(d);
+  sc__free(d->ctx, buf, buf ? ZBUF_BYTES : 0);
+  fclose(f);
+  return rc;
+}

@@ -1,0 +1,843 @@
+/*
+ * replay.c: profile-and-predict. Turns an imported job into explicit engine
+ * programs (one per traced rank, explicit groups) and runs the engine:
+ * compute, copies and host time keep their traced durations; collectives keep
+ * theirs or are priced by the comm model for the group's placement, which is
+ * how a trace is re-targeted to another data-parallel degree and cluster
+ * (weak scaling: per-rank work fixed, groups resized, ranks outside the trace
+ * folded onto the traced ones, as in the engine's rank folding).
+ */
+#include "stepcast/trace.h"
+
+#include "engine/engine_int.h"
+#include "trace/job_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Engine slot of the host timeline. Not SC_ST_COMPUTE: the engine takes the
+ * breakdown category of the compute slot from the op running there. */
+#define HOST_SLOT (SC_ST_COUNT - 1)
+#define GPU_SLOTS (SC_ST_COUNT - 1)
+
+/* The engine prices every collective through the comm model's vtable; the
+ * replay prices them itself (traced duration or model), so the run uses this
+ * model, whose "bytes" are already nanoseconds. */
+static double fixed_coll_ns(const sc_cost *c, int coll, double work, const sc_placement *pl) {
+  (void)c, (void)coll, (void)pl;
+  return work;
+}
+static double fixed_p2p_ns(const sc_cost *c, double work, int inter) {
+  (void)c, (void)inter;
+  return work;
+}
+static const sc_comm_model fixed_comm = {"replay-priced", 1, fixed_coll_ns, fixed_p2p_ns};
+
+/* Names for the Chrome trace: the job's strings escaped for JSON and cut to
+ * NAME_CUT bytes (the engine prints at most 300), whole escapes and UTF-8
+ * characters only. */
+#define NAME_CUT 256
+
+typedef struct names {
+  const sc_job *job;
+  char *esc;           /* escaped strings, 0-terminated, by string id */
+  uint32_t *off;
+  size_t esc_len, nstr;
+  uint32_t stream[64][SC_ST_COUNT]; /* string id + 1 per slot; first 64 programs */
+} names;
+
+static int escape_names(sc_ctx *ctx, names *n) {
+  const sc_job *job = n->job;
+  n->nstr = job->nstr;
+  n->off = sc__malloc(ctx, (job->nstr ? job->nstr : 1) * sizeof *n->off);
+  n->esc = sc__malloc(ctx, job->nstr * (NAME_CUT + 8) + 1);
+  if (!n->off || !n->esc) return SC_ENOMEM;
+  size_t len = 0;
+  for (size_t i = 0; i < job->nstr; i++) {
+    const unsigned char *p = (const unsigned char *)sc__job_str(job, (uint32_t)i);
+    size_t start = len;
+    n->off[i] = (uint32_t)len;
+    while (*p) {
+      char tmp[8];
+      size_t k, take = 1;
+      if (*p == '"' || *p == '\\') tmp[0] = '\\', tmp[1] = (char)*p, k = 2;
+      else if (*p < 0x20) k = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", *p);
+      else if (*p < 0x80) tmp[0] = (char)*p, k = 1;
+      else { /* a UTF-8 sequence is copied whole */
+        take = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
+        for (k = 0; k < take && p[k]; k++) tmp[k] = (char)p[k];
+        take = k;
+      }
+      if (len - start + k > NAME_CUT) break;
+      memcpy(n->esc + len, tmp, k);
+      len += k;
+      p += take;
+    }
+    n->esc[len++] = 0;
+  }
+  n->esc_len = len;
+  return SC_OK;
+}
+
+static void free_names(sc_ctx *ctx, names *n) {
+  sc__free(ctx, n->off, (n->nstr ? n->nstr : 1) * sizeof *n->off);
+  sc__free(ctx, n->esc, n->nstr * (NAME_CUT + 8) + 1);
+}
+
+static const char *escaped(const names *n, uint32_t id) {
+  return n->esc && id < n->nstr ? n->esc + n->off[id] : "";
+}
+
+static const char *op_name(const void *ud, const sc_op *op) {
+  return escaped(ud, op->mb); /* replay ops carry their name id in mb */
+}
+
+static const char *stream_name(const void *ud, uint32_t prog, int s) {
+  const names *n = ud;
+  uint32_t id = prog < 64 ? n->stream[prog][s] : 0;
+  return id ? escaped(n, id - 1) : s == HOST_SLOT ? "host" : "gpu";
+}
+
+/* Placement of a group given its global members (ascending). */
+static sc_placement place(const int64_t *m, size_t n, int64_t gpn) {
+  sc_placement pl = {(int64_t)n, 0, 0};
+  int64_t cur = -1, run = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t node = m[i] / gpn;
+    if (node != cur) {
+      pl.nodes++;
+      cur = node;
+      run = 0;
+    }
+    if (++run > pl.per_node) pl.per_node = run;
+  }
+  return pl;
+}
+
+/* Kernel class from its name, for the op kind shown in traces (durations are
+ * the traced ones whatever the class). */
+static int kernel_kind(const char *name) {
+  if (strstr(name, "gemm") || strstr(name, "GEMM") || strstr(name, "cutlass") || strstr(name, "xmma") ||
+      strstr(name, "cublas") || strstr(name, "matmul"))
+    return SC_OP_GEMM;
+  if (strstr(name, "flash") || strstr(name, "fmha") || strstr(name, "attention")) return SC_OP_ATTN;
+  if (strstr(name, "norm") || strstr(name, "Norm")) return SC_OP_NORM;
+  return SC_OP_ELEMWISE;
+}
+
+typedef struct okey { uint32_t stream, idx; } okey;
+
+/* Per-rank conversion state. */
+typedef struct conv {
+  uint8_t *slot_of;   /* [nstreams] */
+  uint32_t *pos;      /* [nops] index of the op in its slot */
+  uint32_t *seq;      /* [nops] ops in slot order, slot by slot */
+  size_t count[SC_ST_COUNT];
+} conv;
+
+/* Assigns the rank's streams to engine slots: host to HOST_SLOT; the busiest
+ * compute stream to slot 0, then communication streams (ordered by the
+ * smallest group they serve, so that every member puts a group on the same
+ * slot), then the other compute streams; streams beyond the slots share the
+ * last one. */
+static int assign_slots(sc_ctx *ctx, const sc_jrank *r, conv *cv, int64_t *merged) {
+  size_t ns = r->nstreams;
+  typedef struct sinfo { int64_t busy, mingroup; int comm, host; uint32_t i; } sinfo;
+  sinfo *si = sc__calloc(ctx, ns ? ns : 1, sizeof *si);
+  if (!si) return SC_ENOMEM;
+  for (size_t s = 0; s < ns; s++) {
+    si[s].i = (uint32_t)s;
+    si[s].host = r->streams[s].host;
+    si[s].mingroup = INT64_MAX;
+  }
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    sinfo *x = &si[op->stream];
+    if (op->kind == SC_JOP_COLL || op->kind == SC_JOP_SEND || op->kind == SC_JOP_RECV) {
+      x->comm = 1;
+      int64_t g = op->kind == SC_JOP_COLL ? (int64_t)op->group : INT64_MAX - 1;
+      if (g < x->mingroup) x->mingroup = g;
+    } else x->busy += op->dur_ns;
+  }
+  /* Main compute stream: most busy non-comm GPU stream. */
+  int64_t main = -1;
+  for (size_t s = 0; s < ns; s++)
+    if (!si[s].host && !si[s].comm && (main < 0 || si[s].busy > si[main].busy)) main = (int64_t)s;
+  uint32_t *list = sc__malloc(ctx, (ns ? ns : 1) * sizeof *list);
+  if (!list) {
+    sc__free(ctx, si, (ns ? ns : 1) * sizeof *si);
+    return SC_ENOMEM;
+  }
+  size_t nl = 0;
+  if (main >= 0) list[nl++] = (uint32_t)main;
+  /* Comm streams by (mingroup, id); then compute by busy (desc), id. */
+  for (int pass = 0; pass < 2; pass++) {
+    size_t first = nl;
+    for (size_t s = 0; s < ns; s++)
+      if (!si[s].host && (int64_t)s != main && si[s].comm == (pass == 0)) list[nl++] = (uint32_t)s;
+    for (size_t a = first + 1; a < nl; a++) /* insertion sort: few streams */
+      for (size_t b = a; b > first; b--) {
+        const sinfo *x = &si[list[b - 1]], *y = &si[list[b]];
+        int swap = pass == 0 ? (x->mingroup > y->mingroup || (x->mingroup == y->mingroup && x->i > y->i))
+                             : (x->busy < y->busy || (x->busy == y->busy && x->i > y->i));
+        if (!swap) break;
+        uint32_t t = list[b - 1];
+        list[b - 1] = list[b];
+        list[b] = t;
+      }
+  }
+  for (size_t s = 0; s < ns; s++)
+    if (si[s].host) cv->slot_of[s] = HOST_SLOT;
+  for (size_t k = 0; k < nl; k++) {
+    int slot = k < GPU_SLOTS ? (int)k : GPU_SLOTS - 1;
+    cv->slot_of[list[k]] = (uint8_t)slot;
+    if (k >= GPU_SLOTS) (*merged)++;
+  }
+  sc__free(ctx, list, (ns ? ns : 1) * sizeof *list);
+  sc__free(ctx, si, (ns ? ns : 1) * sizeof *si);
+  return SC_OK;
+}
+
+/* Orders each slot's ops. One stream per slot: its own order. Several: a
+ * topological merge (Kahn) that keeps each stream's order and the
+ * dependencies between the merged streams, preferring traced start time. */
+static int order_slots(sc_ctx *ctx, const sc_jrank *r, conv *cv) {
+  size_t n = r->nops;
+  int rc = SC_OK;
+  uint32_t streams_in[SC_ST_COUNT] = {0};
+  for (size_t s = 0; s < r->nstreams; s++) streams_in[cv->slot_of[s]]++;
+  /* Ops of each slot, stream by stream, in stream order. */
+  size_t off[SC_ST_COUNT + 1] = {0};
+  for (size_t k = 0; k < n; k++) cv->count[cv->slot_of[r->ops[k].stream]]++;
+  for (int s = 0; s < SC_ST_COUNT; s++) off[s + 1] = off[s] + cv->count[s];
+  okey *keys = sc__malloc(ctx, (n ? n : 1) * sizeof *keys);
+  if (!keys) return SC_ENOMEM;
+  for (int slot = 0; slot < SC_ST_COUNT && !rc; slot++) {
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+      if (cv->slot_of[r->ops[k].stream] == slot) keys[m++] = (okey){r->ops[k].stream, (uint32_t)k};
+    if (streams_in[slot] <= 1) {
+      for (size_t i = 0; i < m; i++) cv->seq[off[slot] + i] = keys[i].idx;
+      continue;
+    }
+    /* Kahn over the slot's ops: an op is ready when its stream predecessor
+     * and its same-slot dependencies are placed. */
+    uint32_t *pending = sc__calloc(ctx, n ? n : 1, sizeof *pending);
+    uint32_t *placed = sc__calloc(ctx, n ? n : 1, sizeof *placed);
+    if (!pending || !placed) rc = SC_ENOMEM;
+    size_t done = 0;
+    while (!rc && done < m) {
+      size_t best = SIZE_MAX;
+      /* Heads of each stream: first unplaced op in stream order. */
+      for (size_t i = 0; i < m; i++) {
+        uint32_t k = keys[i].idx;
+        if (placed[k]) continue;
+        int prev_stream_unplaced = 0;
+        for (size_t j = i; j > 0; j--)
+          if (keys[j - 1].stream == keys[i].stream) {
+            prev_stream_unplaced = !placed[keys[j - 1].idx];
+            break;
+          }
+        if (prev_stream_unplaced) continue;
+        int ok = 1;
+        const sc_jop *op = &r->ops[k];
+        for (uint32_t d = 0; d < op->ndeps && ok; d++) {
+          uint32_t dep = r->deps[op->dep_off + d];
+          if (cv->slot_of[r->ops[dep].stream] == slot && !placed[dep]) ok = 0;
+        }
+        if (!ok) continue;
+        int64_t t = op->start_ns;
+        if (best == SIZE_MAX || t < r->ops[keys[best].idx].start_ns ||
+            (t == r->ops[keys[best].idx].start_ns && i < best))
+          best = i;
+      }
+      if (best == SIZE_MAX) {
+        rc = SC_EINVAL; /* a dependency cycle through the merged streams */
+        break;
+      }
+      placed[keys[best].idx] = 1;
+      cv->seq[off[slot] + done++] = keys[best].idx;
+    }
+    sc__free(ctx, pending, (n ? n : 1) * sizeof *pending);
+    sc__free(ctx, placed, (n ? n : 1) * sizeof *placed);
+  }
+  sc__free(ctx, keys, (n ? n : 1) * sizeof *keys);
+  if (rc) return rc;
+  for (int slot = 0; slot < SC_ST_COUNT; slot++)
+    for (size_t i = 0; i < cv->count[slot]; i++) cv->pos[cv->seq[off[slot] + i]] = (uint32_t)i;
+  return SC_OK;
+}
+
+typedef struct gdef {   /* a group in the replayed job */
+  int64_t *members;     /* global ranks in the new world */
+  size_t n;
+  int spans_replicas;
+  sc_placement pl, traced_pl;
+} gdef;
+
+static void free_groups(sc_ctx *ctx, gdef *g, size_t n) {
+  if (!g) return;
+  for (size_t i = 0; i < n; i++) sc__free(ctx, g[i].members, (g[i].n ? g[i].n : 1) * sizeof *g[i].members);
+  sc__free(ctx, g, n * sizeof *g);
+}
+
+/* New member lists: the world group grows to the new world; a group with
+ * one member per replica (stride = ranks per replica) grows to one per new
+ * replica; groups inside a replica keep their members. */
+static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0, int64_t dp,
+                         int64_t gpn, gdef **out) {
+  gdef *g = sc__calloc(ctx, job->ngroups ? job->ngroups : 1, sizeof *g);
+  if (!g) return SC_ENOMEM;
+  for (size_t i = 0; i < job->ngroups; i++) {
+    const sc_jgroup *jg = &job->groups[i];
+    const int64_t *m = job->members + jg->off;
+    int world = (int64_t)jg->n == job->world;
+    int strided = jg->n > 1 && (int64_t)jg->n == dp0;
+    for (uint32_t k = 1; strided && k < jg->n; k++) strided = m[k] - m[k - 1] == R;
+    size_t n = world ? (size_t)(dp * R) : strided ? (size_t)dp : jg->n;
+    g[i].n = n;
+    g[i].spans_replicas = world || strided;
+    g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
+    if (!g[i].members) {
+      free_groups(ctx, g, job->ngroups);
+      return SC_ENOMEM;
+    }
+    for (size_t k = 0; k < n; k++)
+      g[i].members[k] = world ? (int64_t)k : strided ? m[0] + (int64_t)k * R : m[k];
+    g[i].pl = place(g[i].members, n, gpn);
+    g[i].traced_pl = place(m, jg->n, gpn);
+  }
+  *out = g;
+  return SC_OK;
+}
+
+#ifndef NDEBUG
+/* Invariants of the built programs (debug builds): dependencies point to
+ * existing ops of other slots; collectives name existing groups. (The
+ * pipeline pairing check of sc__workload_check does not apply here.) */
+static int check_programs(sc_ctx *ctx, const sc_workload *wl) {
+  for (int64_t i = 0; i < wl->nprogs; i++) {
+    const sc_program *p = &wl->progs[i];
+    for (int s = 0; s < SC_ST_COUNT; s++)
+      for (size_t q = 0; q < p->nops[s]; q++) {
+        const sc_op *op = &p->ops[s][q];
+        if ((size_t)op->dep_off + op->ndeps > p->ndeps)
+          return sc__error(ctx, SC_EINVAL, "replay program %lld: deps out of range", (long long)i);
+        for (uint32_t d = 0; d < op->ndeps; d++) {
+          uint32_t dep = p->deps[op->dep_off + d];
+          if (SC_DEP_STREAM(dep) >= SC_ST_COUNT || (int)SC_DEP_STREAM(dep) == s ||
+              SC_DEP_INDEX(dep) >= p->nops[SC_DEP_STREAM(dep)])
+            return sc__error(ctx, SC_EINVAL, "replay program %lld: bad dependency", (long long)i);
+        }
+        if (op->kind == SC_OP_COLL && op->peer >= wl->ngroups)
+          return sc__error(ctx, SC_EINVAL, "replay program %lld: collective without group", (long long)i);
+      }
+  }
+  return SC_OK;
+}
+#endif
+
+/* Per-rank state kept across the phases of sc_replay. */
+typedef struct rprep {
+  conv cv;
+  uint32_t *chan;      /* [nops] collectives: engine group (channel), else unused */
+  double *dur;         /* [nops] collectives: priced duration, ns */
+} rprep;
+
+/* A channel: one job group on one engine slot (an NCCL communicator and its
+ * stream). Process groups with the same members but their own streams
+ * (torchrec's all-to-all and all-reduce groups) stay apart this way. */
+typedef struct chan { uint32_t group; int slot; } chan;
+
+/* Duration in ns of an op whose duration was not measured (ex-situ traces):
+ * priced from its shape by the cost models for the target GPU. */
+/* A GEMM (batch of b) whose output tiles cannot fill the GPU but whose
+ * reduction is long (weight gradients: m x n small, k = batch x positions)
+ * runs split-K, as cuBLAS and cuDNN do: s slices of k in parallel, then a
+ * reduction of the s partial m x n results. */
+static double gemm_split_ns(const sc_cost *c, double m, double n, double k, double b) {
+  double tiles = ceil(m / 128.0) * ceil(n / 128.0) * b, sms = c->hw->sms;
+  double s = tiles < sms ? floor(fmin(sms / tiles, k / 256.0)) : 1;
+  if (s < 2) return c->compute->gemm_ns(c, m * b, n, k);
+  double partial = s * m * n * b * 4.0; /* fp32 partial sums, written and read */
+  return c->compute->gemm_ns(c, m * b * s, n, k / s) + c->compute->mem_ns(c, 2 * partial);
+}
+
+static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
+  const sc_jshape *sh = &r->shapes[jo->shape - 1];
+  double b = sh->batch > 0 ? sh->batch : 1;
+  switch (sh->cls) {
+  case SC_JSHAPE_GEMM:
+    return gemm_split_ns(c, sh->m, sh->n, sh->k, b);
+  case SC_JSHAPE_CONV: {
+    /* At conv_eff of a GEMM's efficiency: the compute part scales, the
+     * fixed kernel overhead does not. */
+    double t = gemm_split_ns(c, sh->m, sh->n, sh->k, b), o = c->p.kernel_overhead_us * 1e3;
+    return t > o ? o + (t - o) / c->p.conv_eff : t;
+  }
+  case SC_JSHAPE_MEM:
+    return c->compute->mem_ns(c, jo->bytes);
+  case SC_JSHAPE_NORM: {
+    double t = c->compute->mem_ns(c, jo->bytes), o = c->p.kernel_overhead_us * 1e3;
+    return t > o ? o + (t - o) / c->p.norm_eff : t;
+  }
+  case SC_JSHAPE_HOST:
+    return (sh->m * c->p.host_op_us + sh->n * c->p.host_autograd_us + sh->k * c->p.host_module_us) * 1e3;
+  default:
+    return 0;
+  }
+}
+
+static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+                      sc_write_fn trace, void *trace_ud, sc_replay_result *out);
+
+int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+              sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
+  memset(out, 0, sizeof *out);
+  /* Gradient marks and a re-target to more replicas: add PyTorch DDP. */
+  sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
+  int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
+  int64_t grads = 0, colls = 0;
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nops; k++) {
+      grads += job->ranks[i].ops[k].kind == SC_JOP_GRAD;
+      colls += job->ranks[i].ops[k].kind == SC_JOP_COLL;
+    }
+  if (!grads || colls || (!o.ddp && (o.scale_dp <= 0 || o.scale_dp * R <= W)))
+    return replay_job(ctx, job, cfg, &o, trace, trace_ud, out);
+  double mib = 1048576.0;
+  if (!(o.ddp_bucket_mb >= 0 && o.ddp_first_bucket_mb >= 0))
+    return sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
+  sc_job *ddp;
+  int rc = sc__job_ddp(job, (o.ddp_bucket_mb > 0 ? o.ddp_bucket_mb : 25.0) * mib,
+                       (o.ddp_first_bucket_mb > 0 ? o.ddp_first_bucket_mb : 1.0) * mib, &ddp);
+  if (rc) return rc;
+  rc = replay_job(ctx, ddp, cfg, &o, trace, trace_ud, out);
+  if (!rc)
+    for (size_t k = 0; k < ddp->ranks[0].nops; k++) out->ddp_buckets += ddp->ranks[0].ops[k].kind == SC_JOP_COLL;
+  sc_job_free(ddp);
+  return rc;
+}
+
+static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+                      sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
+  if (!job->nranks) return sc__error(ctx, SC_EINVAL, "the job has no ranks to replay");
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nops; k++)
+      if (job->ranks[i].ops[k].kind == SC_JOP_COLL && job->ranks[i].ops[k].group >= job->ngroups)
+        return sc__error(ctx, SC_EINVAL, "the job is not finished (sc_job_finish)");
+  sc_replay_opts o = *opts;
+  int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
+  int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
+  if (W % R)
+    return sc__error(ctx, SC_EINVAL, "ranks per replica (%lld) do not divide the traced world (%lld)",
+                     (long long)R, (long long)W);
+  int64_t dp0 = W / R, dp = o.scale_dp > 0 ? o.scale_dp : dp0;
+  if (dp > SC_JOB_MAX_WORLD / R) return sc__error(ctx, SC_EINVAL, "--scale dp=%lld is too large", (long long)dp);
+  int64_t W2 = dp * R;
+  int retarget = dp != dp0;
+  int64_t iters = 0, span = 0;
+  for (size_t i = 0; i < job->nranks; i++) {
+    if (job->ranks[i].iterations > iters) iters = job->ranks[i].iterations;
+    if (job->ranks[i].span_ns > span) span = job->ranks[i].span_ns;
+  }
+  int model = o.comm == SC_REPLAY_COMM_MODEL || (o.comm == SC_REPLAY_COMM_AUTO && (retarget || span == 0));
+  sc_cost cost;
+  int rc = sc__cost_init(ctx, cfg, &cost);
+  if (rc) return rc;
+  int64_t gpn = cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1;
+  gdef *groups = NULL;
+  rc = resize_groups(ctx, job, R, dp0, dp, gpn, &groups);
+  if (rc) return rc;
+
+  size_t nr = job->nranks;
+  sc_workload wl;
+  memset(&wl, 0, sizeof wl);
+  wl.nprogs = (int64_t)nr;
+  wl.map = (sc_mapping){1, 1, W2, 1, W2, gpn};
+  wl.progs = sc__calloc(ctx, nr, sizeof *wl.progs);
+  uint32_t *rank_prog = sc__malloc(ctx, nr * sizeof *rank_prog);
+  int64_t *rank_global = sc__malloc(ctx, nr * sizeof *rank_global);
+  rprep *rp = sc__calloc(ctx, nr, sizeof *rp);
+  names *nm = sc__calloc(ctx, 1, sizeof *nm);
+  chan *chans = NULL;
+  size_t nchans = 0, chans_cap = 0;
+  sc_xgroup *xg = NULL;
+  uint32_t *xmem = NULL;
+  size_t nxm = 0;
+  if (!wl.progs || !rank_prog || !rank_global || !rp || !nm) rc = SC_ENOMEM;
+  if (!rc) nm->job = job;
+  if (!rc && trace) rc = escape_names(ctx, nm);
+
+  /* Phase 1: slots and slot order of every rank's ops. */
+  int64_t merged = 0;
+  for (size_t i = 0; !rc && i < nr; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    conv *cv = &rp[i].cv;
+    size_t n = r->nops ? r->nops : 1;
+    cv->slot_of = sc__calloc(ctx, r->nstreams ? r->nstreams : 1, 1);
+    cv->pos = sc__malloc(ctx, n * sizeof *cv->pos);
+    cv->seq = sc__malloc(ctx, n * sizeof *cv->seq);
+    rp[i].chan = sc__malloc(ctx, n * sizeof *rp[i].chan);
+    rp[i].dur = sc__calloc(ctx, n, sizeof *rp[i].dur);
+    if (!cv->slot_of || !cv->pos || !cv->seq || !rp[i].chan || !rp[i].dur) {
+      rc = SC_ENOMEM;
+      break;
+    }
+    rc = assign_slots(ctx, r, cv, &merged);
+    if (!rc && order_slots(ctx, r, cv))
+      rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld: dependency cycle among merged streams",
+                     sc__job_str(job, r->source), (long long)r->rank);
+    if (!rc && i < 64)
+      for (size_t st = 0; st < r->nstreams; st++)
+        if (!nm->stream[i][cv->slot_of[st]]) nm->stream[i][cv->slot_of[st]] = r->streams[st].name + 1;
+  }
+
+  /* Phase 2: channels, in order of first use, and their simulated members
+   * (the traced ranks of the group). */
+  for (size_t i = 0; !rc && i < nr; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    for (size_t k = 0; !rc && k < r->nops; k++) {
+      const sc_jop *op = &r->ops[k];
+      if (op->kind != SC_JOP_COLL) continue;
+      int slot = rp[i].cv.slot_of[op->stream];
+      size_t c = 0;
+      while (c < nchans && !(chans[c].group == op->group && chans[c].slot == slot)) c++;
+      if (c == nchans) {
+        if (sc__grow(ctx, (void **)&chans, sizeof *chans, &chans_cap, nchans + 1)) {
+          rc = SC_ENOMEM;
+          break;
+        }
+        chans[nchans++] = (chan){op->group, slot};
+      }
+      rp[i].chan[k] = (uint32_t)c;
+    }
+  }
+  if (!rc) {
+    xg = sc__calloc(ctx, nchans ? nchans : 1, sizeof *xg);
+    xmem = sc__malloc(ctx, (nr * (nchans ? nchans : 1)) * sizeof *xmem);
+    if (!xg || !xmem) rc = SC_ENOMEM;
+  }
+  for (size_t c = 0; !rc && c < nchans; c++) {
+    const sc_jgroup *jg = &job->groups[chans[c].group];
+    const int64_t *m = job->members + jg->off;
+    xg[c].mem_off = (uint32_t)nxm;
+    for (size_t i = 0; i < nr; i++)
+      for (uint32_t k = 0; k < jg->n; k++)
+        if (m[k] == job->ranks[i].rank) {
+          xmem[nxm++] = (uint32_t)i;
+          break;
+        }
+    xg[c].nmem = (uint32_t)(nxm - xg[c].mem_off);
+    xg[c].n = groups[chans[c].group].pl.n;
+    xg[c].nodes = groups[chans[c].group].pl.nodes;
+    xg[c].per_node = groups[chans[c].group].pl.per_node;
+  }
+
+  /* Phase 3: collective durations. Traced: the least over the traced
+   * members of each instance (the others' include waiting for the last
+   * arrival, which the rendezvous reproduces); every member must issue the
+   * same number on a channel. Model: priced for the group's placement. */
+  int64_t modelled = 0, measured = 0;
+  for (size_t c = 0; !rc && c < nchans; c++) {
+    uint32_t nmem = xg[c].nmem;
+    size_t *cur = sc__calloc(ctx, nmem ? nmem : 1, sizeof *cur);
+    if (!cur) {
+      rc = SC_ENOMEM;
+      break;
+    }
+    int slot = chans[c].slot;
+    for (;;) {
+      double least = INFINITY;
+      int have = 0, missing = 0;
+      for (uint32_t mi = 0; mi < nmem; mi++) {
+        uint32_t ri = xmem[xg[c].mem_off + mi];
+        const sc_jrank *r = &job->ranks[ri];
+        const rprep *x = &rp[ri];
+        size_t off = 0;
+        for (int s2 = 0; s2 < slot; s2++) off += x->cv.count[s2];
+        size_t q = cur[mi];
+        while (q < x->cv.count[slot]) {
+          uint32_t k = x->cv.seq[off + q];
+          if (r->ops[k].kind == SC_JOP_COLL && x->chan[k] == c) break;
+          q++;
+        }
+        cur[mi] = q;
+        if (q < x->cv.count[slot]) {
+          have++;
+          uint32_t k = x->cv.seq[off + q];
+          if ((double)r->ops[k].dur_ns < least) least = (double)r->ops[k].dur_ns;
+        } else missing++;
+      }
+      if (!have) break;
+      if (missing) {
+        rc = sc__error(ctx, SC_EUNSUPPORTED,
+                       "group %u: the traced ranks issue different numbers of collectives on its "
+                       "stream (different streams per rank are not supported)", chans[c].group);
+        break;
+      }
+      for (uint32_t mi = 0; mi < nmem; mi++) {
+        uint32_t ri = xmem[xg[c].mem_off + mi];
+        rprep *x = &rp[ri];
+        size_t off = 0;
+        for (int s2 = 0; s2 < slot; s2++) off += x->cv.count[s2];
+        x->dur[x->cv.seq[off + cur[mi]]] = least;
+        cur[mi]++;
+      }
+    }
+    sc__free(ctx, cur, (nmem ? nmem : 1) * sizeof *cur);
+  }
+  for (size_t i = 0; !rc && i < nr; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    for (size_t k = 0; k < r->nops; k++) {
+      const sc_jop *op = &r->ops[k];
+      if (op->kind != SC_JOP_COLL) continue;
+      const gdef *g = &groups[op->group];
+      if (model && op->coll < SC_COLL_COUNT && op->bytes > 0) {
+        /* A group of one moves nothing. */
+        rp[i].dur[k] = g->n > 1 ? cost.comm->coll_ns(&cost, op->coll, op->bytes, &g->pl) : 0;
+        modelled++;
+      } else if (model && retarget && op->coll < SC_COLL_COUNT && g->traced_pl.n > 1) {
+        /* Size unknown: scale the traced time by the model's ratio between
+         * the new and the traced placement, at a nominal 64 MiB. */
+        double b = 64.0 * 1048576.0;
+        double t0 = cost.comm->coll_ns(&cost, op->coll, b, &g->traced_pl);
+        double t1 = cost.comm->coll_ns(&cost, op->coll, b, &g->pl);
+        if (t0 > 0) rp[i].dur[k] *= t1 / t0;
+        measured++;
+      } else {
+        measured++;
+      }
+    }
+  }
+
+  /* Phase 4: the engine programs. */
+  int64_t priced = 0;
+  double priced_busy = 0;
+  for (size_t i = 0; !rc && i < nr; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    const conv *cv = &rp[i].cv;
+    rank_prog[i] = (uint32_t)i;
+    rank_global[i] = r->rank;
+    sc_program *p = &wl.progs[i];
+    size_t off = 0;
+    for (int s = 0; !rc && s < SC_ST_COUNT; s++) {
+      p->nops[s] = cv->count[s];
+      p->cap[s] = cv->count[s] ? cv->count[s] : 1;
+      p->ops[s] = sc__calloc(ctx, p->cap[s], sizeof(sc_op));
+      if (!p->ops[s]) rc = SC_ENOMEM;
+      for (size_t q = 0; !rc && q < cv->count[s]; q++) {
+        uint32_t k = cv->seq[off + q];
+        const sc_jop *jo = &r->ops[k];
+        sc_op *op = &p->ops[s][q];
+        op->layer = SC_NO_LAYER;
+        op->phase = SC_PH_FWD;
+        op->label = SC_L_OPTIM;
+        op->mb = jo->name; /* the name, for op_name() */
+        op->dep_off = (uint32_t)p->ndeps;
+        switch (jo->kind) {
+        case SC_JOP_KERNEL:
+          op->kind = (uint8_t)kernel_kind(sc__job_str(job, jo->name));
+          op->cat = SC_CAT_COMPUTE;
+          op->work = (double)jo->dur_ns;
+          if (jo->shape) {
+            op->work = priced_ns(&cost, r, jo);
+            priced++;
+            priced_busy += op->work;
+            int cls = r->shapes[jo->shape - 1].cls;
+            if (cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_CONV) op->kind = SC_OP_GEMM;
+          }
+          break;
+        case SC_JOP_MEMCPY:
+        case SC_JOP_MEMSET:
+          op->kind = SC_OP_ELEMWISE;
+          op->cat = SC_CAT_COMPUTE;
+          op->work = (double)jo->dur_ns;
+          break;
+        case SC_JOP_COLL:
+          op->kind = SC_OP_COLL;
+          op->coll = jo->coll < SC_COLL_COUNT ? jo->coll : SC_COLL_ALLREDUCE;
+          op->cat = groups[jo->group].spans_replicas ? SC_CAT_DP : SC_CAT_TP;
+          op->peer = rp[i].chan[k];
+          op->work = rp[i].dur[k];
+          break;
+        case SC_JOP_SEND:
+        case SC_JOP_RECV:
+          /* No peer to pair with: a transfer of traced duration. */
+          op->kind = SC_OP_HOST;
+          op->cat = SC_CAT_PP;
+          op->work = (double)jo->dur_ns;
+          break;
+        default: /* host, sync, idle, grad */
+          op->kind = SC_OP_HOST;
+          op->cat = SC_CAT_BUBBLE;
+          op->work = (double)jo->dur_ns;
+          if (jo->shape) {
+            op->work = priced_ns(&cost, r, jo);
+            priced++;
+          }
+          break;
+        }
+        for (uint32_t d = 0; !rc && d < jo->ndeps; d++) {
+          uint32_t dep = r->deps[jo->dep_off + d];
+          int ds = cv->slot_of[r->ops[dep].stream];
+          uint32_t di = cv->pos[dep];
+          if (ds == s) {
+            if (di < q) continue; /* implied by slot order */
+            rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld op %u depends on a later op of its stream",
+                           sc__job_str(job, r->source), (long long)r->rank, k);
+            break;
+          }
+          if (op->ndeps == UINT16_MAX) {
+            rc = sc__error(ctx, SC_EUNSUPPORTED, "op with too many dependencies");
+            break;
+          }
+          if (sc__grow(ctx, (void **)&p->deps, sizeof *p->deps, &p->deps_cap, p->ndeps + 1)) {
+            rc = SC_ENOMEM;
+            break;
+          }
+          p->deps[p->ndeps++] = SC_DEP(ds, di);
+          op->ndeps++;
+        }
+      }
+      off += cv->count[s];
+    }
+  }
+  if (!rc) {
+    wl.nranks = (uint32_t)nr;
+    wl.rank_prog = rank_prog;
+    wl.rank_global = rank_global;
+    wl.groups = xg;
+    wl.ngroups = (uint32_t)nchans;
+    wl.group_members = xmem;
+    wl.op_name = op_name;
+    wl.stream_name = stream_name;
+    wl.names_ud = nm;
+#ifndef NDEBUG
+    rc = check_programs(ctx, &wl);
+#endif
+  }
+  sc_result res;
+  if (!rc) {
+    /* Traced compute already carries its interference, and traced
+     * collectives their link sharing: neither is applied again. Priced
+     * (ex-situ) kernels get the configured interference model. */
+    sc_config run_cfg = *cfg;
+    if (!priced) run_cfg.simulation.interference = SC_INTERF_NONE;
+    run_cfg.simulation.fold = 0;
+    if (!model) run_cfg.simulation.share_links = 0;
+    sc_cost run_cost = cost;
+    run_cost.comm = &fixed_comm;
+    rc = sc__engine_run(ctx, &run_cfg, &wl, &run_cost, trace, trace_ud, &res);
+  }
+  if (!rc) {
+    double it = (double)(iters > 0 ? iters : 1);
+    out->world = W2;
+    out->traced_world = W;
+    out->dp = dp;
+    out->traced_dp = dp0;
+    out->simulated_ranks = (int64_t)nr;
+    out->iterations = iters > 0 ? iters : 1;
+    out->ops = res.ops;
+    out->events = res.events;
+    out->traced_step_s = (double)span / 1e9 / it;
+    out->predicted_step_s = res.step_time_s / it;
+    out->error_pct = out->traced_step_s > 0 && !retarget
+                         ? 100.0 * (out->predicted_step_s - out->traced_step_s) / out->traced_step_s
+                         : 0;
+    for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] = res.breakdown_s[c] / it;
+    double busy = 0;
+    for (size_t i = 0; i < nr; i++)
+      for (size_t k = 0; k < job->ranks[i].nops; k++) {
+        int kind = job->ranks[i].ops[k].kind;
+        if (kind != SC_JOP_HOST && kind != SC_JOP_SYNC && kind != SC_JOP_IDLE)
+          busy += (double)job->ranks[i].ops[k].dur_ns;
+      }
+    out->gpu_busy_s = (busy + priced_busy) / 1e9 / (double)nr / it;
+    out->priced_ops = priced;
+    out->modelled_collectives = modelled;
+    out->measured_collectives = measured;
+    out->merged_streams = merged;
+    out->comm = model ? "model" : "measured";
+    out->gpu = cost.hw ? cost.hw->name : "";
+  }
+  for (size_t i = 0; rp && i < nr; i++) {
+    size_t n = job->ranks[i].nops ? job->ranks[i].nops : 1;
+    sc__free(ctx, rp[i].cv.slot_of, job->ranks[i].nstreams ? job->ranks[i].nstreams : 1);
+    sc__free(ctx, rp[i].cv.pos, n * sizeof *rp[i].cv.pos);
+    sc__free(ctx, rp[i].cv.seq, n * sizeof *rp[i].cv.seq);
+    sc__free(ctx, rp[i].chan, n * sizeof *rp[i].chan);
+    sc__free(ctx, rp[i].dur, n * sizeof *rp[i].dur);
+  }
+  sc__free(ctx, rp, nr * sizeof *rp);
+  sc__workload_free(ctx, &wl);
+  sc__free(ctx, rank_prog, nr * sizeof *rank_prog);
+  sc__free(ctx, rank_global, nr * sizeof *rank_global);
+  sc__free(ctx, xg, (nchans ? nchans : 1) * sizeof *xg);
+  sc__free(ctx, xmem, (nr * (nchans ? nchans : 1)) * sizeof *xmem);
+  sc__free(ctx, chans, chans_cap * sizeof *chans);
+  if (nm) free_names(ctx, nm);
+  sc__free(ctx, nm, sizeof *nm);
+  free_groups(ctx, groups, job->ngroups);
+  return rc;
+}
+
+/* ------------------------------------------------------------ output */
+
+int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, void *ud) {
+  int rc;
+  if (fmt == SC_FORMAT_JSON) {
+    rc = sc__writef(w, ud,
+                    "{\"world\":%lld,\"traced_world\":%lld,\"dp\":%lld,\"traced_dp\":%lld,"
+                    "\"simulated_ranks\":%lld,\"iterations\":%lld,\"gpu\":\"%s\",\"comm\":\"%s\","
+                    "\"traced_step_s\":%.6f,\"predicted_step_s\":%.6f,",
+                    (long long)r->world, (long long)r->traced_world, (long long)r->dp,
+                    (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
+                    r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
+    if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
+      rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
+    if (!rc)
+      rc = sc__writef(w, ud, "\"gpu_busy_s\":%.6f,\"modelled_collectives\":%lld,\"measured_collectives\":%lld,"
+                             "\"priced_ops\":%lld,\"ddp_buckets\":%lld,\"ops\":%lld,\"events\":%lld,\"breakdown_s\":{",
+                      r->gpu_busy_s, (long long)r->modelled_collectives,
+                      (long long)r->measured_collectives, (long long)r->priced_ops,
+                      (long long)r->ddp_buckets, (long long)r->ops, (long long)r->events);
+    for (int c = 0; !rc && c < SC_CAT_COUNT; c++)
+      rc = sc__writef(w, ud, "%s\"%s\":%.6f", c ? "," : "", sc_category_key(c), r->breakdown_s[c]);
+    if (!rc) rc = sc__writef(w, ud, "}}\n");
+    return rc;
+  }
+  rc = sc__writef(w, ud, "replay: %lld traced rank(s) of %lld, %lld iteration(s), GPU %s, collectives %s\n",
+                  (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
+                  r->gpu, r->comm);
+  if (!rc && r->dp != r->traced_dp)
+    rc = sc__writef(w, ud, "re-targeted: data parallel %lld -> %lld (world %lld -> %lld)\n",
+                    (long long)r->traced_dp, (long long)r->dp, (long long)r->traced_world, (long long)r->world);
+  if (!rc && r->traced_step_s > 0)
+    rc = sc__writef(w, ud, "traced step       %10.3f ms%s\n", r->traced_step_s * 1e3,
+                    r->dp != r->traced_dp ? " (at the traced scale)" : "");
+  else if (!rc) rc = sc__writef(w, ud, "traced step              n/a (the trace has no timing)\n");
+  if (!rc) rc = sc__writef(w, ud, "predicted step    %10.3f ms", r->predicted_step_s * 1e3);
+  if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp) rc = sc__writef(w, ud, "  (error %+.1f %%)", r->error_pct);
+  if (!rc)
+    rc = sc__writef(w, ud, "\nGPU busy (%s) %10.3f ms per iteration\n", r->priced_ops ? "priced" : "traced",
+                    r->gpu_busy_s * 1e3);
+  for (int c = 0; !rc && c < SC_CAT_COUNT; c++)
+    if (r->breakdown_s[c] > 0)
+      rc = sc__writef(w, ud, "  %-18s %10.3f ms\n", c == SC_CAT_BUBBLE ? "GPU idle / host" : sc_category_label(c),
+                      r->breakdown_s[c] * 1e3);
+  if (!rc)
+    rc = sc__writef(w, ud, "collectives: %lld priced by the comm model, %lld with traced durations\n",
+                    (long long)r->modelled_collectives, (long long)r->measured_collectives);
+  if (!rc && r->priced_ops)
+    rc = sc__writef(w, ud, "ex-situ: %lld ops priced on %s by the cost models%s", (long long)r->priced_ops, r->gpu,
+                    r->ddp_buckets ? "" : "\n");
+  if (!rc && r->ddp_buckets)
+    rc = sc__writef(w, ud, "; DDP: %lld gradient bucket all-reduce(s) per step\n", (long long)r->ddp_buckets);
+  if (!rc && r->merged_streams)
+    rc = sc__writef(w, ud, "note: %lld GPU stream(s) shared an engine stream with another (more streams than slots)\n",
+                    (long long)r->merged_streams);
+  return rc;
+}

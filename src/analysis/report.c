@@ -1,0 +1,134 @@
+/*
+ * report.c: turns a simulation result into what a user reads: the human
+ * summary, one JSON object, or CSV. Last stage of the pipeline; the Chrome
+ * trace is streamed by the engine itself while it runs.
+ */
+#include "base/sc_int.h"
+
+#include <stdio.h>
+
+const char *sc_category_key(int cat) {
+  static const char *const keys[] = {
+#define SC_X_KEY(id, key, label) key,
+      SC_CATEGORY_LIST(SC_X_KEY)
+#undef SC_X_KEY
+  };
+  return cat >= 0 && cat < SC_CAT_COUNT ? keys[cat] : "?";
+}
+
+const char *sc_category_label(int cat) {
+  static const char *const labels[] = {
+#define SC_X_LABEL(id, key, label) label,
+      SC_CATEGORY_LIST(SC_X_LABEL)
+#undef SC_X_LABEL
+  };
+  return cat >= 0 && cat < SC_CAT_COUNT ? labels[cat] : "?";
+}
+
+static const char *schedule_name(const sc_config *cfg) {
+  if (cfg->parallel.vpp > 1) return "interleaved-1f1b";
+  switch (cfg->parallel.schedule) {
+  case SC_SCHED_GPIPE:
+    return "gpipe";
+  case SC_SCHED_INTERLEAVED:
+    return "interleaved-1f1b";
+  default:
+    return "1f1b";
+  }
+}
+
+static const char *recompute_name(sc_recompute r) {
+  return r == SC_RECOMPUTE_FULL ? "full" : r == SC_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, void *ud) {
+  const sc_model_cfg *m = &cfg->model;
+  const sc_parallel_cfg *p = &cfg->parallel;
+  int rc = 0;
+  rc |= sc__writef(w, ud, "stepcast %s: %s on %lld x %s\n", SC_VERSION,
+                   m->name[0] ? m->name : "model", (long long)r->num_gpus, cfg->cluster.gpu);
+  rc |= sc__writef(w, ud,
+                   "  model      L=%lld h=%lld heads=%lld seq=%lld vocab=%lld, batch %lld x "
+                   "micro %lld, recompute %s\n",
+                   (long long)m->layers, (long long)m->hidden, (long long)m->heads,
+                   (long long)m->seq_len, (long long)m->vocab,
+                   (long long)cfg->training.global_batch, (long long)cfg->training.micro_batch,
+                   recompute_name(cfg->training.recompute));
+  rc |= sc__writef(w, ud, "  parallel   TP=%lld PP=%lld DP=%lld vpp=%lld %s%s%s\n",
+                   (long long)p->tp, (long long)p->pp, (long long)p->dp,
+                   (long long)(p->vpp > 0 ? p->vpp : 1), schedule_name(cfg),
+                   p->sequence_parallel && p->tp > 1 ? " +SP" : "",
+                   p->distributed_optimizer ? " +dist-opt" : "");
+  rc |= sc__writef(w, ud, "\n  step time        %10.3f s\n", r->step_time_s);
+  rc |= sc__writef(w, ud, "  tokens/s         %10.0f\n", r->tokens_per_s);
+  rc |= sc__writef(w, ud, "  TFLOP/s per GPU  %10.1f model   %6.1f hardware (with recompute)\n",
+                   r->tflops_per_gpu, r->hw_tflops_per_gpu);
+  rc |= sc__writef(w, ud, "  MFU              %9.1f %%   (HFU %.1f %%)\n", 100.0 * r->mfu,
+                   100.0 * r->hfu);
+  rc |= sc__writef(w, ud, "  memory per GPU   %10.1f GiB of %.0f GiB (estimate)%s\n",
+                   r->memory_gib, r->memory_capacity_gib,
+                   r->memory_gib > r->memory_capacity_gib ? "  OUT OF MEMORY" : "");
+  rc |= sc__writef(w, ud, "\n  where the step goes (mean over ranks)\n");
+  for (int c = 0; c < SC_CAT_COUNT; c++) {
+    double s = r->breakdown_s[c];
+    rc |= sc__writef(w, ud, "    %-18s %9.3f s  %5.1f %%\n", sc_category_label(c), s,
+                     r->step_time_s > 0 ? 100.0 * s / r->step_time_s : 0.0);
+  }
+  rc |= sc__writef(w, ud, "\n  simulated %lld of %lld ranks%s, %lld ops, %lld events\n",
+                   (long long)r->simulated_ranks, (long long)r->num_gpus,
+                   cfg->simulation.fold ? " (folded)" : "", (long long)r->ops,
+                   (long long)r->events);
+  return rc ? SC_EIO : SC_OK;
+}
+
+static int format_json(const sc_config *cfg, const sc_result *r, sc_write_fn w, void *ud) {
+  int rc = 0;
+  rc |= sc__writef(w, ud,
+                   "{\"step_time_s\":%.9g,\"tokens_per_s\":%.9g,\"tflops_per_gpu\":%.9g,"
+                   "\"hw_tflops_per_gpu\":%.9g,\"mfu\":%.6g,\"hfu\":%.6g,",
+                   r->step_time_s, r->tokens_per_s, r->tflops_per_gpu, r->hw_tflops_per_gpu,
+                   r->mfu, r->hfu);
+  rc |= sc__writef(w, ud, "\"model_flops_per_step\":%.9g,\"hardware_flops_per_step\":%.9g,",
+                   r->model_flops, r->hardware_flops);
+  rc |= sc__writef(w, ud, "\"breakdown\":{");
+  for (int c = 0; c < SC_CAT_COUNT; c++)
+    rc |= sc__writef(w, ud, "%s\"%s\":%.9g", c ? "," : "", sc_category_key(c), r->breakdown_s[c]);
+  rc |= sc__writef(w, ud, "},\"memory_gib\":%.6g,\"memory_capacity_gib\":%.6g,\"oom\":%s,",
+                   r->memory_gib, r->memory_capacity_gib,
+                   r->memory_gib > r->memory_capacity_gib ? "true" : "false");
+  rc |= sc__writef(w, ud,
+                   "\"num_gpus\":%lld,\"tp\":%lld,\"pp\":%lld,\"dp\":%lld,\"vpp\":%lld,"
+                   "\"simulated_ranks\":%lld,\"ops\":%lld,\"events\":%lld}\n",
+                   (long long)r->num_gpus, (long long)cfg->parallel.tp,
+                   (long long)cfg->parallel.pp, (long long)cfg->parallel.dp,
+                   (long long)(cfg->parallel.vpp > 0 ? cfg->parallel.vpp : 1),
+                   (long long)r->simulated_ranks, (long long)r->ops, (long long)r->events);
+  return rc ? SC_EIO : SC_OK;
+}
+
+static int format_csv(const sc_config *cfg, const sc_result *r, sc_write_fn w, void *ud) {
+  int rc = 0;
+  rc |= sc__writef(w, ud, "step_time_s,tokens_per_s,tflops_per_gpu,hw_tflops_per_gpu,mfu,hfu");
+  for (int c = 0; c < SC_CAT_COUNT; c++) rc |= sc__writef(w, ud, ",%s_s", sc_category_key(c));
+  rc |= sc__writef(w, ud, ",memory_gib,num_gpus,tp,pp,dp,vpp\n");
+  rc |= sc__writef(w, ud, "%.9g,%.9g,%.9g,%.9g,%.6g,%.6g", r->step_time_s, r->tokens_per_s,
+                   r->tflops_per_gpu, r->hw_tflops_per_gpu, r->mfu, r->hfu);
+  for (int c = 0; c < SC_CAT_COUNT; c++) rc |= sc__writef(w, ud, ",%.9g", r->breakdown_s[c]);
+  rc |= sc__writef(w, ud, ",%.6g,%lld,%lld,%lld,%lld,%lld\n", r->memory_gib,
+                   (long long)r->num_gpus, (long long)cfg->parallel.tp,
+                   (long long)cfg->parallel.pp, (long long)cfg->parallel.dp,
+                   (long long)(cfg->parallel.vpp > 0 ? cfg->parallel.vpp : 1));
+  return rc ? SC_EIO : SC_OK;
+}
+
+int sc_result_format(const sc_config *cfg, const sc_result *res, sc_format fmt, sc_write_fn out,
+                     void *ud) {
+  switch (fmt) {
+  case SC_FORMAT_JSON:
+    return format_json(cfg, res, out, ud);
+  case SC_FORMAT_CSV:
+    return format_csv(cfg, res, out, ud);
+  default:
+    return format_text(cfg, res, out, ud);
+  }
+}

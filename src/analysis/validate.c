@@ -1,0 +1,1085 @@
+/*
+ * validate.c: accuracy against published runs. Reads case files (CSV in the
+ * format of validation/SCHEMA.md, RFC 4180 quoting) into configurations,
+ * simulates each supported case, and reports signed errors, MAPE, median and
+ * worst error per file and split. Sits beside the CLI's `run`: config ->
+ * simulate -> compare; calibrate.c fits parameters on the same case sets.
+ */
+#include "stepcast/validate.h"
+
+#include "input/config_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define WARN_MAX 256
+#define MAX_CASE_FILE_BYTES ((size_t)16 << 20)
+
+typedef struct file_entry {
+  char path[256];
+  char base[256]; /* base config path, "" when none */
+} file_entry;
+
+struct sc_caseset {
+  sc_ctx *ctx;
+  sc_case *cases;
+  size_t n, cap;
+  file_entry *files;
+  size_t nfiles, files_cap;
+  char (*warn)[WARN_MAX];
+  size_t nwarn, warn_cap;
+};
+
+/* ------------------------------------------------------------ CSV reader */
+
+/* Reads RFC 4180 records from memory: fields separated by commas, records by
+ * LF, CRLF or CR; a field starting with a double quote runs to the matching
+ * quote, may hold commas and line breaks, and spells a quote as two. Field
+ * texts are unescaped into one buffer (NUL after each). */
+typedef struct csv {
+  sc_ctx *ctx;
+  const char *name;
+  const char *p, *end;
+  int line;              /* line of the next unread character, 1-based */
+  char *text;            /* unescaped fields */
+  size_t text_len, text_cap;
+  size_t *field;         /* offset of each field in text */
+  size_t nfield, field_cap;
+  unsigned char *quoted; /* per field: it was quoted */
+  size_t quoted_cap;
+} csv;
+
+static int csv_put(csv *r, char c) {
+  if (sc__grow(r->ctx, (void **)&r->text, 1, &r->text_cap, r->text_len + 1)) return SC_ENOMEM;
+  r->text[r->text_len++] = c;
+  return SC_OK;
+}
+
+static int csv_begin_field(csv *r, int quoted) {
+  if (sc__grow(r->ctx, (void **)&r->field, sizeof(size_t), &r->field_cap, r->nfield + 1) ||
+      sc__grow(r->ctx, (void **)&r->quoted, 1, &r->quoted_cap, r->nfield + 1))
+    return SC_ENOMEM;
+  r->field[r->nfield] = r->text_len;
+  r->quoted[r->nfield] = (unsigned char)quoted;
+  r->nfield++;
+  return SC_OK;
+}
+
+static void csv_free(csv *r) {
+  sc__free(r->ctx, r->text, r->text_cap);
+  sc__free(r->ctx, r->field, r->field_cap * sizeof(size_t));
+  sc__free(r->ctx, r->quoted, r->quoted_cap);
+}
+
+static const char *csv_cell(const csv *r, size_t i) { return r->text + r->field[i]; }
+
+/* Reads the next record. Returns 1 (record read; *rec_line = its first
+ * line), 0 at end of input, or a negative SC_E code with the message
+ * "name:line: ...". Empty lines are skipped. */
+static int csv_record(csv *r, int *rec_line) {
+  for (;;) {
+    if (r->p >= r->end) return 0;
+    r->nfield = r->text_len = 0;
+    *rec_line = r->line;
+    int rc;
+    for (;;) { /* one field */
+      if (r->p < r->end && *r->p == '"') {
+        int open_line = r->line;
+        if ((rc = csv_begin_field(r, 1))) return rc;
+        r->p++;
+        for (;;) {
+          if (r->p >= r->end)
+            return sc__error(r->ctx, SC_EINVAL, "%s:%d: unterminated quoted field", r->name,
+                             open_line);
+          char c = *r->p;
+          if (c == '"') {
+            if (r->p + 1 < r->end && r->p[1] == '"') {
+              if ((rc = csv_put(r, '"'))) return rc;
+              r->p += 2;
+              continue;
+            }
+            r->p++;
+            break;
+          }
+          if (c == '\0')
+            return sc__error(r->ctx, SC_EINVAL, "%s:%d: NUL byte in a field", r->name, r->line);
+          if (c == '\n') r->line++;
+          if ((rc = csv_put(r, c))) return rc;
+          r->p++;
+        }
+        if (r->p < r->end && *r->p != ',' && *r->p != '\n' && *r->p != '\r')
+          return sc__error(r->ctx, SC_EINVAL,
+                           "%s:%d: unexpected character '%c' after a closing quote (a quote "
+                           "inside a quoted field is written \"\")",
+                           r->name, r->line, *r->p);
+      } else {
+        if ((rc = csv_begin_field(r, 0))) return rc;
+        while (r->p < r->end && *r->p != ',' && *r->p != '\n' && *r->p != '\r') {
+          if (*r->p == '"')
+            return sc__error(r->ctx, SC_EINVAL,
+                             "%s:%d: quote inside an unquoted field (quote the whole field "
+                             "and double the quote)",
+                             r->name, r->line);
+          if (*r->p == '\0')
+            return sc__error(r->ctx, SC_EINVAL, "%s:%d: NUL byte in a field", r->name, r->line);
+          if ((rc = csv_put(r, *r->p))) return rc;
+          r->p++;
+        }
+      }
+      if ((rc = csv_put(r, '\0'))) return rc;
+      if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        continue;
+      }
+      break; /* end of line or input */
+    }
+    if (r->p < r->end) { /* consume the line break */
+      if (*r->p == '\r') r->p++;
+      if (r->p < r->end && *r->p == '\n') r->p++;
+      r->line++;
+    }
+    if (r->nfield == 1 && !r->quoted[0] && !csv_cell(r, 0)[0]) continue; /* empty line */
+    return 1;
+  }
+}
+
+/* ------------------------------------------------------------ columns */
+
+/* X(column, required, config key or NULL, default text, why):
+ * columns of the case-file format (validation/SCHEMA.md). Columns with a
+ * config key are copied into the field; when blank, the default text is
+ * applied (unless the file's base config gives the field) and reported with
+ * `why`. Columns without a key are handled in row_to_case. */
+#define SC_CASE_COLUMNS(X)                                                                      \
+  X(id, 1, NULL, "", "")                                                                        \
+  X(split, 0, NULL, "", "")                                                                     \
+  X(gpu, 1, NULL, "", "")                                                                       \
+  X(num_gpus, 1, "cluster.num_gpus", "", "")                                                    \
+  X(gpus_per_node, 0, "cluster.gpus_per_node", "0", "gpu preset")                               \
+  X(nic_gbps, 0, "cluster.nic_gbps", "0", "gpu preset")                                         \
+  X(network, 0, NULL, "", "")                                                                   \
+  X(layers, 1, "model.layers", "", "")                                                          \
+  X(hidden, 1, "model.hidden", "", "")                                                          \
+  X(heads, 1, "model.heads", "", "")                                                            \
+  X(seq_len, 1, "model.seq_len", "", "")                                                        \
+  X(vocab, 1, "model.vocab", "", "")                                                            \
+  X(kv_heads, 0, "model.kv_heads", "0", "= heads, no GQA")                                      \
+  X(ffn_hidden, 0, "model.ffn_hidden", "0", "4h for gelu")                                      \
+  X(activation, 0, "model.activation", "gelu", "schema default")                                \
+  X(moe_experts, 0, NULL, "", "")                                                               \
+  X(moe_topk, 0, NULL, "", "")                                                                  \
+  X(moe_ffn_hidden, 0, NULL, "", "")                                                            \
+  X(global_batch, 1, "training.global_batch", "", "")                                           \
+  X(micro_batch, 0, "training.micro_batch", "1", "")                                            \
+  X(tp, 1, "parallel.tp", "", "")                                                               \
+  X(pp, 1, "parallel.pp", "", "")                                                               \
+  X(dp, 0, "parallel.dp", "0", "num_gpus / (tp pp cp)")                                         \
+  X(cp, 0, NULL, "", "")                                                                        \
+  X(ep, 0, NULL, "", "")                                                                        \
+  X(vpp, 0, "parallel.vpp", "1", "")                                                            \
+  X(sequence_parallel, 0, "parallel.sequence_parallel", "0", "schema default")                  \
+  X(recompute, 0, "training.recompute", "none", "schema default")                               \
+  X(precision, 0, "training.precision", "bf16", "schema default")                               \
+  X(zero_stage, 0, NULL, "", "")                                                                \
+  X(distributed_optimizer, 0, "parallel.distributed_optimizer", "0", "schema default")          \
+  X(framework, 0, NULL, "", "")                                                                 \
+  X(measured_step_s, 1, NULL, "", "")                                                           \
+  X(measured_tflops_per_gpu, 0, NULL, "", "")                                                   \
+  X(flops_convention, 0, NULL, "", "")                                                          \
+  X(source, 1, NULL, "", "")                                                                    \
+  X(notes, 0, NULL, "", "")
+
+enum {
+#define SC_X_COL(name, req, key, def, why) COL_##name,
+  SC_CASE_COLUMNS(SC_X_COL)
+#undef SC_X_COL
+      COL_COUNT
+};
+
+typedef struct column_def {
+  const char *name;
+  int required;
+  const char *key; /* "parallel.tp" or NULL */
+  const char *def;
+  const char *why;
+} column_def;
+
+static const column_def columns[COL_COUNT] = {
+#define SC_X_COL(name, req, key, def, why) {#name, req, key, def, why},
+    SC_CASE_COLUMNS(SC_X_COL)
+#undef SC_X_COL
+};
+
+/* ------------------------------------------------------------ set bookkeeping */
+
+int sc_caseset_new(sc_ctx *ctx, sc_caseset **out) {
+  if (!ctx || !out) return SC_EINVAL;
+  *out = sc__calloc(ctx, 1, sizeof **out);
+  if (!*out) return SC_ENOMEM;
+  (*out)->ctx = ctx;
+  return SC_OK;
+}
+
+void sc_caseset_free(sc_caseset *set) {
+  if (!set) return;
+  sc_ctx *ctx = set->ctx;
+  sc__free(ctx, set->cases, set->cap * sizeof(sc_case));
+  sc__free(ctx, set->files, set->files_cap * sizeof(file_entry));
+  sc__free(ctx, set->warn, set->warn_cap * sizeof *set->warn);
+  sc__free(ctx, set, sizeof *set);
+}
+
+size_t sc_caseset_count(const sc_caseset *set) { return set ? set->n : 0; }
+
+const sc_case *sc_caseset_case(const sc_caseset *set, size_t i) {
+  return set && i < set->n ? &set->cases[i] : NULL;
+}
+
+size_t sc_caseset_file_count(const sc_caseset *set) { return set ? set->nfiles : 0; }
+
+const char *sc_caseset_file(const sc_caseset *set, size_t i) {
+  return set && i < set->nfiles ? set->files[i].path : NULL;
+}
+
+const char *sc_caseset_file_base(const sc_caseset *set, size_t i) {
+  return set && i < set->nfiles ? set->files[i].base : NULL;
+}
+
+size_t sc_caseset_warning_count(const sc_caseset *set) { return set ? set->nwarn : 0; }
+
+const char *sc_caseset_warning(const sc_caseset *set, size_t i) {
+  return set && i < set->nwarn ? set->warn[i] : NULL;
+}
+
+static int add_warning(sc_caseset *set, const char *fmt, ...) SC_PRINTF(2, 3);
+static int add_warning(sc_caseset *set, const char *fmt, ...) {
+  if (sc__grow(set->ctx, (void **)&set->warn, sizeof *set->warn, &set->warn_cap, set->nwarn + 1))
+    return SC_ENOMEM;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(set->warn[set->nwarn], WARN_MAX, fmt, ap);
+  va_end(ap);
+  set->nwarn++;
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ rows */
+
+typedef struct row_ctx {
+  sc_caseset *set;
+  const char *name;      /* file name for messages */
+  const csv *r;
+  int col[COL_COUNT];    /* field index of each known column, -1 if absent */
+  const sc_config *base; /* default config with the file's base config loaded */
+  const char *base_name; /* "" when none */
+  int line;
+} row_ctx;
+
+/* Cell text with surrounding blanks removed, copied into buf; "" if the
+ * column is absent. */
+static const char *cell(const row_ctx *rc, int col, char *buf, size_t n) {
+  buf[0] = 0;
+  if (rc->col[col] < 0) return buf;
+  const char *s = csv_cell(rc->r, (size_t)rc->col[col]);
+  while (*s == ' ' || *s == '\t') s++;
+  size_t len = strlen(s);
+  while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r' ||
+                 s[len - 1] == '\n'))
+    len--;
+  if (len >= n) len = n - 1;
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  return buf;
+}
+
+static int row_error(const row_ctx *rc, int col, const char *fmt, ...) SC_PRINTF(3, 4);
+static int row_error(const row_ctx *rc, int col, const char *fmt, ...) {
+  char msg[SC_ERRMSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (col >= 0)
+    return sc__error(rc->set->ctx, SC_EINVAL, "%s:%d: column %s: %s", rc->name, rc->line,
+                     columns[col].name, msg);
+  return sc__error(rc->set->ctx, SC_EINVAL, "%s:%d: %s", rc->name, rc->line, msg);
+}
+
+/* Parses a non-negative integer cell; blank gives *out = dflt. */
+static int cell_count(const row_ctx *rc, int col, int64_t dflt, int64_t *out) {
+  char buf[64], *end;
+  cell(rc, col, buf, sizeof buf);
+  if (!buf[0]) {
+    *out = dflt;
+    return SC_OK;
+  }
+  errno = 0;
+  long long v = strtoll(buf, &end, 10);
+  if (*end || errno || v < 0 || v > SC_CONFIG_INT_MAX)
+    return row_error(rc, col, "expected a non-negative integer, got \"%s\"", buf);
+  *out = v;
+  return SC_OK;
+}
+
+/* Parses a finite real cell (> 0 when positive is set); blank gives 0. */
+static int cell_real(const row_ctx *rc, int col, int positive, double *out) {
+  char buf[64], *end;
+  cell(rc, col, buf, sizeof buf);
+  *out = 0;
+  if (!buf[0]) return SC_OK;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (*end || errno || !isfinite(v) || v < 0 || (positive && v <= 0))
+    return row_error(rc, col, "expected a %s number, got \"%s\"",
+                     positive ? "positive" : "non-negative", buf);
+  *out = v;
+  return SC_OK;
+}
+
+static void append(char *buf, size_t n, const char *fmt, ...) SC_PRINTF(3, 4);
+static void append(char *buf, size_t n, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 1 >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, n - len, fmt, ap);
+  va_end(ap);
+}
+
+/* Applies "key=value" to cfg; a failure becomes "file:line: column C: why". */
+static int set_field(const row_ctx *rc, sc_config *cfg, int col, const char *key,
+                     const char *value) {
+  char assign[320];
+  snprintf(assign, sizeof assign, "%s=%s", key, value);
+  int rc_set = sc_config_set(rc->set->ctx, cfg, assign);
+  if (!rc_set) return SC_OK;
+  if (rc_set == SC_ENOMEM) return rc_set;
+  char msg[SC_ERRMSG_MAX];
+  const char *m = sc_errmsg(rc->set->ctx);
+  if (!strncmp(m, "--set: ", 7)) m += 7;
+  size_t kl = strlen(key);
+  if (!strncmp(m, key, kl) && !strncmp(m + kl, ": ", 2)) m += kl + 2;
+  sc__strlcpy(msg, m, sizeof msg);
+  return row_error(rc, col, "%s", msg);
+}
+
+static const sc_case *find_case(const sc_caseset *set, const char *id, size_t upto) {
+  for (size_t i = 0; i < upto; i++)
+    if (!strcmp(set->cases[i].id, id)) return &set->cases[i];
+  return NULL;
+}
+
+/* Notes features the row needs that stepcast does not model. */
+static int check_supported(const row_ctx *rc, sc_case *c) {
+  int64_t cp, ep, experts, stage;
+  int e;
+  char gpu[64];
+  if ((e = cell_count(rc, COL_cp, 1, &cp)) || (e = cell_count(rc, COL_ep, 1, &ep)) ||
+      (e = cell_count(rc, COL_moe_experts, 0, &experts)) ||
+      (e = cell_count(rc, COL_zero_stage, 0, &stage)))
+    return e;
+  int64_t topk, moe_ffn;
+  if ((e = cell_count(rc, COL_moe_topk, 0, &topk)) ||
+      (e = cell_count(rc, COL_moe_ffn_hidden, 0, &moe_ffn)))
+    return e;
+  if (cp == 0) return row_error(rc, COL_cp, "expected a positive integer, got \"0\"");
+  if (ep == 0) return row_error(rc, COL_ep, "expected a positive integer, got \"0\"");
+  if (stage > 3) return row_error(rc, COL_zero_stage, "expected 0, 1, 2 or 3");
+  char *u = c->unsupported;
+  size_t un = sizeof c->unsupported;
+  cell(rc, COL_gpu, gpu, sizeof gpu);
+  if (!sc_hw_find(gpu)) append(u, un, "%sgpu %s", u[0] ? ", " : "", gpu);
+  if (cp > 1) append(u, un, "%scp>1", u[0] ? ", " : "");
+  if (ep > 1) append(u, un, "%sep>1", u[0] ? ", " : "");
+  if (experts > 1) append(u, un, "%smoe", u[0] ? ", " : "");
+  if (stage > 2) append(u, un, "%szero_stage=%lld", u[0] ? ", " : "", (long long)stage);
+  return SC_OK;
+}
+
+/* Resolves a scratch copy of cfg for a decision; a failure cites the row. */
+static int resolve_copy(const row_ctx *rc, const sc_config *cfg, const char *id, sc_config *out) {
+  *out = *cfg;
+  int e = sc_config_resolve(rc->set->ctx, out);
+  if (!e) return SC_OK;
+  char msg[SC_ERRMSG_MAX];
+  sc__strlcpy(msg, sc_errmsg(rc->set->ctx), sizeof msg);
+  return sc__error(rc->set->ctx, e == SC_ENOMEM ? e : SC_EINVAL, "%s (case %s)", msg, id);
+}
+
+/* Micro-batch size when the source does not state it. Published runs are
+ * tuned for throughput, and the micro-batch trades two costs:
+ *   pp > 1: each stage idles (pp - 1) micro-batch times per step, so tuned
+ *     pipelines use the smallest micro-batch: b = 1;
+ *   pp = 1: there is no bubble, and a larger b only makes GEMMs larger and
+ *     lets the data-parallel reduction hide behind the whole backward (it
+ *     overlaps only the last micro-batch's backward): one micro-batch per
+ *     replica (b = global_batch / dp), halved while the memory estimate
+ *     exceeds the GPU.
+ * (The artifact scripts of SC21 Table 1, Megatron-LM examples/sc21, follow
+ * this pattern: b = 8-16 without pipelining, 1-4 with it.) */
+static int choose_micro_batch(const row_ctx *rc, sc_config *cfg, const char *id, char *why,
+                              size_t whyn) {
+  sc_config r;
+  cfg->training.micro_batch = 1;
+  int e = resolve_copy(rc, cfg, id, &r);
+  if (e) return e;
+  if (r.parallel.pp > 1) {
+    snprintf(why, whyn, "not stated; pp > 1: smallest pipeline bubble");
+    return SC_OK;
+  }
+  int64_t per_replica = r.training.global_batch / r.parallel.dp, b = per_replica;
+  for (;;) {
+    sc_config t = r;
+    sc_result res;
+    t.training.micro_batch = b;
+    if (!(e = resolve_copy(rc, &t, id, &t))) e = sc_simulate(rc->set->ctx, &t, NULL, NULL, &res);
+    if (e) return e;
+    if (res.memory_gib <= res.memory_capacity_gib || b % 2 || b == 1) break;
+    b /= 2;
+  }
+  cfg->training.micro_batch = b;
+  if (b == per_replica)
+    snprintf(why, whyn, "not stated; pp = 1: one micro-batch per replica");
+  else
+    snprintf(why, whyn, "not stated; pp = 1: largest share of the %lld sequences per replica "
+             "that fits in memory", (long long)per_replica);
+  return SC_OK;
+}
+
+/* Builds the case of the current row into *c. */
+static int row_to_case(const row_ctx *rc, sc_case *c) {
+  char buf[SC_CASE_TEXT_MAX];
+  int e;
+  memset(c, 0, sizeof *c);
+  c->line = rc->line;
+  sc__strlcpy(c->file, rc->name, sizeof c->file);
+
+  /* Required cells first, so every row is complete whatever its support. */
+  for (int k = 0; k < COL_COUNT; k++)
+    if (columns[k].required && !cell(rc, k, buf, sizeof buf)[0])
+      return row_error(rc, k, "required value is blank");
+
+  cell(rc, COL_id, buf, sizeof buf);
+  if (strlen(buf) >= sizeof c->id)
+    return row_error(rc, COL_id, "longer than %zu bytes", sizeof c->id - 1);
+  sc__strlcpy(c->id, buf, sizeof c->id);
+  const sc_case *dup = find_case(rc->set, c->id, rc->set->n);
+  if (dup) return row_error(rc, COL_id, "duplicate id \"%s\" (first at %s:%d)", c->id,
+                            dup->file, dup->line);
+
+  cell(rc, COL_split, buf, sizeof buf);
+  if (!buf[0] || !strcmp(buf, "validation")) c->split = SC_SPLIT_VALIDATION;
+  else if (!strcmp(buf, "calibration")) c->split = SC_SPLIT_CALIBRATION;
+  else return row_error(rc, COL_split, "expected calibration or validation, got \"%s\"", buf);
+
+  if ((e = cell_real(rc, COL_measured_step_s, 1, &c->measured_step_s)) ||
+      (e = cell_real(rc, COL_measured_tflops_per_gpu, 0, &c->measured_tflops_per_gpu)))
+    return e;
+  cell(rc, COL_framework, buf, sizeof buf);
+  sc__strlcpy(c->framework, buf, sizeof c->framework);
+  cell(rc, COL_flops_convention, buf, sizeof buf);
+  if (buf[0] && strcmp(buf, "model") && strcmp(buf, "hardware"))
+    return row_error(rc, COL_flops_convention, "expected model or hardware, got \"%s\"", buf);
+  sc__strlcpy(c->flops_convention, buf, sizeof c->flops_convention);
+
+  if ((e = check_supported(rc, c))) return e;
+  if (c->unsupported[0]) return SC_OK; /* listed, never simulated */
+
+  /* The configuration: defaults, the file's base config, then the row. */
+  sc_config *cfg = &c->cfg;
+  *cfg = *rc->base;
+  sc__strlcpy(cfg->model.name, c->id, sizeof cfg->model.name);
+  /* GPT convention of Megatron-LM: the LM head shares the input embedding. */
+  if (!cfg->field_line[SC_FIELD_model_tied_embeddings]) cfg->model.tied_embeddings = 1;
+  cell(rc, COL_gpu, buf, sizeof buf);
+  if ((e = set_field(rc, cfg, COL_gpu, "cluster.gpu", buf))) return e;
+  char *d = c->defaults;
+  size_t dn = sizeof c->defaults;
+  for (int k = 0; k < COL_COUNT; k++) {
+    if (!columns[k].key) continue;
+    cell(rc, k, buf, sizeof buf);
+    if (buf[0]) {
+      if ((e = set_field(rc, cfg, k, columns[k].key, buf))) return e;
+      continue;
+    }
+    int fi = sc__config_field_index(columns[k].key);
+    if (fi >= 0 && rc->base->field_line[fi] != 0) {
+      char v[64];
+      if (sc__config_format_field(rc->base, fi, v, sizeof v)) v[0] = 0;
+      append(d, dn, "%s%s=%s (base config)", d[0] ? "; " : "", columns[k].name, v);
+      continue;
+    }
+    if ((e = set_field(rc, cfg, k, columns[k].key, columns[k].def))) return e;
+  }
+  /* Messages cite the row: fields the row (or base config) gave point at
+   * its line; the rest keep 0 ("default"), which resolution relies on. */
+  sc__strlcpy(cfg->origin, rc->name, sizeof cfg->origin);
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if (cfg->field_line[i]) cfg->field_line[i] = rc->line;
+
+  int64_t stage;
+  if ((e = cell_count(rc, COL_zero_stage, 0, &stage))) return e;
+  if (stage >= 1) { /* ZeRO-1/2 shard the optimizer state like Megatron's distributed
+                      * optimizer (same traffic); stage 2 also shards gradients in memory */
+    cfg->parallel.distributed_optimizer = 1;
+    cfg->parallel.zero_stage = stage;
+  }
+
+  /* Interleaving depth: when the base config says the source ran the
+   * interleaved schedule but the row gives no depth, one layer per model
+   * chunk (the deepest Megatron-LM allows; with a prime number of layers
+   * per stage the only one). Without pipelining there is nothing to
+   * interleave. */
+  char vpp_why[160] = "", mb_why[160] = "";
+  int vpp_blank = !cell(rc, COL_vpp, buf, sizeof buf)[0] &&
+                  !rc->base->field_line[SC_FIELD_parallel_vpp];
+  if (vpp_blank && cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
+    if (cfg->parallel.pp > 1 && cfg->model.layers % cfg->parallel.pp == 0) {
+      cfg->parallel.vpp = cfg->model.layers / cfg->parallel.pp;
+      snprintf(vpp_why, sizeof vpp_why,
+               "not stated; interleaved schedule (base config): one layer per chunk");
+    } else if (cfg->parallel.pp == 1) {
+      cfg->parallel.schedule = SC_SCHED_1F1B;
+      snprintf(vpp_why, sizeof vpp_why, "pp = 1: no interleaving");
+    }
+  } else if (vpp_blank) {
+    snprintf(vpp_why, sizeof vpp_why, "not stated; schema default");
+  } else if (cfg->parallel.vpp == 1 && cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
+    cfg->parallel.schedule = SC_SCHED_1F1B; /* the row's explicit vpp = 1 wins */
+  }
+  if (!cell(rc, COL_micro_batch, buf, sizeof buf)[0] &&
+      !rc->base->field_line[SC_FIELD_training_micro_batch] &&
+      (e = choose_micro_batch(rc, cfg, c->id, mb_why, sizeof mb_why)))
+    return e;
+
+
+  c->resolved = *cfg;
+  e = sc_config_resolve(rc->set->ctx, &c->resolved);
+  if (e) {
+    char msg[SC_ERRMSG_MAX];
+    sc__strlcpy(msg, sc_errmsg(rc->set->ctx), sizeof msg);
+    return sc__error(rc->set->ctx, e == SC_ENOMEM ? e : SC_EINVAL, "%s (case %s)", msg, c->id);
+  }
+
+  /* Defaults applied to blank cells, with their resolved values. */
+  const sc_config *r = &c->resolved;
+  for (int k = 0; k < COL_COUNT; k++) {
+    if (!columns[k].key || cell(rc, k, buf, sizeof buf)[0]) continue;
+    int fi = sc__config_field_index(columns[k].key);
+    if (fi < 0 || rc->base->field_line[fi] != 0) continue;
+    char v[64];
+    if (sc__config_format_field(r, fi, v, sizeof v)) v[0] = 0;
+    const char *why = k == COL_micro_batch ? mb_why : k == COL_vpp ? vpp_why : columns[k].why;
+    append(d, dn, "%s%s=%s (%s)", d[0] ? "; " : "", columns[k].name, v, why);
+  }
+  if (!cell(rc, COL_cp, buf, sizeof buf)[0]) append(d, dn, "%scp=1", d[0] ? "; " : "");
+  if (!cell(rc, COL_zero_stage, buf, sizeof buf)[0] && !r->parallel.distributed_optimizer)
+    append(d, dn, "%szero_stage=0", d[0] ? "; " : "");
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ loading */
+
+static int read_whole(sc_ctx *ctx, const char *path, char **out, size_t *len, size_t *cap) {
+  return sc__read_file(ctx, path, NULL, NULL, MAX_CASE_FILE_BYTES, out, len, cap);
+}
+
+/* Maps header cells to known columns; unknown ones become warnings. */
+static int read_header(sc_caseset *set, const csv *r, int line, int col[COL_COUNT]) {
+  for (int k = 0; k < COL_COUNT; k++) col[k] = -1;
+  for (size_t i = 0; i < r->nfield; i++) {
+    const char *h = csv_cell(r, i);
+    while (*h == ' ' || *h == '\t') h++;
+    char name[64];
+    size_t len = strlen(h);
+    while (len && (h[len - 1] == ' ' || h[len - 1] == '\t')) len--;
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, h, len);
+    name[len] = 0;
+    int k;
+    for (k = 0; k < COL_COUNT; k++)
+      if (!strcmp(columns[k].name, name)) break;
+    if (k == COL_COUNT) {
+      int e = add_warning(set, "%s:%d: unknown column \"%s\" ignored", r->name, line, name);
+      if (e) return e;
+      continue;
+    }
+    if (col[k] >= 0)
+      return sc__error(set->ctx, SC_EINVAL, "%s:%d: duplicate column \"%s\"", r->name, line,
+                       name);
+    col[k] = (int)i;
+  }
+  for (int k = 0; k < COL_COUNT; k++)
+    if (columns[k].required && col[k] < 0)
+      return sc__error(set->ctx, SC_EINVAL, "%s:%d: missing required column \"%s\"", r->name,
+                       line, columns[k].name);
+  return SC_OK;
+}
+
+static int load_rows(sc_caseset *set, const char *name, const char *text, size_t len,
+                     const sc_config *base, const char *base_name) {
+  csv r;
+  memset(&r, 0, sizeof r);
+  r.ctx = set->ctx;
+  r.name = name;
+  r.p = text;
+  r.end = text + len;
+  r.line = 1;
+  if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) r.p += 3; /* UTF-8 byte-order mark */
+  row_ctx rc;
+  memset(&rc, 0, sizeof rc);
+  rc.set = set;
+  rc.name = name;
+  rc.r = &r;
+  rc.base = base;
+  rc.base_name = base_name;
+  int line, e = csv_record(&r, &line);
+  if (e == 0) e = sc__error(set->ctx, SC_EINVAL, "%s:1: empty case file (no header row)", name);
+  if (e < 0) goto done;
+  if ((e = read_header(set, &r, line, rc.col))) goto done;
+  size_t ncols = r.nfield;
+  size_t rows = 0;
+  while ((e = csv_record(&r, &line)) == 1) {
+    rc.line = line;
+    if (r.nfield != ncols) {
+      e = sc__error(set->ctx, SC_EINVAL, "%s:%d: row has %zu fields, the header has %zu", name,
+                    line, r.nfield, ncols);
+      goto done;
+    }
+    if (sc__grow(set->ctx, (void **)&set->cases, sizeof(sc_case), &set->cap, set->n + 1)) {
+      e = SC_ENOMEM;
+      goto done;
+    }
+    if ((e = row_to_case(&rc, &set->cases[set->n]))) goto done;
+    set->n++;
+    rows++;
+  }
+  if (e < 0) goto done;
+  if (!rows) e = add_warning(set, "%s: no cases (header only)", name);
+done:
+  csv_free(&r);
+  return e;
+}
+
+/* PATH.csv -> PATH.yaml when that file exists; "" otherwise. */
+static void sibling_base(const char *path, char *out, size_t n) {
+  out[0] = 0;
+  size_t len = strlen(path);
+  if (len < 4 || strcasecmp(path + len - 4, ".csv") || len + 2 >= n) return;
+  snprintf(out, n, "%.*s.yaml", (int)(len - 4), path);
+  struct stat st;
+  if (stat(out, &st) || !S_ISREG(st.st_mode)) out[0] = 0;
+}
+
+static int load_common(sc_caseset *set, const char *name, const char *text, size_t len,
+                       const char *base_path) {
+  sc_ctx *ctx = set->ctx;
+  size_t n0 = set->n, w0 = set->nwarn;
+  if (strlen(name) >= sizeof set->files[0].path ||
+      (base_path && strlen(base_path) >= sizeof set->files[0].base))
+    return sc__error(ctx, SC_EINVAL, "%s: path too long", name);
+  sc_config base;
+  sc_config_default(&base);
+  int e = SC_OK;
+  if (base_path && base_path[0]) {
+    e = sc_config_load_file(ctx, &base, base_path);
+    if (e) return e == SC_ENOMEM ? e : (e == SC_EIO ? SC_EIO : SC_EINVAL);
+  }
+  if (sc__grow(ctx, (void **)&set->files, sizeof(file_entry), &set->files_cap, set->nfiles + 1))
+    return SC_ENOMEM;
+  e = load_rows(set, name, text, len, &base, base_path ? base_path : "");
+  if (e) {
+    set->n = n0;
+    set->nwarn = w0;
+    return e;
+  }
+  file_entry *f = &set->files[set->nfiles++];
+  sc__strlcpy(f->path, name, sizeof f->path);
+  sc__strlcpy(f->base, base_path ? base_path : "", sizeof f->base);
+  return SC_OK;
+}
+
+int sc_caseset_load_string(sc_caseset *set, const char *name, const char *text, size_t len,
+                           const char *base) {
+  if (!set) return SC_EINVAL;
+  if (!name || !text) return sc__error(set->ctx, SC_EINVAL, "case file: no name or text");
+  return load_common(set, name, text, len, base);
+}
+
+int sc_caseset_load_file(sc_caseset *set, const char *path) {
+  if (!set) return SC_EINVAL;
+  if (!path) return sc__error(set->ctx, SC_EINVAL, "case file: no path");
+  char *text;
+  size_t len, cap;
+  int e = read_whole(set->ctx, path, &text, &len, &cap);
+  if (e) return e;
+  char base[256];
+  sibling_base(path, base, sizeof base);
+  e = load_common(set, path, text, len, base);
+  sc__free(set->ctx, text, cap);
+  return e;
+}
+
+/* ------------------------------------------------------------ prediction */
+
+int sc_case_config(sc_ctx *ctx, const sc_case *c, const sc_validate_options *opt,
+                   sc_config *out) {
+  if (!ctx) return SC_EINVAL;
+  if (!c || !out) return sc__error(ctx, SC_EINVAL, "sc_case_config: no case or output");
+  if (c->unsupported[0])
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s:%d: case %s needs %s, which is not modelled",
+                     c->file, c->line, c->id, c->unsupported);
+  sc_config cfg = c->cfg;
+  if (opt && opt->calibration) {
+    double *dst = (double *)&cfg.costs;
+    const double *src = (const double *)opt->calibration;
+    for (size_t i = 0; i < sizeof cfg.costs / sizeof(double); i++)
+      if (src[i] != 0) dst[i] = src[i];
+  }
+  int e;
+  for (size_t i = 0; opt && i < opt->nsets; i++)
+    if ((e = sc_config_set(ctx, &cfg, opt->sets[i]))) return e;
+  if ((e = sc_config_resolve(ctx, &cfg))) {
+    char msg[SC_ERRMSG_MAX];
+    sc__strlcpy(msg, sc_errmsg(ctx), sizeof msg);
+    return sc__error(ctx, e, "%s (case %s)", msg, c->id);
+  }
+  *out = cfg;
+  return SC_OK;
+}
+
+int sc_validate_run(sc_ctx *ctx, const sc_caseset *set, const sc_validate_options *opt,
+                    sc_case_result *out) {
+  if (!ctx) return SC_EINVAL;
+  if (!set || !out) return sc__error(ctx, SC_EINVAL, "sc_validate_run: no cases or output");
+  for (size_t i = 0; i < set->n; i++) {
+    const sc_case *c = &set->cases[i];
+    sc_case_result *r = &out[i];
+    memset(r, 0, sizeof *r);
+    if (c->unsupported[0]) {
+      r->status = SC_EUNSUPPORTED;
+      continue;
+    }
+    sc_config cfg;
+    int e = sc_case_config(ctx, c, opt, &cfg);
+    if (!e) e = sc_simulate(ctx, &cfg, NULL, NULL, &r->result);
+    if (e) {
+      char msg[SC_ERRMSG_MAX];
+      sc__strlcpy(msg, sc_errmsg(ctx), sizeof msg);
+      if (!strstr(msg, c->id))
+        return sc__error(ctx, e, "%s:%d: case %s: %s", c->file, c->line, c->id, msg);
+      return sc__error(ctx, e, "%s", msg);
+    }
+    r->predicted_step_s = r->result.step_time_s;
+    r->error_pct = 100.0 * (r->predicted_step_s - c->measured_step_s) / c->measured_step_s;
+  }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+/* k-th smallest (0-based) of the selected absolute errors, by counting:
+ * O(n^2) but allocation-free; case sets hold tens to hundreds of rows. */
+static double kth_abs(const sc_caseset *set, const sc_case_result *res, const char *file,
+                      int split, size_t k) {
+  for (size_t i = 0; i < set->n; i++) {
+    const sc_case *c = &set->cases[i];
+    if (res[i].status || (file && strcmp(c->file, file)) || (split >= 0 && (int)c->split != split))
+      continue;
+    double v = fabs(res[i].error_pct);
+    size_t less = 0, equal = 0;
+    for (size_t j = 0; j < set->n; j++) {
+      const sc_case *o = &set->cases[j];
+      if (res[j].status || (file && strcmp(o->file, file)) ||
+          (split >= 0 && (int)o->split != split))
+        continue;
+      double u = fabs(res[j].error_pct);
+      if (u < v) less++;
+      else if (u == v) equal++;
+    }
+    if (less <= k && k < less + equal) return v;
+  }
+  return 0;
+}
+
+void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const char *file,
+                       int split, sc_error_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (!set || !res) return;
+  double sum = 0, bias = 0;
+  for (size_t i = 0; i < set->n; i++) {
+    const sc_case *c = &set->cases[i];
+    if ((file && strcmp(c->file, file)) || (split >= 0 && (int)c->split != split)) continue;
+    if (res[i].status) {
+      out->unsupported++;
+      continue;
+    }
+    double a = fabs(res[i].error_pct);
+    if (!out->n || a > out->max_abs_pct) {
+      out->max_abs_pct = a;
+      out->worst = i;
+    }
+    out->n++;
+    sum += a;
+    bias += res[i].error_pct;
+  }
+  if (!out->n) return;
+  out->mape_pct = sum / (double)out->n;
+  out->bias_pct = bias / (double)out->n;
+  size_t lo = (out->n - 1) / 2, hi = out->n / 2;
+  out->median_abs_pct =
+      0.5 * (kth_abs(set, res, file, split, lo) + kth_abs(set, res, file, split, hi));
+}
+
+/* ------------------------------------------------------------ output */
+
+static const char *split_name(sc_split s) {
+  return s == SC_SPLIT_CALIBRATION ? "calibration" : "validation";
+}
+
+/* Last path component, for compact tables. */
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+static int write_json_string(sc_write_fn w, void *ud, const char *s) {
+  int rc = w(ud, "\"", 1);
+  for (; *s && !rc; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') rc = sc__writef(w, ud, "\\%c", ch);
+    else if (ch < 0x20) rc = sc__writef(w, ud, "\\u%04x", ch);
+    else rc = w(ud, s, 1);
+  }
+  return rc ? rc : w(ud, "\"", 1);
+}
+
+static int write_csv_field(sc_write_fn w, void *ud, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) return sc__writef(w, ud, "%s", s);
+  int rc = w(ud, "\"", 1);
+  for (; *s && !rc; s++) rc = *s == '"' ? w(ud, "\"\"", 2) : w(ud, s, 1);
+  return rc ? rc : w(ud, "\"", 1);
+}
+
+/* Scopes of the summary: each file by split, then all files by split. */
+typedef struct scope {
+  const char *file; /* NULL = all files */
+  int split;        /* -1 = any */
+} scope;
+
+static size_t scopes(const sc_caseset *set, scope *out, size_t max) {
+  size_t n = 0;
+  for (size_t f = 0; f < set->nfiles; f++)
+    for (int s = SC_SPLIT_CALIBRATION; s >= SC_SPLIT_VALIDATION; s--)
+      if (n < max) out[n++] = (scope){set->files[f].path, s};
+  for (int s = SC_SPLIT_CALIBRATION; s >= -1; s--)
+    if (n < max) out[n++] = (scope){NULL, s};
+  return n;
+}
+
+#define MAX_SCOPES 256
+
+static const char *scope_split(int s) {
+  return s < 0 ? "all" : split_name((sc_split)s);
+}
+
+static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
+                      void *ud) {
+  int rc = 0;
+  size_t unsup = 0;
+  for (size_t i = 0; i < set->n; i++) unsup += res[i].status != 0;
+  rc |= sc__writef(w, ud, "stepcast validate: %zu cases in %zu file%s, %zu unsupported\n",
+                   set->n, set->nfiles, set->nfiles == 1 ? "" : "s", unsup);
+  for (size_t f = 0; f < set->nfiles; f++) {
+    rc |= sc__writef(w, ud, "\n%s", set->files[f].path);
+    if (set->files[f].base[0]) rc |= sc__writef(w, ud, "  (base config %s)", set->files[f].base);
+    rc |= sc__writef(w, ud, "\n  %-34s %-11s %11s %11s %8s\n", "id", "split", "measured s",
+                     "predicted s", "error %");
+    for (size_t i = 0; i < set->n; i++) {
+      const sc_case *c = &set->cases[i];
+      if (strcmp(c->file, set->files[f].path)) continue;
+      if (res[i].status)
+        rc |= sc__writef(w, ud, "  %-34s %-11s %11.4g %11s   unsupported: %s\n", c->id,
+                         split_name(c->split), c->measured_step_s, "-", c->unsupported);
+      else
+        rc |= sc__writef(w, ud, "  %-34s %-11s %11.4g %11.4g %+8.1f\n", c->id,
+                         split_name(c->split), c->measured_step_s, res[i].predicted_step_s,
+                         res[i].error_pct);
+      if (c->defaults[0]) rc |= sc__writef(w, ud, "      defaults: %s\n", c->defaults);
+    }
+  }
+  rc |= sc__writef(w, ud,
+                   "\nsummary (|error| in %%, cases with a prediction)\n"
+                   "  %-34s %-11s %4s %7s %7s %7s %7s  %s\n",
+                   "file", "split", "n", "MAPE", "median", "worst", "bias", "worst case");
+  scope sc[MAX_SCOPES];
+  size_t ns = scopes(set, sc, MAX_SCOPES);
+  for (size_t k = 0; k < ns; k++) {
+    sc_error_stats st;
+    sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
+    if (!st.n && !st.unsupported) continue;
+    const char *fname = sc[k].file ? base_name(sc[k].file) : "all files";
+    if (!st.n) {
+      rc |= sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s  (%zu unsupported)\n", fname,
+                       scope_split(sc[k].split), st.n, "-", "-", "-", "-", st.unsupported);
+      continue;
+    }
+    rc |= sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f  %s", fname,
+                     scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
+                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id);
+    if (st.unsupported) rc |= sc__writef(w, ud, " (+%zu unsupported)", st.unsupported);
+    rc |= sc__writef(w, ud, "\n");
+  }
+  sc_error_stats v;
+  sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &v);
+  if (v.n)
+    rc |= sc__writef(w, ud,
+                     "\nvalidation rows: MAPE %.1f %%, median %.1f %%, worst %.1f %% (%s), "
+                     "%zu cases, %zu unsupported\n",
+                     v.mape_pct, v.median_abs_pct, v.max_abs_pct, set->cases[v.worst].id, v.n,
+                     v.unsupported);
+  else
+    rc |= sc__writef(w, ud, "\nvalidation rows: none with a prediction (%zu unsupported)\n",
+                     v.unsupported);
+  return rc ? SC_EIO : SC_OK;
+}
+
+static int write_json_stats(sc_write_fn w, void *ud, const sc_error_stats *st) {
+  if (!st->n)
+    return sc__writef(w, ud,
+                      "\"n\":0,\"unsupported\":%zu,\"mape_pct\":null,"
+                      "\"median_abs_error_pct\":null,\"max_abs_error_pct\":null,"
+                      "\"bias_pct\":null",
+                      st->unsupported);
+  return sc__writef(w, ud,
+                    "\"n\":%zu,\"unsupported\":%zu,\"mape_pct\":%.6g,"
+                    "\"median_abs_error_pct\":%.6g,\"max_abs_error_pct\":%.6g,"
+                    "\"bias_pct\":%.6g",
+                    st->n, st->unsupported, st->mape_pct, st->median_abs_pct, st->max_abs_pct,
+                    st->bias_pct);
+}
+
+static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
+                      void *ud) {
+  int rc = sc__writef(w, ud, "{\"cases\":[");
+  for (size_t i = 0; i < set->n && !rc; i++) {
+    const sc_case *c = &set->cases[i];
+    rc |= sc__writef(w, ud, "%s{\"id\":", i ? "," : "");
+    rc |= write_json_string(w, ud, c->id);
+    rc |= sc__writef(w, ud, ",\"file\":");
+    rc |= write_json_string(w, ud, c->file);
+    rc |= sc__writef(w, ud, ",\"split\":\"%s\",\"measured_step_s\":%.9g", split_name(c->split),
+                     c->measured_step_s);
+    if (res[i].status) {
+      rc |= sc__writef(w, ud, ",\"predicted_step_s\":null,\"error_pct\":null,\"unsupported\":");
+      rc |= write_json_string(w, ud, c->unsupported);
+      rc |= sc__writef(w, ud, "}");
+    } else {
+      rc |= sc__writef(w, ud, ",\"predicted_step_s\":%.9g,\"error_pct\":%.6g}",
+                       res[i].predicted_step_s, res[i].error_pct);
+    }
+  }
+  sc_error_stats v;
+  sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &v);
+  rc |= sc__writef(w, ud, "],");
+  if (v.n)
+    rc |= sc__writef(w, ud,
+                     "\"mape_pct\":%.6g,\"median_abs_error_pct\":%.6g,\"max_abs_error_pct\":%.6g,",
+                     v.mape_pct, v.median_abs_pct, v.max_abs_pct);
+  else
+    rc |= sc__writef(w, ud,
+                     "\"mape_pct\":null,\"median_abs_error_pct\":null,"
+                     "\"max_abs_error_pct\":null,");
+  rc |= sc__writef(w, ud, "\"validation_cases\":%zu,\"unsupported_cases\":%zu,\"groups\":[", v.n,
+                   v.unsupported);
+  scope sc[MAX_SCOPES];
+  size_t ns = scopes(set, sc, MAX_SCOPES);
+  int first = 1;
+  for (size_t k = 0; k < ns && !rc; k++) {
+    sc_error_stats st;
+    sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
+    if (!st.n && !st.unsupported) continue;
+    rc |= sc__writef(w, ud, "%s{\"file\":", first ? "" : ",");
+    first = 0;
+    if (sc[k].file) rc |= write_json_string(w, ud, sc[k].file);
+    else rc |= sc__writef(w, ud, "null");
+    rc |= sc__writef(w, ud, ",\"split\":\"%s\",", scope_split(sc[k].split));
+    rc |= write_json_stats(w, ud, &st);
+    rc |= sc__writef(w, ud, "}");
+  }
+  rc |= sc__writef(w, ud, "]}\n");
+  return rc ? SC_EIO : SC_OK;
+}
+
+static int write_csv(const sc_caseset *set, const sc_case_result *res, sc_write_fn w, void *ud) {
+  int rc = sc__writef(w, ud, "file,id,split,measured_step_s,predicted_step_s,error_pct,"
+                             "unsupported\n");
+  for (size_t i = 0; i < set->n && !rc; i++) {
+    const sc_case *c = &set->cases[i];
+    rc |= write_csv_field(w, ud, c->file);
+    rc |= sc__writef(w, ud, ",");
+    rc |= write_csv_field(w, ud, c->id);
+    rc |= sc__writef(w, ud, ",%s,%.9g,", split_name(c->split), c->measured_step_s);
+    if (res[i].status) {
+      rc |= sc__writef(w, ud, ",,");
+      rc |= write_csv_field(w, ud, c->unsupported);
+      rc |= sc__writef(w, ud, "\n");
+    } else {
+      rc |= sc__writef(w, ud, "%.9g,%.6g,\n", res[i].predicted_step_s, res[i].error_pct);
+    }
+  }
+  return rc ? SC_EIO : SC_OK;
+}
+
+static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
+                          void *ud) {
+  int rc = sc__writef(w, ud,
+                      "| file | case | split | GPUs | measured s | predicted s | error %% |\n"
+                      "|---|---|---|---:|---:|---:|---:|\n");
+  for (size_t i = 0; i < set->n; i++) {
+    const sc_case *c = &set->cases[i];
+    rc |= sc__writef(w, ud, "| %s | %s | %s | ", base_name(c->file), c->id,
+                     split_name(c->split));
+    if (res[i].status)
+      rc |= sc__writef(w, ud, "- | %.4g | - | unsupported: %s |\n", c->measured_step_s,
+                       c->unsupported);
+    else
+      rc |= sc__writef(w, ud, "%lld | %.4g | %.4g | %+.1f |\n",
+                       (long long)c->resolved.cluster.num_gpus, c->measured_step_s,
+                       res[i].predicted_step_s, res[i].error_pct);
+  }
+  rc |= sc__writef(w, ud,
+                   "\n| file | split | cases | MAPE %% | median %% | worst %% | bias %% | "
+                   "worst case |\n|---|---|---:|---:|---:|---:|---:|---|\n");
+  scope sc[MAX_SCOPES];
+  size_t ns = scopes(set, sc, MAX_SCOPES);
+  for (size_t k = 0; k < ns; k++) {
+    sc_error_stats st;
+    sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
+    if (!st.n) continue;
+    rc |= sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %s |\n",
+                     sc[k].file ? base_name(sc[k].file) : "**all files**",
+                     scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
+                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id);
+  }
+  return rc ? SC_EIO : SC_OK;
+}
+
+int sc_validate_write(const sc_caseset *set, const sc_case_result *res, sc_validate_format fmt,
+                      sc_write_fn w, void *ud) {
+  if (!set || !res || !w) return SC_EINVAL;
+  switch (fmt) {
+  case SC_VALIDATE_JSON:
+    return write_json(set, res, w, ud);
+  case SC_VALIDATE_CSV:
+    return write_csv(set, res, w, ud);
+  case SC_VALIDATE_MARKDOWN:
+    return write_markdown(set, res, w, ud);
+  default:
+    return write_text(set, res, w, ud);
+  }
+}

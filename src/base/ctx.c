@@ -1,0 +1,168 @@
+/*
+ * ctx.c: the library context (allocator hook, last error message) and the small
+ * utilities every module shares: error formatting, allocation, growable arrays,
+ * formatted writes to output sinks.
+ */
+#include "base/sc_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+int sc_ctx_new(sc_ctx **out, sc_alloc_fn alloc, void *ud) {
+  sc_alloc_fn fn = alloc ? alloc : default_alloc;
+  sc_ctx *ctx = fn(ud, NULL, 0, sizeof *ctx);
+  *out = NULL;
+  if (!ctx) return SC_ENOMEM;
+  memset(ctx, 0, sizeof *ctx);
+  ctx->alloc = fn;
+  ctx->alloc_ud = ud;
+  *out = ctx;
+  return SC_OK;
+}
+
+void sc_ctx_free(sc_ctx *ctx) {
+  if (ctx) ctx->alloc(ctx->alloc_ud, ctx, sizeof *ctx, 0);
+}
+
+const char *sc_errmsg(const sc_ctx *ctx) { return ctx ? ctx->errmsg : "no context"; }
+
+const char *sc_strerror(int code) {
+  switch (code) {
+#define SC_X_CASE(name, value, text) \
+  case name:                         \
+    return text;
+    SC_ERROR_LIST(SC_X_CASE)
+#undef SC_X_CASE
+  }
+  return "unknown error";
+}
+
+int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void *sc__malloc(sc_ctx *ctx, size_t n) {
+  void *p = ctx->alloc(ctx->alloc_ud, NULL, 0, n ? n : 1);
+  if (!p) sc__error(ctx, SC_ENOMEM, "out of memory (%zu bytes)", n);
+  return p;
+}
+
+void *sc__calloc(sc_ctx *ctx, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) {
+    sc__error(ctx, SC_ENOMEM, "allocation overflow");
+    return NULL;
+  }
+  size_t total = count * size;
+  void *p = sc__malloc(ctx, total);
+  if (p && total > 0) memset(p, 0, total);
+  return p;
+}
+
+void *sc__realloc(sc_ctx *ctx, void *p, size_t oldn, size_t newn) {
+  void *q = ctx->alloc(ctx->alloc_ud, p, oldn, newn ? newn : 1);
+  if (!q) sc__error(ctx, SC_ENOMEM, "out of memory (%zu bytes)", newn);
+  return q;
+}
+
+void sc__free(sc_ctx *ctx, void *p, size_t n) {
+  if (p) ctx->alloc(ctx->alloc_ud, p, n, 0);
+}
+
+int sc__grow(sc_ctx *ctx, void **items, size_t item_size, size_t *cap, size_t need) {
+  if (need <= *cap) return SC_OK;
+  size_t ncap = *cap ? *cap : 16;
+  while (ncap < need) {
+    if (ncap > SIZE_MAX / 2 / item_size) return sc__error(ctx, SC_ENOMEM, "array too large");
+    ncap *= 2;
+  }
+  void *q = sc__realloc(ctx, *items, *cap * item_size, ncap * item_size);
+  if (!q) return SC_ENOMEM;
+  *items = q;
+  *cap = ncap;
+  return SC_OK;
+}
+
+int sc__writef(sc_write_fn w, void *ud, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return SC_EIO;
+  if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+  return w(ud, buf, (size_t)n);
+}
+
+void sc__strlcpy(char *dst, const char *src, size_t dst_size) {
+  if (!dst_size) return;
+  size_t n = strlen(src);
+  if (n >= dst_size) n = dst_size - 1;
+  memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+static int read_failure(sc_ctx *ctx, const char *path, const char *from, const char *noun,
+                        const char *what, const char *why) {
+  if (!from) return sc__error(ctx, SC_EIO, "%s: %s: %s", path, what, why);
+  return sc__error(ctx, SC_EIO, "%s: %s %s %s: %s", from, what, noun ? noun : "file", path, why);
+}
+
+int sc__read_file(sc_ctx *ctx, const char *path, const char *from, const char *noun,
+                  size_t max_bytes, char **out, size_t *len, size_t *cap) {
+  *out = NULL;
+  *len = *cap = 0;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return read_failure(ctx, path, from, noun, "cannot open", strerror(errno));
+  struct stat st;
+  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(fp);
+    return read_failure(ctx, path, from, noun, "cannot open", strerror(EISDIR));
+  }
+  size_t n = 0, c = 0;
+  char *buf = NULL;
+  int rc = SC_OK;
+  for (;;) {
+    if (n + 1 >= c && sc__grow(ctx, (void **)&buf, 1, &c, n + 65536)) {
+      rc = SC_ENOMEM;
+      break;
+    }
+    size_t k = fread(buf + n, 1, c - n - 1, fp);
+    n += k;
+    if (n > max_bytes) {
+      char why[64];
+      snprintf(why, sizeof why, "file larger than %zu MiB", max_bytes >> 20);
+      rc = read_failure(ctx, path, from, noun, "cannot read", why);
+      break;
+    }
+    if (k == 0) {
+      if (ferror(fp)) rc = read_failure(ctx, path, from, noun, "cannot read", strerror(errno));
+      break;
+    }
+  }
+  fclose(fp);
+  if (rc) {
+    sc__free(ctx, buf, c);
+    return rc;
+  }
+  buf[n] = 0;
+  *out = buf;
+  *len = n;
+  *cap = c;
+  return SC_OK;
+}

@@ -1,0 +1,518 @@
+/*
+ * json.c: the streaming JSON pull tokenizer of the trace importers (see
+ * json_int.h). Tokens are scanned in place in the caller's buffer; only a
+ * token cut by the end of a buffer is copied, into a small carry buffer, and
+ * completed from the next buffer by the same resumable scanners. Numbers are
+ * handed out as text and parsed exactly on demand (timestamps to int64 ns).
+ */
+#include "base/json_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* What the grammar allows next. */
+enum {
+  E_VALUE = 0, /* a value (top level, after ':' or ',' in an array) */
+  E_FIRST_VALUE, /* right after '[': a value or ']' */
+  E_KEY,         /* after ',' in an object: a key */
+  E_FIRST_KEY,   /* right after '{': a key or '}' */
+  E_COLON,
+  E_COMMA,       /* after a value inside a container: ',' or the closer */
+  E_DONE         /* the top-level value is complete */
+};
+
+enum { C_OBJ = 1, C_ARR = 2 };
+
+/* Byte classes inside a string: 0 plain, 1 quote, 2 backslash, 3 control. */
+static const unsigned char str_class[256] = {
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+};
+
+static int is_hex(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* Result of a scanner over one buffer: the index just past the token, or one
+ * of these. */
+#define SCAN_MORE ((ptrdiff_t)-1) /* the buffer ended inside the token */
+#define SCAN_BAD ((ptrdiff_t)-2)  /* malformed token */
+
+/* String scanner. State: 0 plain, 1 after a backslash, 2+k: k hex digits of
+ * a \u escape still due. Starts after the opening quote; returns the index
+ * just past the closing quote. *esc is set when an escape is seen. */
+static ptrdiff_t scan_string(const unsigned char *p, size_t n, uint32_t *st, int *esc) {
+  size_t i = 0;
+  uint32_t s = *st;
+  while (i < n) {
+    if (s == 0) {
+      while (i < n && str_class[p[i]] == 0) i++;
+      if (i == n) break;
+      switch (str_class[p[i]]) {
+      case 1:
+        *st = 0;
+        return (ptrdiff_t)(i + 1);
+      case 2:
+        *esc = 1;
+        s = 1;
+        i++;
+        break;
+      default:
+        return SCAN_BAD; /* raw control character */
+      }
+    } else if (s == 1) {
+      switch (p[i]) {
+      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        s = 0;
+        break;
+      case 'u':
+        s = 2 + 4;
+        break;
+      default:
+        return SCAN_BAD;
+      }
+      i++;
+    } else {
+      if (!is_hex(p[i])) return SCAN_BAD;
+      s = s == 3 ? 0 : s - 1;
+      i++;
+    }
+  }
+  *st = s;
+  return SCAN_MORE;
+}
+
+/* Number scanner (RFC 8259 grammar) as a DFA. States: */
+enum { N_START = 0, N_SIGN, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+
+static int n_accepting(uint32_t s) { return s == N_ZERO || s == N_INT || s == N_FRAC || s == N_EXP; }
+
+/* Returns the index of the first byte after the number, SCAN_MORE, or SCAN_BAD. */
+static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st) {
+  uint32_t s = *st;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = p[i];
+    int digit = c >= '0' && c <= '9';
+    switch (s) {
+    case N_START:
+      s = c == '-' ? N_SIGN : c == '0' ? N_ZERO : digit ? N_INT : 99;
+      break;
+    case N_SIGN:
+      s = c == '0' ? N_ZERO : digit ? N_INT : 99;
+      break;
+    case N_ZERO:
+    case N_INT:
+      if (digit) s = s == N_ZERO ? 99 : N_INT;
+      else if (c == '.') s = N_DOT;
+      else if (c == 'e' || c == 'E') s = N_E;
+      else if (c == '-' || c == '+') s = 99;
+      else return *st = s, (ptrdiff_t)i;
+      break;
+    case N_DOT:
+      s = digit ? N_FRAC : 99;
+      break;
+    case N_FRAC:
+      if (digit) break;
+      if (c == 'e' || c == 'E') s = N_E;
+      else if (c == '.' || c == '-' || c == '+') s = 99;
+      else return *st = s, (ptrdiff_t)i;
+      break;
+    case N_E:
+      s = (c == '+' || c == '-') ? N_ESIGN : digit ? N_EXP : 99;
+      break;
+    case N_ESIGN:
+      s = digit ? N_EXP : 99;
+      break;
+    case N_EXP:
+      if (digit) break;
+      if (c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') s = 99;
+      else return *st = s, (ptrdiff_t)i;
+      break;
+    }
+    if (s == 99) return SCAN_BAD;
+  }
+  *st = s;
+  return SCAN_MORE;
+}
+
+/* Literal scanner: state = bytes of lit matched so far. */
+static ptrdiff_t scan_literal(const unsigned char *p, size_t n, uint32_t *st, const char *lit) {
+  size_t len = strlen(lit), k = *st, i = 0;
+  while (i < n && k < len) {
+    if (p[i] != (unsigned char)lit[k]) return SCAN_BAD;
+    i++, k++;
+  }
+  *st = (uint32_t)k;
+  return k == len ? (ptrdiff_t)i : SCAN_MORE;
+}
+
+static const char *literal_of(int type) {
+  return type == SC_JT_TRUE ? "true" : type == SC_JT_FALSE ? "false" : "null";
+}
+
+void sc__json_init(sc_json *j, sc_ctx *ctx) {
+  memset(j, 0, sizeof *j);
+  j->ctx = ctx;
+  j->expect = E_VALUE;
+}
+
+void sc__json_free(sc_json *j) {
+  sc__free(j->ctx, j->carry, j->carry_cap);
+  j->carry = NULL;
+  j->carry_cap = j->carry_len = 0;
+}
+
+void sc__json_feed(sc_json *j, const char *buf, size_t len) {
+  j->base += j->len;
+  j->buf = buf;
+  j->len = len;
+  j->pos = 0;
+}
+
+void sc__json_end(sc_json *j) { j->eof = 1; }
+
+static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
+  if (!j->err) {
+    j->err = code;
+    j->err_off = off;
+    snprintf(j->errmsg, sizeof j->errmsg, "%s", msg);
+  }
+  return j->err;
+}
+
+static int fail(sc_json *j, uint64_t off, const char *msg) { return fail_code(j, SC_EINVAL, off, msg); }
+
+static int carry_append(sc_json *j, const char *p, size_t n) {
+  if (j->carry_len + n > SC_JSON_MAX_TOKEN) return fail(j, j->carry_off, "token too long");
+  if (sc__grow(j->ctx, (void **)&j->carry, 1, &j->carry_cap, j->carry_len + n))
+    return fail_code(j, SC_ENOMEM, j->carry_off, "out of memory");
+  memcpy(j->carry + j->carry_len, p, n);
+  j->carry_len += n;
+  return SC_OK;
+}
+
+/* The grammar step after a complete value. */
+static void value_done(sc_json *j) { j->expect = j->depth ? E_COMMA : E_DONE; }
+
+/* Fills t for a scalar or key of `type` whose text is s[0..n), then advances
+ * the grammar. For strings s/n include the quotes. */
+static void emit_scalar(sc_json *j, sc_jtok *t, int type, const char *s, size_t n, uint64_t off,
+                        int escaped) {
+  t->depth = j->depth;
+  t->offset = off;
+  t->escaped = escaped;
+  if (type == SC_JT_KEY || type == SC_JT_STRING) {
+    t->s = s + 1;
+    t->n = n - 2;
+  } else {
+    t->s = s;
+    t->n = n;
+  }
+  t->type = (sc_jtype)type;
+  if (type == SC_JT_KEY) j->expect = E_COLON;
+  else value_done(j);
+}
+
+/* Completes the token cut at the previous buffer's end from the current one.
+ * Returns 1 (emitted into t), 0 (need more input) or SC_EINVAL. */
+static int continue_token(sc_json *j, sc_jtok *t) {
+  const unsigned char *p = (const unsigned char *)j->buf + j->pos;
+  size_t n = j->len - j->pos;
+  ptrdiff_t end;
+  int type = j->carry_type;
+  if (type == SC_JT_STRING || type == SC_JT_KEY) end = scan_string(p, n, &j->scan, &j->carry_escaped);
+  else if (type == SC_JT_NUMBER) end = scan_number(p, n, &j->scan);
+  else end = scan_literal(p, n, &j->scan, literal_of(type));
+  if (end == SCAN_BAD) return fail(j, j->carry_off, type == SC_JT_NUMBER ? "invalid number"
+                                                 : type == SC_JT_STRING || type == SC_JT_KEY
+                                                     ? "invalid string (control character or bad escape)"
+                                                     : "invalid literal");
+  size_t take = end == SCAN_MORE ? n : (size_t)end;
+  if (carry_append(j, (const char *)p, take)) return j->err;
+  j->pos += take;
+  if (end == SCAN_MORE) {
+    if (!j->eof) return 0;
+    if (type != SC_JT_NUMBER || !n_accepting(j->scan))
+      return fail(j, j->carry_off, type == SC_JT_STRING || type == SC_JT_KEY
+                                       ? "unexpected end of input inside a string"
+                                       : "unexpected end of input inside a token");
+  }
+  emit_scalar(j, t, type, j->carry, j->carry_len, j->carry_off, j->carry_escaped);
+  j->carry_emitted = 1;
+  return 1;
+}
+
+/* Saves the token starting at buf[start] (cut by the buffer end) for later. */
+static int cut_token(sc_json *j, int type, size_t start, uint32_t scan, int escaped) {
+  j->carry_len = 0;
+  j->carry_type = type;
+  j->carry_off = j->base + start;
+  j->scan = scan;
+  j->carry_escaped = escaped;
+  if (carry_append(j, j->buf + start, j->len - start)) return j->err;
+  j->pos = j->len;
+  return 0;
+}
+
+int sc__json_next(sc_json *j, sc_jtok *t) {
+  if (j->err) return j->err;
+  if (j->carry_emitted) {
+    j->carry_emitted = 0;
+    j->carry_type = 0;
+    j->carry_len = 0;
+  }
+  if (j->carry_type) return continue_token(j, t);
+  const unsigned char *b = (const unsigned char *)j->buf;
+  for (;;) {
+    size_t i = j->pos;
+    while (i < j->len && is_ws(b[i])) i++;
+    j->pos = i;
+    if (i == j->len) {
+      if (!j->eof) return 0;
+      if (j->expect != E_DONE)
+        return fail(j, j->base + i, j->expect == E_VALUE && j->depth == 0
+                                        ? "empty input"
+                                        : "unexpected end of input");
+      return 0;
+    }
+    unsigned char c = b[i];
+    uint64_t off = j->base + i;
+    if (j->expect == E_DONE) return fail(j, off, "data after the top-level value");
+    switch (c) {
+    case '{':
+    case '[':
+      if (j->expect != E_VALUE && j->expect != E_FIRST_VALUE)
+        return fail(j, off, j->expect == E_DONE ? "data after the top-level value" : "unexpected '{' or '['");
+      if (j->depth == SC_JSON_MAX_DEPTH) return fail(j, off, "nesting too deep");
+      t->type = c == '{' ? SC_JT_OBJ_BEGIN : SC_JT_ARR_BEGIN;
+      t->depth = j->depth;
+      t->offset = off;
+      t->s = NULL;
+      t->n = 0;
+      t->escaped = 0;
+      j->stack[j->depth++] = c == '{' ? C_OBJ : C_ARR;
+      j->expect = c == '{' ? E_FIRST_KEY : E_FIRST_VALUE;
+      j->pos = i + 1;
+      return 1;
+    case '}':
+    case ']': {
+      int kind = c == '}' ? C_OBJ : C_ARR;
+      int ok = j->depth > 0 && j->stack[j->depth - 1] == kind &&
+               (j->expect == E_COMMA || j->expect == (kind == C_OBJ ? E_FIRST_KEY : E_FIRST_VALUE));
+      if (!ok) return fail(j, off, c == '}' ? "unexpected '}'" : "unexpected ']'");
+      j->depth--;
+      t->type = c == '}' ? SC_JT_OBJ_END : SC_JT_ARR_END;
+      t->depth = j->depth;
+      t->offset = off;
+      t->s = NULL;
+      t->n = 0;
+      t->escaped = 0;
+      value_done(j);
+      j->pos = i + 1;
+      return 1;
+    }
+    case ':':
+      if (j->expect != E_COLON) return fail(j, off, "unexpected ':'");
+      j->expect = E_VALUE;
+      j->pos = i + 1;
+      continue;
+    case ',':
+      if (j->expect != E_COMMA) return fail(j, off, "unexpected ','");
+      j->expect = j->stack[j->depth - 1] == C_OBJ ? E_KEY : E_VALUE;
+      j->pos = i + 1;
+      continue;
+    case '"': {
+      int key = j->expect == E_KEY || j->expect == E_FIRST_KEY;
+      if (!key && j->expect != E_VALUE && j->expect != E_FIRST_VALUE)
+        return fail(j, off, j->expect == E_DONE ? "data after the top-level value" : "unexpected string");
+      uint32_t st = 0;
+      int esc = 0;
+      ptrdiff_t end = scan_string(b + i + 1, j->len - i - 1, &st, &esc);
+      if (end == SCAN_BAD) return fail(j, off, "invalid string (control character or bad escape)");
+      int type = key ? SC_JT_KEY : SC_JT_STRING;
+      if (end == SCAN_MORE) {
+        if (j->eof) return fail(j, off, "unexpected end of input inside a string");
+        if (cut_token(j, type, i, st, esc)) return j->err;
+        return 0;
+      }
+      j->pos = i + 1 + (size_t)end;
+      emit_scalar(j, t, type, (const char *)b + i, (size_t)end + 1, off, esc);
+      return 1;
+    }
+    default: {
+      int type;
+      if (c == '-' || (c >= '0' && c <= '9')) type = SC_JT_NUMBER;
+      else if (c == 't') type = SC_JT_TRUE;
+      else if (c == 'f') type = SC_JT_FALSE;
+      else if (c == 'n') type = SC_JT_NULL;
+      else return fail(j, off, "unexpected character");
+      if (j->expect != E_VALUE && j->expect != E_FIRST_VALUE)
+        return fail(j, off, j->expect == E_DONE ? "data after the top-level value" : "unexpected value");
+      uint32_t st = 0;
+      ptrdiff_t end = type == SC_JT_NUMBER ? scan_number(b + i, j->len - i, &st)
+                                           : scan_literal(b + i, j->len - i, &st, literal_of(type));
+      if (end == SCAN_BAD)
+        return fail(j, off, type == SC_JT_NUMBER ? "invalid number" : "invalid literal");
+      if (end == SCAN_MORE) {
+        if (j->eof) {
+          if (type != SC_JT_NUMBER || !n_accepting(st))
+            return fail(j, off, "unexpected end of input inside a token");
+          end = (ptrdiff_t)(j->len - i);
+        } else {
+          if (cut_token(j, type, i, st, 0)) return j->err;
+          return 0;
+        }
+      } else if (type == SC_JT_NUMBER && !n_accepting(st)) {
+        return fail(j, off, "invalid number");
+      }
+      j->pos = i + (size_t)end;
+      emit_scalar(j, t, type, (const char *)b + i, (size_t)end, off, 0);
+      return 1;
+    }
+    }
+  }
+}
+
+/* ------------------------------------------------------------ values */
+
+static void put_utf8(char *out, size_t cap, size_t *len, uint32_t cp) {
+  char tmp[4];
+  size_t n;
+  if (cp < 0x80) tmp[0] = (char)cp, n = 1;
+  else if (cp < 0x800) tmp[0] = (char)(0xc0 | (cp >> 6)), tmp[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+  else if (cp < 0x10000)
+    tmp[0] = (char)(0xe0 | (cp >> 12)), tmp[1] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+    tmp[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
+  else
+    tmp[0] = (char)(0xf0 | (cp >> 18)), tmp[1] = (char)(0x80 | ((cp >> 12) & 0x3f)),
+    tmp[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), tmp[3] = (char)(0x80 | (cp & 0x3f)), n = 4;
+  for (size_t k = 0; k < n; k++, (*len)++)
+    if (cap && *len < cap - 1) out[*len] = tmp[k];
+}
+
+static int hex4(const char *s, size_t n, size_t i, uint32_t *v) {
+  if (i + 4 > n) return 0;
+  uint32_t x = 0;
+  for (size_t k = 0; k < 4; k++) {
+    unsigned char c = (unsigned char)s[i + k];
+    if (!is_hex(c)) return 0;
+    x = x * 16 + (uint32_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  *v = x;
+  return 1;
+}
+
+size_t sc__json_unescape(const char *s, size_t n, char *out, size_t cap) {
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c != '\\' || i + 1 >= n) {
+      if (cap && len < cap - 1) out[len] = c;
+      len++;
+      continue;
+    }
+    char e = s[++i];
+    uint32_t cp = '?';
+    switch (e) {
+    case 'b': cp = '\b'; break;
+    case 'f': cp = '\f'; break;
+    case 'n': cp = '\n'; break;
+    case 'r': cp = '\r'; break;
+    case 't': cp = '\t'; break;
+    case 'u':
+      if (hex4(s, n, i + 1, &cp)) {
+        i += 4;
+        uint32_t lo;
+        if (cp >= 0xd800 && cp < 0xdc00 && i + 2 < n && s[i + 1] == '\\' && s[i + 2] == 'u' &&
+            hex4(s, n, i + 3, &lo) && lo >= 0xdc00 && lo < 0xe000) {
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          i += 6;
+        } else if (cp >= 0xd800 && cp < 0xe000) cp = '?';
+      } else cp = '?';
+      break;
+    default: cp = (unsigned char)e; break;
+    }
+    put_utf8(out, cap, &len, cp);
+  }
+  if (cap) out[len < cap ? len : cap - 1] = 0;
+  return len;
+}
+
+/* Exact decimal to integer: the value of s times 10^scale, rounded half away
+ * from zero (or, with exact set, failing when a non-zero digit would be
+ * dropped). Digits are weighed one by one so no precision is lost. */
+static int parse_decimal(const char *s, size_t n, int scale, int exact, int64_t *out) {
+  size_t i = 0;
+  int neg = 0;
+  if (i < n && s[i] == '-') neg = 1, i++;
+  size_t int_start = i;
+  while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+  size_t int_len = i - int_start, frac_start = i, frac_len = 0;
+  if (i < n && s[i] == '.') {
+    frac_start = ++i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    frac_len = i - frac_start;
+  }
+  if (int_len + frac_len == 0) return SC_EINVAL;
+  long exp = 0;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    int eneg = 0;
+    i++;
+    if (i < n && (s[i] == '+' || s[i] == '-')) eneg = s[i++] == '-';
+    if (i == n) return SC_EINVAL;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+      if (exp < 100000) exp = exp * 10 + (s[i] - '0');
+      i++;
+    }
+    if (eneg) exp = -exp;
+  }
+  if (i != n) return SC_EINVAL;
+  long p = (long)scale + exp - (long)frac_len; /* value = digits * 10^p */
+  size_t total = int_len + frac_len;
+  uint64_t acc = 0;
+  int round_up = 0;
+  for (size_t k = 0; k < total; k++) {
+    char c = k < int_len ? s[int_start + k] : s[frac_start + (k - int_len)];
+    int d = c - '0';
+    long w = p + (long)(total - 1 - k);
+    if (w >= 0) {
+      if (acc > (uint64_t)(INT64_MAX - d) / 10) return SC_EINVAL;
+      acc = acc * 10 + (uint64_t)d;
+    } else if (w == -1) {
+      if (d >= 5) round_up = 1;
+      if (exact && d) return SC_EINVAL;
+    } else if (exact && d) return SC_EINVAL;
+  }
+  for (long k = 0; k < p; k++) {
+    if (acc == 0) break;
+    if (acc > (uint64_t)INT64_MAX / 10) return SC_EINVAL;
+    acc *= 10;
+  }
+  if (round_up) {
+    if (acc == (uint64_t)INT64_MAX) return SC_EINVAL;
+    acc++;
+  }
+  *out = neg ? -(int64_t)acc : (int64_t)acc;
+  return SC_OK;
+}
+
+int sc__json_int(const char *s, size_t n, int64_t *out) { return parse_decimal(s, n, 0, 1, out); }
+
+int sc__json_us_to_ns(const char *s, size_t n, int64_t *out) {
+  return parse_decimal(s, n, 3, 0, out);
+}
+
+int sc__json_double(const char *s, size_t n, double *out) {
+  char tmp[512];
+  if (n == 0 || n >= sizeof tmp) return SC_EINVAL;
+  memcpy(tmp, s, n);
+  tmp[n] = 0;
+  char *end;
+  double v = strtod(tmp, &end);
+  if (*end) return SC_EINVAL;
+  *out = v;
+  return SC_OK;
+}

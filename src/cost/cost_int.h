@@ -1,0 +1,72 @@
+/*
+ * cost_int.h: cost models. A compute model prices kernels (GEMM, attention,
+ * memory-bound) and a communication model prices collectives and p2p
+ * transfers; both are const vtables chosen by name, fed by one parameter set
+ * (sc_cost_params) that the config and calibration can override.
+ */
+#ifndef SC_COST_INT_H
+#define SC_COST_INT_H
+
+#include "cost/comm_params_int.h"
+#include "base/sc_int.h"
+
+/* Where a group's members sit: decides which links a collective uses. */
+typedef struct sc_placement {
+  int64_t n;      /* ranks in the group */
+  int64_t nodes;  /* nodes the group spans */
+  int64_t per_node; /* most group members on one node */
+} sc_placement;
+
+struct sc_cost;
+
+typedef struct sc_compute_model {
+  const char *name;
+  int version;
+  /* Duration in ns of a GEMM C[M,N] = A[M,K] B[K,N] in the working dtype. */
+  double (*gemm_ns)(const struct sc_cost *c, double m, double n, double k);
+  /* Duration in ns of fused (flash) attention: flops as counted by the caller,
+   * seq = keys per query row, head_dim; causal halves work upstream. */
+  double (*attn_ns)(const struct sc_cost *c, double flops, double seq, double head_dim);
+  /* Duration in ns of a memory-bound kernel moving bytes through HBM. */
+  double (*mem_ns)(const struct sc_cost *c, double bytes);
+} sc_compute_model;
+
+typedef struct sc_comm_model {
+  const char *name;
+  int version;
+  /* Duration in ns of a collective of `bytes` (the nccl-tests "size": the
+   * full buffer for all-reduce, the output for all-gather, the input for
+   * reduce-scatter) over a group placed as pl. */
+  double (*coll_ns)(const struct sc_cost *c, int coll, double bytes, const sc_placement *pl);
+  /* Duration in ns of a point-to-point transfer; inter = crosses nodes. */
+  double (*p2p_ns)(const struct sc_cost *c, double bytes, int inter);
+} sc_comm_model;
+
+typedef struct sc_cost {
+  const sc_hw *hw;
+  sc_cost_params p;          /* every field filled (no zeros left) */
+  const sc_compute_model *compute;
+  const sc_comm_model *comm;
+  double peak_flops;         /* dense peak of the working dtype, FLOP/s */
+  double elem_bytes;         /* bytes per element of the working dtype */
+  double hbm_bytes_per_ns;   /* HBM bandwidth, bytes per ns */
+  double nvlink_bytes_per_ns;/* intra-node bandwidth per GPU per direction */
+  double nic_bytes_per_ns;   /* scale-out bandwidth per GPU */
+  int64_t gpus_per_node;     /* NICs per node = GPUs per node (rail design) */
+  /* The NCCL model's parameters and links, prepared by sc__cost_init so that
+   * pricing a collective does no per-GPU lookups (it ran per collective). */
+  sc_comm_params comm_params;
+  sc_comm_topo comm_topo;
+} sc_cost;
+
+/* Prepares a cost model for a resolved config: fills defaults for every zero
+ * parameter (documented in docs/CONFIG.md) and picks the models. */
+int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost);
+
+/* Default parameters for a GPU preset (used by sc__cost_init and docs). */
+void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p);
+
+const sc_compute_model *sc__compute_model_find(const char *name);
+const sc_comm_model *sc__comm_model_find(const char *name);
+
+#endif /* SC_COST_INT_H */

@@ -1,0 +1,1196 @@
+/*
+ * engine.c: the discrete-event engine. Replays the per-rank programs of a
+ * workload: an op starts when its stream is free and its dependencies are done;
+ * collectives start on all members when the last one arrives (rendezvous);
+ * send/recv pairs start when both sides are ready. Running ops progress at a
+ * rate that changes whenever the set of running ops on their ranks changes
+ * (interference, NIC sharing): remaining work is kept and rescaled (fluid
+ * model). Events are ordered by (time, push order), so runs are deterministic.
+ */
+#include "engine/engine_int.h"
+#include "cost/interf_int.h"
+#include "model/memory_int.h"
+
+#include <stdio.h>
+
+#define NONE UINT32_MAX
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+/* Off the per-op path: kept out of line so its callers stay small and cheap. */
+#define RARE __attribute__((noinline, cold))
+#else
+#define PREFETCH(p) ((void)(p))
+#define RARE
+#endif
+
+/* Index of the lowest set bit of x != 0. */
+static int lowest_bit(unsigned x) {
+#if defined(__GNUC__)
+  return __builtin_ctz(x);
+#else
+  int i = 0;
+  while (!(x & 1u)) x >>= 1, i++;
+  return i;
+#endif
+}
+
+enum { ST_IDLE = 0, ST_WAIT, ST_RUN };
+enum { ACT_COMPUTE = 0, ACT_COLL, ACT_P2P };
+
+typedef struct ginst {
+  uint32_t mem_off, nmem; /* simulated members in sim.members */
+  uint32_t arrived;
+  sc_placement pl;        /* placement of the full logical group */
+} ginst;
+
+/* Per simulated rank. The fields that every compute op's end and the next
+ * op's start touch come first, to share cache lines: the ranks array does not
+ * fit L1. */
+typedef struct rstate {
+  uint32_t head[SC_ST_COUNT]; /* next op per stream; ops before it are done */
+  uint8_t st[SC_ST_COUNT];
+  /* A stream's head op can only become startable when a stream of the same
+   * rank completes an op: its own (it goes idle) or the one its head op waits
+   * on. Most idle streams wait on a compute op several ops ahead (unfolded
+   * default: 94% of the dependency checks of a full rescan fail), so a blocked
+   * stream records the exact op it waits on and is only looked at again once
+   * that op is done; try_advance examines just the streams marked ready. */
+  uint8_t ready;              /* bit s: stream s may be able to start its head op */
+  uint8_t compute_cat;        /* category of the op on the compute stream, if any */
+  int32_t n_comp, n_net;
+  uint32_t stage;
+  int64_t last_ns;            /* breakdown accounted up to here */
+  double acc[SC_CAT_COUNT];   /* ns per category */
+  int64_t end_ns;             /* end of the rank's last op */
+  int32_t n_comm;
+  uint32_t act[SC_ST_COUNT];  /* running or pending activity per stream */
+  uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
+  uint8_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
+  uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
+  int32_t n_cat[SC_CAT_COUNT];
+  int64_t global;             /* global rank */
+} rstate;
+
+typedef struct activity { /* fields an event's pop reads come first */
+  uint32_t version;
+  uint8_t type, sa, sb, net;
+  uint32_t a, b;    /* compute: rank a; coll: group instance a; p2p: ranks a -> b */
+  const sc_op *op;
+  int64_t start_ns;
+  double remaining; /* ns of work left at rate 1 */
+  double rate;
+  int64_t last_ns;
+} activity;
+
+typedef struct event {   /* a pending end of activity `act` */
+  uint32_t act, version; /* stale once the activity's version moved on */
+} event;
+
+/* Events due at one time sit in chunks of EV_PER_CHUNK, so that consecutive
+ * pops read consecutive memory (and the next event is known in advance). */
+#define EV_PER_CHUNK 7 /* fills 64 bytes, one cache line */
+
+typedef struct evchunk {
+  uint32_t next;        /* next chunk of the same time, or NONE; free-list link */
+  uint32_t n;           /* events written */
+  event ev[EV_PER_CHUNK];
+} evchunk;
+
+typedef struct evlist { /* the events due at one time, in push order */
+  uint32_t head, tail;  /* chunks; head doubles as the free-list link */
+  uint32_t pos;         /* next event to pop in the head chunk */
+} evlist;
+
+typedef struct tkey {   /* a pending time: heap entry and map entry */
+  int64_t t;
+  uint32_t list;        /* in sim.lists; NONE marks an empty map entry */
+} tkey;
+
+/* Memory counter track of a traced run: bytes allocated per simulated rank
+ * along the step (memory.c's model), so the trace shows activations piling
+ * up through the warm-up and draining in the cool-down. */
+typedef struct memtrack {
+  sc_memory_model mm;
+  double *bytes;      /* per simulated rank */
+  uint64_t *fwd_item; /* per rank: last forward item seen, mb << 16 | chunk, +1 */
+} memtrack;
+
+typedef struct tracebuf {
+  sc_write_fn w;
+  void *ud;
+  char buf[1 << 16];
+  size_t len;
+  int rc, first;
+  memtrack mem;
+} tracebuf;
+
+/* Collective costs repeat (every layer and micro-batch issues the same TP
+ * collectives), so they are memoised per (collective, bytes, placement). */
+#define COLL_MEMO 256
+typedef struct coll_memo {
+  double bytes, ns;
+  sc_placement pl;
+  int coll;
+} coll_memo;
+
+typedef struct sim {
+  sc_ctx *ctx;
+  const sc_config *cfg;
+  const sc_workload *wl;
+  const sc_cost *cost;
+  int fold, interf, share;
+  int explicit_wl;    /* the workload names its ranks, groups and peers */
+  int merged;         /* SC_WL_MERGE workload: compute ops carry tp_ns */
+  int64_t stride;     /* ranks per pipeline stage: tp*cp*dp */
+  uint32_t nsim;
+  rstate *ranks;
+  ginst *inst;
+  uint32_t ninst;
+  uint32_t *inst_of;  /* [nsim * SC_GRP_COUNT]; NULL for explicit workloads */
+  uint32_t *members;
+  size_t nmembers;    /* entries of members */
+  activity *acts;     /* [nsim * SC_ST_COUNT], see act_claim */
+  evchunk *chunks;     /* chunk pool; free ones are chained through next */
+  size_t nchunks, chunks_cap;
+  uint32_t free_chunk;
+  evlist *lists;       /* one per pending time; free ones chained through head */
+  size_t nlists, lists_cap;
+  uint32_t free_list;
+  tkey *times;         /* min-heap of the pending times */
+  size_t ntimes, times_cap;
+  tkey *tmap;          /* open-addressing map time -> list, 2^tmap_bits entries */
+  unsigned tmap_bits;
+  tkey last_push;      /* time and list of the last push; list NONE once dropped */
+  int64_t now;
+  int64_t events, ops;
+  tracebuf *trace;
+  coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
+  double p2p_bytes[2], p2p_ns[2]; /* last transfer priced, by net; bytes -1: none */
+  int rc;
+} sim;
+
+/* ------------------------------------------------------------ event queue */
+
+/* Events are ordered by (time, push order), which makes runs deterministic.
+ * Symmetric ranks end their ops at exactly the same nanosecond, so the queue
+ * holds few distinct times: unfolded, the default example keeps ~880 pending
+ * events at ~14 times, and 98% of pops share the previous pop's time (counted
+ * on the 48-layer, batch-384 variant). So instead of one binary heap of events
+ * keyed on (time, sequence), the queue is a binary heap of distinct times, each
+ * holding a FIFO list of the events due then, plus a hash map from a time to
+ * its list. Appending to a FIFO keeps push order within a time, so events pop
+ * in exactly the order of the (time, sequence) heap; a push or pop only
+ * touches the heap when it creates or empties a time. */
+
+/* Fibonacci hashing multiplier, 2^64 / golden ratio (Knuth, TAOCP vol. 3, 6.4). */
+#define TMAP_MUL 0x9E3779B97F4A7C15ull
+
+static size_t tmap_home(const sim *S, int64_t t) {
+  return (size_t)(((uint64_t)t * TMAP_MUL) >> (64 - S->tmap_bits));
+}
+
+/* Position of time t in the map (linear probing): its entry, or the empty
+ * entry where it would go. */
+static size_t tmap_pos(const sim *S, int64_t t) {
+  size_t mask = ((size_t)1 << S->tmap_bits) - 1, i = tmap_home(S, t);
+  while (S->tmap[i].list != NONE && S->tmap[i].t != t) i = (i + 1) & mask;
+  return i;
+}
+
+/* Doubles the map (it is kept at most half full, so probes stay short). */
+static int tmap_grow(sim *S) {
+  unsigned bits = S->tmap ? S->tmap_bits + 1 : 6;
+  size_t n = (size_t)1 << bits, old_n = S->tmap ? (size_t)1 << S->tmap_bits : 0;
+  tkey *old = S->tmap, *map = sc__malloc(S->ctx, n * sizeof(tkey));
+  if (!map) return SC_ENOMEM;
+  for (size_t i = 0; i < n; i++) map[i].list = NONE;
+  S->tmap = map;
+  S->tmap_bits = bits;
+  for (size_t i = 0; i < old_n; i++)
+    if (old[i].list != NONE) S->tmap[tmap_pos(S, old[i].t)] = old[i];
+  sc__free(S->ctx, old, old_n * sizeof(tkey));
+  return SC_OK;
+}
+
+/* Removes the entry at position i by shifting later entries of its probe run
+ * back (no tombstones, so lookups never slow down over a long run). */
+static void tmap_erase(sim *S, size_t i) {
+  size_t mask = ((size_t)1 << S->tmap_bits) - 1;
+  for (size_t j = i;;) {
+    j = (j + 1) & mask;
+    if (S->tmap[j].list == NONE) break;
+    size_t home = tmap_home(S, S->tmap[j].t);
+    /* Entry j may move to the hole at i unless its home lies cyclically in (i, j]. */
+    if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+      S->tmap[i] = S->tmap[j];
+      i = j;
+    }
+  }
+  S->tmap[i].list = NONE;
+}
+
+static void theap_push(sim *S, tkey k) {
+  size_t i = S->ntimes++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (S->times[p].t <= k.t) break;
+    S->times[i] = S->times[p];
+    i = p;
+  }
+  S->times[i] = k;
+}
+
+static void theap_pop(sim *S) {
+  tkey last = S->times[--S->ntimes];
+  size_t i = 0, n = S->ntimes;
+  for (;;) {
+    size_t l = 2 * i + 1, m = l;
+    if (l >= n) break;
+    if (l + 1 < n && S->times[l + 1].t < S->times[l].t) m = l + 1;
+    if (last.t <= S->times[m].t) break;
+    S->times[i] = S->times[m];
+    i = m;
+  }
+  if (n) S->times[i] = last;
+}
+
+static uint32_t chunk_new(sim *S) {
+  uint32_t c = S->free_chunk;
+  if (c != NONE) S->free_chunk = S->chunks[c].next;
+  else {
+    if (sc__grow(S->ctx, (void **)&S->chunks, sizeof(evchunk), &S->chunks_cap, S->nchunks + 1)) {
+      S->rc = SC_ENOMEM;
+      return NONE;
+    }
+    c = (uint32_t)S->nchunks++;
+  }
+  S->chunks[c].next = NONE;
+  S->chunks[c].n = 0;
+  return c;
+}
+
+/* A list for the new time t_ns, whose map entry is to go at pos, entered in
+ * the map and the heap; NONE when out of memory. */
+static uint32_t list_new(sim *S, int64_t t_ns, size_t pos) {
+  if (2 * (S->ntimes + 1) > ((size_t)1 << S->tmap_bits)) {
+    if (tmap_grow(S)) {
+      S->rc = SC_ENOMEM;
+      return NONE;
+    }
+    pos = tmap_pos(S, t_ns);
+  }
+  if (sc__grow(S->ctx, (void **)&S->times, sizeof(tkey), &S->times_cap, S->ntimes + 1)) {
+    S->rc = SC_ENOMEM;
+    return NONE;
+  }
+  uint32_t l = S->free_list;
+  if (l != NONE) S->free_list = S->lists[l].head;
+  else {
+    if (sc__grow(S->ctx, (void **)&S->lists, sizeof(evlist), &S->lists_cap, S->nlists + 1)) {
+      S->rc = SC_ENOMEM;
+      return NONE;
+    }
+    l = (uint32_t)S->nlists++;
+  }
+  uint32_t c = chunk_new(S);
+  if (c == NONE) {
+    S->lists[l].head = S->free_list;
+    S->free_list = l;
+    return NONE;
+  }
+  S->lists[l] = (evlist){c, c, 0};
+  S->tmap[pos] = (tkey){t_ns, l};
+  theap_push(S, (tkey){t_ns, l});
+  return l;
+}
+
+/* Queues the end of activity act (at its current version) at time t_ns. */
+static void queue_push(sim *S, int64_t t_ns, uint32_t act, uint32_t version) {
+  /* Symmetric ranks pop one after another and push the same end times, so
+   * most pushes go to the list of the previous push: skip the map then. */
+  uint32_t l = S->last_push.list;
+  if (l == NONE || S->last_push.t != t_ns) {
+    size_t pos = tmap_pos(S, t_ns);
+    l = S->tmap[pos].list;
+    if (l == NONE && (l = list_new(S, t_ns, pos)) == NONE) return;
+    S->last_push = (tkey){t_ns, l};
+  }
+  uint32_t c = S->lists[l].tail;
+  if (S->chunks[c].n == EV_PER_CHUNK) {
+    uint32_t c2 = chunk_new(S);
+    if (c2 == NONE) return;
+    S->chunks[c].next = c2;
+    S->lists[l].tail = c = c2;
+  }
+  evchunk *ch = &S->chunks[c];
+  ch->ev[ch->n++] = (event){act, version};
+}
+
+/* Removes the earliest event into *t_ns and *e. *next_act is the activity of
+ * the event after it when that is at hand (else NONE), for prefetching. The
+ * queue must not be empty. */
+static void queue_pop(sim *S, int64_t *t_ns, event *e, uint32_t *next_act) {
+  tkey top = S->times[0];
+  evlist *l = &S->lists[top.list];
+  uint32_t c = l->head;
+  evchunk *ch = &S->chunks[c];
+  *t_ns = top.t;
+  *e = ch->ev[l->pos++];
+  *next_act = l->pos < ch->n ? ch->ev[l->pos].act : NONE;
+  if (l->pos < ch->n) return;
+  /* The head chunk is drained: on to the next one, or the time is spent. */
+  uint32_t next = ch->next;
+  ch->next = S->free_chunk;
+  S->free_chunk = c;
+  if (next != NONE) {
+    l->head = next;
+    l->pos = 0;
+    return;
+  }
+  tmap_erase(S, tmap_pos(S, top.t));
+  theap_pop(S);
+  if (S->last_push.list == top.list) S->last_push.list = NONE;
+  l->head = S->free_list;
+  S->free_list = top.list;
+}
+
+/* ------------------------------------------------------------ trace output */
+
+static void tb_flush(tracebuf *tb) {
+  if (tb->len && !tb->rc) tb->rc = tb->w(tb->ud, tb->buf, tb->len);
+  tb->len = 0;
+}
+
+static void tb_printf(tracebuf *tb, const char *fmt, ...) SC_PRINTF(2, 3);
+static void tb_printf(tracebuf *tb, const char *fmt, ...) {
+  if (sizeof tb->buf - tb->len < 512) tb_flush(tb);
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tb->buf + tb->len, sizeof tb->buf - tb->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) tb->len += (size_t)n < sizeof tb->buf - tb->len ? (size_t)n : 0;
+}
+
+static void trace_memory(sim *S, uint32_t rank, int64_t t_ns);
+
+static int trace_begin(sim *S) {
+  tracebuf *tb = S->trace;
+  memtrack *mt = &tb->mem;
+  const sc_workload *wl = S->wl;
+  if (!S->explicit_wl) { /* the memory model knows Megatron stages only */
+    sc_memory_opts opts;
+    sc__memory_opts_of(S->cfg, &opts);
+    int rc = sc__memory_model_init(&mt->mm, S->cfg, &opts);
+    if (rc) return rc;
+    mt->bytes = sc__calloc(S->ctx, S->nsim, sizeof(double));
+    mt->fwd_item = sc__calloc(S->ctx, S->nsim, sizeof(uint64_t));
+    if (!mt->bytes || !mt->fwd_item) return SC_ENOMEM;
+  }
+  tb_printf(tb, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+  tb->first = 1;
+  for (uint32_t i = 0; i < S->nsim; i++) {
+    const rstate *r = &S->ranks[i];
+    if (S->explicit_wl)
+      tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld\"}}",
+                tb->first ? "" : ",\n", (long long)r->global, (long long)r->global);
+    else
+      tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld (stage %u)\"}}",
+                tb->first ? "" : ",\n", (long long)r->global, (long long)r->global, r->stage);
+    tb->first = 0;
+    for (int s = 0; s < SC_ST_COUNT; s++)
+      tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+                (long long)r->global, s,
+                wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s) : sc__stream_name(s));
+    if (S->explicit_wl) continue;
+    mt->bytes[i] = sc__memory_static_bytes(&mt->mm, r->stage);
+    trace_memory(S, i, 0);
+  }
+  return SC_OK;
+}
+
+RARE static void trace_op(sim *S, const rstate *r, int stream, const sc_op *op, int64_t start,
+                     int64_t end) {
+  static const char *const phase[] = {"fwd", "bwd", "wgrad", "recompute", "step"};
+  tracebuf *tb = S->trace;
+  if (S->wl->op_name) { /* explicit workloads: the op's own name */
+    tb_printf(tb, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"name\":\"%.300s\",\"cat\":\"%s\",\"args\":{",
+              (long long)r->global, stream, (double)start / 1e3, (double)(end - start) / 1e3,
+              S->wl->op_name(S->wl->names_ud, op), sc_category_key(op->cat));
+    if (op->kind == SC_OP_COLL)
+      tb_printf(tb, "\"collective\":\"%s\",\"group\":%u", sc__coll_name(op->coll), op->peer);
+    tb_printf(tb, "}}");
+    return;
+  }
+  char layer[24] = "";
+  if (op->layer != SC_NO_LAYER) snprintf(layer, sizeof layer, " L%u", op->layer);
+  tb_printf(tb, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"name\":\"%s %s%s\",\"cat\":\"%s\",\"args\":{\"mb\":%u,\"chunk\":%u",
+            (long long)r->global, stream, (double)start / 1e3, (double)(end - start) / 1e3,
+            phase[op->phase], sc__label_name(op->label), layer, sc_category_key(op->cat),
+            op->mb, op->chunk);
+  if (!sc__opkind_is_compute(op->kind)) tb_printf(tb, ",\"bytes\":%.0f", op->work);
+  if (op->kind == SC_OP_COLL) tb_printf(tb, ",\"collective\":\"%s\"", sc__coll_name(op->coll));
+  tb_printf(tb, "}}");
+}
+
+static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
+  tb_printf(S->trace, ",\n{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%lld,\"ts\":%.3f,"
+            "\"args\":{\"GiB\":%.4f}}",
+            (long long)S->ranks[rank].global, (double)t_ns / 1e3,
+            S->trace->mem.bytes[rank] / 1073741824.0);
+}
+
+/* A forward item (micro-batch, chunk) allocates its stored activations when
+ * its first compute op starts; its backward frees them when its last compute
+ * op (backward, weight-grad or recompute phase) ends. */
+static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t start) {
+  memtrack *mt = &S->trace->mem;
+  rstate *r = &S->ranks[rank];
+  uint64_t item = ((uint64_t)op->mb << 16 | op->chunk) + 1;
+  if (op->phase == SC_PH_FWD) {
+    if (mt->fwd_item[rank] == item) return;
+    mt->fwd_item[rank] = item;
+    mt->bytes[rank] += sc__memory_item_bytes(&mt->mm, r->stage, op->chunk);
+    trace_memory(S, rank, start);
+    return;
+  }
+  if (op->phase == SC_PH_STEP) return;
+  const sc_program *p = &S->wl->progs[r->stage];
+  uint32_t next = r->head[SC_ST_COMPUTE] + 1;
+  if (next < p->nops[SC_ST_COMPUTE]) {
+    const sc_op *n = &p->ops[SC_ST_COMPUTE][next];
+    if (n->phase != SC_PH_FWD && n->phase != SC_PH_STEP && n->mb == op->mb &&
+        n->chunk == op->chunk)
+      return;
+  }
+  mt->bytes[rank] -= sc__memory_item_bytes(&mt->mm, r->stage, op->chunk);
+  trace_memory(S, rank, S->now);
+}
+
+static void trace_end(sim *S) {
+  tb_printf(S->trace, "\n]}\n");
+  tb_flush(S->trace);
+}
+
+/* ------------------------------------------------------------ mapping, groups */
+
+static int64_t stage_of(const sim *S, int64_t global) { return global / S->stride; }
+
+static int64_t node_of(const sim *S, int64_t global) {
+  return global / S->wl->map.gpus_per_node;
+}
+
+/* Key of the group instance of `kind` that global rank r belongs to, or -1. */
+static int64_t group_key(const sim *S, int kind, int64_t r) {
+  const sc_mapping *m = &S->wl->map;
+  int64_t tpcp = m->tp * m->cp;
+  switch (kind) {
+  case SC_GRP_TP:
+    return r / m->tp;
+  case SC_GRP_DP:
+    return stage_of(S, r) * tpcp + r % tpcp;
+  case SC_GRP_EMBED: {
+    int64_t st = stage_of(S, r);
+    if (!S->wl->tied_embed_sync || (st != 0 && st != m->pp - 1)) return -1;
+    return r % S->stride;
+  }
+  }
+  return -1;
+}
+
+static int64_t group_nkeys(const sim *S, int kind) {
+  const sc_mapping *m = &S->wl->map;
+  switch (kind) {
+  case SC_GRP_TP:
+    return m->world / m->tp;
+  case SC_GRP_DP:
+    return m->pp * m->tp * m->cp;
+  default:
+    return S->stride;
+  }
+}
+
+/* Placement of the full logical group of `kind` containing global rank r:
+ * members are enumerated in ascending rank order, so nodes change monotonically. */
+static sc_placement group_placement(const sim *S, int kind, int64_t r) {
+  const sc_mapping *m = &S->wl->map;
+  int64_t tpcp = m->tp * m->cp;
+  int64_t first, step, n;
+  switch (kind) {
+  case SC_GRP_TP:
+    first = r - r % m->tp, step = 1, n = m->tp;
+    break;
+  case SC_GRP_DP:
+    first = stage_of(S, r) * S->stride + r % tpcp, step = tpcp, n = m->dp;
+    break;
+  default: /* embedding: same position in the first and last stage */
+    first = r % S->stride, step = (m->pp - 1) * S->stride, n = m->pp > 1 ? 2 : 1;
+    break;
+  }
+  sc_placement pl = {n, 0, 0};
+  int64_t cur = -1, run = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t node = node_of(S, first + i * (step ? step : 1));
+    if (node != cur) {
+      pl.nodes++;
+      cur = node;
+      run = 0;
+    }
+    if (++run > pl.per_node) pl.per_node = run;
+  }
+  return pl;
+}
+
+/* Explicit workloads: the groups as given (members are simulated ranks). */
+static int copy_groups(sim *S) {
+  const sc_workload *wl = S->wl;
+  S->ninst = wl->ngroups;
+  S->inst = sc__calloc(S->ctx, wl->ngroups ? wl->ngroups : 1, sizeof(ginst));
+  size_t n = 0;
+  for (uint32_t g = 0; g < wl->ngroups; g++) {
+    size_t end = (size_t)wl->groups[g].mem_off + wl->groups[g].nmem;
+    if (end > n) n = end;
+  }
+  S->nmembers = n ? n : 1;
+  S->members = sc__malloc(S->ctx, sizeof(uint32_t) * S->nmembers);
+  if (!S->inst || !S->members) return SC_ENOMEM;
+  if (n) memcpy(S->members, wl->group_members, sizeof(uint32_t) * n);
+  for (uint32_t g = 0; g < wl->ngroups; g++) {
+    const sc_xgroup *x = &wl->groups[g];
+    for (uint32_t i = 0; i < x->nmem; i++)
+      if (S->members[x->mem_off + i] >= S->nsim)
+        return sc__error(S->ctx, SC_EINVAL, "group %u names simulated rank %u of %u", g,
+                         S->members[x->mem_off + i], S->nsim);
+    S->inst[g].mem_off = x->mem_off;
+    S->inst[g].nmem = x->nmem;
+    S->inst[g].pl = (sc_placement){x->n, x->nodes, x->per_node};
+  }
+  return SC_OK;
+}
+
+static int build_groups(sim *S) {
+  if (S->explicit_wl) return copy_groups(S);
+  size_t total_inst = 0;
+  int64_t base[SC_GRP_COUNT];
+  for (int k = 0; k < SC_GRP_COUNT; k++) {
+    base[k] = (int64_t)total_inst;
+    total_inst += (size_t)group_nkeys(S, k);
+  }
+  S->ninst = (uint32_t)total_inst;
+  S->inst = sc__calloc(S->ctx, total_inst, sizeof(ginst));
+  S->inst_of = sc__malloc(S->ctx, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
+  S->nmembers = (size_t)S->nsim * SC_GRP_COUNT;
+  S->members = sc__malloc(S->ctx, sizeof(uint32_t) * S->nmembers);
+  if (!S->inst || !S->inst_of || !S->members) return SC_ENOMEM;
+  for (uint32_t i = 0; i < S->nsim; i++) {
+    for (int k = 0; k < SC_GRP_COUNT; k++) {
+      int64_t key = group_key(S, k, S->ranks[i].global);
+      uint32_t id = key < 0 ? NONE : (uint32_t)(base[k] + key);
+      S->inst_of[(size_t)i * SC_GRP_COUNT + k] = id;
+      if (id != NONE) S->inst[id].nmem++;
+    }
+  }
+  uint32_t off = 0;
+  for (uint32_t g = 0; g < S->ninst; g++) {
+    S->inst[g].mem_off = off;
+    off += S->inst[g].nmem;
+    S->inst[g].nmem = 0;
+  }
+  for (uint32_t i = 0; i < S->nsim; i++) {
+    for (int k = 0; k < SC_GRP_COUNT; k++) {
+      uint32_t id = S->inst_of[(size_t)i * SC_GRP_COUNT + k];
+      if (id == NONE) continue;
+      ginst *g = &S->inst[id];
+      if (g->nmem == 0) g->pl = group_placement(S, k, S->ranks[i].global);
+      S->members[g->mem_off + g->nmem++] = i;
+    }
+  }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ activities */
+
+/* A new activity that occupies `stream` of `rank` (for a collective, of its
+ * first member; for a transfer, of the sender). A stream runs one activity at
+ * a time, so every (rank, stream) owns one fixed slot: no allocation, and an
+ * op's activity sits next to its rank's previous ones. The version goes up on
+ * every claim and release, so events of earlier activities no longer match. */
+static inline uint32_t act_claim(sim *S, uint32_t rank, int stream) {
+  uint32_t id = rank * SC_ST_COUNT + (uint32_t)stream;
+  activity *a = &S->acts[id];
+  uint32_t v = a->version;
+  memset(a, 0, sizeof *a);
+  a->version = v + 1;
+  return id;
+}
+
+static void act_release(sim *S, uint32_t id) { S->acts[id].version++; }
+
+/* sc__opkind_is_compute, as a table here: the engine asks twice per op. */
+static int op_is_compute(int kind) {
+  static const unsigned char is_compute[] = {
+#define SC_X_C(id, name, c) c,
+      SC_OPKIND_LIST(SC_X_C)
+#undef SC_X_C
+  };
+  return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
+}
+
+/* Category rank r's time counts under right now. */
+static int rank_category(const rstate *r) {
+  if (r->n_comp > 0) return r->compute_cat;
+  if (r->n_cat[SC_CAT_TP]) return SC_CAT_TP;
+  if (r->n_cat[SC_CAT_PP]) return SC_CAT_PP;
+  if (r->n_cat[SC_CAT_DP]) return SC_CAT_DP;
+  return SC_CAT_BUBBLE;
+}
+
+static inline void account(sim *S, rstate *r) {
+  if (S->now > r->last_ns) {
+    r->acc[rank_category(r)] += (double)(S->now - r->last_ns);
+    r->last_ns = S->now;
+  }
+}
+
+static double member_factor(const sim *S, const rstate *r, int net) {
+  double f = 1.0;
+  if (net && S->share && r->n_net > 1) f /= (double)r->n_net;
+  if (S->interf && r->n_comp > 0) f /= 1.0 + S->cost->p.interference_comm;
+  return f;
+}
+
+/* Slowdown s of compute op `op` on rank r while communication runs there: the
+ * `constant` model's value for its kernel class, or the `learned` model's,
+ * the largest over the communication ops running on r (interf.c). */
+static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
+  const sc_cost_params *p = &S->cost->p;
+  if (S->cfg->simulation.interference != SC_INTERF_LEARNED)
+    return sc__interf_constant_s(p, op->kind);
+  double s = 0;
+  for (int st = 0; st < SC_ST_COUNT; st++) {
+    if (r->st[st] != ST_RUN) continue;
+    const activity *c = &S->acts[r->act[st]];
+    if (c->type == ACT_COMPUTE || c->op->kind == SC_OP_HOST) continue;
+    sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
+    if (c->type == ACT_COLL) {
+      comm.coll = sc__interf_coll_of(c->op->coll);
+      comm.group = S->inst[c->a].pl.n;
+    }
+    double v = sc__interf_learned_s(p->interference_w, op->kind, op->work, &comm);
+    if (v > s) s = v;
+  }
+  return s;
+}
+
+static double act_rate(const sim *S, const activity *a) {
+  switch (a->type) {
+  case ACT_COMPUTE: {
+    const rstate *r = &S->ranks[a->a];
+    return (S->interf && r->n_comm > 0) ? 1.0 / (1.0 + compute_slowdown(S, r, a->op)) : 1.0;
+  }
+  case ACT_COLL: {
+    const ginst *g = &S->inst[a->a];
+    double rate = 1.0;
+    for (uint32_t i = 0; i < g->nmem; i++) {
+      double f = member_factor(S, &S->ranks[S->members[g->mem_off + i]], a->net);
+      if (f < rate) rate = f;
+    }
+    return rate;
+  }
+  default: {
+    double fa = member_factor(S, &S->ranks[a->a], a->net);
+    double fb = member_factor(S, &S->ranks[a->b], a->net);
+    return fa < fb ? fa : fb;
+  }
+  }
+}
+
+static inline void schedule_end(sim *S, uint32_t id) {
+  activity *a = &S->acts[id];
+  /* Most activities run at rate 1, where the quotient is remaining itself. */
+  double dt = a->rate == 1.0 ? a->remaining : a->remaining / a->rate;
+  queue_push(S, S->now + sc__duration_ns(dt), id, a->version);
+}
+
+/* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
+static void rescale_rank(sim *S, rstate *r) {
+  for (int s = 0; s < SC_ST_COUNT; s++) {
+    if (r->st[s] != ST_RUN) continue;
+    uint32_t id = r->act[s];
+    activity *a = &S->acts[id];
+    if (!S->interf && !a->net) continue;
+    double rate = act_rate(S, a);
+    if (rate == a->rate) continue;
+    a->remaining -= (double)(S->now - a->last_ns) * a->rate;
+    if (a->remaining < 0) a->remaining = 0;
+    a->last_ns = S->now;
+    a->rate = rate;
+    a->version++;
+    schedule_end(S, id);
+  }
+}
+
+/* Rescales every running activity on rank r whose rate changed; called after
+ * the counters of r changed. Without interference an activity's rate can only
+ * differ from 1 through NIC sharing, so activities off the network keep rate 1
+ * and are skipped (rescale_rank), and so is the whole rank when nothing of it
+ * is on the network: the common case, hence the inlined test.
+ * Without interference, compute ops do not call this at all: they change no
+ * input of any rate (only n_net matters then), and every change of n_net is
+ * followed by a refresh of each rank involved before any other op starts or
+ * ends, so the rates are current whenever a compute op starts or ends and a
+ * refresh there would find nothing to rescale. */
+static inline void refresh_rates(sim *S, uint32_t rank) {
+  rstate *r = &S->ranks[rank];
+  if (S->interf || (r->n_net > 0 && S->share)) rescale_rank(S, r);
+}
+
+/* Marks (rank, stream) as running activity id and updates its counters. */
+static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const sc_op *op,
+                          int net) {
+  rstate *r = &S->ranks[rank];
+  account(S, r);
+  r->st[stream] = ST_RUN;
+  r->act[stream] = id;
+  /* Cached for rank_category: reading it through the activity misses cache. */
+  if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
+  if (op_is_compute(op->kind)) r->n_comp++;
+  else {
+    /* Host time (replayed traces) is neither: it slows no kernel. */
+    r->n_comm += op->kind != SC_OP_HOST;
+    r->n_cat[op->cat]++;
+    if (net) r->n_net++;
+  }
+}
+
+/* Marks ready the streams of r that wait on stream d and whose op is done. */
+RARE static void wake_waiters(rstate *r, int d) {
+  uint32_t next = NONE;
+  for (unsigned w = r->waiters[d]; w; w &= w - 1) {
+    int s = lowest_bit(w);
+    if (r->head[d] > r->wait_idx[s]) {
+      r->ready |= (uint8_t)(1u << s);
+      r->waiters[d] &= (uint8_t)~(1u << s);
+    } else if (r->wait_idx[s] + 1 < next) next = r->wait_idx[s] + 1;
+  }
+  r->wake_head[d] = next;
+}
+
+static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
+                           int64_t start) {
+  rstate *r = &S->ranks[rank];
+  account(S, r);
+  if (S->trace) {
+    trace_op(S, r, stream, op, start, S->now);
+    if (stream == SC_ST_COMPUTE && !S->explicit_wl) trace_memory_op(S, rank, op, start);
+  }
+  r->st[stream] = ST_IDLE;
+  r->act[stream] = NONE;
+  r->head[stream]++;
+  r->ready |= (uint8_t)(1u << stream);
+  if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
+  r->end_ns = S->now;
+  S->ops++;
+  if (op_is_compute(op->kind)) {
+    r->n_comp--;
+    /* A merged op spent tp_ns waiting for inlined TP collectives: exposed
+     * TP time, counted as the op's category while it ran. Whole ns, so the
+     * sums stay exact. */
+    if (S->merged && op->tp_ns) {
+      r->acc[op->cat] -= (double)op->tp_ns;
+      r->acc[SC_CAT_TP] += (double)op->tp_ns;
+    }
+  } else {
+    r->n_comm -= op->kind != SC_OP_HOST;
+    r->n_cat[op->cat]--;
+    if (net) r->n_net--;
+  }
+}
+
+static inline void start(sim *S, uint32_t id, double work_ns) {
+  activity *a = &S->acts[id];
+  a->remaining = work_ns;
+  a->start_ns = a->last_ns = S->now;
+  a->rate = act_rate(S, a);
+  schedule_end(S, id);
+}
+
+static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+  uint32_t id = act_claim(S, rank, stream);
+  activity *a = &S->acts[id];
+  a->type = ACT_COMPUTE;
+  a->a = rank;
+  a->sa = (uint8_t)stream;
+  a->op = op;
+  occupy(S, rank, stream, id, op, 0);
+  start(S, id, op->work);
+  if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
+}
+
+static double collective_ns(sim *S, int coll, double bytes, const sc_placement *pl) {
+  uint64_t h = (uint64_t)bytes * 0x9E3779B97F4A7C15ull ^ (uint64_t)pl->n * 0xC2B2AE3D27D4EB4Full ^
+               (uint64_t)pl->nodes * 0x165667B19E3779F9ull ^ (uint64_t)pl->per_node * 31u ^
+               (uint64_t)coll;
+  /* Mix the low bits (coll, per_node) into the high ones the index uses:
+   * without it an all-gather and a reduce-scatter of one size (every SP
+   * layer) shared a slot and evicted each other (SplitMix64's finaliser). */
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  coll_memo *e = &S->coll_memo[(h >> 40) % COLL_MEMO];
+  if (e->coll == coll && e->bytes == bytes && e->pl.n == pl->n && e->pl.nodes == pl->nodes &&
+      e->pl.per_node == pl->per_node)
+    return e->ns;
+  e->coll = coll;
+  e->bytes = bytes;
+  e->pl = *pl;
+  e->ns = S->cost->comm->coll_ns(S->cost, coll, bytes, pl);
+  return e->ns;
+}
+
+static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) {
+  ginst *g = &S->inst[gid];
+  uint32_t id = act_claim(S, S->members[g->mem_off], stream);
+  activity *a = &S->acts[id];
+  a->type = ACT_COLL;
+  a->a = gid;
+  a->sa = (uint8_t)stream;
+  a->op = op;
+  a->net = g->pl.nodes > 1;
+  for (uint32_t i = 0; i < g->nmem; i++)
+    occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
+  start(S, id, collective_ns(S, op->coll, op->work, &g->pl));
+  for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
+}
+
+/* Simulated index of the rank `delta` stages away (with wrap-around). */
+static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
+  int64_t pp = S->wl->map.pp;
+  int64_t st = S->ranks[rank].stage;
+  int64_t st2 = ((st + delta) % pp + pp) % pp;
+  if (S->fold) return (uint32_t)st2;
+  return (uint32_t)(S->ranks[rank].global + (st2 - st) * S->stride);
+}
+
+static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
+  uint32_t id = act_claim(S, snd, ss);
+  activity *a = &S->acts[id];
+  a->type = ACT_P2P;
+  a->a = snd;
+  a->b = rcv;
+  a->sa = (uint8_t)ss;
+  a->sb = (uint8_t)rs;
+  a->op = op;
+  a->net = node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global);
+  occupy(S, snd, ss, id, op, a->net);
+  const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
+  occupy(S, rcv, rs, id, rop, a->net);
+  /* A job's pipeline messages all have one size: remember the last price. */
+  if (S->p2p_bytes[a->net] != op->work) {
+    S->p2p_bytes[a->net] = op->work;
+    S->p2p_ns[a->net] = S->cost->comm->p2p_ns(S->cost, op->work, a->net);
+  }
+  start(S, id, S->p2p_ns[a->net]);
+  refresh_rates(S, snd);
+  refresh_rates(S, rcv);
+}
+
+/* The first dependency (an SC_DEP handle) of op not yet done on rank r, or NONE. */
+static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op) {
+  for (uint32_t d = 0; d < op->ndeps; d++) {
+    uint32_t dep = p->deps[op->dep_off + d];
+    if (SC_DEP_INDEX(dep) >= r->head[SC_DEP_STREAM(dep)]) return dep;
+  }
+  return NONE;
+}
+
+/* Starts every op of rank `rank` whose stream is free and deps are done, in
+ * stream order. Only streams marked ready can qualify (see rstate.ready), and
+ * starting an op never readies another stream, so visiting the ready ones in
+ * ascending order starts the same ops in the same order as a full scan. */
+static void try_advance(sim *S, uint32_t rank) {
+  rstate *r = &S->ranks[rank];
+  const sc_program *p = &S->wl->progs[r->stage];
+  if (S->rc) return;
+  unsigned todo = r->ready;
+  r->ready = 0;
+  for (; todo; todo &= todo - 1) {
+    int s = lowest_bit(todo);
+    if (r->st[s] != ST_IDLE || r->head[s] >= p->nops[s]) continue;
+    const sc_op *op = &p->ops[s][r->head[s]];
+    if (op->ndeps) {
+      uint32_t dep = unmet_dep(r, p, op);
+      if (dep != NONE) { /* look again once that op is done (see release) */
+        uint32_t d = SC_DEP_STREAM(dep), idx = SC_DEP_INDEX(dep);
+        r->waiters[d] |= (uint8_t)(1u << s);
+        r->wait_idx[s] = idx;
+        if (idx + 1 < r->wake_head[d]) r->wake_head[d] = idx + 1;
+        continue;
+      }
+    }
+    switch (op->kind) {
+    case SC_OP_COLL: {
+      uint32_t gid = S->explicit_wl ? (op->peer < S->ninst ? op->peer : NONE)
+                                    : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
+      if (gid == NONE) { /* not a member: the op is a no-op for this rank */
+        S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
+                          (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
+        return;
+      }
+      ginst *g = &S->inst[gid];
+      r->st[s] = ST_WAIT;
+      if (++g->arrived == g->nmem) {
+        g->arrived = 0;
+        start_collective(S, gid, s, op);
+      }
+      break;
+    }
+    case SC_OP_SEND:
+    case SC_OP_RECV: {
+      int is_send = op->kind == SC_OP_SEND;
+      int fwd = (s == SC_ST_FWD_SEND || s == SC_ST_FWD_RECV);
+      int delta = (fwd == is_send) ? 1 : -1;
+      int ps = fwd ? (is_send ? SC_ST_FWD_RECV : SC_ST_FWD_SEND)
+                   : (is_send ? SC_ST_BWD_RECV : SC_ST_BWD_SEND);
+      uint32_t peer;
+      if (!S->explicit_wl) peer = peer_of(S, rank, delta);
+      else { /* the op names its peer and the peer's stream */
+        peer = SC_DEP_INDEX(op->peer);
+        ps = (int)SC_DEP_STREAM(op->peer);
+        if (peer >= S->nsim || ps >= SC_ST_COUNT) {
+          S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
+                            (long long)r->global, peer);
+          return;
+        }
+      }
+      r->st[s] = ST_WAIT;
+      if (S->ranks[peer].st[ps] == ST_WAIT) {
+        if (is_send) start_p2p(S, rank, s, peer, ps, op);
+        else start_p2p(S, peer, ps, rank, s,
+                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
+      }
+      break;
+    }
+    default:
+      start_compute(S, rank, s, op);
+      break;
+    }
+    if (S->rc) return; /* only starting an op can fail */
+  }
+}
+
+static void finish(sim *S, uint32_t id) {
+  activity *a = &S->acts[id];
+  const sc_op *op = a->op;
+  int64_t t0 = a->start_ns;
+  switch (a->type) {
+  case ACT_COMPUTE: {
+    uint32_t rank = a->a;
+    release(S, rank, a->sa, op, 0, t0);
+    act_release(S, id);
+    if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
+    try_advance(S, rank);
+    break;
+  }
+  case ACT_COLL: {
+    const ginst *g = &S->inst[a->a];
+    int s = a->sa, net = a->net;
+    act_release(S, id);
+    for (uint32_t i = 0; i < g->nmem; i++) release(S, S->members[g->mem_off + i], s, op, net, t0);
+    for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
+    for (uint32_t i = 0; i < g->nmem; i++) try_advance(S, S->members[g->mem_off + i]);
+    break;
+  }
+  default: {
+    uint32_t snd = a->a, rcv = a->b;
+    int ss = a->sa, rs = a->sb, net = a->net;
+    const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
+    act_release(S, id);
+    release(S, snd, ss, op, net, t0);
+    release(S, rcv, rs, rop, net, t0);
+    refresh_rates(S, snd);
+    refresh_rates(S, rcv);
+    try_advance(S, snd);
+    try_advance(S, rcv);
+    break;
+  }
+  }
+}
+
+/* ------------------------------------------------------------ driver */
+
+static void sim_free(sim *S) {
+  sc_ctx *ctx = S->ctx;
+  sc__free(ctx, S->ranks, sizeof(rstate) * S->nsim);
+  sc__free(ctx, S->inst, sizeof(ginst) * S->ninst);
+  sc__free(ctx, S->inst_of, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
+  sc__free(ctx, S->members, sizeof(uint32_t) * S->nmembers);
+  sc__free(ctx, S->acts, sizeof(activity) * S->nsim * SC_ST_COUNT);
+  sc__free(ctx, S->chunks, sizeof(evchunk) * S->chunks_cap);
+  sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
+  sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
+  if (S->tmap) sc__free(ctx, S->tmap, sizeof(tkey) << S->tmap_bits);
+  if (S->trace) {
+    sc__free(ctx, S->trace->mem.bytes, sizeof(double) * S->nsim);
+    sc__free(ctx, S->trace->mem.fwd_item, sizeof(uint64_t) * S->nsim);
+  }
+  sc__free(ctx, S->trace, sizeof(tracebuf));
+}
+
+static int run(sim *S) {
+  const sc_mapping *m = &S->wl->map;
+  S->stride = m->tp * m->cp * m->dp;
+  int64_t n = S->explicit_wl ? (int64_t)S->wl->nranks : S->fold ? m->pp : m->world;
+  /* Activity ids are rank * SC_ST_COUNT + stream; group tables hold
+   * nsim * SC_GRP_COUNT entries: both must fit uint32_t. */
+  if (n > (int64_t)UINT32_MAX / SC_ST_COUNT || n > (int64_t)UINT32_MAX / SC_GRP_COUNT)
+    return sc__error(S->ctx, SC_EUNSUPPORTED, "too many ranks to simulate unfolded");
+  S->nsim = (uint32_t)n;
+  S->free_chunk = S->free_list = S->last_push.list = NONE;
+  if (tmap_grow(S)) return SC_ENOMEM;
+  S->ranks = sc__calloc(S->ctx, S->nsim, sizeof(rstate));
+  S->acts = sc__calloc(S->ctx, (size_t)S->nsim * SC_ST_COUNT, sizeof(activity));
+  if (!S->ranks || !S->acts) return SC_ENOMEM;
+  for (uint32_t i = 0; i < S->nsim; i++) {
+    rstate *r = &S->ranks[i];
+    if (S->explicit_wl) { /* stage holds the program index */
+      r->global = S->wl->rank_global[i];
+      r->stage = S->wl->rank_prog[i];
+      if ((int64_t)r->stage >= S->wl->nprogs)
+        return sc__error(S->ctx, SC_EINVAL, "simulated rank %u runs program %u of %lld", i, r->stage,
+                         (long long)S->wl->nprogs);
+    } else {
+      r->global = S->fold ? (int64_t)i * S->stride : (int64_t)i;
+      r->stage = (uint32_t)stage_of(S, r->global);
+    }
+    for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
+    r->ready = (uint8_t)((1u << SC_ST_COUNT) - 1);
+  }
+  int rc = build_groups(S);
+  if (rc) return rc;
+  if (S->trace && (rc = trace_begin(S))) return rc;
+  for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
+  while (S->ntimes && !S->rc) {
+    int64_t t;
+    event e;
+    uint32_t next_act;
+    queue_pop(S, &t, &e, &next_act);
+    /* The next event's activity is not in L1 by now: fetch it meanwhile. */
+    if (next_act != NONE) PREFETCH(&S->acts[next_act]);
+    if (S->acts[e.act].version != e.version) continue; /* superseded by a rate change */
+    S->now = t;
+    S->events++;
+    finish(S, e.act);
+  }
+  if (S->rc) return S->rc;
+  /* Every stream must have drained; otherwise the programs deadlocked. */
+  for (uint32_t i = 0; i < S->nsim; i++) {
+    const rstate *r = &S->ranks[i];
+    const sc_program *p = &S->wl->progs[r->stage];
+    for (int s = 0; s < SC_ST_COUNT; s++)
+      if (r->head[s] < p->nops[s]) {
+        const sc_op *op = &p->ops[s][r->head[s]];
+        if (S->wl->op_name)
+          return sc__error(S->ctx, SC_EDEADLOCK, "simulation deadlock: rank %lld stream %d stuck at op %u (%.200s)",
+                           (long long)r->global, s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
+        return sc__error(S->ctx, SC_EDEADLOCK,
+                         "simulation deadlock: rank %lld stream %s stuck at op %u (%s, mb %u)",
+                         (long long)r->global, sc__stream_name(s), r->head[s],
+                         sc__label_name(op->label), op->mb);
+      }
+  }
+  if (S->trace) {
+    trace_end(S);
+    if (S->trace->rc) return sc__error(S->ctx, SC_EIO, "cannot write the trace");
+  }
+  return SC_OK;
+}
+
+int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
+                   const sc_cost *cost, sc_write_fn trace, void *trace_ud, sc_result *out) {
+  memset(out, 0, sizeof *out);
+  int rc = SC_OK;
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.ctx = ctx;
+  S.cfg = cfg;
+  S.wl = wl;
+  S.cost = cost;
+  S.fold = cfg->simulation.fold;
+  S.explicit_wl = wl->nranks > 0;
+  S.merged = wl->merged;
+  S.p2p_bytes[0] = S.p2p_bytes[1] = -1;
+  S.interf = cfg->simulation.interference != SC_INTERF_NONE;
+  S.share = cfg->simulation.share_links;
+  /* A merged workload's op boundaries are gone: exact only at rate-1 compute
+   * and invisible only without a trace (sc__workload_build_ex). */
+  if (wl->merged && (S.interf || trace))
+    return sc__error(ctx, SC_EINVAL,
+                     "a merged workload cannot run with interference or a trace");
+  if (trace) {
+    S.trace = sc__calloc(ctx, 1, sizeof(tracebuf));
+    if (!S.trace) rc = SC_ENOMEM;
+    else {
+      S.trace->w = trace;
+      S.trace->ud = trace_ud;
+    }
+  }
+  if (!rc) rc = run(&S);
+  if (!rc) {
+    int64_t step_ns = 0;
+    for (uint32_t i = 0; i < S.nsim; i++)
+      if (S.ranks[i].end_ns > step_ns) step_ns = S.ranks[i].end_ns;
+    S.now = step_ns;
+    for (uint32_t i = 0; i < S.nsim; i++) {
+      rstate *r = &S.ranks[i];
+      account(&S, r); /* tail: waiting for the slowest rank */
+      for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] += r->acc[c] / 1e9 / S.nsim;
+    }
+    double step = (double)step_ns / 1e9;
+    double gpus = (double)wl->map.world;
+    out->step_time_s = step;
+    out->num_gpus = wl->map.world;
+    out->tokens_per_s = step > 0 ? (double)cfg->training.global_batch *
+                                       (double)cfg->model.seq_len / step
+                                 : 0;
+    sc__model_flops(cfg, &out->model_flops, &out->hardware_flops);
+    if (step > 0) {
+      out->tflops_per_gpu = out->model_flops / step / gpus / 1e12;
+      out->hw_tflops_per_gpu = out->hardware_flops / step / gpus / 1e12;
+      out->mfu = out->model_flops / step / gpus / cost->peak_flops;
+      out->hfu = out->hardware_flops / step / gpus / cost->peak_flops;
+    }
+    out->memory_gib = sc__memory_peak_gib(cfg); /* memory.c: peak stage */
+    out->memory_capacity_gib = cost->hw->hbm_gib;
+    out->simulated_ranks = S.nsim;
+    /* Ops a merged workload does without (sc_program.nmerged) would each
+     * have ended in exactly one event: report the unmerged counts. */
+    int64_t merged = 0;
+    for (uint32_t i = 0; i < S.nsim; i++) merged += wl->progs[S.ranks[i].stage].nmerged;
+    out->ops = S.ops + merged;
+    out->events = S.events + merged;
+  }
+  sim_free(&S);
+  return rc;
+}
+
+int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trace_ud,
+                sc_result *out) {
+  memset(out, 0, sizeof *out);
+  sc_cost cost;
+  int rc = sc__cost_init(ctx, cfg, &cost);
+  if (rc) return rc;
+  /* Untraced runs without interference merge the ops that nothing can tell
+   * apart (SC_WL_MERGE): the same result, far fewer events. */
+  unsigned flags = !trace && cfg->simulation.interference == SC_INTERF_NONE ? SC_WL_MERGE : 0;
+  sc_workload wl;
+  rc = sc__workload_build_ex(ctx, cfg, &cost, flags, &wl);
+  if (rc) return rc;
+#ifndef NDEBUG
+  rc = sc__workload_check(ctx, &wl);
+#endif
+  if (!rc) rc = sc__engine_run(ctx, cfg, &wl, &cost, trace, trace_ud, out);
+  sc__workload_free(ctx, &wl);
+  return rc;
+}

@@ -1,0 +1,1593 @@
+/*
+ * config.c: the front of the pipeline. Builds an sc_config from the built-in
+ * default, model presets, YAML files (libyaml) and --set overrides, then
+ * derives the implied values and validates the whole config before synthesis.
+ * Every field is described once, in SC_CONFIG_FIELDS (config_int.h); parsing,
+ * overrides, line bookkeeping, YAML output and docs/CONFIG.md all walk it.
+ */
+#include "input/config_int.h"
+
+#include "cost/comm_int.h"
+#include "cost/interf_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+/* ---------------------------------------------------------------- types */
+
+enum {
+  T_POSINT,
+  T_COUNT,
+  T_BOOL,
+  T_REAL,
+  T_FRAC,
+  T_LABEL,
+  T_GPU,
+  T_PRESET,
+  T_ACTIVATION,
+  T_PRECISION,
+  T_RECOMPUTE,
+  T_SCHEDULE,
+  T_INTERFERENCE,
+  T_ATTENTION,
+  T_TYPE_COUNT
+};
+
+/* Enum spellings, indexed by the public enum values. */
+static const char *const activation_names[] = {"gelu", "swiglu", NULL};
+static const char *const precision_names[] = {"bf16", "fp16", "fp8", "fp32", NULL};
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
+static const char *const interference_names[] = {"none", "constant", "learned", NULL};
+static const char *const attention_names[] = {"flash", "unfused", NULL};
+
+_Static_assert(SC_ACT_SWIGLU == 1, "activation_names is out of step");
+_Static_assert(SC_PREC_FP32 == 3, "precision_names is out of step");
+_Static_assert(SC_RECOMPUTE_FULL == 2, "recompute_names is out of step");
+_Static_assert(SC_SCHED_INTERLEAVED == 2, "schedule_names is out of step");
+_Static_assert(SC_INTERF_LEARNED == 2, "interference_names is out of step");
+_Static_assert(SC_ATTN_UNFUSED == 1, "attention_names is out of step");
+
+typedef struct type_info {
+  const char *doc;          /* docs: the "type" column */
+  const char *expect;       /* messages: "expected <expect>, got ..." */
+  const char *const *names; /* enum spellings, NULL-terminated; NULL if not an enum */
+} type_info;
+
+static const type_info types[T_TYPE_COUNT] = {
+    [T_POSINT] = {"integer >= 1", "a positive integer", NULL},
+    [T_COUNT] = {"integer >= 0", "a non-negative integer", NULL},
+    [T_BOOL] = {"bool", "true, false, 1 or 0", NULL},
+    [T_REAL] = {"real >= 0", "a non-negative number", NULL},
+    [T_FRAC] = {"real in [0, 1]", "a number in [0, 1]", NULL},
+    [T_LABEL] = {"string", "a string", NULL},
+    [T_GPU] = {"GPU preset", "a GPU preset name", NULL},
+    [T_PRESET] = {"model preset", "a model preset name", NULL},
+    [T_ACTIVATION] = {"enum", "an activation", activation_names},
+    [T_PRECISION] = {"enum", "a precision", precision_names},
+    [T_RECOMPUTE] = {"enum", "a recompute mode", recompute_names},
+    [T_SCHEDULE] = {"enum", "a pipeline schedule", schedule_names},
+    [T_INTERFERENCE] = {"enum", "an interference model", interference_names},
+    [T_ATTENTION] = {"enum", "an attention implementation", attention_names},
+};
+
+/* Storage sizes per type, checked against the struct members at compile time
+ * so the table cannot drift from stepcast.h. REAL and int64 share a size; the
+ * docs test loads every field back, which catches a swap. */
+#define SIZE_OK_POSINT(s) ((s) == sizeof(int64_t))
+#define SIZE_OK_COUNT(s) ((s) == sizeof(int64_t))
+#define SIZE_OK_BOOL(s) ((s) == sizeof(int))
+#define SIZE_OK_REAL(s) ((s) == sizeof(double))
+#define SIZE_OK_FRAC(s) ((s) == sizeof(double))
+#define SIZE_OK_LABEL(s) ((s) >= 2)
+#define SIZE_OK_GPU(s) ((s) >= 2)
+#define SIZE_OK_PRESET(s) ((s) >= 2)
+#define SIZE_OK_ACTIVATION(s) ((s) == sizeof(sc_activation) && (s) == sizeof(int))
+#define SIZE_OK_PRECISION(s) ((s) == sizeof(sc_precision) && (s) == sizeof(int))
+#define SIZE_OK_RECOMPUTE(s) ((s) == sizeof(sc_recompute) && (s) == sizeof(int))
+#define SIZE_OK_SCHEDULE(s) ((s) == sizeof(sc_schedule) && (s) == sizeof(int))
+#define SIZE_OK_INTERFERENCE(s) ((s) == sizeof(sc_interference) && (s) == sizeof(int))
+#define SIZE_OK_ATTENTION(s) ((s) == sizeof(sc_attention) && (s) == sizeof(int))
+
+#define SC_X_CHECK(sec, key, type, member, unit, def, doc)         \
+  _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)), \
+                 #sec "." #key ": table type does not match the member");
+SC_CONFIG_FIELDS(SC_X_CHECK)
+#undef SC_X_CHECK
+
+_Static_assert(SC_FIELD_COUNT <= SC_CONFIG_MAX_FIELDS, "raise SC_CONFIG_MAX_FIELDS");
+
+/* ---------------------------------------------------------------- the table */
+
+typedef struct field {
+  const char *section; /* "parallel" */
+  const char *key;     /* "tp" */
+  const char *name;    /* "parallel.tp" */
+  int type;            /* T_... */
+  size_t offset;       /* into sc_config */
+  size_t size;         /* of the member */
+  const char *unit;
+  const char *def; /* default text; "" = set by the model preset */
+  const char *doc;
+} field_def;
+
+/* clang-format off */
+static const field_def fields[SC_FIELD_COUNT] = {
+#define SC_X_ROW(sec, key, type, member, unit, def, doc)                    \
+  {#sec, #key, #sec "." #key, T_##type, offsetof(sc_config, member),        \
+   sizeof(((sc_config *)0)->member), unit, def, doc},
+    SC_CONFIG_FIELDS(SC_X_ROW)
+#undef SC_X_ROW
+};
+/* clang-format on */
+
+typedef struct section {
+  const char *name;
+  const char *doc;
+} section_def;
+
+/* In the order they appear in the table and in written YAML. */
+static const section_def sections[] = {
+    {"model", "Transformer shape. A `preset` fills every key; the others override it."},
+    {"training", "Batch, precision and activation recomputation."},
+    {"parallel", "Megatron-LM style 3D parallelism and its communication options."},
+    {"cluster", "GPU type and count, node layout and network bandwidths."},
+    {"simulation", "Engine options."},
+    {"calibration",
+     "Cost-model parameters (sc_cost_params): what `stepcast calibrate` fits. 0 means the "
+     "documented default of the cost model (src/cost.c). Instead of a mapping, `calibration:` "
+     "may be a path (relative to the config file's directory) to a YAML file whose top-level "
+     "`calibration:` mapping is loaded. Keys `nccl_*` set the NCCL collective model's "
+     "parameters (docs/COMM.md), as written by `stepcast calibrate --nccl-tests`. Keys "
+     "`interference_w_*` are the coefficients of the learned interference model "
+     "(docs/INTERFERENCE.md), as written by `stepcast calibrate --interference`: numbers in "
+     "[-10, 10]; given at all, the vector is used whole (features not named weigh 0), else the "
+     "shipped model."},
+};
+#define SECTION_COUNT (sizeof sections / sizeof sections[0])
+#define SECTION_CALIBRATION 5
+
+/* ---------------------------------------------------------------- model presets */
+
+/* X(name, layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, activation, tied).
+ * kv_heads/ffn_hidden 0 = derived by sc_config_resolve (heads; 4h for gelu), so
+ * overriding `hidden` on a GPT preset scales the FFN with it.
+ *
+ * GPT-3: Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1
+ * (n_layers, d_model, n_heads), context 2048, FFN 4 * d_model and tied input /
+ * output embeddings as in GPT-2. Vocabulary: the 50,257-token GPT-2 BPE padded
+ * to 51,200 as in Narayanan et al. 2021 (SC21, "Efficient Large-Scale Language
+ * Model Training on GPU Clusters Using Megatron-LM"), Table 1.
+ * Two rows deviate from Table 2.1 on purpose: the 1.3B model lists 24 heads of
+ * d_head 128 for d_model 2048 (24 * 128 != 2048), so we keep d_model and d_head
+ * and use 16 heads; the 13B model lists d_model 5140, a misprint for 40 heads *
+ * 128 = 5120 (the width Megatron-LM's GPT-3 13B configs use).
+ *
+ * Llama 2: Touvron et al. 2023, "Llama 2: Open Foundation and Fine-Tuned Chat
+ * Models", Table 1 (4k context, GQA for 70B) and the released model cards /
+ * config.json (hidden_size, num_attention_heads, num_key_value_heads,
+ * intermediate_size, vocab_size 32000). SwiGLU, untied embeddings.
+ *
+ * Llama 3: Llama Team 2024, "The Llama 3 Herd of Models", Table 3 (layers,
+ * model dimension, FFN dimension, attention heads, key/value heads, vocabulary
+ * 128K = 128,256 in config.json); pre-training sequence length 8,192 (Sec.
+ * 3.4). SwiGLU, untied embeddings. */
+#define SC_MODEL_PRESETS(X)                                               \
+  X("gpt3-125m", 12, 768, 12, 0, 0, 51200, 2048, SC_ACT_GELU, 1)          \
+  X("gpt3-350m", 24, 1024, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-760m", 24, 1536, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-1.3b", 24, 2048, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-2.7b", 32, 2560, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-6.7b", 32, 4096, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
+  X("gpt3-13b", 40, 5120, 40, 0, 0, 51200, 2048, SC_ACT_GELU, 1)          \
+  X("gpt3-175b", 96, 12288, 96, 0, 0, 51200, 2048, SC_ACT_GELU, 1)        \
+  X("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, SC_ACT_SWIGLU, 0)  \
+  X("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, SC_ACT_SWIGLU, 0)  \
+  X("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, SC_ACT_SWIGLU, 0)  \
+  X("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, SC_ACT_SWIGLU, 0) \
+  X("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, SC_ACT_SWIGLU, 0)
+
+typedef struct model_preset {
+  const char *name;
+  int64_t layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
+  sc_activation activation;
+  int tied_embeddings;
+} model_preset;
+
+static const model_preset model_presets[] = {
+#define SC_X_PRESET(name, l, h, a, g, f, v, s, act, tied) {name, l, h, a, g, f, v, s, act, tied},
+    SC_MODEL_PRESETS(SC_X_PRESET)
+#undef SC_X_PRESET
+};
+#define MODEL_PRESET_COUNT (sizeof model_presets / sizeof model_presets[0])
+
+size_t sc_model_preset_count(void) { return MODEL_PRESET_COUNT; }
+
+const char *sc_model_preset_name(size_t i) {
+  return i < MODEL_PRESET_COUNT ? model_presets[i].name : NULL;
+}
+
+static const model_preset *find_model_preset(const char *name) {
+  for (size_t i = 0; i < MODEL_PRESET_COUNT; i++)
+    if (!strcmp(model_presets[i].name, name)) return &model_presets[i];
+  return NULL;
+}
+
+static void apply_model_preset(sc_model_cfg *m, const model_preset *p) {
+  memset(m, 0, sizeof *m);
+  sc__strlcpy(m->name, p->name, sizeof m->name);
+  m->layers = p->layers;
+  m->hidden = p->hidden;
+  m->heads = p->heads;
+  m->kv_heads = p->kv_heads;
+  m->ffn_hidden = p->ffn_hidden;
+  m->vocab = p->vocab;
+  m->seq_len = p->seq_len;
+  m->activation = p->activation;
+  m->tied_embeddings = p->tied_embeddings;
+}
+
+/* The FFN width implied by ffn_hidden = 0: 4h for gelu (Vaswani et al. 2017,
+ * GPT-2/3); for swiglu 2/3 of 4h (Shazeer 2020 keeps the parameter count) rounded
+ * up to a multiple of 256 as Llama's `multiple_of` and Megatron-LM do (4096 ->
+ * 11008 for Llama 2 7B). */
+static int64_t default_ffn_hidden(int64_t hidden, sc_activation act) {
+  if (act != SC_ACT_SWIGLU) return 4 * hidden;
+  int64_t f = (8 * hidden + 2) / 3;
+  return (f + 255) / 256 * 256;
+}
+
+/* ---------------------------------------------------------------- small helpers */
+
+static const char *const *field_names_of(int type) { return types[type].names; }
+
+static int64_t get_i64(const sc_config *cfg, const field_def *f) {
+  int64_t v;
+  memcpy(&v, (const char *)cfg + f->offset, sizeof v);
+  return v;
+}
+static void set_i64(sc_config *cfg, const field_def *f, int64_t v) {
+  memcpy((char *)cfg + f->offset, &v, sizeof v);
+}
+static int get_int(const sc_config *cfg, const field_def *f) {
+  int v;
+  memcpy(&v, (const char *)cfg + f->offset, sizeof v);
+  return v;
+}
+static void set_int(sc_config *cfg, const field_def *f, int v) {
+  memcpy((char *)cfg + f->offset, &v, sizeof v);
+}
+static double get_real(const sc_config *cfg, const field_def *f) {
+  double v;
+  memcpy(&v, (const char *)cfg + f->offset, sizeof v);
+  return v;
+}
+static void set_real(sc_config *cfg, const field_def *f, double v) {
+  memcpy((char *)cfg + f->offset, &v, sizeof v);
+}
+static char *str_ptr(sc_config *cfg, const field_def *f) { return (char *)cfg + f->offset; }
+static const char *cstr_ptr(const sc_config *cfg, const field_def *f) {
+  return (const char *)cfg + f->offset;
+}
+
+/* Appends printf text to buf[*len..n); never overflows, always terminates. */
+static void appendf(char *buf, size_t n, size_t *len, const char *fmt, ...) SC_PRINTF(4, 5);
+static void appendf(char *buf, size_t n, size_t *len, const char *fmt, ...) {
+  if (*len >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf + *len, n - *len, fmt, ap);
+  va_end(ap);
+  if (k < 0) return;
+  *len += (size_t)k < n - *len ? (size_t)k : n - *len - 1;
+}
+
+/* Writes s as a double-quoted, escaped and length-limited string for error
+ * messages ("abc", "a\x01b", "aaaa..."). */
+static const char *quote(char *buf, size_t n, const char *s, size_t slen) {
+  size_t len = 0;
+  appendf(buf, n, &len, "\"");
+  for (size_t i = 0; i < slen; i++) {
+    if (i == 48) {
+      appendf(buf, n, &len, "...");
+      break;
+    }
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\')
+      appendf(buf, n, &len, "\\%c", c);
+    else if (c < 0x20 || c >= 0x7f)
+      appendf(buf, n, &len, "\\x%02x", c);
+    else
+      appendf(buf, n, &len, "%c", c);
+  }
+  appendf(buf, n, &len, "\"");
+  return buf;
+}
+
+/* Sets the context error to "FILE:LINE: message" (line <= 0: "FILE: message"). */
+static int fail_at(sc_ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
+    SC_PRINTF(5, 6);
+static int fail_at(sc_ctx *ctx, int code, const char *file, int line, const char *fmt, ...) {
+  char msg[SC_ERRMSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (line > 0) return sc__error(ctx, code, "%s:%d: %s", file, line, msg);
+  return sc__error(ctx, code, "%s: %s", file, msg);
+}
+
+/* Optimal-string-alignment edit distance (insert, delete, substitute, swap
+ * neighbours), for "did you mean" hints. Long strings count as far apart. */
+static int edit_distance(const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 63 || m > 63) return 1000;
+  int d[64][64];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++) {
+    for (size_t j = 1; j <= m; j++) {
+      int cost = a[i - 1] != b[j - 1];
+      int best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < best) best = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  }
+  return d[n][m];
+}
+
+/* Suggestion threshold: at most two edits, and fewer than the word's length
+ * so that "x" does not suggest "tp". */
+static int close_enough(const char *typed, int dist) {
+  return dist <= 2 && (size_t)dist < strlen(typed);
+}
+
+static int find_section(const char *name) {
+  for (size_t i = 0; i < SECTION_COUNT; i++)
+    if (!strcmp(sections[i].name, name)) return (int)i;
+  return -1;
+}
+
+static int find_field(int sec, const char *key) {
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if (!strcmp(fields[i].section, sections[sec].name) && !strcmp(fields[i].key, key)) return i;
+  return -1;
+}
+
+const char *sc__config_field_name(int field) {
+  return field >= 0 && field < SC_FIELD_COUNT ? fields[field].name : NULL;
+}
+
+int sc__config_field_index(const char *dotted) {
+  if (!dotted) return -1;
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if (!strcmp(fields[i].name, dotted)) return i;
+  return -1;
+}
+
+/* Builds the tail of an "unknown key" message: a close key of the section,
+ * else the same key in another section, else the section's keys. */
+static void key_hint(char *buf, size_t n, int sec, const char *key) {
+  size_t len = 0;
+  int best = -1, best_d = 1000;
+  for (int i = 0; i < SC_FIELD_COUNT; i++) {
+    if (strcmp(fields[i].section, sections[sec].name)) continue;
+    int d = edit_distance(key, fields[i].key);
+    if (d < best_d) best_d = d, best = i;
+  }
+  buf[0] = 0;
+  if (best >= 0 && close_enough(key, best_d)) {
+    appendf(buf, n, &len, " (did you mean \"%s\"?)", fields[best].name);
+    return;
+  }
+  for (int i = 0; i < SC_FIELD_COUNT; i++) {
+    if (!strcmp(fields[i].key, key)) {
+      appendf(buf, n, &len, " (did you mean \"%s\"?)", fields[i].name);
+      return;
+    }
+  }
+  appendf(buf, n, &len, " (valid keys:");
+  const char *sep = " ";
+  for (int i = 0; i < SC_FIELD_COUNT; i++) {
+    if (strcmp(fields[i].section, sections[sec].name)) continue;
+    appendf(buf, n, &len, "%s%s", sep, fields[i].key);
+    sep = ", ";
+  }
+  appendf(buf, n, &len, ")");
+}
+
+static void section_hint(char *buf, size_t n, const char *name) {
+  size_t len = 0;
+  int best = -1, best_d = 1000;
+  for (size_t i = 0; i < SECTION_COUNT; i++) {
+    int d = edit_distance(name, sections[i].name);
+    if (d < best_d) best_d = d, best = (int)i;
+  }
+  buf[0] = 0;
+  if (best >= 0 && close_enough(name, best_d)) {
+    appendf(buf, n, &len, " (did you mean \"%s\"?)", sections[best].name);
+    return;
+  }
+  appendf(buf, n, &len, " (valid sections:");
+  for (size_t i = 0; i < SECTION_COUNT; i++)
+    appendf(buf, n, &len, "%s%s", i ? ", " : " ", sections[i].name);
+  appendf(buf, n, &len, ")");
+}
+
+/* ---------------------------------------------------------------- scalar parsing */
+
+/* Decimal integer with optional sign and '_' digit separators (YAML 1.1). */
+static int parse_i64(const char *s, int64_t *out) {
+  int neg = 0;
+  int64_t v = 0;
+  size_t digits = 0;
+  if (*s == '+' || *s == '-') neg = *s++ == '-';
+  for (; *s; s++) {
+    if (*s == '_' && digits) continue;
+    if (*s < '0' || *s > '9') return -1;
+    int d = *s - '0';
+    if (v > (INT64_MAX - d) / 10) return -1;
+    v = v * 10 + d;
+    digits++;
+  }
+  if (!digits) return -1;
+  *out = neg ? -v : v;
+  return 0;
+}
+
+/* A finite decimal number ("2", "0.85", "1e-3"); rejects inf/nan/hex. */
+static int parse_double(const char *s, double *out) {
+  if (!*s) return -1;
+  for (const char *p = s; *p; p++)
+    if (!strchr("0123456789+-.eE", *p)) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (*end || errno == ERANGE || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_bool(const char *s, int *out) {
+  static const char *const yes[] = {"true", "True", "TRUE", "1"};
+  static const char *const no[] = {"false", "False", "FALSE", "0"};
+  for (size_t i = 0; i < 4; i++) {
+    if (!strcmp(s, yes[i])) return *out = 1, 0;
+    if (!strcmp(s, no[i])) return *out = 0, 0;
+  }
+  return -1;
+}
+
+static void list_names(char *buf, size_t n, size_t *len, const char *const *names) {
+  for (size_t i = 0; names[i]; i++) appendf(buf, n, len, "%s%s", i ? ", " : "", names[i]);
+}
+
+/* Parses `text` as the value of field fi and stores it in cfg (model.preset
+ * loads the whole preset shape). On failure writes "KEY: reason" into err and
+ * returns SC_EINVAL; cfg may then be partly written (callers work on copies). */
+static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len, char *err,
+                       size_t errn) {
+  const field_def *f = &fields[fi];
+  char q[256];
+  size_t len = 0;
+  err[0] = 0;
+  if (strlen(text) != text_len) {
+    appendf(err, errn, &len, "%s: value contains a NUL byte", f->name);
+    return SC_EINVAL;
+  }
+  if (!text_len)
+    snprintf(q, sizeof q, "an empty value");
+  else
+    quote(q, sizeof q, text, text_len);
+  switch (f->type) {
+  case T_POSINT:
+  case T_COUNT: {
+    int64_t v;
+    int64_t lo = f->type == T_POSINT ? 1 : 0;
+    if (parse_i64(text, &v) || v < lo || v > SC_CONFIG_INT_MAX) {
+      appendf(err, errn, &len, "%s: expected %s, got %s", f->name, types[f->type].expect, q);
+      if (!parse_i64(text, &v) && v > SC_CONFIG_INT_MAX)
+        appendf(err, errn, &len, " (at most %" PRId64 ")", SC_CONFIG_INT_MAX);
+      return SC_EINVAL;
+    }
+    set_i64(cfg, f, v);
+    return SC_OK;
+  }
+  case T_BOOL: {
+    int v;
+    if (parse_bool(text, &v)) {
+      appendf(err, errn, &len, "%s: expected %s, got %s", f->name, types[f->type].expect, q);
+      return SC_EINVAL;
+    }
+    set_int(cfg, f, v);
+    return SC_OK;
+  }
+  case T_REAL:
+  case T_FRAC: {
+    double v;
+    if (parse_double(text, &v) || v < 0 || (f->type == T_FRAC && v > 1)) {
+      appendf(err, errn, &len, "%s: expected %s, got %s", f->name, types[f->type].expect, q);
+      return SC_EINVAL;
+    }
+    set_real(cfg, f, v);
+    return SC_OK;
+  }
+  case T_LABEL:
+    if (text_len >= f->size) {
+      appendf(err, errn, &len, "%s: longer than %zu bytes: %s", f->name, f->size - 1, q);
+      return SC_EINVAL;
+    }
+    sc__strlcpy(str_ptr(cfg, f), text, f->size);
+    return SC_OK;
+  case T_GPU: {
+    const sc_hw *hw = sc_hw_find(text);
+    if (!hw || strlen(hw->name) >= f->size) {
+      appendf(err, errn, &len, "%s: unknown gpu %s (known:", f->name, q);
+      for (size_t i = 0; i < sc_hw_count(); i++)
+        appendf(err, errn, &len, "%s%s", i ? ", " : " ", sc_hw_at(i)->name);
+      appendf(err, errn, &len, ")");
+      return SC_EINVAL;
+    }
+    sc__strlcpy(str_ptr(cfg, f), hw->name, f->size);
+    return SC_OK;
+  }
+  case T_PRESET: {
+    const model_preset *p = find_model_preset(text);
+    if (!p) {
+      appendf(err, errn, &len, "%s: unknown preset %s (known:", f->name, q);
+      for (size_t i = 0; i < MODEL_PRESET_COUNT; i++)
+        appendf(err, errn, &len, "%s%s", i ? ", " : " ", model_presets[i].name);
+      appendf(err, errn, &len, ")");
+      return SC_EINVAL;
+    }
+    apply_model_preset(&cfg->model, p);
+    return SC_OK;
+  }
+  default: {
+    const char *const *names = field_names_of(f->type);
+    for (int i = 0; names[i]; i++) {
+      if (!strcmp(names[i], text)) {
+        set_int(cfg, f, i);
+        return SC_OK;
+      }
+    }
+    appendf(err, errn, &len, "%s: unknown value %s (allowed: ", f->name, q);
+    list_names(err, errn, &len, names);
+    appendf(err, errn, &len, ")");
+    return SC_EINVAL;
+  }
+  }
+}
+
+/* Checks a stored value against its type (for configs filled in by code, and
+ * as the first step of resolve). Writes "KEY: reason" into err on failure. */
+static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
+  const field_def *f = &fields[fi];
+  size_t len = 0;
+  err[0] = 0;
+  switch (f->type) {
+  case T_POSINT:
+  case T_COUNT: {
+    int64_t v = get_i64(cfg, f);
+    if (v < (f->type == T_POSINT ? 1 : 0) || v > SC_CONFIG_INT_MAX) {
+      appendf(err, errn, &len, "%s: expected %s up to %" PRId64 ", got %" PRId64, f->name,
+              types[f->type].expect, SC_CONFIG_INT_MAX, v);
+      return SC_EINVAL;
+    }
+    return SC_OK;
+  }
+  case T_BOOL: {
+    int v = get_int(cfg, f);
+    if (v != 0 && v != 1) {
+      appendf(err, errn, &len, "%s: expected 0 or 1, got %d", f->name, v);
+      return SC_EINVAL;
+    }
+    return SC_OK;
+  }
+  case T_REAL:
+  case T_FRAC: {
+    double v = get_real(cfg, f);
+    if (!isfinite(v) || v < 0 || (f->type == T_FRAC && v > 1)) {
+      appendf(err, errn, &len, "%s: expected %s, got %g", f->name, types[f->type].expect, v);
+      return SC_EINVAL;
+    }
+    return SC_OK;
+  }
+  case T_PRESET: return SC_OK; /* shares model.name with the LABEL row, which checks it */
+  case T_LABEL:
+  case T_GPU: {
+    const char *s = cstr_ptr(cfg, f);
+    if (!memchr(s, 0, f->size)) {
+      appendf(err, errn, &len, "%s: string is not terminated", f->name);
+      return SC_EINVAL;
+    }
+    if (f->type == T_GPU) {
+      /* Reuse the parser's message, which lists the known GPUs. */
+      sc_config scratch;
+      return parse_field(&scratch, fi, s, strlen(s), err, errn);
+    }
+    return SC_OK;
+  }
+  default: {
+    int v = get_int(cfg, f);
+    const char *const *names = field_names_of(f->type);
+    int count = 0;
+    while (names[count]) count++;
+    if (v < 0 || v >= count) {
+      appendf(err, errn, &len, "%s: invalid enum value %d (allowed: ", f->name, v);
+      list_names(err, errn, &len, names);
+      appendf(err, errn, &len, ")");
+      return SC_EINVAL;
+    }
+    return SC_OK;
+  }
+  }
+}
+
+/* Records where field fi was given; a preset also accounts for every model
+ * key it fills, so later messages about the shape point at the preset. */
+static void mark_line(sc_config *cfg, int fi, int line) {
+  cfg->field_line[fi] = line;
+  if (fi == SC_FIELD_model_preset)
+    for (int i = 0; i < SC_FIELD_COUNT; i++)
+      if (!strcmp(fields[i].section, "model")) cfg->field_line[i] = line;
+}
+
+/* num_gpus and nodes describe the same thing; when one source (a file's
+ * cluster section, one --set) gives only one of them, the other is
+ * re-derived so that `cluster: {nodes: 64}` on top of the default works. */
+static void rederive_cluster(sc_config *cfg, int gave_num_gpus, int gave_nodes) {
+  if (gave_nodes && !gave_num_gpus) {
+    cfg->cluster.num_gpus = 0;
+    cfg->field_line[SC_FIELD_cluster_num_gpus] = cfg->field_line[SC_FIELD_cluster_nodes];
+  }
+  if (gave_num_gpus && !gave_nodes) {
+    cfg->cluster.nodes = 0;
+    cfg->field_line[SC_FIELD_cluster_nodes] = cfg->field_line[SC_FIELD_cluster_num_gpus];
+  }
+}
+
+/* ---------------------------------------------------------------- defaults, presets */
+
+void sc_config_default(sc_config *cfg) {
+  char err[SC_ERRMSG_MAX];
+  if (!cfg) return;
+  memset(cfg, 0, sizeof *cfg);
+  sc__strlcpy(cfg->origin, "<default>", sizeof cfg->origin);
+  /* Every default is table text through the same parser as files; the unit
+   * tests check that each one parses. */
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if (fields[i].def[0])
+      (void)parse_field(cfg, i, fields[i].def, strlen(fields[i].def), err, sizeof err);
+}
+
+int sc_model_preset(sc_ctx *ctx, sc_config *cfg, const char *name) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || !name) return sc__error(ctx, SC_EINVAL, "sc_model_preset: no config or name");
+  char err[SC_ERRMSG_MAX];
+  sc_config work = *cfg;
+  int rc = parse_field(&work, SC_FIELD_model_preset, name, strlen(name), err, sizeof err);
+  if (rc) return sc__error(ctx, rc, "%s", err);
+  *cfg = work;
+  return SC_OK;
+}
+
+/* ---------------------------------------------------------------- YAML loading */
+
+/* Config files are a few hundred bytes; the cap keeps a wrong path (a
+ * dataset, /dev/zero) from exhausting memory. */
+#define MAX_CONFIG_BYTES ((size_t)16 << 20)
+
+/* Whole-file read for configs and calibration includes: messages name the
+ * including file and line ("gpt.yaml:9: cannot open calibration file PATH:
+ * reason") when `from` is given. */
+static int read_file(sc_ctx *ctx, const char *path, const char *from, char **out, size_t *len,
+                     size_t *cap) {
+  return sc__read_file(ctx, path, from, "calibration file", MAX_CONFIG_BYTES, out, len, cap);
+}
+
+typedef struct loader {
+  sc_ctx *ctx;
+  sc_config *cfg;   /* working copy; the caller commits it on success */
+  const char *file; /* name used in messages */
+  yaml_document_t *doc;
+  int calibration_file;     /* 1: only the top-level calibration mapping counts */
+  int include_line;         /* != 0: record this line for every field (included file) */
+  int seen[SC_FIELD_COUNT]; /* line of each key in this document; 0 = not given */
+  int nccl_seen[SC_NCCL_PARAMS_MAX]; /* the same for calibration.nccl_* keys */
+  int interf_seen[SC_INTERF_COEFS_MAX]; /* ... and for calibration.interference_w_* keys */
+} loader;
+
+static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
+                     int calibration_file, int include_line);
+
+static int node_line(const yaml_node_t *node) { return (int)node->start_mark.line + 1; }
+
+static const char *node_kind(const yaml_node_t *node) {
+  switch (node->type) {
+  case YAML_MAPPING_NODE: return "a mapping";
+  case YAML_SEQUENCE_NODE: return "a sequence";
+  case YAML_SCALAR_NODE: return "a scalar";
+  default: return "nothing";
+  }
+}
+
+/* A plain empty / ~ / null scalar: an omitted value. */
+static int is_null(const yaml_node_t *node) {
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+    return 0;
+  const char *s = (const char *)node->data.scalar.value;
+  return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+/* The text of a key node, or an error naming what was found instead. */
+static int key_text(loader *L, const yaml_node_t *key, const char *where, const char **out) {
+  if (!key || key->type != YAML_SCALAR_NODE)
+    return fail_at(L->ctx, SC_EINVAL, L->file, key ? node_line(key) : 0,
+                   "%s: keys must be plain names, got %s", where, key ? node_kind(key) : "nothing");
+  const char *s = (const char *)key->data.scalar.value;
+  if (strlen(s) != key->data.scalar.length)
+    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(key), "%s: key contains a NUL byte",
+                   where);
+  *out = s;
+  return SC_OK;
+}
+
+/* `calibration: nccl_*` keys belong to the NCCL collective model
+ * (src/comm_nccl.c owns their list and bounds); they land in
+ * sc_cost_params.nccl. Returns SC_OK or an error with text in err. */
+static int parse_nccl_param(sc_config *cfg, int idx, const char *text, size_t text_len, char *err,
+                            size_t errn) {
+  const sc_comm_param_info *d = &sc__comm_param_info[idx];
+  double v;
+  if (strlen(text) != text_len || parse_double(text, &v) || !(v >= d->lo && v <= d->hi)) {
+    snprintf(err, errn, "calibration.%s: expected a number in [%g, %g], got \"%.*s\"", d->key,
+             d->lo, d->hi, (int)(text_len > 64 ? 64 : text_len), text);
+    return SC_EINVAL;
+  }
+  cfg->costs.nccl[idx] = v;
+  return SC_OK;
+}
+
+/* `calibration: interference_w_*` keys: the learned interference model's
+ * coefficients (src/interf.c owns the feature list), into
+ * sc_cost_params.interference_w. Returns SC_OK or an error with text in err. */
+static int parse_interf_coef(sc_config *cfg, int idx, const char *text, size_t text_len,
+                             char *err, size_t errn) {
+  double v;
+  if (strlen(text) != text_len || parse_double(text, &v) ||
+      !(v >= SC_INTERF_COEF_LO && v <= SC_INTERF_COEF_HI)) {
+    snprintf(err, errn, "calibration.%s: expected a number in [%g, %g], got \"%.*s\"",
+             sc__interf_coef_key(idx), SC_INTERF_COEF_LO, SC_INTERF_COEF_HI,
+             (int)(text_len > 64 ? 64 : text_len), text);
+    return SC_EINVAL;
+  }
+  cfg->costs.interference_w[idx] = v;
+  return SC_OK;
+}
+
+static int apply_node(loader *L, int fi, const yaml_node_t *value, int line) {
+  const field_def *f = &fields[fi];
+  char err[SC_ERRMSG_MAX];
+  if (!value || value->type != YAML_SCALAR_NODE)
+    return fail_at(L->ctx, SC_EINVAL, L->file, line, "%s: expected %s, got %s", f->name,
+                   types[f->type].expect, value ? node_kind(value) : "nothing");
+  int rc = parse_field(L->cfg, fi, (const char *)value->data.scalar.value,
+                       value->data.scalar.length, err, sizeof err);
+  if (rc) return fail_at(L->ctx, rc, L->file, line, "%s", err);
+  mark_line(L->cfg, fi, L->include_line ? L->include_line : line);
+  return SC_OK;
+}
+
+/* `calibration: PATH`: loads PATH's top-level calibration mapping. Relative
+ * paths are taken from the directory of the including file. */
+static int include_calibration(loader *L, const yaml_node_t *value, int line) {
+  const char *rel = (const char *)value->data.scalar.value;
+  if (strlen(rel) != value->data.scalar.length || !*rel)
+    return fail_at(L->ctx, SC_EINVAL, L->file, line,
+                   "calibration: expected a mapping or a file path");
+  char path[4096];
+  const char *slash = strrchr(L->file, '/');
+  int k;
+  if (rel[0] == '/' || !slash)
+    k = snprintf(path, sizeof path, "%s", rel);
+  else
+    k = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - L->file), L->file, rel);
+  if (k < 0 || (size_t)k >= sizeof path)
+    return fail_at(L->ctx, SC_EINVAL, L->file, line, "calibration: path too long");
+  char from[320], *text;
+  size_t len, cap;
+  if (L->include_line == SC_CONFIG_LINE_SET)
+    snprintf(from, sizeof from, "--set");
+  else
+    snprintf(from, sizeof from, "%s:%d", L->file, line);
+  int rc = read_file(L->ctx, path, from, &text, &len, &cap);
+  if (rc) return rc;
+  rc = load_text(L->ctx, L->cfg, path, text, len, 1, L->include_line ? L->include_line : line);
+  sc__free(L->ctx, text, cap);
+  return rc;
+}
+
+/* One section's mapping. In `model`, a preset is applied before the other
+ * keys whatever its position, so that they override it. */
+static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
+  const char *sname = sections[sec].name;
+  if (is_null(node)) return SC_OK;
+  if (sec == SECTION_CALIBRATION && node->type == YAML_SCALAR_NODE && !L->calibration_file)
+    return include_calibration(L, node, line);
+  if (node->type != YAML_MAPPING_NODE)
+    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(node),
+                   "%s: expected a mapping of keys, got %s", sname, node_kind(node));
+  yaml_node_pair_t *begin = node->data.mapping.pairs.start;
+  yaml_node_pair_t *end = node->data.mapping.pairs.top;
+  yaml_node_pair_t *preset_pair = NULL;
+  int rc;
+  if (!strcmp(sname, "model")) {
+    for (yaml_node_pair_t *p = begin; p < end; p++) {
+      yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+      if (k && k->type == YAML_SCALAR_NODE &&
+          !strcmp((const char *)k->data.scalar.value, "preset")) {
+        preset_pair = p;
+        int kl = node_line(k);
+        if ((rc = apply_node(L, SC_FIELD_model_preset, yaml_document_get_node(L->doc, p->value),
+                             kl)))
+          return rc;
+        L->seen[SC_FIELD_model_preset] = kl;
+        break;
+      }
+    }
+  }
+  for (yaml_node_pair_t *p = begin; p < end; p++) {
+    yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+    const char *key;
+    if ((rc = key_text(L, k, sname, &key))) return rc;
+    int kl = node_line(k);
+    if (p == preset_pair) continue;
+    int fi = find_field(sec, key);
+    int ni = sec == SECTION_CALIBRATION && fi < 0 ? sc__comm_param_index(key) : -1;
+    if (ni >= 0) {
+      char err[SC_ERRMSG_MAX];
+      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+      if (L->nccl_seen[ni])
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
+                       L->nccl_seen[ni]);
+      L->nccl_seen[ni] = kl;
+      if (!vn || vn->type != YAML_SCALAR_NODE)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
+      if ((rc = parse_nccl_param(L->cfg, ni, (const char *)vn->data.scalar.value,
+                                 vn->data.scalar.length, err, sizeof err)))
+        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
+      continue;
+    }
+    int wi = sec == SECTION_CALIBRATION && fi < 0 ? sc__interf_coef_index(key) : -1;
+    if (wi >= 0) {
+      char err[SC_ERRMSG_MAX];
+      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+      if (L->interf_seen[wi])
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
+                       L->interf_seen[wi]);
+      L->interf_seen[wi] = kl;
+      if (!vn || vn->type != YAML_SCALAR_NODE)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
+      if ((rc = parse_interf_coef(L->cfg, wi, (const char *)vn->data.scalar.value,
+                                  vn->data.scalar.length, err, sizeof err)))
+        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
+      continue;
+    }
+    if (fi < 0) {
+      char hint[SC_ERRMSG_MAX], q[256], dotted[128];
+      snprintf(dotted, sizeof dotted, "%s.%s", sname, key);
+      key_hint(hint, sizeof hint, sec, key);
+      return fail_at(L->ctx, SC_EINVAL, L->file, kl, "unknown key %s%s",
+                     quote(q, sizeof q, dotted, strlen(dotted)), hint);
+    }
+    if (L->seen[fi])
+      return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                     "duplicate key \"%s\" (first given on line %d)", fields[fi].name, L->seen[fi]);
+    L->seen[fi] = kl;
+    if ((rc = apply_node(L, fi, yaml_document_get_node(L->doc, p->value), kl))) return rc;
+  }
+  if (!strcmp(sname, "cluster"))
+    rederive_cluster(L->cfg, L->seen[SC_FIELD_cluster_num_gpus] != 0,
+                     L->seen[SC_FIELD_cluster_nodes] != 0);
+  return SC_OK;
+}
+
+static int load_root(loader *L, const yaml_node_t *root) {
+  int sec_line[SECTION_COUNT] = {0};
+  int rc;
+  if (root->type != YAML_MAPPING_NODE) {
+    if (is_null(root))
+      return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
+                     "empty config (expected a mapping with sections such as model, training, "
+                     "parallel, cluster)");
+    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
+                   "top level must be a mapping of sections (model, training, parallel, cluster, "
+                   "simulation, calibration), got %s",
+                   node_kind(root));
+  }
+  int found_calibration = 0;
+  for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+       p++) {
+    yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+    yaml_node_t *v = yaml_document_get_node(L->doc, p->value);
+    const char *key;
+    if ((rc = key_text(L, k, "top level", &key))) return rc;
+    int kl = node_line(k);
+    int sec = find_section(key);
+    if (L->calibration_file) {
+      /* A calibration file may carry other top-level data (provenance). */
+      if (sec != SECTION_CALIBRATION) continue;
+      if (found_calibration)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "duplicate key \"calibration\" (first given on line %d)", found_calibration);
+      found_calibration = kl;
+      if (!v || v->type != YAML_MAPPING_NODE)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "calibration: expected a mapping of keys, got %s",
+                       v ? node_kind(v) : "nothing");
+      if ((rc = load_section(L, sec, v, kl))) return rc;
+      continue;
+    }
+    if (sec < 0) {
+      char hint[SC_ERRMSG_MAX], q[256];
+      section_hint(hint, sizeof hint, key);
+      return fail_at(L->ctx, SC_EINVAL, L->file, kl, "unknown section %s%s",
+                     quote(q, sizeof q, key, strlen(key)), hint);
+    }
+    if (sec_line[sec])
+      return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                     "duplicate key \"%s\" (first given on line %d)", key, sec_line[sec]);
+    sec_line[sec] = kl;
+    if (!v) return fail_at(L->ctx, SC_EINVAL, L->file, kl, "%s: missing value", key);
+    if ((rc = load_section(L, sec, v, kl))) return rc;
+  }
+  if (L->calibration_file && !found_calibration)
+    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
+                   "no top-level \"calibration:\" mapping in calibration file");
+  return SC_OK;
+}
+
+/* Line (1-based) of a byte offset, for reader errors that carry only an
+ * offset. */
+static int line_of_offset(const char *text, size_t len, size_t offset) {
+  int line = 1;
+  for (size_t i = 0; i < offset && i < len; i++)
+    if (text[i] == '\n') line++;
+  return line;
+}
+
+static int yaml_failure(sc_ctx *ctx, const char *file, const yaml_parser_t *p, const char *text,
+                        size_t len) {
+  const char *problem = p->problem ? p->problem : "unknown error";
+  switch (p->error) {
+  case YAML_MEMORY_ERROR:
+    return sc__error(ctx, SC_ENOMEM, "%s: out of memory while parsing YAML", file);
+  case YAML_READER_ERROR:
+    if (p->problem_value >= 0)
+      return fail_at(ctx, SC_EINVAL, file, line_of_offset(text, len, p->problem_offset),
+                     "invalid YAML input: %s (byte 0x%02x at offset %zu)", problem,
+                     (unsigned)p->problem_value & 0xffu, p->problem_offset);
+    return fail_at(ctx, SC_EINVAL, file, line_of_offset(text, len, p->problem_offset),
+                   "invalid YAML input: %s", problem);
+  default: {
+    int line = (int)p->problem_mark.line + 1;
+    int col = (int)p->problem_mark.column + 1;
+    if (p->context)
+      return fail_at(ctx, SC_EINVAL, file, line,
+                     "YAML syntax error: %s at column %d (%s at line %d)", problem, col, p->context,
+                     (int)p->context_mark.line + 1);
+    return fail_at(ctx, SC_EINVAL, file, line, "YAML syntax error: %s at column %d", problem, col);
+  }
+  }
+}
+
+/* Parses one YAML text into *work (see loader). The text must be one
+ * document whose root is a mapping. */
+static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
+                     int calibration_file, int include_line) {
+  yaml_parser_t parser;
+  yaml_document_t doc;
+  if (!yaml_parser_initialize(&parser))
+    return sc__error(ctx, SC_ENOMEM, "%s: out of memory while parsing YAML", file);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  if (!yaml_parser_load(&parser, &doc)) {
+    int rc = yaml_failure(ctx, file, &parser, text, len);
+    yaml_parser_delete(&parser);
+    return rc;
+  }
+  int rc = SC_OK;
+  yaml_node_t *root = yaml_document_get_root_node(&doc);
+  if (!root) {
+    rc = fail_at(ctx, SC_EINVAL, file, 1,
+                 "empty config (expected a mapping with sections such as model, training, "
+                 "parallel, cluster)");
+  } else {
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.ctx = ctx;
+    L.cfg = work;
+    L.file = file;
+    L.doc = &doc;
+    L.calibration_file = calibration_file;
+    L.include_line = include_line;
+    rc = load_root(&L, root);
+  }
+  yaml_document_delete(&doc);
+  if (rc == SC_OK) {
+    /* A second document would be silently ignored otherwise. */
+    yaml_document_t extra;
+    if (!yaml_parser_load(&parser, &extra)) {
+      rc = yaml_failure(ctx, file, &parser, text, len);
+    } else {
+      yaml_node_t *r2 = yaml_document_get_root_node(&extra);
+      if (r2)
+        rc = fail_at(ctx, SC_EINVAL, file, node_line(r2),
+                     "more than one YAML document (a config is a single mapping)");
+      yaml_document_delete(&extra);
+    }
+  }
+  yaml_parser_delete(&parser);
+  return rc;
+}
+
+int sc_config_load_string(sc_ctx *ctx, sc_config *cfg, const char *name, const char *text,
+                          size_t len) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || (!text && len)) return sc__error(ctx, SC_EINVAL, "sc_config_load_string: no input");
+  if (!name) name = "<string>";
+  sc_config work = *cfg;
+  sc__strlcpy(work.origin, name, sizeof work.origin);
+  int rc = load_text(ctx, &work, name, text ? text : "", len, 0, 0);
+  if (rc) return rc;
+  *cfg = work;
+  return SC_OK;
+}
+
+int sc_config_load_file(sc_ctx *ctx, sc_config *cfg, const char *path) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || !path) return sc__error(ctx, SC_EINVAL, "sc_config_load_file: no path");
+  char *text;
+  size_t len, cap;
+  int rc = read_file(ctx, path, NULL, &text, &len, &cap);
+  if (rc) return rc;
+  rc = sc_config_load_string(ctx, cfg, path, text, len);
+  sc__free(ctx, text, cap);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- --set */
+
+static void trim(const char **s, size_t *n) {
+  while (*n && (**s == ' ' || **s == '\t')) (*s)++, (*n)--;
+  while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\n' ||
+                (*s)[*n - 1] == '\r'))
+    (*n)--;
+}
+
+/* " (did you mean ...)" for an unknown dotted --set key. */
+static void dotted_hint(char *buf, size_t n, const char *dotted) {
+  size_t len = 0;
+  int best = -1, best_d = 1000;
+  buf[0] = 0;
+  for (int i = 0; i < SC_FIELD_COUNT; i++) {
+    int d = edit_distance(dotted, fields[i].name);
+    if (d < best_d) best_d = d, best = i;
+  }
+  if (best >= 0 && close_enough(dotted, best_d)) {
+    appendf(buf, n, &len, " (did you mean \"%s\"?)", fields[best].name);
+    return;
+  }
+  const char *dot = strrchr(dotted, '.');
+  const char *key = dot ? dot + 1 : dotted;
+  for (int i = 0; i < SC_FIELD_COUNT; i++) {
+    if (!strcmp(fields[i].key, key)) {
+      appendf(buf, n, &len, " (did you mean \"%s\"?)", fields[i].name);
+      return;
+    }
+  }
+}
+
+int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || !assignment) return sc__error(ctx, SC_EINVAL, "--set: no assignment");
+  char q[256], err[SC_ERRMSG_MAX];
+  const char *eq = strchr(assignment, '=');
+  if (!eq)
+    return sc__error(ctx, SC_EINVAL, "--set: expected SECTION.KEY=VALUE, got %s",
+                     quote(q, sizeof q, assignment, strlen(assignment)));
+  const char *k = assignment, *v = eq + 1;
+  size_t kn = (size_t)(eq - assignment), vn = strlen(v);
+  trim(&k, &kn);
+  trim(&v, &vn);
+  char key[128], value[4096];
+  if (kn >= sizeof key)
+    return sc__error(ctx, SC_EINVAL, "--set: unknown key %s", quote(q, sizeof q, k, kn));
+  if (vn >= sizeof value)
+    return sc__error(ctx, SC_EINVAL, "--set: value of %.*s too long", (int)kn, k);
+  memcpy(key, k, kn);
+  key[kn] = 0;
+  memcpy(value, v, vn);
+  value[vn] = 0;
+  sc_config work = *cfg;
+  int rc;
+  if (!strcmp(key, "calibration")) {
+    /* --set calibration=site.yaml: a calibration file, relative to the cwd. */
+    char *text;
+    size_t len, cap;
+    if (!vn) return sc__error(ctx, SC_EINVAL, "--set: calibration: expected a file path");
+    if ((rc = read_file(ctx, value, "--set", &text, &len, &cap))) return rc;
+    rc = load_text(ctx, &work, value, text, len, 1, SC_CONFIG_LINE_SET);
+    sc__free(ctx, text, cap);
+    if (rc) return rc;
+    *cfg = work;
+    return SC_OK;
+  }
+  int fi = sc__config_field_index(key);
+  int ni = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__comm_param_index(key + 12) : -1;
+  if (ni >= 0) {
+    if ((rc = parse_nccl_param(&work, ni, value, vn, err, sizeof err)))
+      return sc__error(ctx, rc, "--set: %s", err);
+    *cfg = work;
+    return SC_OK;
+  }
+  int wi = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__interf_coef_index(key + 12) : -1;
+  if (wi >= 0) {
+    if ((rc = parse_interf_coef(&work, wi, value, vn, err, sizeof err)))
+      return sc__error(ctx, rc, "--set: %s", err);
+    *cfg = work;
+    return SC_OK;
+  }
+  if (fi < 0) {
+    char hint[SC_ERRMSG_MAX];
+    dotted_hint(hint, sizeof hint, key);
+    return sc__error(ctx, SC_EINVAL, "--set: unknown key %s%s", quote(q, sizeof q, key, kn), hint);
+  }
+  if ((rc = parse_field(&work, fi, value, vn, err, sizeof err)))
+    return sc__error(ctx, rc, "--set: %s", err);
+  mark_line(&work, fi, SC_CONFIG_LINE_SET);
+  rederive_cluster(&work, fi == SC_FIELD_cluster_num_gpus, fi == SC_FIELD_cluster_nodes);
+  *cfg = work;
+  return SC_OK;
+}
+
+/* ---------------------------------------------------------------- resolve */
+
+const char *sc__config_where(const sc_config *cfg, int field, char *buf, size_t n) {
+  if (!n) return buf;
+  int line = field >= 0 && field < SC_FIELD_COUNT ? cfg->field_line[field] : 0;
+  int olen = (int)strnlen(cfg->origin, sizeof cfg->origin);
+  const char *origin = olen ? cfg->origin : "<config>";
+  if (!olen) olen = (int)strlen(origin);
+  if (line == SC_CONFIG_LINE_SET)
+    snprintf(buf, n, "--set");
+  else if (line > 0)
+    snprintf(buf, n, "%.*s:%d", olen, origin, line);
+  else
+    snprintf(buf, n, "%.*s", olen, origin);
+  return buf;
+}
+
+/* The location of the first of up to three fields that was given somewhere
+ * (file line or --set); the origin when all are defaults. */
+static const char *where_any(const sc_config *cfg, char *buf, size_t n, int a, int b, int c) {
+  int list[3] = {a, b, c};
+  for (int i = 0; i < 3; i++)
+    if (list[i] >= 0 && cfg->field_line[list[i]] != 0)
+      return sc__config_where(cfg, list[i], buf, n);
+  return sc__config_where(cfg, -1, buf, n);
+}
+
+/* Product that saturates at INT64_MAX instead of overflowing (inputs >= 0). */
+static int64_t mul_sat(int64_t a, int64_t b) {
+  if (a && b > INT64_MAX / a) return INT64_MAX;
+  return a * b;
+}
+
+static double precision_peak(const sc_hw *hw, sc_precision p) {
+  switch (p) {
+  case SC_PREC_FP32: return hw->fp32_tflops;
+  case SC_PREC_FP8: return hw->fp8_tflops;
+  default: return hw->bf16_tflops; /* fp16 equals bf16 on every preset (stepcast.h) */
+  }
+}
+
+/* All derivations and cross-field checks; *c is a working copy. */
+static int resolve(sc_ctx *ctx, sc_config *c) {
+  char w[320], err[SC_ERRMSG_MAX];
+  int rc;
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if ((rc = check_field(c, i, err, sizeof err)))
+      return sc__error(ctx, rc, "%s: %s", sc__config_where(c, i, w, sizeof w), err);
+
+  sc_model_cfg *m = &c->model;
+  sc_parallel_cfg *p = &c->parallel;
+  sc_cluster_cfg *cl = &c->cluster;
+  sc_training_cfg *t = &c->training;
+
+  if (p->cp > 1)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: parallel.cp=%" PRId64 ": context parallelism is not modelled yet",
+                     sc__config_where(c, SC_FIELD_parallel_cp, w, sizeof w), p->cp);
+
+  /* Model shape. Megatron-LM requires hidden % heads == 0 (head dim h/a). */
+  if (!m->kv_heads) m->kv_heads = m->heads;
+  if (!m->ffn_hidden) m->ffn_hidden = default_ffn_hidden(m->hidden, m->activation);
+  if (m->hidden % m->heads)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.hidden=%" PRId64 " is not a multiple of model.heads=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_model_hidden, SC_FIELD_model_heads, -1),
+                     m->hidden, m->heads);
+  if (m->kv_heads > m->heads || m->heads % m->kv_heads)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.kv_heads=%" PRId64 " does not divide model.heads=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_model_kv_heads, SC_FIELD_model_heads, -1),
+                     m->kv_heads, m->heads);
+
+  /* Cluster: hardware defaults, then num_gpus <-> nodes. */
+  const sc_hw *hw = sc_hw_find(cl->gpu); /* known: check_field passed */
+  if (!hw) return sc__error(ctx, SC_EINVAL, "%s: unknown gpu", c->origin);
+  int gpn_derived = cl->gpus_per_node == 0;
+  if (gpn_derived) cl->gpus_per_node = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
+  if (cl->nic_gbps == 0) cl->nic_gbps = hw->nic_gbps;
+  if (cl->nvlink_gbps == 0) cl->nvlink_gbps = hw->nvlink_gbps;
+  if (!cl->num_gpus && !cl->nodes)
+    return sc__error(
+        ctx, SC_EINVAL, "%s: cluster: give cluster.num_gpus or cluster.nodes",
+        where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes, -1));
+  if (!cl->num_gpus) {
+    cl->num_gpus = mul_sat(cl->nodes, cl->gpus_per_node);
+    if (cl->num_gpus > SC_CONFIG_INT_MAX)
+      return sc__error(
+          ctx, SC_EINVAL, "%s: cluster.nodes*gpus_per_node = %" PRId64 "*%" PRId64 " is too large",
+          where_any(c, w, sizeof w, SC_FIELD_cluster_nodes, -1, -1), cl->nodes, cl->gpus_per_node);
+  } else if (!cl->nodes) {
+    if (gpn_derived && cl->num_gpus < cl->gpus_per_node) {
+      /* Fewer GPUs than a baseboard holds: one partly used node. */
+      cl->gpus_per_node = cl->num_gpus;
+      cl->nodes = 1;
+    } else if (cl->num_gpus % cl->gpus_per_node) {
+      return sc__error(
+          ctx, SC_EINVAL,
+          "%s: cluster.num_gpus=%" PRId64 " is not a multiple of cluster.gpus_per_node=%" PRId64,
+          where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_gpus_per_node, -1),
+          cl->num_gpus, cl->gpus_per_node);
+    } else {
+      cl->nodes = cl->num_gpus / cl->gpus_per_node;
+    }
+  } else if (mul_sat(cl->nodes, cl->gpus_per_node) != cl->num_gpus) {
+    return sc__error(
+        ctx, SC_EINVAL,
+        "%s: cluster.num_gpus=%" PRId64 " does not match cluster.nodes*gpus_per_node = %" PRId64
+        "*%" PRId64 " = %" PRId64,
+        where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes,
+                  SC_FIELD_cluster_gpus_per_node),
+        cl->num_gpus, cl->nodes, cl->gpus_per_node, mul_sat(cl->nodes, cl->gpus_per_node));
+  }
+  if (precision_peak(hw, t->precision) <= 0)
+    return sc__error(
+        ctx, SC_EINVAL, "%s: training.precision=%s is not supported by cluster.gpu=%s",
+        where_any(c, w, sizeof w, SC_FIELD_training_precision, SC_FIELD_cluster_gpu, -1),
+        precision_names[t->precision], hw->name);
+
+  /* World size: tp * pp * dp * cp == num_gpus. */
+  int64_t tpc = mul_sat(mul_sat(p->tp, p->pp), p->cp);
+  if (!p->dp) {
+    if (tpc > cl->num_gpus || cl->num_gpus % tpc)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: world size mismatch: cluster.num_gpus=%" PRId64
+                       " is not divisible by parallel.tp*pp*cp = %" PRId64 "*%" PRId64 "*%" PRId64
+                       " = %" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_parallel_pp,
+                                 SC_FIELD_cluster_num_gpus),
+                       cl->num_gpus, p->tp, p->pp, p->cp, tpc);
+    p->dp = cl->num_gpus / tpc;
+  } else if (mul_sat(tpc, p->dp) != cl->num_gpus) {
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: world size mismatch: parallel.tp*pp*dp*cp = %" PRId64 "*%" PRId64
+                     "*%" PRId64 "*%" PRId64 " = %" PRId64 " but cluster.num_gpus=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_dp, SC_FIELD_cluster_num_gpus,
+                               SC_FIELD_parallel_tp),
+                     p->tp, p->pp, p->dp, p->cp, mul_sat(tpc, p->dp), cl->num_gpus);
+  }
+
+  /* Tensor parallelism splits heads, KV heads (or replicates them when
+   * kv_heads < tp, as Megatron-LM does for GQA) and the FFN. */
+  if (m->heads % p->tp)
+    return sc__error(
+        ctx, SC_EINVAL, "%s: parallel.tp=%" PRId64 " does not divide model.heads=%" PRId64,
+        where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_heads, -1), p->tp, m->heads);
+  if (m->kv_heads % p->tp && p->tp % m->kv_heads)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp=%" PRId64 " and model.kv_heads=%" PRId64
+                     ": one must divide the other",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_kv_heads, -1),
+                     p->tp, m->kv_heads);
+  if (m->ffn_hidden % p->tp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp=%" PRId64 " does not divide model.ffn_hidden=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_ffn_hidden, -1),
+                     p->tp, m->ffn_hidden);
+
+  /* Pipeline: equal layers per stage (per model chunk when interleaved). */
+  int64_t chunks = mul_sat(p->pp, p->vpp);
+  if (m->layers % chunks || chunks > m->layers) {
+    if (p->vpp > 1)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.pp*vpp = %" PRId64 "*%" PRId64
+                       " does not divide model.layers=%" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_pp,
+                                 SC_FIELD_model_layers),
+                       p->pp, p->vpp, m->layers);
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.pp=%" PRId64 " does not divide model.layers=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_pp, SC_FIELD_model_layers, -1),
+                     p->pp, m->layers);
+  }
+  if (p->vpp > 1 && p->schedule != SC_SCHED_INTERLEAVED) {
+    if (c->field_line[SC_FIELD_parallel_schedule] != 0)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.vpp=%" PRId64
+                       " requires parallel.schedule=interleaved, got %s",
+                       sc__config_where(c, SC_FIELD_parallel_schedule, w, sizeof w), p->vpp,
+                       schedule_names[p->schedule]);
+    p->schedule = SC_SCHED_INTERLEAVED;
+  }
+  if (p->schedule == SC_SCHED_INTERLEAVED && p->vpp < 2)
+    return sc__error(
+        ctx, SC_EINVAL, "%s: parallel.schedule=interleaved requires parallel.vpp > 1",
+        where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_vpp, -1));
+  if (p->schedule == SC_SCHED_INTERLEAVED && p->pp < 2)
+    return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=interleaved requires parallel.pp > 1",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
+                               SC_FIELD_parallel_vpp));
+
+  /* Batch: every DP replica runs the same number of whole micro-batches. */
+  int64_t per_step = mul_sat(t->micro_batch, p->dp);
+  if (t->global_batch % per_step || per_step > t->global_batch)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: training.global_batch=%" PRId64
+                     " is not divisible by training.micro_batch*parallel.dp = %" PRId64 "*%" PRId64
+                     " = %" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_training_global_batch,
+                               SC_FIELD_training_micro_batch, SC_FIELD_parallel_dp),
+                     t->global_batch, t->micro_batch, p->dp, per_step);
+  int64_t micro_batches = t->global_batch / per_step;
+  /* Megatron-LM's interleaved schedule runs micro-batches in groups of pp. */
+  if (p->schedule == SC_SCHED_INTERLEAVED && micro_batches % p->pp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: the interleaved schedule needs the micro-batches per "
+                     "replica (global_batch/(micro_batch*dp) = %" PRId64
+                     ") to be a multiple of parallel.pp=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_vpp,
+                               SC_FIELD_training_global_batch),
+                     micro_batches, p->pp);
+
+  /* ZeRO stages: 1 and up shard the optimizer state like Megatron's
+   * distributed optimizer (the same reduce-scatter / all-gather traffic). */
+  if (p->zero_stage > 3)
+    return sc__error(ctx, SC_EINVAL, "%s: parallel.zero_stage=%" PRId64 " must be 0, 1, 2 or 3",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_zero_stage, -1, -1),
+                     p->zero_stage);
+  if (p->zero_stage >= 1) p->distributed_optimizer = 1;
+
+  /* Sequence parallelism shards the sequence over the TP group. */
+  if (p->sequence_parallel && p->tp == 1) p->sequence_parallel = 0;
+  if (p->tp == 1) p->tp_comm_overlap = 0; /* nothing to overlap */
+  if (p->tp_comm_overlap && !p->sequence_parallel)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp_comm_overlap needs parallel.sequence_parallel (as "
+                     "Megatron-LM's --tp-comm-overlap does)",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_tp_comm_overlap,
+                               SC_FIELD_parallel_sequence_parallel, -1));
+  if (p->sequence_parallel && m->seq_len % p->tp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.seq_len=%" PRId64 " is not divisible by parallel.tp=%" PRId64
+                     " (needed by sequence_parallel)",
+                     where_any(c, w, sizeof w, SC_FIELD_model_seq_len, SC_FIELD_parallel_tp,
+                               SC_FIELD_parallel_sequence_parallel),
+                     m->seq_len, p->tp);
+  return SC_OK;
+}
+
+int sc_config_resolve(sc_ctx *ctx, sc_config *cfg) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg) return sc__error(ctx, SC_EINVAL, "sc_config_resolve: no config");
+  sc_config work = *cfg;
+  int rc = resolve(ctx, &work);
+  if (rc) return rc;
+  *cfg = work;
+  return SC_OK;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+/* Shortest "%.*g" text that reads back as exactly v. */
+static void format_real(char *buf, size_t n, double v) {
+  for (int prec = 6; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
+  if (!cfg || !buf || !n || fi < 0 || fi >= SC_FIELD_COUNT) return SC_EINVAL;
+  const field_def *f = &fields[fi];
+  size_t len = 0;
+  buf[0] = 0;
+  switch (f->type) {
+  case T_POSINT:
+  case T_COUNT: appendf(buf, n, &len, "%" PRId64, get_i64(cfg, f)); break;
+  case T_BOOL: appendf(buf, n, &len, "%s", get_int(cfg, f) ? "true" : "false"); break;
+  case T_REAL:
+  case T_FRAC: format_real(buf, n, get_real(cfg, f)); break;
+  case T_LABEL:
+  case T_GPU:
+  case T_PRESET: {
+    const char *s = cstr_ptr(cfg, f);
+    size_t sl = strnlen(s, f->size);
+    appendf(buf, n, &len, "\"");
+    for (size_t i = 0; i < sl; i++) {
+      unsigned char ch = (unsigned char)s[i];
+      if (ch == '"' || ch == '\\')
+        appendf(buf, n, &len, "\\%c", ch);
+      else if (ch < 0x20 || ch == 0x7f)
+        appendf(buf, n, &len, "\\x%02x", ch);
+      else
+        appendf(buf, n, &len, "%c", ch);
+    }
+    appendf(buf, n, &len, "\"");
+    break;
+  }
+  default: {
+    const char *const *names = field_names_of(f->type);
+    int v = get_int(cfg, f), count = 0;
+    while (names[count]) count++;
+    if (v < 0 || v >= count) return SC_EINVAL;
+    appendf(buf, n, &len, "%s", names[v]);
+    break;
+  }
+  }
+  return SC_OK;
+}
+
+int sc__config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
+  char val[320];
+  int rc;
+  for (size_t s = 0; s < SECTION_COUNT; s++) {
+    if ((rc = sc__writef(w, ud, "%s:\n", sections[s].name))) return rc;
+    for (int i = 0; i < SC_FIELD_COUNT; i++) {
+      /* The shape is spelled out, so the preset key would be redundant. */
+      if (strcmp(fields[i].section, sections[s].name) || i == SC_FIELD_model_preset) continue;
+      if ((rc = sc__config_format_field(cfg, i, val, sizeof val))) return rc;
+      if ((rc = sc__writef(w, ud, "  %s: %s\n", fields[i].key, val))) return rc;
+    }
+    if (s != SECTION_CALIBRATION) continue;
+    for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
+      if (cfg->costs.nccl[i] != 0 &&
+          (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__comm_param_info[i].key, cfg->costs.nccl[i])))
+        return rc;
+    for (int i = 0; i < SC_INTERF_NFEAT; i++)
+      if (cfg->costs.interference_w[i] != 0 &&
+          (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__interf_coef_key(i),
+                           cfg->costs.interference_w[i])))
+        return rc;
+  }
+  return SC_OK;
+}
+
+/* docs/CONFIG.md: static prose around tables generated from SC_CONFIG_FIELDS,
+ * the model presets and the GPU presets, so the reference cannot drift. */
+static int write_docs(sc_write_fn w, void *ud) {
+  int rc;
+#define OUT(...) \
+  if ((rc = sc__writef(w, ud, __VA_ARGS__))) return rc
+  OUT("# stepcast configuration reference\n\n");
+  OUT("<!-- Generated from the field table in src/config_int.h by "
+      "`stepcast config-docs > docs/CONFIG.md`; edit the table, not this file. -->\n\n");
+  OUT("A config is one YAML mapping with the sections below; every section and key is "
+      "optional and keeps its default when omitted. `stepcast run CONFIG.yaml` reads the built-in "
+      "default (GPT-3 175B on 1,024 A100-80GB, TP8 PP16 DP8, Narayanan et al. 2021), then the "
+      "file, then each `--set SECTION.KEY=VALUE` in order, then derives the implied values and "
+      "validates the result.\n\n");
+  OUT("Rules:\n\n");
+  OUT("- Keys are the field names below. Unknown sections and keys, duplicate keys, values of the "
+      "wrong type, zero or negative sizes and unknown enum / preset / GPU names are errors of the "
+      "form `FILE:LINE: message` (`--set: message` for overrides).\n");
+  OUT("- `model.preset` loads a preset's whole shape first; the other `model` keys override it, "
+      "whatever their order.\n");
+  OUT("- Booleans are `true`, `false`, `1` or `0`. Integers are decimal (`_` separators allowed) "
+      "and at most %" PRId64 ".\n",
+      SC_CONFIG_INT_MAX);
+  OUT("- Giving only one of `cluster.num_gpus` and `cluster.nodes` in a file (or one `--set`) "
+      "re-derives the other.\n");
+  OUT("- `calibration: PATH` (a string instead of a mapping) loads the top-level `calibration:` "
+      "mapping of PATH, relative to the config file's directory; `--set calibration=PATH` does "
+      "the same relative to the working directory.\n\n");
+  for (size_t s = 0; s < SECTION_COUNT; s++) {
+    OUT("## %s\n\n%s\n\n", sections[s].name, sections[s].doc);
+    OUT("| key | type | unit | default | meaning |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < SC_FIELD_COUNT; i++) {
+      const field_def *f = &fields[i];
+      if (strcmp(f->section, sections[s].name)) continue;
+      char type[128];
+      size_t len = 0;
+      type[0] = 0;
+      if (types[f->type].names) {
+        appendf(type, sizeof type, &len, "one of ");
+        for (size_t k = 0; types[f->type].names[k]; k++)
+          appendf(type, sizeof type, &len, "%s`%s`", k ? ", " : "", types[f->type].names[k]);
+      } else {
+        appendf(type, sizeof type, &len, "%s", types[f->type].doc);
+      }
+      OUT("| `%s` | %s | %s | %s%s%s | %s |\n", f->name, type, f->unit[0] ? f->unit : "-",
+          f->def[0] ? "`" : "", f->def[0] ? f->def : "from preset", f->def[0] ? "`" : "", f->doc);
+    }
+    OUT("\n");
+  }
+  OUT("## Derived values and checks\n\n");
+  OUT("`sc_config_resolve` (run by the CLI after loading) fills in:\n\n");
+  OUT("- `model.kv_heads` = `model.heads`; `model.ffn_hidden` = 4h (gelu) or 8h/3 rounded up to a "
+      "multiple of 256 (swiglu);\n");
+  OUT("- `cluster.gpus_per_node`, `cluster.nic_gbps`, `cluster.nvlink_gbps` from the GPU preset; "
+      "`cluster.num_gpus` = nodes * gpus_per_node or `cluster.nodes` = num_gpus / "
+      "gpus_per_node;\n");
+  OUT("- `parallel.dp` = num_gpus / (tp * pp * cp); `parallel.schedule` = interleaved when vpp > 1 "
+      "and no schedule was given; `parallel.sequence_parallel` = 0 when tp = 1.\n\n");
+  OUT("It then requires: model.hidden a multiple of model.heads; kv_heads dividing heads; tp "
+      "dividing heads and ffn_hidden, and tp and kv_heads dividing one another; pp * vpp dividing "
+      "layers; tp * pp * dp * cp = num_gpus; num_gpus = nodes * gpus_per_node when both are given; "
+      "global_batch divisible by micro_batch * dp; for the interleaved schedule vpp > 1, pp > 1 "
+      "and "
+      "a micro-batch count per replica that is a multiple of pp; seq_len divisible by tp with "
+      "sequence parallelism; a GPU with a peak for the chosen precision. cp > 1 is reported as not "
+      "supported yet. Messages name the field and the line where it was set: `gpt.yaml:12: "
+      "parallel.tp=3 does not divide model.heads=96`.\n\n");
+  OUT("## Model presets\n\n");
+  OUT("Sources: GPT-3, Brown et al. 2020 Table 2.1 (vocabulary padded to 51,200 as in Narayanan "
+      "et al. 2021; 1.3B uses 16 heads of 128 and 13B a width of 5,120, see src/config.c); "
+      "Llama 2, Touvron et al. 2023 Table 1 and model cards; Llama 3, \"The Llama 3 Herd of "
+      "Models\" 2024 Table 3. kv_heads and ffn_hidden are shown resolved.\n\n");
+  OUT("| preset | layers | hidden | heads | kv_heads | ffn_hidden | vocab | seq_len | activation "
+      "| tied embeddings |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < MODEL_PRESET_COUNT; i++) {
+    const model_preset *p = &model_presets[i];
+    int64_t kv = p->kv_heads ? p->kv_heads : p->heads;
+    int64_t ffn = p->ffn_hidden ? p->ffn_hidden : default_ffn_hidden(p->hidden, p->activation);
+    OUT("| `%s` | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64
+        " | %" PRId64 " | %s | %s |\n",
+        p->name, p->layers, p->hidden, p->heads, kv, ffn, p->vocab, p->seq_len,
+        activation_names[p->activation], p->tied_embeddings ? "yes" : "no");
+  }
+  OUT("\n## GPU presets (`cluster.gpu`)\n\nSee docs/HARDWARE.md for the figures and sources.\n\n");
+  OUT("| gpu | description | GPUs per node | NVLink GB/s | NIC Gbit/s |\n|---|---|---|---|---|\n");
+  for (size_t i = 0; i < sc_hw_count(); i++) {
+    const sc_hw *hw = sc_hw_at(i);
+    OUT("| `%s` | %s | %d | %g | %g |\n", hw->name, hw->description, hw->gpus_per_node,
+        hw->nvlink_gbps, hw->nic_gbps);
+  }
+  OUT("\n## Examples\n\nA short config built on presets (see examples/ for more):\n\n");
+  OUT("```yaml\nmodel:\n  preset: llama3-8b\ntraining:\n  global_batch: 256\n  precision: bf16\n"
+      "  recompute: selective\nparallel:\n  tp: 4\n  pp: 2\n  sequence_parallel: true\n"
+      "cluster:\n  gpu: h100-sxm\n  nodes: 4\n```\n\n");
+  OUT("The built-in default, spelled out (what `sc__config_write_yaml` writes):\n\n```yaml\n");
+  sc_config def;
+  sc_config_default(&def);
+  if ((rc = sc__config_write_yaml(&def, w, ud))) return rc;
+  OUT("```\n");
+#undef OUT
+  return SC_OK;
+}
+
+int sc__config_write_docs(sc_write_fn w, void *ud) { return write_docs(w, ud); }

@@ -1,0 +1,215 @@
+/*
+ * config_int.h: the single table of configuration fields (section, key, type,
+ * struct member, unit, default, meaning) behind YAML loading, --set overrides,
+ * field_line bookkeeping and docs/CONFIG.md, plus the internal helpers other
+ * modules and the CLI use to name, locate and print fields. Not API.
+ */
+#ifndef SC_CONFIG_INT_H
+#define SC_CONFIG_INT_H
+
+#include "base/sc_int.h"
+
+/*
+ * X(section, key, type, member, unit, default, doc)
+ *
+ * section/key: the YAML spelling (`parallel:` / `tp:`) and the --set spelling
+ *   (`parallel.tp=8`); keys are the struct member names.
+ * type: POSINT (integer >= 1), COUNT (integer >= 0, 0 = derived), BOOL, REAL
+ *   (real >= 0), FRAC (real in [0, 1]), LABEL (free string), GPU (hardware
+ *   preset name), PRESET (model preset name), or one of the enum types
+ *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE.
+ * member: the sc_config member the field lives in.
+ * default: text parsed by sc_config_default ("" = left as the preset sets it).
+ * The position of a row is its field index into sc_config.field_line.
+ */
+#define SC_CONFIG_FIELDS(X)                                                                      \
+  X(model, preset, PRESET, model.name, "", "gpt3-175b",                                          \
+    "Model preset (see Model presets). Loaded before the other model keys, which "               \
+    "override it whatever their order in the file.")                                             \
+  X(model, name, LABEL, model.name, "", "",                                                      \
+    "Free label used in reports; a preset sets it to the preset name.")                          \
+  X(model, layers, POSINT, model.layers, "layers", "", "Transformer layers L.")                  \
+  X(model, hidden, POSINT, model.hidden, "elements", "",                                         \
+    "Hidden size h; must be a multiple of model.heads.")                                         \
+  X(model, heads, POSINT, model.heads, "heads", "", "Attention heads a.")                        \
+  X(model, kv_heads, COUNT, model.kv_heads, "heads", "",                                         \
+    "Key/value heads g for grouped-query attention; 0 = model.heads "                            \
+    "(multi-head attention). Must divide model.heads.")                                          \
+  X(model, ffn_hidden, COUNT, model.ffn_hidden, "elements", "",                                  \
+    "FFN inner size f; 0 = 4h for gelu, 8h/3 rounded up to a multiple of 256 "                   \
+    "for swiglu (Llama / Megatron-LM rounding).")                                                \
+  X(model, vocab, POSINT, model.vocab, "tokens", "",                                             \
+    "Vocabulary size V (padding for tensor parallelism is the simulator's "                      \
+    "job).")                                                                                     \
+  X(model, seq_len, POSINT, model.seq_len, "tokens", "", "Sequence length s.")                   \
+  X(model, activation, ACTIVATION, model.activation, "", "",                                     \
+    "FFN activation: gelu (two GEMMs) or swiglu (gated, three GEMMs).")                          \
+  X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "",                                 \
+    "The LM head shares the input embedding matrix.")                                            \
+  X(training, global_batch, POSINT, training.global_batch, "sequences", "1536",                  \
+    "Global batch B per optimizer step.")                                                        \
+  X(training, micro_batch, POSINT, training.micro_batch, "sequences", "1",                       \
+    "Micro-batch b; B must be a multiple of b * parallel.dp.")                                   \
+  X(training, precision, PRECISION, training.precision, "", "fp16",                              \
+    "Compute dtype of GEMMs and attention.")                                                     \
+  X(training, recompute, RECOMPUTE, training.recompute, "", "full",                              \
+    "Activation recomputation: none, selective (attention core, Korthikanti "                    \
+    "et al. 2022) or full (whole layer).")                                                       \
+  X(training, attention, ATTENTION, training.attention, "", "flash",                            \
+    "Attention implementation: flash (one fused kernel, the s x s scores never "                 \
+    "reach HBM, causal masking halves the work) or unfused (Megatron-LM before "                 \
+    "FlashAttention, 2021-22: batched QK^T and PV GEMMs over the full s x s "                    \
+    "scores, fused scale-mask-softmax and dropout kernels streaming them through "               \
+    "HBM; selective recompute re-runs this part).")                                              \
+  X(parallel, tp, POSINT, parallel.tp, "GPUs", "8",                                              \
+    "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
+    "model.kv_heads must divide it or be divisible by it.")                                      \
+  X(parallel, pp, POSINT, parallel.pp, "GPUs", "16",                                             \
+    "Pipeline-parallel stages; pp * vpp must divide model.layers.")                              \
+  X(parallel, dp, COUNT, parallel.dp, "GPUs", "0",                                               \
+    "Data-parallel size; 0 = cluster.num_gpus / (tp * pp * cp).")                                \
+  X(parallel, cp, POSINT, parallel.cp, "GPUs", "1",                                              \
+    "Context-parallel size (values above 1 are not modelled yet).")                              \
+  X(parallel, vpp, POSINT, parallel.vpp, "chunks", "1",                                          \
+    "Model chunks per pipeline stage; above 1 selects the interleaved "                          \
+    "schedule unless parallel.schedule is given.")                                               \
+  X(parallel, sequence_parallel, BOOL, parallel.sequence_parallel, "", "false",                  \
+    "Megatron sequence parallelism over the TP group (ignored when tp = 1; "                     \
+    "model.seq_len must be a multiple of tp).")                                                  \
+  X(parallel, distributed_optimizer, BOOL, parallel.distributed_optimizer, "", "false",          \
+    "Shard optimizer state over the DP group (ZeRO-1).")                                         \
+  X(parallel, zero_stage, COUNT, parallel.zero_stage, "", "0",                                     \
+    "DeepSpeed ZeRO stage 0-3 over the DP group: 1 shards optimizer states (implies "            \
+    "distributed_optimizer), 2 also gradients (memory; communication as stage 1: reduce-scatter " \
+    "+ all-gather), 3 also parameters (memory only: `run` rejects it, its per-layer gathers "    \
+    "are not modelled yet).")                                                                    \
+  X(parallel, schedule, SCHEDULE, parallel.schedule, "", "1f1b",                                 \
+    "Pipeline schedule; interleaved needs vpp > 1 and a micro-batch count "                      \
+    "per replica that is a multiple of pp.")                                                     \
+  X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "true",               \
+    "Overlap the DP gradient reduction with the backward pass.")                                 \
+  X(parallel, overlap_param_gather, BOOL, parallel.overlap_param_gather, "", "false",            \
+    "Overlap the distributed optimizer's parameter all-gather with the "                         \
+    "forward pass.")                                                                             \
+  X(parallel, tp_comm_overlap, BOOL, parallel.tp_comm_overlap, "", "false",                    \
+    "Pipeline the sequence-parallel all-gathers and reduce-scatters with the "                   \
+    "GEMMs next to them, chunk by chunk (Transformer Engine userbuffers, "                       \
+    "Megatron-LM --tp-comm-overlap); needs sequence_parallel.")                                  \
+  X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000",         \
+    "Gradient bucket size (Megatron-LM default: 40M elements).")                                 \
+  X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", "Hardware preset (docs/HARDWARE.md).")      \
+  X(cluster, num_gpus, COUNT, cluster.num_gpus, "GPUs", "1024",                                  \
+    "Total GPUs; 0 = nodes * gpus_per_node. Giving only one of num_gpus and "                    \
+    "nodes in a file or --set re-derives the other.")                                            \
+  X(cluster, nodes, COUNT, cluster.nodes, "nodes", "0", "Nodes; 0 = num_gpus / gpus_per_node.")  \
+  X(cluster, gpus_per_node, COUNT, cluster.gpus_per_node, "GPUs", "0",                           \
+    "GPUs per node; 0 = the hardware preset's (a single node holds fewer "                       \
+    "when num_gpus is smaller).")                                                                \
+  X(cluster, nic_gbps, REAL, cluster.nic_gbps, "Gbit/s", "0",                                    \
+    "Scale-out bandwidth per GPU; 0 = the hardware preset's.")                                   \
+  X(cluster, nvlink_gbps, REAL, cluster.nvlink_gbps, "GB/s", "0",                                \
+    "Intra-node bandwidth per GPU per direction; 0 = the hardware preset's.")                    \
+  X(simulation, fold, BOOL, simulation.fold, "", "true",                                         \
+    "Simulate one rank per symmetry class instead of every rank.")                               \
+  X(simulation, interference, INTERFERENCE, simulation.interference, "", "none",                 \
+    "How communication running on a GPU slows its compute kernels: none; constant (one "          \
+    "slowdown per kernel class, calibration.interference_*); learned (a regression on "           \
+    "kernel and communication features, calibration keys interference_w_*, fitted by "           \
+    "`stepcast calibrate --interference`). docs/INTERFERENCE.md.")                                \
+  X(simulation, share_links, BOOL, simulation.share_links, "", "true",                           \
+    "Concurrent network transfers share the NIC bandwidth.")                                     \
+  X(calibration, gemm_eff, FRAC, costs.gemm_eff, "", "0",                                        \
+    "Best-shape GEMM fraction of dense peak; 0 = cost-model default.")                           \
+  X(calibration, gemm_dim_half, REAL, costs.gemm_dim_half, "elements", "0",                      \
+    "GEMM reduction length K at which efficiency halves (per-tile fixed cost "                   \
+    "amortised over K); 0 = default.")                                                           \
+  X(calibration, attn_eff, FRAC, costs.attn_eff, "", "0",                                        \
+    "FlashAttention forward fraction of peak at long sequences; 0 = "                            \
+    "default.")                                                                                  \
+  X(calibration, mem_eff, FRAC, costs.mem_eff, "", "0",                                          \
+    "Fraction of HBM bandwidth reached by memory-bound kernels; 0 = "                            \
+    "default.")                                                                                  \
+  X(calibration, kernel_overhead_us, REAL, costs.kernel_overhead_us, "us", "0",                  \
+    "Fixed cost per kernel (launch and tail); 0 = default.")                                     \
+  X(calibration, host_op_us, REAL, costs.host_op_us, "us", "0",                                  \
+    "Host (CPU) time per dispatched operator when replaying an ex-situ trace "                   \
+    "(`import cpu`) for operators called from Python (forward, optimizer): eager "              \
+    "PyTorch launches kernels no faster; 0 = default.")                                          \
+  X(calibration, host_autograd_us, REAL, costs.host_autograd_us, "us", "0",                      \
+    "The same for operators the C++ autograd engine dispatches (backward) and for "              \
+    "DDP's reducer; 0 = default.")                                                               \
+  X(calibration, host_module_us, REAL, costs.host_module_us, "us", "0",                          \
+    "Extra host time per layer-level operator called from Python (conv2d, "                      \
+    "batch_norm, linear, layer_norm, dropout, ...: the nn.Module call around it); 0 = "          \
+    "default.")                                                                                  \
+  X(calibration, conv_eff, FRAC, costs.conv_eff, "", "0",                                        \
+    "Efficiency of a convolution (as implicit GEMM) relative to a GEMM of the "                  \
+    "same shape; 0 = default.")                                                                  \
+  X(calibration, norm_eff, FRAC, costs.norm_eff, "", "0",                                        \
+    "Speed of batch / layer normalisation kernels (per-channel reductions) "                     \
+    "relative to streaming memory-bound kernels, for ex-situ traces; 0 = default.")              \
+  X(calibration, nvlink_eff, FRAC, costs.nvlink_eff, "", "0",                                    \
+    "Fraction of NVLink bandwidth reached as NCCL bus bandwidth; 0 = "                           \
+    "default.")                                                                                  \
+  X(calibration, nic_eff, FRAC, costs.nic_eff, "", "0",                                          \
+    "Fraction of NIC bandwidth reached as NCCL bus bandwidth; 0 = default.")                     \
+  X(calibration, coll_latency_us, REAL, costs.coll_latency_us, "us", "0",                        \
+    "Base latency of an intra-node collective; 0 = default.")                                    \
+  X(calibration, net_latency_us, REAL, costs.net_latency_us, "us", "0",                          \
+    "Added collective latency per inter-node hop; 0 = default.")                                 \
+  X(calibration, p2p_latency_us, REAL, costs.p2p_latency_us, "us", "0",                          \
+    "Latency of a point-to-point transfer; 0 = default.")                                        \
+  X(calibration, optimizer_bytes_per_param, REAL, costs.optimizer_bytes_per_param, "bytes", "0", \
+    "HBM traffic of the optimizer step per parameter; 0 = default.")                             \
+  X(calibration, interference_gemm, REAL, costs.interference_gemm, "", "0",                      \
+    "Interference `constant`: slowdown s of GEMMs while communication runs on the GPU, "          \
+    "T * (1 + r * s) for a fraction r of overlapped work; 0 = default (0.19, src/interf.c).")    \
+  X(calibration, interference_attn, REAL, costs.interference_attn, "", "0",                      \
+    "The same for fused attention kernels; 0 = default (0.19).")                                 \
+  X(calibration, interference_elementwise, REAL, costs.interference_elementwise, "", "0",        \
+    "The same for memory-bound elementwise kernels; 0 = default (0.5).")                         \
+  X(calibration, interference_norm, REAL, costs.interference_norm, "", "0",                      \
+    "The same for norms, softmax, reductions and the loss; 0 = default (0.5).")                  \
+  X(calibration, interference_optimizer, REAL, costs.interference_optimizer, "", "0",            \
+    "The same for the optimizer step; 0 = default (0.5).")                                       \
+  X(calibration, interference_comm, REAL, costs.interference_comm, "", "0",                      \
+    "Communication slowdown while compute runs on the GPU (models constant and learned); "       \
+    "0 = default (0.05).")
+
+/* Field indices: SC_FIELD_parallel_tp is the index of parallel.tp in
+ * sc_config.field_line and in the table. */
+enum {
+#define SC_X_FIELD(sec, key, type, member, unit, def, doc) SC_FIELD_##sec##_##key,
+  SC_CONFIG_FIELDS(SC_X_FIELD)
+#undef SC_X_FIELD
+      SC_FIELD_COUNT
+};
+
+/* field_line value of a field given by an override (sc_config_set) rather
+ * than a file line; messages then say "--set" instead of "file:line". */
+#define SC_CONFIG_LINE_SET (-1)
+
+/* Integer fields are limited to this so that the product of any two fits in
+ * int64 (derived quantities such as global_batch * seq_len stay exact). */
+#define SC_CONFIG_INT_MAX INT64_C(2147483647)
+
+/* "parallel.tp" for a field index; NULL when out of range. */
+const char *sc__config_field_name(int field);
+/* Index of "section.key", or -1 when unknown. */
+int sc__config_field_index(const char *dotted);
+/* Where a field's value came from, for messages: "gpt.yaml:12" (file line),
+ * "--set" (override), or cfg->origin when it is a default. Writes into buf
+ * (always terminated) and returns buf. */
+const char *sc__config_where(const sc_config *cfg, int field, char *buf, size_t n);
+/* The field's current value as YAML scalar text ("8", "bf16", "true",
+ * "\"a100-80gb\""): round-trips through the loader. Returns 0 or SC_EINVAL. */
+int sc__config_format_field(const sc_config *cfg, int field, char *buf, size_t n);
+/* Writes cfg as a complete YAML config (every field, model shape spelled out
+ * without a preset) that loads back to the same values. Returns the sink's
+ * status. */
+int sc__config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud);
+/* Writes docs/CONFIG.md (fields, presets, GPUs, example) from the table; the
+ * CLI's `stepcast config-docs` calls it. Returns the sink's status. */
+int sc__config_write_docs(sc_write_fn w, void *ud);
+
+#endif /* SC_CONFIG_INT_H */

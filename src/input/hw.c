@@ -1,0 +1,100 @@
+/*
+ * hw.c: the built-in GPU hardware presets (peak FLOP rates, HBM, NVLink, NIC)
+ * that the cost models read through sc_hw_find. One X-macro table is the single
+ * source; docs/HARDWARE.md mirrors it with the citations and explains how to
+ * add a preset.
+ */
+#include "base/sc_int.h"
+
+#include <ctype.h>
+
+/*
+ * X(key, description, fp32, tf32, bf16, fp8, hbm_gib, hbm_gbps, sms,
+ *   nvlink_gbps, nic_gbps, gpus_per_node, source)
+ *
+ * Conventions (see struct sc_hw in stepcast.h):
+ * - FLOP rates are dense peaks in TFLOP/s. Datasheets print tensor-core rates
+ *   "with sparsity"; the dense figure is half of that.
+ * - hbm_gib holds the marketing "GB" figure unchanged (80 for an 80 GB part).
+ *   The field is nominally GiB: these parts carry about that many GiB (an
+ *   A100 80GB has exactly 80 GiB), so the figure is at most ~1% high.
+ * - nvlink_gbps is per GPU per direction: half of the datasheet's
+ *   bidirectional "NVLink bandwidth".
+ * - nic_gbps is the scale-out NIC per GPU of the vendor's 8-GPU reference
+ *   system (DGX), in Gbit/s.
+ */
+#define SC_HW_LIST(X)                                                         \
+  /* NVIDIA Tesla V100 datasheet (2020), SXM2 column. No TF32, BF16 or FP8:   \
+   * bf16 holds the FP16 tensor-core peak (125), the nearest equivalent. NIC: \
+   * DGX-2, one 100 Gb/s EDR InfiniBand port per GPU. NVLink 2.0: 300 GB/s    \
+   * bidirectional per GPU. */                                                \
+  X("v100-32gb", "NVIDIA Tesla V100 SXM2 32GB",                               \
+    15.7, 0.0, 125.0, 0.0, 32.0, 900.0, 80, 150.0, 100.0, 8,                  \
+    "NVIDIA Tesla V100 GPU datasheet (2020), V100 SXM2 column")               \
+  /* NVIDIA A100 datasheet, SXM 40GB column: 1,555 GB/s HBM2. NVLink 3.0:     \
+   * 600 GB/s bidirectional. NIC: DGX A100, 200 Gb/s HDR InfiniBand per     \
+   * GPU. */                                                                  \
+  X("a100-40gb", "NVIDIA A100 SXM4 40GB",                                     \
+    19.5, 156.0, 312.0, 0.0, 40.0, 1555.0, 108, 300.0, 200.0, 8,              \
+    "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 40GB SXM column")     \
+  /* NVIDIA A100 datasheet, SXM 80GB column: 2,039 GB/s HBM2e. Same compute,  \
+   * NVLink and NIC as the 40GB part. */                                      \
+  X("a100-80gb", "NVIDIA A100 SXM4 80GB",                                     \
+    19.5, 156.0, 312.0, 0.0, 80.0, 2039.0, 108, 300.0, 200.0, 8,              \
+    "NVIDIA A100 Tensor Core GPU datasheet (2021), A100 80GB SXM column")     \
+  /* NVIDIA H100 datasheet, SXM column (3.35 TB/s, NVLink 900 GB/s bidir.).   \
+   * Dense tensor peaks to one decimal from the H100 architecture whitepaper, \
+   * SXM5 column. NIC: DGX H100, 400 Gb/s NDR InfiniBand per GPU. */          \
+  X("h100-sxm", "NVIDIA H100 SXM5 80GB",                                      \
+    67.0, 494.7, 989.4, 1978.9, 80.0, 3350.0, 132, 450.0, 400.0, 8,           \
+    "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column; "         \
+    "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), SXM5")     \
+  /* NVIDIA H800 datasheet, SXM column: H100 SXM compute and HBM, NVLink cut  \
+   * to 400 GB/s bidirectional (200 per direction). NIC as DGX H100. */       \
+  X("h800", "NVIDIA H800 SXM5 80GB",                                          \
+    67.0, 494.7, 989.4, 1978.9, 80.0, 3350.0, 132, 200.0, 400.0, 8,           \
+    "NVIDIA H800 Tensor Core GPU datasheet (2023), H800 SXM column")          \
+  /* NVIDIA H200 datasheet, SXM column: H100 SXM compute, 141 GB HBM3e at     \
+   * 4.8 TB/s, NVLink 900 GB/s bidirectional. NIC: 400 Gb/s NDR per GPU. */   \
+  X("h200", "NVIDIA H200 SXM 141GB",                                          \
+    67.0, 494.7, 989.4, 1978.9, 141.0, 4800.0, 132, 450.0, 400.0, 8,          \
+    "NVIDIA H200 Tensor Core GPU datasheet (2024), H200 SXM column")          \
+  /* NVIDIA HGX B200 / DGX B200 datasheets (2024): 8-GPU totals divided by 8, \
+   * sparse tensor figures halved. 1,440 GB HBM3e total = 180 GB per GPU      \
+   * (the Blackwell launch material says "up to 192 GB"), 64 TB/s = 8 TB/s;   \
+   * NVLink 5: 1.8 TB/s bidirectional. NIC: DGX B200, 400 Gb/s per GPU. */    \
+  X("b200", "NVIDIA B200 SXM 180GB (HGX B200)",                               \
+    80.0, 1100.0, 2250.0, 4500.0, 180.0, 8000.0, 148, 900.0, 400.0, 8,        \
+    "NVIDIA HGX B200 and DGX B200 datasheets (2024), per-GPU figures")
+
+static const sc_hw presets[] = {
+#define SC_X_HW(key, desc, fp32, tf32, bf16, fp8, gib, gbps, sms, nvl, nic,     \
+                gpn, src)                                                       \
+  {key, desc, fp32, tf32, bf16, fp8, gib, gbps, sms, nvl, nic, gpn, src},
+    SC_HW_LIST(SC_X_HW)
+#undef SC_X_HW
+};
+
+#define PRESET_COUNT (sizeof presets / sizeof presets[0])
+
+size_t sc_hw_count(void) { return PRESET_COUNT; }
+
+const sc_hw *sc_hw_at(size_t i) {
+  return i < PRESET_COUNT ? &presets[i] : NULL;
+}
+
+/* ASCII case-insensitive equality; preset keys are plain ASCII. */
+static int name_equal_nocase(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+  }
+  return *a == *b;
+}
+
+const sc_hw *sc_hw_find(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < PRESET_COUNT; i++) {
+    if (name_equal_nocase(presets[i].name, name)) return &presets[i];
+  }
+  return NULL;
+}

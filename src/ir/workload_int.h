@@ -1,0 +1,243 @@
+/*
+ * workload_int.h: the workload IR, the per-rank DAG of one training step.
+ * A program is the op list of one class of ranks (here: one pipeline stage);
+ * ops sit on in-order streams (like CUDA streams) and cross-stream edges are
+ * explicit (like CUDA events). Groups are resolved per rank by the engine from
+ * the rank mapping. Ops are referenced by 32-bit (stream, index) handles.
+ */
+#ifndef SC_WORKLOAD_INT_H
+#define SC_WORKLOAD_INT_H
+
+#include "base/sc_int.h"
+
+/* X(id, name): streams of one rank. p2p streams are split by direction and
+ * side so that every stream talks to exactly one peer. */
+#define SC_STREAM_LIST(X)          \
+  X(SC_ST_COMPUTE, "compute")      \
+  X(SC_ST_TP, "tp-comm")           \
+  X(SC_ST_DP, "dp-comm")           \
+  X(SC_ST_FWD_SEND, "pp-fwd-send") \
+  X(SC_ST_FWD_RECV, "pp-fwd-recv") \
+  X(SC_ST_BWD_SEND, "pp-bwd-send") \
+  X(SC_ST_BWD_RECV, "pp-bwd-recv")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_STREAM_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_ST_COUNT
+};
+
+/* X(id, name, is_compute) */
+#define SC_OPKIND_LIST(X)                 \
+  X(SC_OP_GEMM, "gemm", 1)                \
+  X(SC_OP_ATTN, "attention", 1)           \
+  X(SC_OP_ELEMWISE, "elementwise", 1)     \
+  X(SC_OP_NORM, "norm", 1)                \
+  X(SC_OP_OPTIMIZER, "optimizer", 1)      \
+  X(SC_OP_COLL, "collective", 0)          \
+  X(SC_OP_SEND, "send", 0)                \
+  X(SC_OP_RECV, "recv", 0)                \
+  X(SC_OP_HOST, "host", 0)
+
+enum {
+#define SC_X_ENUM(id, name, c) id,
+  SC_OPKIND_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_OP_KIND_COUNT
+};
+
+/* X(id, name, nccl-tests bus factor numerator kind) */
+#define SC_COLL_LIST(X)                   \
+  X(SC_COLL_ALLREDUCE, "all_reduce")      \
+  X(SC_COLL_ALLGATHER, "all_gather")      \
+  X(SC_COLL_REDUCESCATTER, "reduce_scatter") \
+  X(SC_COLL_ALLTOALL, "all_to_all")       \
+  X(SC_COLL_BROADCAST, "broadcast")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_COLL_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_COLL_COUNT
+};
+
+/* Group kinds a collective can name; the engine resolves the instance. */
+#define SC_GROUP_LIST(X)  \
+  X(SC_GRP_TP, "tp")      \
+  X(SC_GRP_DP, "dp")      \
+  X(SC_GRP_EMBED, "embedding")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_GROUP_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_GRP_COUNT
+};
+
+/* Op labels, for trace names. */
+#define SC_LABEL_LIST(X)                                                   \
+  X(SC_L_EMBED, "embedding") X(SC_L_LN1, "input-norm")                     \
+  X(SC_L_QKV, "qkv") X(SC_L_ATTN, "attention") X(SC_L_PROJ, "attn-proj")  \
+  X(SC_L_RES1, "attn-residual") X(SC_L_LN2, "mlp-norm") X(SC_L_FC1, "fc1") \
+  X(SC_L_ACT, "activation") X(SC_L_FC2, "fc2") X(SC_L_RES2, "mlp-residual") \
+  X(SC_L_FINAL_LN, "final-norm") X(SC_L_LOGITS, "logits")                  \
+  X(SC_L_LOSS, "cross-entropy") X(SC_L_TP_AG, "tp-all-gather")             \
+  X(SC_L_TP_RS, "tp-reduce-scatter") X(SC_L_TP_AR, "tp-all-reduce")        \
+  X(SC_L_LOSS_AR, "loss-all-reduce") X(SC_L_SEND_ACT, "send-activation")   \
+  X(SC_L_RECV_ACT, "recv-activation") X(SC_L_SEND_GRAD, "send-grad")       \
+  X(SC_L_RECV_GRAD, "recv-grad") X(SC_L_GRAD_AR, "grad-all-reduce")        \
+  X(SC_L_GRAD_RS, "grad-reduce-scatter") X(SC_L_PARAM_AG, "param-all-gather") \
+  X(SC_L_EMBED_AR, "embedding-grad-all-reduce") X(SC_L_OPTIM, "optimizer-step")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_LABEL_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_L_COUNT
+};
+
+enum { SC_PH_FWD = 0, SC_PH_BWD, SC_PH_WGRAD, SC_PH_RECOMPUTE, SC_PH_STEP };
+
+#define SC_NO_LAYER 0xffffu
+
+/* One operation. 32 bytes. */
+typedef struct sc_op {
+  double work;       /* compute: duration at full speed, ns; comm: bytes */
+  uint32_t dep_off;  /* first dependency in sc_program.deps */
+  uint16_t ndeps;    /* cross-stream dependencies */
+  uint8_t kind;      /* SC_OP_* */
+  uint8_t cat;       /* sc_category the op's time counts under */
+  uint8_t coll;      /* SC_COLL_* for collectives */
+  uint8_t group;     /* SC_GRP_* for collectives */
+  uint8_t label;     /* SC_L_* */
+  uint8_t phase;     /* SC_PH_* */
+  uint16_t layer;    /* global layer index or SC_NO_LAYER */
+  uint16_t chunk;    /* model chunk (interleaved schedule) */
+  uint32_t mb;       /* micro-batch index */
+  union {
+    /* Explicit workloads only (sc_workload.nranks > 0): a collective's group
+     * (index in sc_workload.groups); a send/recv's peer as
+     * SC_DEP(peer's stream, peer's simulated rank). */
+    uint32_t peer;
+    /* Merged workloads only (SC_WL_MERGE), compute ops: ns of the op's
+     * duration during which the compute stream stood waiting for inlined
+     * TP collectives (exposed TP communication). */
+    uint32_t tp_ns;
+  };
+} sc_op;
+_Static_assert(sizeof(sc_op) == 32, "sc_op is meant to stay 32 bytes (two per cache line)");
+
+/* A dependency handle: stream in the top 4 bits, index in the low 28. */
+#define SC_DEP(stream, idx) (((uint32_t)(stream) << 28) | (uint32_t)(idx))
+#define SC_DEP_STREAM(d) ((d) >> 28)
+#define SC_DEP_INDEX(d) ((d) & 0x0fffffffu)
+
+typedef struct sc_program {
+  sc_op *ops[SC_ST_COUNT];
+  size_t nops[SC_ST_COUNT], cap[SC_ST_COUNT];
+  uint32_t *deps;
+  size_t ndeps, deps_cap;
+  /* Merged workloads (SC_WL_MERGE): ops of the unmerged program less ops
+   * of this one. Each of those ended in exactly one event (rate 1, never
+   * re-queued), so the engine adds it to both its op and event counts. */
+  int64_t nmerged;
+} sc_program;
+
+/* Whole nanoseconds an activity with work_ns of work left takes at rate 1:
+ * the engine rounds every duration up, less 1e-9 ns of slack so that a value
+ * a hair above an integer (rounding error) is not pushed up by one. Shared by
+ * the engine and the merged workload, which must round exactly alike. */
+static inline int64_t sc__duration_ns(double work_ns) {
+  /* ceil without the libm call: truncation rounds toward zero, so only
+   * positive non-integers are one short; (double)i is exact whenever x has a
+   * fraction (|x| < 2^52). */
+  double x = work_ns - 1e-9;
+  int64_t i = (int64_t)x;
+  return i + ((double)i < x);
+}
+
+/* Rank mapping and group sizes of a job (Megatron order: tp fastest, then cp,
+ * dp, pp): rank = tp_rank + t*(cp_rank + c*(dp_rank + dp*pp_rank)). */
+typedef struct sc_mapping {
+  int64_t tp, cp, dp, pp, world, gpus_per_node;
+} sc_mapping;
+
+/* A communication group of an explicit workload: its simulated members
+ * (indices into the workload's simulated ranks, in sc_workload.group_members)
+ * and the placement of the full logical group, which prices it (members not
+ * simulated are folded onto the simulated ones). */
+typedef struct sc_xgroup {
+  uint32_t mem_off, nmem;
+  int64_t n, nodes, per_node; /* as sc_placement */
+} sc_xgroup;
+
+typedef struct sc_workload {
+  sc_program *progs;  /* one per pipeline stage (explicit: any number) */
+  int64_t nprogs;
+  sc_mapping map;
+  int tied_embed_sync; /* 1: stages 0 and pp-1 all-reduce embedding grads */
+  double params_per_stage_max; /* parameters on the fullest TP rank */
+  double hw_flops_per_rank_max;
+  /* Explicit workloads (trace replay): when nranks > 0 the engine simulates
+   * these ranks, each running progs[rank_prog[i]]; collectives name a group
+   * of `groups` and p2p ops their peer (sc_op.peer); map gives world size
+   * and GPUs per node only. 0 keeps the Megatron mapping above. Borrowed. */
+  uint32_t nranks;
+  const uint32_t *rank_prog;
+  const int64_t *rank_global;   /* global rank of each simulated rank */
+  const sc_xgroup *groups;
+  uint32_t ngroups;
+  const uint32_t *group_members;
+  /* Optional names for the Chrome trace (NULL: built-in labels). */
+  const char *(*op_name)(const void *ud, const sc_op *op);
+  const char *(*stream_name)(const void *ud, uint32_t prog, int stream);
+  const void *names_ud;
+  int merged; /* built with SC_WL_MERGE: valid only as that flag says */
+} sc_workload;
+
+struct sc_cost;
+
+/* Builds the per-stage programs of cfg (resolved) with compute durations from
+ * the cost model. Returns 0 or an SC_E code; free with sc__workload_free. */
+int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const struct sc_cost *cost,
+                       sc_workload *wl);
+
+/* Build flags. SC_WL_MERGE: a smaller workload that the engine replays to
+ * the same result, bit for bit, when compute runs at rate 1 (simulation
+ * interference none) and nobody looks at single ops (no trace):
+ *  - each run of consecutive compute ops in which no op but the first waits
+ *    for another stream and no op but the last is waited for by another
+ *    stream becomes one op, whose work is the sum of the ops' whole-ns
+ *    durations (sc__duration_ns): each op starts exactly when the previous
+ *    one ends and nothing else can see the boundary;
+ *  - folded runs with the TP group inside one node also inline the TP
+ *    collectives that follow a compute op (they then run alone, at rate 1,
+ *    at a time the builder knows): a merged op then includes the time its
+ *    compute waited for them, counted as exposed TP communication
+ *    (sc_op.tp_ns). workload.c ("merging") lists the conditions that keep
+ *    this exact; the builder checks them and builds without inlining when
+ *    one fails.
+ * sc_program.nmerged keeps the unmerged op count, so the reported ops and
+ * events do not change either. */
+enum { SC_WL_MERGE = 1 };
+
+/* sc__workload_build with flags (SC_WL_*). */
+int sc__workload_build_ex(sc_ctx *ctx, const sc_config *cfg, const struct sc_cost *cost,
+                          unsigned flags, sc_workload *wl);
+void sc__workload_free(sc_ctx *ctx, sc_workload *wl);
+
+/* Checks program invariants (deps point backwards in existing streams,
+ * p2p sends and receives pair up across stages). 0 or SC_EINVAL. */
+int sc__workload_check(sc_ctx *ctx, const sc_workload *wl);
+
+/* Megatron model FLOPs per step (no recompute) and hardware FLOPs (with the
+ * configured recompute), general form for GQA/SwiGLU. */
+void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops);
+
+const char *sc__stream_name(int s);
+const char *sc__label_name(int l);
+const char *sc__coll_name(int c);
+int sc__opkind_is_compute(int kind);
+
+#endif /* SC_WORKLOAD_INT_H */

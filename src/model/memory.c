@@ -1,0 +1,469 @@
+/*
+ * memory.c: memory per rank for each pipeline stage of a resolved config
+ * (BLUEPRINT section 3, "Memory per rank"): model states from the parameter
+ * count and the optimizer's sharding, activations from Korthikanti et al.
+ * 2022 (Table 2) times the micro-batches the schedule keeps in flight on the
+ * stage, plus transient, communication and framework buffers. Used by the
+ * step result, the sweep's pruning and `sc_memory_estimate`. docs/MEMORY.md
+ * derives every term and compares it with Megatron-LM's own estimate.
+ */
+#include "model/memory_int.h"
+
+#include <math.h>
+
+/* ------------------------------------------------------------ constants */
+
+#define GIB 1073741824.0
+#define MIB 1048576.0
+
+/* NCCL communicator buffers, per communicator a rank belongs to: NCCL
+ * allocates NCCL_BUFFSIZE (default 4 MiB, NCCL environment-variable docs)
+ * per channel and ring neighbour; we assume 16 channels (NCCL's usual count
+ * on NVSwitch baseboards) and 2 neighbours. An assumption, not a
+ * measurement: 128 MiB. */
+#define NCCL_COMM_BYTES (2.0 * 16.0 * 4.0 * MIB)
+
+/* Fixed framework overhead: the CUDA context with PyTorch's kernels takes
+ * about 0.7-0.8 GiB on the first CUDA call (723 MiB and "~800 MB" reported in
+ * discuss.pytorch.org threads 73021 and 81330), plus cuBLAS/cuDNN/Transformer
+ * Engine workspaces (tens of MiB); rounded to 1 GiB. */
+#define FRAMEWORK_FIXED_BYTES (1.0 * GIB)
+
+/* Caching-allocator fragmentation and miscellaneous temporaries as a
+ * fraction of the dynamic (activation) memory: Megatron-LM's theoretical
+ * memory estimate applies the same 5% to its activation term. */
+#define FRAGMENTATION 0.05
+
+/* ------------------------------------------------------------ shape */
+
+typedef struct mshape {
+  double s, b, h, a, g_rank, d, f, t, vpad;
+  double shard;     /* t with sequence parallelism, else 1 */
+  double e;         /* bytes per activation element */
+  int swiglu;
+} mshape;
+
+/* Megatron pads the vocabulary to a multiple of 128 * tp (as workload.c). */
+static double padded_vocab(const sc_config *cfg) {
+  double mult = 128.0 * (double)cfg->parallel.tp;
+  return ceil((double)cfg->model.vocab / mult) * mult;
+}
+
+static void mshape_init(mshape *sh, const sc_config *cfg) {
+  const sc_model_cfg *m = &cfg->model;
+  sh->s = (double)m->seq_len;
+  sh->b = (double)cfg->training.micro_batch;
+  sh->h = (double)m->hidden;
+  sh->a = (double)m->heads;
+  sh->d = sh->h / sh->a;
+  sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
+  sh->t = (double)cfg->parallel.tp;
+  /* KV heads per TP rank: a shard of them, or one replicated head when the
+   * TP group is larger than the KV heads (Megatron-LM's GQA layout). */
+  double g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
+  sh->g_rank = g >= sh->t ? g / sh->t : 1.0;
+  sh->vpad = padded_vocab(cfg);
+  sh->shard = (cfg->parallel.sequence_parallel && cfg->parallel.tp > 1) ? sh->t : 1.0;
+  /* fp8 training keeps 16-bit activations between kernels (as workload.c). */
+  sh->e = cfg->training.precision == SC_PREC_FP32 ? 4.0 : 2.0;
+  sh->swiglu = m->activation == SC_ACT_SWIGLU;
+}
+
+/* ------------------------------------------------------------ activations */
+
+/*
+ * Korthikanti et al. 2022, Section 4.1, count per layer and micro-batch with
+ * 16-bit activations (e = 2) and 1-byte dropout masks:
+ *   replicated over TP unless sequence parallel: the two norm inputs, the
+ *     QKV and FC1 GEMM inputs (4e sbh) and the two residual dropout masks
+ *     (2 sbh): 10 sbh;
+ *   split over TP: Q, K, V (e sbh + 2e s b g d), the attention output that
+ *     feeds the projection (e sbh), FC1 output and activation output
+ *     (e s b f (1 or 2 for SwiGLU's two halves) + e s b f): 24 sbh for MHA
+ *     with f = 4h;
+ *   the s x s part, split over TP: softmax output, its dropout mask and
+ *     dropout output, (2e + 1) a s^2 b = 5 a s^2 b.
+ * Selective recompute drops the s x s part; FlashAttention never stores it
+ * but keeps the fp32 log-sum-exp per query row and head (4 a s b). Full
+ * recompute keeps only the layer input, e sbh (split with SP).
+ */
+double sc__memory_layer_act(const sc_config *cfg, int recompute, int flash_attention) {
+  mshape sh;
+  mshape_init(&sh, cfg);
+  double sb = sh.s * sh.b, sbh = sb * sh.h;
+  if (recompute == SC_RECOMPUTE_FULL) return sh.e * sbh / sh.shard;
+  double replicated = (4.0 * sh.e + 2.0) * sbh;
+  double qkv = sh.e * sbh / sh.t + 2.0 * sh.e * sb * sh.d * sh.g_rank;
+  double split = sh.e * sbh + sh.e * sb * sh.f * (sh.swiglu ? 2.0 : 1.0) + sh.e * sb * sh.f;
+  double bytes = replicated / sh.shard + qkv + split / sh.t;
+  if (recompute == SC_RECOMPUTE_NONE) {
+    if (flash_attention) bytes += 4.0 * sh.a * sb / sh.t;
+    else bytes += (2.0 * sh.e + 1.0) * sh.a * sh.s * sb / sh.t;
+  }
+  return bytes;
+}
+
+/* ------------------------------------------------------------ parameters */
+
+/* One layer's parameters on one TP rank: QKV, projection, FC1 (two halves
+ * for SwiGLU) and FC2 weights split over TP; biases of the column-parallel
+ * layers split, the rest and the two norms (weight + bias) replicated. The
+ * same count as workload.c's layer_params, with replicated KV heads when the
+ * TP group is larger than the KV heads. */
+static double layer_params(const mshape *sh) {
+  double qkv_out = sh->h + 2.0 * sh->g_rank * sh->t * sh->d; /* summed over the TP group */
+  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
+  double weights = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
+  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
+  return weights + small;
+}
+
+/* ------------------------------------------------------------ model */
+
+void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
+  o->zero_stage = cfg->parallel.dp <= 1                   ? 0
+                  : cfg->parallel.zero_stage > 0            ? (int)cfg->parallel.zero_stage
+                  : cfg->parallel.distributed_optimizer ? 1
+                                                            : 0;
+  o->flash_attention = cfg->training.attention != SC_ATTN_UNFUSED;
+}
+
+int sc__memory_model_init(sc_memory_model *mm, const sc_config *cfg, const sc_memory_opts *o) {
+  memset(mm, 0, sizeof *mm);
+  const sc_parallel_cfg *par = &cfg->parallel;
+  const sc_hw *hw = sc_hw_find(cfg->cluster.gpu);
+  if (!hw || par->tp < 1 || par->pp < 1 || par->dp < 1 || cfg->training.micro_batch < 1 ||
+      cfg->model.layers < 1 || cfg->model.heads < 1 || cfg->model.hidden < 1)
+    return SC_EINVAL;
+  mm->cfg = cfg;
+  mm->o = *o;
+  mm->tp = par->tp;
+  mm->pp = par->pp;
+  mm->dp = par->dp;
+  mm->vpp = par->vpp > 1 ? par->vpp : 1;
+  int64_t per_step = cfg->training.micro_batch * par->dp;
+  if (cfg->training.global_batch % per_step || cfg->model.layers % (mm->pp * mm->vpp))
+    return SC_EINVAL;
+  mm->m = cfg->training.global_batch / per_step;
+  mm->lpc = cfg->model.layers / (mm->pp * mm->vpp);
+  if (mm->m < 1 || mm->lpc < 1 || mm->vpp > 64) return SC_EINVAL;
+
+  mshape sh;
+  mshape_init(&sh, cfg);
+  mm->layer_params = layer_params(&sh);
+  mm->embed_params = sh.vpad * sh.h / sh.t;
+  mm->norm_params = 2.0 * sh.h;
+
+  /* Bytes per parameter. Mixed precision (Micikevicius et al. 2018 as
+   * Megatron-LM runs it): 16-bit weights; gradients accumulate in fp32
+   * "main grads" with bf16 and fp8 (Megatron requires fp32 grad accumulation
+   * with bf16) and stay 16-bit with fp16, the ZeRO paper's 2 + 2 + 12
+   * accounting; Adam keeps an fp32 master copy and two fp32 moments (12).
+   * fp32 training: the weights are the master copy (4 + 4 + 8). */
+  int fp32 = cfg->training.precision == SC_PREC_FP32;
+  mm->weight_bpp = fp32 ? 4.0 : 2.0;
+  mm->grad_bpp = cfg->training.precision == SC_PREC_FP16 ? 2.0 : 4.0;
+  mm->opt_bpp = fp32 ? 8.0 : 12.0;
+  double dp = (double)par->dp;
+  if (o->zero_stage >= 1) mm->opt_bpp /= dp;
+  if (o->zero_stage >= 2) mm->grad_bpp /= dp;
+  if (o->zero_stage >= 3) mm->weight_bpp /= dp;
+
+  mm->act_layer = sc__memory_layer_act(cfg, cfg->training.recompute, o->flash_attention);
+  mm->act_layer_full = sc__memory_layer_act(cfg, SC_RECOMPUTE_NONE, o->flash_attention);
+  double sb = sh.s * sh.b, sbh = sb * sh.h;
+  /* Embedding: int64 token ids (replicated over TP) and the 1-byte dropout
+   * mask of the embedding output; its value is the first layer's input,
+   * counted there. Megatron-LM counts the same 8 sb + sbh per micro-batch. */
+  mm->act_embed = 8.0 * sb + sbh / sh.shard;
+  /* LM head: final-norm input and logits-GEMM input (e sbh each, split with
+   * SP) and the fp32 softmax the vocab-parallel cross-entropy keeps for its
+   * backward, 4 s b V / t: Korthikanti et al.'s 4 sbh (1 + V/h) / t. */
+  mm->act_head = 2.0 * sh.e * sbh / sh.shard + 4.0 * sb * sh.vpad / sh.t;
+  mm->gather_bytes = sh.shard > 1.0 ? sh.e * sbh : 0.0;
+  mm->logits16_bytes = sh.e * sb * sh.vpad / sh.t;
+  mm->capacity_bytes = hw->hbm_gib * GIB;
+  return SC_OK;
+}
+
+/* Parameters held by one rank of `stage` (every model chunk it runs). */
+static double stage_params(const sc_memory_model *mm, int64_t stage) {
+  int64_t last_vs = mm->pp * mm->vpp - 1;
+  int tied = mm->cfg->model.tied_embeddings;
+  double params = 0;
+  for (int64_t c = 0; c < mm->vpp; c++) {
+    int64_t vs = c * mm->pp + stage;
+    params += mm->layer_params * (double)mm->lpc;
+    if (vs == 0) params += mm->embed_params;
+    /* The LM head: its own matrix, or with tied embeddings a copy kept on
+     * the last stage and synchronised (shared when one stage holds both). */
+    if (vs == last_vs && (!tied || mm->pp > 1)) params += mm->embed_params;
+    if (vs == last_vs) params += mm->norm_params;
+  }
+  return params;
+}
+
+double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
+  int64_t vs = chunk * mm->pp + stage;
+  double bytes = mm->act_layer * (double)mm->lpc;
+  if (vs == 0) bytes += mm->act_embed;
+  if (vs == mm->pp * mm->vpp - 1) bytes += mm->act_head;
+  return bytes;
+}
+
+static double item_embed_head(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
+  int64_t vs = chunk * mm->pp + stage;
+  return (vs == 0 ? mm->act_embed : 0.0) + (vs == mm->pp * mm->vpp - 1 ? mm->act_head : 0.0);
+}
+
+/* Communicators a rank of `stage` belongs to: TP, DP, the pipeline's p2p
+ * and, for tied embeddings across the pipeline, the first/last-stage group. */
+static int communicators(const sc_memory_model *mm, int64_t stage) {
+  int n = (mm->tp > 1) + (mm->dp > 1) + (mm->pp > 1);
+  if (mm->cfg->model.tied_embeddings && mm->pp > 1 && (stage == 0 || stage == mm->pp - 1)) n++;
+  return n;
+}
+
+double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage) {
+  double p = stage_params(mm, stage);
+  return p * (mm->weight_bpp + mm->grad_bpp + mm->opt_bpp) +
+         communicators(mm, stage) * NCCL_COMM_BYTES + FRAMEWORK_FIXED_BYTES;
+}
+
+/* Peak of stored activations on a stage and the schedule items held then.
+ * 1F1B (PipeDream-flush): stage i runs p-i-1 warm-up forwards, then one more
+ * forward before its first backward, so min(p-i, m) micro-batches are held;
+ * GPipe holds all m. Interleaved 1F1B (Megatron-LM): the order of workload.c's
+ * schedule() -- warm-up of (p-i-1)*2 + (v-1)*p forwards, then forward/backward
+ * pairs -- where forward k runs chunk (k mod pv)/p and backward k chunk
+ * v-1-(k mod pv)/p; walked so the embedding and LM head, which live on one
+ * chunk only, are counted when they are really held. */
+static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *bytes,
+                          double *embed_head, double *items) {
+  const sc_parallel_cfg *par = &mm->cfg->parallel;
+  if (mm->vpp == 1 || par->schedule != SC_SCHED_INTERLEAVED) {
+    int64_t n = par->schedule == SC_SCHED_GPIPE ? mm->m
+                                                : (mm->pp - stage < mm->m ? mm->pp - stage : mm->m);
+    *bytes = (double)n * sc__memory_item_bytes(mm, stage, 0);
+    *embed_head = (double)n * item_embed_head(mm, stage, 0);
+    *items = (double)n;
+    return;
+  }
+  int64_t p = mm->pp, v = mm->vpp, total = mm->m * v;
+  int64_t warm = (p - stage - 1) * 2 + (v - 1) * p;
+  if (warm > total) warm = total;
+  double chunk_bytes[64], chunk_eh[64]; /* vpp <= 64: checked by the model init */
+  for (int64_t c = 0; c < v; c++) {
+    chunk_bytes[c] = sc__memory_item_bytes(mm, stage, c);
+    chunk_eh[c] = item_embed_head(mm, stage, c);
+  }
+#define FWD_CHUNK(k) (((k) % (p * v)) / p)
+#define BWD_CHUNK(k) (v - 1 - ((k) % (p * v)) / p)
+  double cur = 0, cur_eh = 0, best = -1, best_eh = 0;
+  int64_t held = 0, best_items = 0, f = 0, b = 0;
+  for (; f < total; f++) {
+    int64_t c = FWD_CHUNK(f);
+    cur += chunk_bytes[c];
+    cur_eh += chunk_eh[c];
+    held++;
+    if (cur > best) {
+      best = cur;
+      best_eh = cur_eh;
+      best_items = held;
+    }
+    if (f >= warm) { /* steady state: each forward is followed by a backward */
+      c = BWD_CHUNK(b);
+      cur -= chunk_bytes[c];
+      cur_eh -= chunk_eh[c];
+      held--;
+      b++;
+    }
+  }
+#undef FWD_CHUNK
+#undef BWD_CHUNK
+  *bytes = best;
+  *embed_head = best_eh;
+  *items = (double)best_items;
+}
+
+void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage *out) {
+  memset(out, 0, sizeof *out);
+  out->stage = stage;
+  out->params = stage_params(mm, stage);
+  out->weights_bytes = out->params * mm->weight_bpp;
+  out->grads_bytes = out->params * mm->grad_bpp;
+  out->optimizer_bytes = out->params * mm->opt_bpp;
+  out->act_layer_bytes = mm->act_layer;
+  schedule_peak(mm, stage, &out->activations_bytes, &out->embed_head_bytes, &out->inflight);
+
+  /* Transients on top of the stored peak, which is reached just before a
+   * backward: that backward recomputes one layer (what recompute dropped,
+   * held for one layer) and gathers its sequence-parallel input; the last
+   * stage's head briefly holds 16-bit logits next to the fp32 ones. With
+   * ZeRO-3 two layers' weights are gathered (current and prefetched). */
+  double layer_ws = (mm->act_layer_full - mm->act_layer) + mm->gather_bytes;
+  double head_ws = stage == mm->pp - 1 ? mm->logits16_bytes : 0.0;
+  out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
+  if (mm->o.zero_stage >= 3)
+    out->transient_bytes += 2.0 * mm->layer_params * (mm->cfg->training.precision == SC_PREC_FP32
+                                                          ? 4.0
+                                                          : 2.0);
+  out->comm_buffer_bytes = communicators(mm, stage) * NCCL_COMM_BYTES;
+  out->framework_bytes =
+      FRAMEWORK_FIXED_BYTES + FRAGMENTATION * (out->activations_bytes + out->transient_bytes);
+  out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
+                     out->activations_bytes + out->transient_bytes + out->comm_buffer_bytes +
+                     out->framework_bytes;
+  out->oom = out->total_bytes > mm->capacity_bytes;
+}
+
+double sc__memory_peak(const sc_memory_model *mm, int64_t *stage_out) {
+  double best = -1;
+  int64_t at = 0;
+  for (int64_t s = 0; s < mm->pp; s++) {
+    sc_memory_stage st;
+    sc__memory_stage(mm, s, &st);
+    if (st.total_bytes > best) {
+      best = st.total_bytes;
+      at = s;
+    }
+  }
+  if (stage_out) *stage_out = at;
+  return best;
+}
+
+double sc__memory_peak_gib(const sc_config *cfg) {
+  sc_memory_opts o;
+  sc_memory_model mm;
+  sc__memory_opts_of(cfg, &o);
+  if (sc__memory_model_init(&mm, cfg, &o)) return 0.0;
+  return sc__memory_peak(&mm, NULL) / GIB;
+}
+
+/* ------------------------------------------------------------ public */
+
+int sc_memory_estimate(sc_ctx *ctx, const sc_config *cfg, sc_memory_report *out) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || !out) return sc__error(ctx, SC_EINVAL, "sc_memory_estimate: no config or report");
+  memset(out, 0, sizeof *out);
+  sc_memory_opts o;
+  sc_memory_model mm;
+  sc__memory_opts_of(cfg, &o);
+  if (sc__memory_model_init(&mm, cfg, &o))
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: cannot estimate memory: resolve the config first (sizes, "
+                     "divisibility, known gpu)",
+                     cfg->origin);
+  out->stages = sc__calloc(ctx, (size_t)mm.pp, sizeof *out->stages);
+  if (!out->stages) return SC_ENOMEM;
+  out->nstages = mm.pp;
+  out->peak_bytes = -1;
+  for (int64_t s = 0; s < mm.pp; s++) {
+    sc_memory_stage *st = &out->stages[s];
+    sc__memory_stage(&mm, s, st);
+    if (st->total_bytes > out->peak_bytes) {
+      out->peak_bytes = st->total_bytes;
+      out->peak_stage = s;
+    }
+    out->oom |= st->oom;
+  }
+  out->peak_gib = out->peak_bytes / GIB;
+  out->capacity_gib = mm.capacity_bytes / GIB;
+  return SC_OK;
+}
+
+void sc_memory_report_free(sc_ctx *ctx, sc_memory_report *out) {
+  if (!ctx || !out) return;
+  if (out->stages) sc__free(ctx, out->stages, (size_t)out->nstages * sizeof *out->stages);
+  out->stages = NULL;
+  out->nstages = 0;
+}
+
+/* X(member, key): the byte fields of a stage, in output order. */
+#define STAGE_BYTE_FIELDS(X)              \
+  X(weights_bytes, "weights_bytes")       \
+  X(grads_bytes, "grads_bytes")           \
+  X(optimizer_bytes, "optimizer_bytes")   \
+  X(activations_bytes, "activations_bytes") \
+  X(embed_head_bytes, "embed_head_bytes") \
+  X(transient_bytes, "transient_bytes")   \
+  X(comm_buffer_bytes, "comm_buffer_bytes") \
+  X(framework_bytes, "framework_bytes")   \
+  X(total_bytes, "total_bytes")
+
+int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format fmt,
+                     sc_write_fn out, void *ud) {
+  int rc;
+  if (!r || !out) return SC_EINVAL;
+  if (fmt == SC_FORMAT_JSON) {
+    if ((rc = sc__writef(out, ud,
+                         "{\"capacity_gib\": %.3f, \"peak_gib\": %.3f, \"peak_stage\": %lld, "
+                         "\"oom\": %s, \"stages\": [",
+                         r->capacity_gib, r->peak_gib, (long long)r->peak_stage,
+                         r->oom ? "true" : "false")))
+      return rc;
+    for (int64_t s = 0; s < r->nstages; s++) {
+      const sc_memory_stage *st = &r->stages[s];
+      if ((rc = sc__writef(out, ud,
+                           "%s{\"stage\": %lld, \"params\": %.0f, \"act_layer_bytes\": %.0f, "
+                           "\"inflight\": %.0f",
+                           s ? ", " : "", (long long)st->stage, st->params, st->act_layer_bytes,
+                           st->inflight)))
+        return rc;
+#define SC_X_JSON(member, key) \
+  if ((rc = sc__writef(out, ud, ", \"" key "\": %.0f", st->member))) return rc;
+      STAGE_BYTE_FIELDS(SC_X_JSON)
+#undef SC_X_JSON
+      if ((rc = sc__writef(out, ud, ", \"oom\": %s}", st->oom ? "true" : "false"))) return rc;
+    }
+    return sc__writef(out, ud, "]}\n");
+  }
+  if (fmt == SC_FORMAT_CSV) {
+    if ((rc = sc__writef(out, ud, "stage,params,act_layer_bytes,inflight"))) return rc;
+#define SC_X_HEAD(member, key) \
+  if ((rc = sc__writef(out, ud, "," key))) return rc;
+    STAGE_BYTE_FIELDS(SC_X_HEAD)
+#undef SC_X_HEAD
+    if ((rc = sc__writef(out, ud, ",oom\n"))) return rc;
+    for (int64_t s = 0; s < r->nstages; s++) {
+      const sc_memory_stage *st = &r->stages[s];
+      if ((rc = sc__writef(out, ud, "%lld,%.0f,%.0f,%.0f", (long long)st->stage, st->params,
+                           st->act_layer_bytes, st->inflight)))
+        return rc;
+#define SC_X_ROW(member, key) \
+  if ((rc = sc__writef(out, ud, ",%.0f", st->member))) return rc;
+      STAGE_BYTE_FIELDS(SC_X_ROW)
+#undef SC_X_ROW
+      if ((rc = sc__writef(out, ud, ",%d\n", st->oom))) return rc;
+    }
+    return SC_OK;
+  }
+  if ((rc = sc__writef(out, ud,
+                       "memory per GPU (estimate): peak %.1f GiB on stage %lld of %.0f GiB%s\n",
+                       r->peak_gib, (long long)r->peak_stage, r->capacity_gib,
+                       r->oom ? "  OUT OF MEMORY" : "")))
+    return rc;
+  if (cfg && (rc = sc__writef(out, ud, "  %s, recompute %s, tp=%lld pp=%lld dp=%lld vpp=%lld\n",
+                              cfg->model.name,
+                              cfg->training.recompute == SC_RECOMPUTE_FULL ? "full"
+                              : cfg->training.recompute == SC_RECOMPUTE_SELECTIVE ? "selective"
+                                                                                 : "none",
+                              (long long)cfg->parallel.tp, (long long)cfg->parallel.pp,
+                              (long long)cfg->parallel.dp, (long long)cfg->parallel.vpp)))
+    return rc;
+  if ((rc = sc__writef(out, ud, "  %5s %9s %8s %8s %8s %8s %7s %8s %8s %8s %8s  (GiB)\n",
+                       "stage", "params M", "weights", "grads", "optim", "activ", "held",
+                       "transnt", "comm", "frame", "total")))
+    return rc;
+  for (int64_t s = 0; s < r->nstages; s++) {
+    const sc_memory_stage *st = &r->stages[s];
+    if ((rc = sc__writef(out, ud, "  %5lld %9.1f %8.2f %8.2f %8.2f %8.2f %7.0f %8.2f %8.2f %8.2f %8.2f%s\n",
+                         (long long)st->stage, st->params / 1e6, st->weights_bytes / GIB,
+                         st->grads_bytes / GIB, st->optimizer_bytes / GIB,
+                         st->activations_bytes / GIB, st->inflight, st->transient_bytes / GIB,
+                         st->comm_buffer_bytes / GIB, st->framework_bytes / GIB,
+                         st->total_bytes / GIB, st->oom ? "  OOM" : "")))
+      return rc;
+  }
+  return SC_OK;
+}

@@ -1,0 +1,79 @@
+/*
+ * memory_int.h: internals of the memory model (src/memory.c) shared with the
+ * sweep's pruning, the engine (step result, future memory counter track in
+ * the Chrome trace) and tests. Not API; the public face is stepcast/memory.h.
+ */
+#ifndef SC_MEMORY_INT_H
+#define SC_MEMORY_INT_H
+
+#include "base/sc_int.h"
+#include "stepcast/memory.h"
+
+/* Options of the estimate. zero_stage: 0 none, 1 optimizer states sharded
+ * over DP (= parallel.distributed_optimizer), 2 gradients too, 3 weights too
+ * (FSDP); 2 and 3 have no config field yet. flash_attention: 1 when the
+ * attention kernel does not materialise the s x s score matrix
+ * (training.attention: flash), 0 for unfused attention as in Korthikanti et
+ * al. 2022 (training.attention: unfused). */
+typedef struct sc_memory_opts {
+  int zero_stage;
+  int flash_attention;
+} sc_memory_opts;
+
+/* The options a config implies: zero_stage 1 with the distributed optimizer
+ * (and dp > 1) else 0; flash_attention from training.attention. */
+void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o);
+
+/* Per-config quantities behind every stage's estimate; filled by
+ * sc__memory_model_init and read-only afterwards. Bytes and elements. */
+typedef struct sc_memory_model {
+  const sc_config *cfg;       /* borrowed, must outlive the model */
+  sc_memory_opts o;
+  int64_t tp, pp, dp, vpp, m; /* m: micro-batches per replica per step */
+  int64_t lpc;                /* layers per model chunk */
+  double layer_params;        /* one layer's parameters on one TP rank */
+  double embed_params;        /* word embedding (or LM head) shard */
+  double norm_params;         /* final norm */
+  double weight_bpp, grad_bpp, opt_bpp; /* bytes per parameter before sharding */
+  double act_layer;           /* stored per layer per micro-batch (recompute mode) */
+  double act_layer_full;      /* same without any recompute */
+  double act_embed, act_head; /* per micro-batch on the first / last virtual stage */
+  double gather_bytes;        /* sequence-parallel all-gather output */
+  double logits16_bytes;      /* 16-bit logits before the fp32 loss */
+  double capacity_bytes;      /* HBM of the GPU */
+} sc_memory_model;
+
+/* Prepares the model for a resolved config. Returns 0 or SC_EINVAL (unknown
+ * GPU, non-positive sizes, micro-batches that do not divide). No allocation. */
+int sc__memory_model_init(sc_memory_model *mm, const sc_config *cfg, const sc_memory_opts *o);
+
+/* Stored activations of one transformer layer for one micro-batch on one TP
+ * rank, bytes, for `recompute` with the model's shape: Korthikanti et al.
+ * 2022 Table 2 generalised to GQA, SwiGLU and any FFN width. */
+double sc__memory_layer_act(const sc_config *cfg, int recompute, int flash_attention);
+
+/* Activations one schedule item (a forward pass of one micro-batch through
+ * one model chunk) adds on `stage`, bytes: the chunk's layers plus embedding
+ * or LM head when the chunk holds them. The engine's memory counter track
+ * adds this when the item's forward starts and removes it when its backward
+ * ends. */
+double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk);
+
+/* Memory that does not depend on the schedule position (weights, grads,
+ * optimizer, communication buffers, framework fixed part), bytes: the
+ * baseline of the counter track. */
+double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage);
+
+/* Fills out for one stage (0 <= stage < pp). Walks the schedule: O(m * vpp)
+ * for interleaved schedules, O(1) otherwise. */
+void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage *out);
+
+/* Largest stage total, bytes; *stage_out (may be NULL) gets the stage. */
+double sc__memory_peak(const sc_memory_model *mm, int64_t *stage_out);
+
+/* Peak memory per GPU of a resolved config with the options it implies,
+ * GiB; 0 when the config cannot be modelled. What sc_result.memory_gib
+ * reports (engine.c). */
+double sc__memory_peak_gib(const sc_config *cfg);
+
+#endif /* SC_MEMORY_INT_H */

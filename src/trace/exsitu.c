@@ -1,0 +1,1131 @@
+/*
+ * exsitu.c: ex-situ traces (`stepcast import cpu`): one training step of a
+ * PyTorch model profiled on a CPU (tools/trace_torch.py, or any Kineto-layout
+ * trace with "cpu_op" events carrying "Input Dims"). No kernel ran on a GPU,
+ * so nothing is measured: each aten operator becomes the GPU kernel(s) it
+ * would launch, described by its shape (a GEMM m x n x k, a convolution as
+ * implicit GEMM, or the bytes of a memory-bound kernel) and priced at replay
+ * for the target GPU; the host launches them one after another, paying a
+ * calibrated time per dispatched operator (one for operators called from
+ * Python: forward, optimizer; another for those the C++ autograd engine runs:
+ * backward). AccumulateGrad events mark where
+ * each parameter's gradient is complete (GRAD ops), for DDP at replay.
+ *
+ * Which events become kernels. Operators nest (aten::linear calls
+ * aten::addmm; an autograd node calls its backward operators). A *priced*
+ * operator (GEMM, convolution, a known memory-bound kernel) becomes kernels
+ * unless an enclosing operator is itself priced (its children are its
+ * implementation: the CPU's, which a GPU replaces by one cuDNN / cuBLAS
+ * call). Composite and view operators launch nothing themselves. An unknown
+ * aten operator with tensor inputs and no children is priced as a memory-bound
+ * kernel with a counted warning. Operators whose tensors are all 0-dim are
+ * host-side scalars (optimizer step counters) and launch nothing.
+ */
+#include "base/json_int.h"
+#include "trace/trace_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ operator table */
+
+enum {
+  H_ZERO = 0,  /* view / metadata / allocation: no kernel */
+  H_COMPOSITE, /* calls other operators; launches nothing itself */
+  H_GEMM_MM,   /* mm(A[m,k], B[k,n]) */
+  H_GEMM_ADDMM,/* addmm(C, A, B) */
+  H_GEMM_BMM,  /* bmm(A[b,m,k], B[b,k,n]) */
+  H_GEMM_BADDBMM,
+  H_CONV,      /* convolution(x, w, bias, stride, padding, dilation, transposed, out_pad, groups) */
+  H_CONV_BWD,  /* convolution_backward(gy, x, w, bias_sizes, stride, ..., groups, output_mask) */
+  H_MEM,       /* inputs read, largest input written */
+  H_WRITE,     /* fill / zero / RNG in place: input 0 written */
+  H_COPY,      /* copy_(dst, src) */
+  H_NORM_FWD,  /* layer norm: x read, y written */
+  H_NORM_BWD,  /* layer norm backward: gy, x read, gx written */
+  H_BN_FWD,    /* batch norm training: statistics pass + normalise pass */
+  H_BN_BWD,    /* batch norm backward: reduction pass + elementwise pass */
+  H_SOFTMAX,   /* x read, y written */
+  H_SOFTMAX_BWD,
+  H_REDUCE,    /* x read, small output */
+  H_DROPOUT,   /* fused dropout: x read, y and a byte mask written */
+  H_POOL,      /* max_pool2d(x, kernel, stride, padding, dilation, ceil) */
+  H_POOL_BWD,  /* max_pool2d_with_indices_backward(gy, x, ..., indices) */
+  H_EMBED,     /* embedding(weight, indices): rows gathered */
+  H_EMBED_BWD, /* embedding_dense_backward(gy, indices, ...) */
+  H_NLL_FWD,   /* nll_loss_forward(x[N,C], target[N]): N elements */
+  H_NLL_BWD,   /* nll_loss_backward(gy, x[N,C], target): gx written */
+  H_ACCGRAD    /* torch::autograd::AccumulateGrad(grad): in-place add, gradient ready */
+};
+
+typedef struct xop { const char *name; uint8_t h; } xop;
+
+/* Sorted by name (bsearch). */
+static const xop ops[] = {
+    {"aten::_adaptive_avg_pool2d", H_MEM},
+    {"aten::_adaptive_avg_pool2d_backward", H_MEM},
+    {"aten::_batch_norm_impl_index", H_COMPOSITE},
+    {"aten::_convolution", H_CONV},
+    {"aten::_fused_dropout", H_DROPOUT},
+    {"aten::_has_compatible_shallow_copy_type", H_ZERO},
+    {"aten::_local_scalar_dense", H_ZERO},
+    {"aten::_log_softmax", H_SOFTMAX},
+    {"aten::_log_softmax_backward_data", H_SOFTMAX_BWD},
+    {"aten::_reshape_alias", H_ZERO},
+    {"aten::_softmax", H_SOFTMAX},
+    {"aten::_softmax_backward_data", H_SOFTMAX_BWD},
+    {"aten::_to_copy", H_COMPOSITE},
+    {"aten::_unsafe_view", H_ZERO},
+    {"aten::abs", H_MEM},
+    {"aten::adaptive_avg_pool2d", H_COMPOSITE},
+    {"aten::add", H_MEM},
+    {"aten::add_", H_MEM},
+    {"aten::addbmm", H_GEMM_BADDBMM},
+    {"aten::addcdiv", H_MEM},
+    {"aten::addcdiv_", H_MEM},
+    {"aten::addcmul", H_MEM},
+    {"aten::addcmul_", H_MEM},
+    {"aten::addmm", H_GEMM_ADDMM},
+    {"aten::alias", H_ZERO},
+    {"aten::arange", H_ZERO},
+    {"aten::as_strided", H_ZERO},
+    {"aten::as_strided_", H_ZERO},
+    {"aten::baddbmm", H_GEMM_BADDBMM},
+    {"aten::batch_norm", H_COMPOSITE},
+    {"aten::bernoulli_", H_WRITE},
+    {"aten::bmm", H_GEMM_BMM},
+    {"aten::chunk", H_ZERO},
+    {"aten::clamp", H_MEM},
+    {"aten::clamp_", H_MEM},
+    {"aten::clamp_min", H_MEM},
+    {"aten::clamp_min_", H_MEM},
+    {"aten::clone", H_COMPOSITE},
+    {"aten::contiguous", H_COMPOSITE},
+    {"aten::conv2d", H_COMPOSITE},
+    {"aten::convolution", H_CONV},
+    {"aten::convolution_backward", H_CONV_BWD},
+    {"aten::copy_", H_COPY},
+    {"aten::cos", H_MEM},
+    {"aten::cross_entropy_loss", H_COMPOSITE},
+    {"aten::cudnn_batch_norm", H_BN_FWD},
+    {"aten::cudnn_batch_norm_backward", H_BN_BWD},
+    {"aten::cudnn_convolution", H_CONV},
+    {"aten::cumsum", H_MEM},
+    {"aten::detach", H_ZERO},
+    {"aten::detach_", H_ZERO},
+    {"aten::div", H_MEM},
+    {"aten::div_", H_MEM},
+    {"aten::dropout", H_DROPOUT},
+    {"aten::embedding", H_EMBED},
+    {"aten::embedding_backward", H_COMPOSITE},
+    {"aten::embedding_dense_backward", H_EMBED_BWD},
+    {"aten::empty", H_ZERO},
+    {"aten::empty_like", H_ZERO},
+    {"aten::empty_strided", H_ZERO},
+    {"aten::eq", H_MEM},
+    {"aten::erf", H_MEM},
+    {"aten::exp", H_MEM},
+    {"aten::expand", H_ZERO},
+    {"aten::expand_as", H_ZERO},
+    {"aten::feature_dropout", H_DROPOUT},
+    {"aten::fill_", H_WRITE},
+    {"aten::flatten", H_ZERO},
+    {"aten::full", H_COMPOSITE},
+    {"aten::gather", H_MEM},
+    {"aten::ge", H_MEM},
+    {"aten::gelu", H_MEM},
+    {"aten::gelu_backward", H_MEM},
+    {"aten::gt", H_MEM},
+    {"aten::hardtanh", H_MEM},
+    {"aten::hardtanh_", H_MEM},
+    {"aten::index_add_", H_MEM},
+    {"aten::index_select", H_MEM},
+    {"aten::is_nonzero", H_ZERO},
+    {"aten::item", H_ZERO},
+    {"aten::layer_norm", H_COMPOSITE},
+    {"aten::le", H_MEM},
+    {"aten::lerp_", H_MEM},
+    {"aten::lift", H_ZERO},
+    {"aten::lift_fresh", H_ZERO},
+    {"aten::linear", H_COMPOSITE},
+    {"aten::log", H_MEM},
+    {"aten::log_softmax", H_COMPOSITE},
+    {"aten::logical_not", H_MEM},
+    {"aten::lt", H_MEM},
+    {"aten::masked_fill", H_MEM},
+    {"aten::masked_fill_", H_MEM},
+    {"aten::matmul", H_COMPOSITE},
+    {"aten::max_pool2d", H_POOL},
+    {"aten::max_pool2d_with_indices", H_POOL},
+    {"aten::max_pool2d_with_indices_backward", H_POOL_BWD},
+    {"aten::maximum", H_MEM},
+    {"aten::mean", H_REDUCE},
+    {"aten::minimum", H_MEM},
+    {"aten::mkldnn_convolution", H_CONV},
+    {"aten::mm", H_GEMM_MM},
+    {"aten::mse_loss", H_MEM},
+    {"aten::mse_loss_backward", H_MEM},
+    {"aten::mul", H_MEM},
+    {"aten::mul_", H_MEM},
+    {"aten::narrow", H_ZERO},
+    {"aten::native_batch_norm", H_BN_FWD},
+    {"aten::native_batch_norm_backward", H_BN_BWD},
+    {"aten::native_dropout", H_DROPOUT},
+    {"aten::native_dropout_backward", H_MEM},
+    {"aten::native_layer_norm", H_NORM_FWD},
+    {"aten::native_layer_norm_backward", H_NORM_BWD},
+    {"aten::ne", H_MEM},
+    {"aten::neg", H_MEM},
+    {"aten::new_empty", H_ZERO},
+    {"aten::new_empty_strided", H_ZERO},
+    {"aten::new_zeros", H_COMPOSITE},
+    {"aten::nll_loss", H_COMPOSITE},
+    {"aten::nll_loss_backward", H_NLL_BWD},
+    {"aten::nll_loss_forward", H_NLL_FWD},
+    {"aten::nll_loss_nd", H_COMPOSITE},
+    {"aten::norm", H_MEM},
+    {"aten::normal_", H_WRITE},
+    {"aten::numel", H_ZERO},
+    {"aten::ones", H_COMPOSITE},
+    {"aten::ones_like", H_COMPOSITE},
+    {"aten::permute", H_ZERO},
+    {"aten::pow", H_MEM},
+    {"aten::reciprocal", H_MEM},
+    {"aten::relu", H_MEM},
+    {"aten::relu_", H_MEM},
+    {"aten::reshape", H_COMPOSITE},
+    {"aten::resize_", H_ZERO},
+    {"aten::resolve_conj", H_ZERO},
+    {"aten::resolve_neg", H_ZERO},
+    {"aten::result_type", H_ZERO},
+    {"aten::rsqrt", H_MEM},
+    {"aten::rsub", H_MEM},
+    {"aten::scalar_tensor", H_ZERO},
+    {"aten::scatter_add_", H_MEM},
+    {"aten::select", H_ZERO},
+    {"aten::set_", H_ZERO},
+    {"aten::sgn", H_MEM},
+    {"aten::sigmoid", H_MEM},
+    {"aten::sigmoid_backward", H_MEM},
+    {"aten::sign", H_MEM},
+    {"aten::silu", H_MEM},
+    {"aten::silu_backward", H_MEM},
+    {"aten::sin", H_MEM},
+    {"aten::size", H_ZERO},
+    {"aten::slice", H_ZERO},
+    {"aten::softmax", H_COMPOSITE},
+    {"aten::split", H_ZERO},
+    {"aten::split_with_sizes", H_ZERO},
+    {"aten::sqrt", H_MEM},
+    {"aten::square", H_MEM},
+    {"aten::squeeze", H_ZERO},
+    {"aten::stride", H_ZERO},
+    {"aten::sub", H_MEM},
+    {"aten::sub_", H_MEM},
+    {"aten::sum", H_REDUCE},
+    {"aten::sum_to_size", H_MEM},
+    {"aten::t", H_ZERO},
+    {"aten::tanh", H_MEM},
+    {"aten::tanh_backward", H_MEM},
+    {"aten::threshold", H_MEM},
+    {"aten::threshold_backward", H_MEM},
+    {"aten::to", H_COMPOSITE},
+    {"aten::transpose", H_ZERO},
+    {"aten::unbind", H_ZERO},
+    {"aten::unflatten", H_ZERO},
+    {"aten::uniform_", H_WRITE},
+    {"aten::unsqueeze", H_ZERO},
+    {"aten::view", H_ZERO},
+    {"aten::view_as", H_ZERO},
+    {"aten::where", H_MEM},
+    {"aten::zero_", H_WRITE},
+    {"aten::zeros", H_COMPOSITE},
+    {"aten::zeros_like", H_COMPOSITE},
+    {"detach", H_ZERO},
+    {"detach_", H_ZERO},
+    {"torch::autograd::AccumulateGrad", H_ACCGRAD},
+};
+
+static int cmp_xop(const void *key, const void *e) { return strcmp(key, ((const xop *)e)->name); }
+
+/* Handler of an operator name; -1 unknown. Non-aten names (autograd nodes,
+ * record_function ranges) are composite. */
+static int op_handler(const char *name) {
+  const xop *o = bsearch(name, ops, sizeof ops / sizeof ops[0], sizeof ops[0], cmp_xop);
+  if (o) return o->h;
+  return strncmp(name, "aten::", 6) ? H_COMPOSITE : -1;
+}
+
+/* ------------------------------------------------------------ reading */
+
+typedef struct xev {
+  int64_t ts, dur, tid;
+  uint64_t off;          /* file offset, for messages */
+  uint32_t name;         /* interned */
+  uint32_t dims_off;     /* x->dims: per input its rank, then its sizes */
+  uint32_t ninputs;
+  uint32_t eb_off;       /* x->eb: bytes per element per input (0 unknown) */
+  uint32_t conc_off, nconc; /* x->conc: string ids of "Concrete Inputs" */
+  uint8_t step;          /* a ProfilerStep range */
+  /* pass 2 */
+  int32_t parent;
+  int8_t h;              /* handler */
+  uint8_t priced_above;  /* an enclosing operator is priced */
+  uint8_t has_children;
+  uint8_t in_autograd;   /* runs inside an autograd node (the C++ engine) */
+} xev;
+
+enum { F_NONE = 0, F_PH, F_CAT, F_NAME, F_TS, F_DUR, F_TID, F_ARGS, A_DIMS, A_TYPES, A_CONC, A_OTHER };
+enum { RK_NONE = 0, RK_EVENTS, RK_DIST, RK_SKIP };
+
+typedef struct xin {
+  sc_json j;
+  int root_array, in_events, saw_events, skip, root_key, field;
+  /* the event being read */
+  char ph;
+  int is_cpu_op, is_step, is_gpu;
+  int has_ts, has_dur, has_name;
+  int64_t ts, dur, tid;
+  uint32_t name;
+  uint64_t off;
+  int64_t *cur_dims;     /* this event's Input Dims, in the dims layout */
+  size_t ncur_dims, cur_dims_cap;
+  uint32_t cur_inputs;
+  size_t cur_rank_at;    /* index of the current input's rank slot; SIZE_MAX none */
+  int cur_bad_input;
+  uint8_t *cur_eb;
+  size_t ncur_eb, cur_eb_cap;
+  uint32_t *cur_conc;
+  size_t ncur_conc, cur_conc_cap;
+  /* distributedInfo */
+  int di_key;
+  int64_t rank, world;
+  int have_rank;
+  /* records */
+  xev *ev;
+  size_t nev, ev_cap;
+  int64_t *dims;
+  size_t ndims, dims_cap;
+  uint8_t *eb;
+  size_t neb, eb_cap;
+  uint32_t *conc;
+  size_t nconc, conc_cap;
+  int64_t gpu_events;
+} xin;
+
+#define KEY(t, lit) ((t)->n == sizeof(lit) - 1 && !memcmp((t)->s, lit, sizeof(lit) - 1))
+
+static xin *X(sc_trace_reader *r) { return r->state; }
+
+static int xs_open(sc_trace_reader *r) {
+  xin *x = sc__calloc(r->ctx, 1, sizeof *x);
+  if (!x) return SC_ENOMEM;
+  sc__json_init(&x->j, r->ctx);
+  x->skip = -1;
+  x->rank = -1;
+  r->state = x;
+  return SC_OK;
+}
+
+#define FREE_ARR(ctx, p, cap) sc__free(ctx, p, (cap) * sizeof *(p))
+
+static void xs_close(sc_trace_reader *r) {
+  xin *x = X(r);
+  sc_ctx *ctx = r->ctx;
+  sc__json_free(&x->j);
+  FREE_ARR(ctx, x->cur_dims, x->cur_dims_cap);
+  FREE_ARR(ctx, x->cur_eb, x->cur_eb_cap);
+  FREE_ARR(ctx, x->cur_conc, x->cur_conc_cap);
+  FREE_ARR(ctx, x->ev, x->ev_cap);
+  FREE_ARR(ctx, x->dims, x->dims_cap);
+  FREE_ARR(ctx, x->eb, x->eb_cap);
+  FREE_ARR(ctx, x->conc, x->conc_cap);
+  sc__free(ctx, x, sizeof *x);
+  r->state = NULL;
+}
+
+
+static int intern_tok(sc_trace_reader *r, const sc_jtok *t, uint32_t *id) {
+  char buf[512];
+  size_t n;
+  if (!t->escaped) {
+    n = t->n < sizeof buf - 1 ? t->n : sizeof buf - 1;
+    memcpy(buf, t->s, n);
+  } else {
+    n = sc__json_unescape(t->s, t->n, buf, sizeof buf);
+    if (n > sizeof buf - 1) n = sizeof buf - 1;
+  }
+  return sc__job_intern(r->job, buf, n, id);
+}
+
+static void reset_event(xin *x, uint64_t off) {
+  x->ph = 0;
+  x->is_cpu_op = x->is_step = x->is_gpu = 0;
+  x->has_ts = x->has_dur = x->has_name = 0;
+  x->ts = x->dur = x->tid = 0;
+  x->off = off;
+  x->ncur_dims = x->ncur_eb = x->ncur_conc = 0;
+  x->cur_inputs = 0;
+  x->cur_rank_at = SIZE_MAX;
+}
+
+static int end_event(sc_trace_reader *r) {
+  xin *x = X(r);
+  if (x->is_gpu) {
+    x->gpu_events++;
+    return SC_OK;
+  }
+  if (x->ph != 'X' || !(x->is_cpu_op || x->is_step)) return SC_OK;
+  if (!x->has_name || !x->has_ts || !x->has_dur)
+    return sc__trace_fail(r, SC_EINVAL, x->off, "operator event without %s",
+                          !x->has_name ? "a name" : !x->has_ts ? "\"ts\"" : "\"dur\"");
+  if (x->dur < 0) return sc__trace_fail(r, SC_EINVAL, x->off, "negative duration");
+  xev e;
+  memset(&e, 0, sizeof e);
+  e.ts = x->ts;
+  e.dur = x->dur;
+  e.tid = x->tid;
+  e.off = x->off;
+  e.name = x->name;
+  e.step = (uint8_t)x->is_step;
+  e.parent = -1;
+  e.dims_off = (uint32_t)x->ndims;
+  e.ninputs = x->cur_inputs;
+  e.eb_off = (uint32_t)x->neb;
+  e.conc_off = (uint32_t)x->nconc;
+  e.nconc = (uint32_t)x->ncur_conc;
+  sc_ctx *ctx = r->ctx;
+  /* Element sizes per input: from "Input type" when it lines up. */
+  for (uint32_t i = 0; i < e.ninputs; i++) {
+    uint8_t b = i < x->ncur_eb ? x->cur_eb[i] : 0;
+    if (sc__trace_push(ctx, (void **)&x->eb, 1, &x->neb, &x->eb_cap, &b)) return SC_ENOMEM;
+  }
+  for (size_t i = 0; i < x->ncur_dims; i++)
+    if (sc__trace_push(ctx, (void **)&x->dims, sizeof *x->dims, &x->ndims, &x->dims_cap, &x->cur_dims[i]))
+      return SC_ENOMEM;
+  for (size_t i = 0; i < x->ncur_conc; i++)
+    if (sc__trace_push(ctx, (void **)&x->conc, sizeof *x->conc, &x->nconc, &x->conc_cap, &x->cur_conc[i]))
+      return SC_ENOMEM;
+  return sc__trace_push(ctx, (void **)&x->ev, sizeof e, &x->nev, &x->ev_cap, &e);
+}
+
+static int on_token(sc_trace_reader *r, const sc_jtok *t) {
+  xin *x = X(r);
+  sc_ctx *ctx = r->ctx;
+  int d = t->depth;
+  if (x->skip >= 0) {
+    if ((t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) && d == x->skip) x->skip = -1;
+    return SC_OK;
+  }
+  int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
+  if (d == 0) {
+    if (t->type == SC_JT_ARR_BEGIN) {
+      x->root_array = x->in_events = x->saw_events = 1;
+    } else if (t->type == SC_JT_ARR_END) {
+      x->in_events = 0;
+    } else if (t->type != SC_JT_OBJ_BEGIN && t->type != SC_JT_OBJ_END) {
+      return sc__trace_fail(r, SC_EINVAL, t->offset, "not a trace: the top level is not an object");
+    }
+    return SC_OK;
+  }
+  int evd = x->root_array ? 1 : 2;
+  if (!x->root_array && d == 1) {
+    if (t->type == SC_JT_KEY) {
+      x->root_key = KEY(t, "traceEvents") ? RK_EVENTS : KEY(t, "distributedInfo") ? RK_DIST : RK_SKIP;
+      return SC_OK;
+    }
+    if (t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) {
+      x->in_events = 0;
+      x->root_key = RK_NONE;
+      return SC_OK;
+    }
+    if (x->root_key == RK_EVENTS && t->type == SC_JT_ARR_BEGIN) {
+      x->in_events = x->saw_events = 1;
+      return SC_OK;
+    }
+    if (x->root_key == RK_DIST && t->type == SC_JT_OBJ_BEGIN) return SC_OK;
+    if (begin) x->skip = d;
+    return SC_OK;
+  }
+  if (!x->root_array && d == 2 && x->root_key == RK_DIST) {
+    if (t->type == SC_JT_KEY) {
+      x->di_key = KEY(t, "rank") ? 1 : KEY(t, "world_size") ? 2 : 0;
+      return SC_OK;
+    }
+    if (begin) {
+      x->skip = d;
+      return SC_OK;
+    }
+    int64_t v;
+    if (t->type == SC_JT_NUMBER && x->di_key && !sc__json_int(t->s, t->n, &v)) {
+      if (x->di_key == 1) x->rank = v, x->have_rank = 1;
+      else x->world = v;
+    }
+    return SC_OK;
+  }
+  if (!x->in_events) {
+    if (begin) x->skip = d;
+    return SC_OK;
+  }
+  if (d == evd) {
+    if (t->type == SC_JT_OBJ_BEGIN) {
+      reset_event(x, t->offset);
+      x->field = F_NONE;
+      return SC_OK;
+    }
+    if (t->type == SC_JT_OBJ_END) return end_event(r);
+    if (begin) x->skip = d;
+    return SC_OK;
+  }
+  if (d == evd + 1) { /* event fields */
+    if (t->type == SC_JT_KEY) {
+      x->field = KEY(t, "ph") ? F_PH : KEY(t, "cat") ? F_CAT : KEY(t, "name") ? F_NAME
+                 : KEY(t, "ts") ? F_TS : KEY(t, "dur") ? F_DUR : KEY(t, "tid") ? F_TID
+                 : KEY(t, "args") ? F_ARGS : F_NONE;
+      return SC_OK;
+    }
+    if (x->field == F_ARGS && t->type == SC_JT_OBJ_BEGIN) return SC_OK;
+    if (t->type == SC_JT_OBJ_END) return SC_OK;
+    if (begin) {
+      x->skip = d;
+      return SC_OK;
+    }
+    switch (x->field) {
+    case F_PH:
+      if (t->type == SC_JT_STRING && t->n >= 1) x->ph = t->s[0];
+      break;
+    case F_CAT:
+      if (t->type == SC_JT_STRING) {
+        x->is_cpu_op = KEY(t, "cpu_op") || KEY(t, "Operator");
+        x->is_step = KEY(t, "user_annotation") || KEY(t, "python_function");
+        x->is_gpu = KEY(t, "kernel") || KEY(t, "Kernel") || KEY(t, "gpu_memcpy") || KEY(t, "gpu_memset") ||
+                    KEY(t, "Memcpy") || KEY(t, "Memset");
+      }
+      break;
+    case F_NAME:
+      if (t->type == SC_JT_STRING) {
+        if (intern_tok(r, t, &x->name)) return SC_ENOMEM;
+        x->has_name = 1;
+      }
+      break;
+    case F_TS:
+      if (t->type == SC_JT_NUMBER) {
+        if (sc__json_us_to_ns(t->s, t->n, &x->ts))
+          return sc__trace_fail(r, SC_EINVAL, t->offset, "timestamp out of range");
+        x->has_ts = 1;
+      }
+      break;
+    case F_DUR:
+      if (t->type == SC_JT_NUMBER) {
+        if (sc__json_us_to_ns(t->s, t->n, &x->dur))
+          return sc__trace_fail(r, SC_EINVAL, t->offset, "duration out of range");
+        x->has_dur = 1;
+      }
+      break;
+    case F_TID:
+      if (t->type == SC_JT_NUMBER) {
+        if (sc__json_int(t->s, t->n, &x->tid)) x->tid = 0;
+      } else if (t->type == SC_JT_STRING) {
+        uint32_t id;
+        if (intern_tok(r, t, &id)) return SC_ENOMEM;
+        x->tid = -1 - (int64_t)id;
+      }
+      break;
+    default:
+      break;
+    }
+    return SC_OK;
+  }
+  if (d == evd + 2) { /* args fields */
+    if (t->type == SC_JT_KEY) {
+      x->field = KEY(t, "Input Dims") ? A_DIMS : KEY(t, "Input type") ? A_TYPES
+                 : KEY(t, "Concrete Inputs") ? A_CONC : A_OTHER;
+      return SC_OK;
+    }
+    if (t->type == SC_JT_ARR_BEGIN && (x->field == A_DIMS || x->field == A_TYPES || x->field == A_CONC)) {
+      if (x->field == A_DIMS) {
+        x->ncur_dims = 0;
+        x->cur_inputs = 0;
+      }
+      return SC_OK;
+    }
+    if (t->type == SC_JT_ARR_END) {
+      x->field = A_OTHER;
+      return SC_OK;
+    }
+    if (begin) x->skip = d;
+    return SC_OK;
+  }
+  /* Inside an args array. */
+  if (x->field == A_DIMS) {
+    if (d == evd + 3 && t->type == SC_JT_ARR_BEGIN) { /* one input */
+      int64_t zero = 0;
+      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
+        return SC_ENOMEM;
+      x->cur_rank_at = x->ncur_dims - 1;
+      x->cur_bad_input = 0;
+      x->cur_inputs++;
+      return SC_OK;
+    }
+    if (d == evd + 3 && t->type == SC_JT_ARR_END) {
+      if (x->cur_bad_input) { /* a tensor list (nested arrays): shape unknown */
+        x->ncur_dims = x->cur_rank_at + 1;
+        x->cur_dims[x->cur_rank_at] = 0;
+      }
+      x->cur_rank_at = SIZE_MAX;
+      return SC_OK;
+    }
+    if (d == evd + 4 && t->type == SC_JT_NUMBER && x->cur_rank_at != SIZE_MAX) {
+      int64_t v;
+      if (sc__json_int(t->s, t->n, &v) || v < 0) {
+        x->cur_bad_input = 1;
+        return SC_OK;
+      }
+      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &v))
+        return SC_ENOMEM;
+      x->cur_dims[x->cur_rank_at]++;
+      return SC_OK;
+    }
+    if (d == evd + 3 && !begin) { /* a non-array input (null): no shape */
+      int64_t zero = 0;
+      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
+        return SC_ENOMEM;
+      x->cur_inputs++;
+      return SC_OK;
+    }
+    if (begin) {
+      x->cur_bad_input = 1;
+      x->skip = d;
+    }
+    return SC_OK;
+  }
+  if (x->field == A_TYPES && d == evd + 3 && t->type == SC_JT_STRING) {
+    char buf[64];
+    size_t n = t->n < sizeof buf - 1 ? t->n : sizeof buf - 1;
+    memcpy(buf, t->s, n);
+    double b = sc__dtype_bytes(buf, n);
+    uint8_t v = (uint8_t)(b > 0 && b < 255 ? b : 0);
+    return sc__trace_push(ctx, (void **)&x->cur_eb, 1, &x->ncur_eb, &x->cur_eb_cap, &v);
+  }
+  if (x->field == A_CONC && d == evd + 3 && t->type == SC_JT_STRING) {
+    uint32_t id;
+    if (intern_tok(r, t, &id)) return SC_ENOMEM;
+    return sc__trace_push(ctx, (void **)&x->cur_conc, sizeof *x->cur_conc, &x->ncur_conc, &x->cur_conc_cap, &id);
+  }
+  if (begin) x->skip = d;
+  return SC_OK;
+}
+
+static int pump(sc_trace_reader *r) { return sc__trace_pump(r, &X(r)->j, on_token); }
+
+static int xs_data(sc_trace_reader *r, const char *buf, size_t len) {
+  sc__json_feed(&X(r)->j, buf, len);
+  return pump(r);
+}
+
+/* ------------------------------------------------------------ shapes */
+
+typedef struct shp {     /* one input's shape */
+  const int64_t *d;
+  int64_t rank;          /* 0: none or 0-dim */
+  double numel, eb;
+} shp;
+
+static shp input(const xin *x, const xev *e, uint32_t i) {
+  shp s = {NULL, 0, 0, 4};
+  if (i >= e->ninputs) return s;
+  const int64_t *p = x->dims + e->dims_off;
+  for (uint32_t k = 0; k < i; k++) p += 1 + p[0];
+  s.rank = p[0];
+  s.d = p + 1;
+  s.numel = s.rank > 0 ? 1 : 0;
+  for (int64_t k = 0; k < s.rank; k++) s.numel *= (double)s.d[k];
+  uint8_t b = x->eb[e->eb_off + i];
+  s.eb = b ? b : 4;
+  return s;
+}
+
+/* Integers of "Concrete Inputs" entry i ("[2, 2]", "1", "False"): up to 4. */
+static int concrete(const sc_trace_reader *r, const xin *x, const xev *e, uint32_t i, int64_t *v, int max) {
+  if (i >= e->nconc) return -1;
+  const char *s = sc__job_str(r->job, x->conc[e->conc_off + i]);
+  if (!*s) return -1;
+  if (!strcmp(s, "False")) return v[0] = 0, 1;
+  if (!strcmp(s, "True")) return v[0] = 1, 1;
+  int n = 0;
+  while (*s && n < max) {
+    if ((*s >= '0' && *s <= '9') || *s == '-') {
+      v[n++] = strtoll(s, (char **)&s, 10);
+      continue;
+    }
+    s++;
+  }
+  return n ? n : -1;
+}
+
+/* The output mask of convolution_backward ("[False, True, True]"). */
+static int conv_input_grad(const sc_trace_reader *r, const xin *x, const xev *e) {
+  if (e->nconc <= 10) return 1;
+  const char *s = sc__job_str(r->job, x->conc[e->conc_off + 10]);
+  while (*s == '[' || *s == ' ') s++;
+  return strncmp(s, "False", 5) != 0;
+}
+
+/* ------------------------------------------------------------ build */
+
+typedef struct kern { sc_jshape sh; double flops, bytes; } kern;
+
+typedef struct bld {
+  sc_trace_reader *r;
+  xin *x;
+  sc_jrank *jr;
+  int host_stream, gpu_stream;
+  uint32_t name_host;
+  int64_t pending;        /* operators dispatched from Python since the last launch */
+  int64_t pending_cpp;    /* ... from the C++ autograd engine (backward) */
+  int64_t pending_mod;    /* ... of them, module-level operators called from Python */
+  int64_t kernels, grads;
+} bld;
+
+static int emit_host(bld *b) {
+  sc_job *job = b->r->job;
+  sc_jshape sh = {(double)b->pending, (double)b->pending_cpp, (double)b->pending_mod, 0, SC_JSHAPE_HOST};
+  int64_t si = sc__jrank_shape(job, b->jr, &sh);
+  if (si < 0) return SC_ENOMEM;
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.start_ns = -1;
+  op.name = b->name_host;
+  op.group = SC_JOB_NONE;
+  op.peer = -1;
+  op.stream = (uint16_t)b->host_stream;
+  op.kind = SC_JOP_HOST;
+  op.shape = (uint32_t)si + 1;
+  if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
+  b->pending = b->pending_cpp = b->pending_mod = 0;
+  return SC_OK;
+}
+
+/* Appends the kernels of one operator (after one host launch op). */
+static int emit_kernels(bld *b, uint32_t name, const kern *k, int n) {
+  sc_job *job = b->r->job;
+  for (int i = 0; i < n; i++) {
+    if (emit_host(b)) return SC_ENOMEM;
+    int64_t launch = (int64_t)b->jr->nops - 1;
+    int64_t si = sc__jrank_shape(job, b->jr, &k[i].sh);
+    if (si < 0) return SC_ENOMEM;
+    sc_jop op;
+    memset(&op, 0, sizeof op);
+    op.start_ns = -1;
+    op.flops = k[i].flops;
+    op.bytes = k[i].bytes;
+    op.name = name;
+    op.group = SC_JOB_NONE;
+    op.peer = -1;
+    op.stream = (uint16_t)b->gpu_stream;
+    op.kind = SC_JOP_KERNEL;
+    op.shape = (uint32_t)si + 1;
+    if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
+    if (sc__jrank_dep(job, b->jr, (uint32_t)launch)) return SC_ENOMEM;
+    b->kernels++;
+  }
+  return SC_OK;
+}
+
+static kern gemm(double m, double n, double k, double batch, double eb, int cls) {
+  kern g;
+  memset(&g, 0, sizeof g);
+  g.sh = (sc_jshape){m, n, k, batch, (uint8_t)cls};
+  g.flops = 2.0 * m * n * k * batch;
+  g.bytes = eb * (m * k + k * n + m * n) * batch;
+  return g;
+}
+
+static kern mem(double bytes) {
+  kern g;
+  memset(&g, 0, sizeof g);
+  g.sh = (sc_jshape){0, 0, 0, 1, SC_JSHAPE_MEM};
+  g.bytes = bytes;
+  return g;
+}
+
+static kern norm(double bytes) {
+  kern g = mem(bytes);
+  g.sh.cls = SC_JSHAPE_NORM;
+  return g;
+}
+
+/* The kernels operator e launches on a GPU (0: none). */
+static int kernels_of(bld *b, const xev *e, kern *k) {
+  sc_trace_reader *r = b->r;
+  xin *x = b->x;
+  shp in[4];
+  for (uint32_t i = 0; i < 4; i++) in[i] = input(x, e, i);
+  double sum = 0, big = 0, big_eb = 4;
+  int tensors = 0;
+  for (uint32_t i = 0; i < e->ninputs; i++) {
+    shp s = input(x, e, i);
+    if (s.rank > 0) tensors++;
+    sum += s.numel * s.eb;
+    if (s.numel > big) big = s.numel, big_eb = s.eb;
+  }
+  if (!tensors) return 0; /* 0-dim tensors and scalars: host-side */
+  const char *name = sc__job_str(r->job, e->name);
+  switch (e->h) {
+  case H_GEMM_MM:
+  case H_GEMM_ADDMM: {
+    shp a = e->h == H_GEMM_MM ? in[0] : in[1], c = e->h == H_GEMM_MM ? in[1] : in[2];
+    if (a.rank != 2 || c.rank != 2) break;
+    k[0] = gemm((double)a.d[0], (double)c.d[1], (double)a.d[1], 1, a.eb, SC_JSHAPE_GEMM);
+    return 1;
+  }
+  case H_GEMM_BMM:
+  case H_GEMM_BADDBMM: {
+    shp a = e->h == H_GEMM_BMM ? in[0] : in[1], c = e->h == H_GEMM_BMM ? in[1] : in[2];
+    if (a.rank != 3 || c.rank != 3) break;
+    k[0] = gemm((double)a.d[1], (double)c.d[2], (double)a.d[2], (double)a.d[0], a.eb, SC_JSHAPE_GEMM);
+    return 1;
+  }
+  case H_CONV:
+  case H_CONV_BWD: {
+    int bwd = e->h == H_CONV_BWD;
+    shp xs = bwd ? in[1] : in[0], w = bwd ? in[2] : in[1];
+    if (xs.rank != 4 || w.rank != 4) break;
+    double N = (double)xs.d[0], C = (double)xs.d[1], H = (double)xs.d[2], W = (double)xs.d[3];
+    double K = (double)w.d[0], Cg = (double)w.d[1], R = (double)w.d[2], S = (double)w.d[3];
+    double g = Cg > 0 ? C / Cg : 1;
+    if (g < 1) g = 1;
+    double P, Q;
+    if (bwd) {
+      if (in[0].rank != 4) break;
+      P = (double)in[0].d[2], Q = (double)in[0].d[3];
+    } else {
+      int64_t st[4] = {1, 1}, pd[4] = {0, 0}, dl[4] = {1, 1}, gr[4] = {0};
+      int ns = concrete(r, x, e, 3, st, 2), np = concrete(r, x, e, 4, pd, 2), nd = concrete(r, x, e, 5, dl, 2);
+      if (concrete(r, x, e, 8, gr, 1) == 1 && gr[0] > 0) g = (double)gr[0];
+      if (ns < 0 || np < 0) {
+        sc__job_warn(r->job, "%s: convolution without \"Concrete Inputs\": stride 1 and same-size output assumed",
+                     r->name);
+        P = H, Q = W;
+      } else {
+        if (ns == 1) st[1] = st[0];
+        if (np == 1) pd[1] = pd[0];
+        if (nd == 1) dl[1] = dl[0];
+        if (st[0] < 1 || st[1] < 1) st[0] = st[1] = 1;
+        P = floor((H + 2.0 * (double)pd[0] - (double)dl[0] * (R - 1) - 1) / (double)st[0]) + 1;
+        Q = floor((W + 2.0 * (double)pd[1] - (double)dl[1] * (S - 1) - 1) / (double)st[1]) + 1;
+        if (P < 1) P = 1;
+        if (Q < 1) Q = 1;
+      }
+    }
+    double Kg = K / g;
+    if (!bwd) {
+      k[0] = gemm(N * P * Q, Kg, Cg * R * S, g, xs.eb, SC_JSHAPE_CONV);
+      k[0].bytes = xs.eb * (N * C * H * W + K * Cg * R * S + N * K * P * Q);
+      return 1;
+    }
+    int n = 0;
+    if (conv_input_grad(r, x, e)) { /* data gradient: gy * w^T */
+      k[n] = gemm(N * H * W, Cg, Kg * R * S, g, xs.eb, SC_JSHAPE_CONV);
+      k[n].bytes = xs.eb * (N * K * P * Q + K * Cg * R * S + N * C * H * W);
+      n++;
+    }
+    k[n] = gemm(Kg, Cg * R * S, N * P * Q, g, xs.eb, SC_JSHAPE_CONV); /* weight gradient */
+    k[n].bytes = xs.eb * (N * K * P * Q + N * C * H * W + K * Cg * R * S);
+    return n + 1;
+  }
+  case H_WRITE:
+    k[0] = mem(in[0].numel * in[0].eb);
+    return 1;
+  case H_COPY:
+    k[0] = mem(in[0].numel * in[0].eb + in[1].numel * in[1].eb);
+    return 1;
+  case H_NORM_FWD:
+    k[0] = norm(2 * in[0].numel * in[0].eb);
+    return 1;
+  case H_SOFTMAX:
+    k[0] = mem(2 * in[0].numel * in[0].eb);
+    return 1;
+  case H_NORM_BWD:
+    k[0] = norm(3 * in[0].numel * in[0].eb);
+    return 1;
+  case H_SOFTMAX_BWD:
+    k[0] = mem(3 * in[0].numel * in[0].eb);
+    return 1;
+  case H_BN_FWD:
+    k[0] = norm(3 * in[0].numel * in[0].eb);
+    return 1;
+  case H_BN_BWD:
+    k[0] = norm(5 * in[0].numel * in[0].eb);
+    return 1;
+  case H_REDUCE:
+    k[0] = mem(in[0].numel * in[0].eb);
+    return 1;
+  case H_DROPOUT:
+    k[0] = mem(in[0].numel * (2 * in[0].eb + 1));
+    return 1;
+  case H_POOL: {
+    if (in[0].rank != 4) break;
+    int64_t ks[4] = {2, 2}, st[4] = {0, 0}, pd[4] = {0, 0};
+    int nk = concrete(r, x, e, 1, ks, 2), ns = concrete(r, x, e, 2, st, 2), np = concrete(r, x, e, 3, pd, 2);
+    if (nk == 1) ks[1] = ks[0];
+    if (ns < 1) st[0] = ks[0], st[1] = ks[1];
+    else if (ns == 1) st[1] = st[0];
+    if (np == 1) pd[1] = pd[0];
+    if (st[0] < 1 || st[1] < 1) st[0] = st[1] = 2;
+    double H = (double)in[0].d[2], W = (double)in[0].d[3];
+    double P = floor((H + 2.0 * (double)pd[0] - (double)ks[0]) / (double)st[0]) + 1;
+    double Q = floor((W + 2.0 * (double)pd[1] - (double)ks[1]) / (double)st[1]) + 1;
+    if (P < 1) P = 1;
+    if (Q < 1) Q = 1;
+    double out = (double)in[0].d[0] * (double)in[0].d[1] * P * Q;
+    k[0] = mem(in[0].numel * in[0].eb + out * (in[0].eb + 8)); /* values + int64 indices */
+    return 1;
+  }
+  case H_POOL_BWD: /* gy and indices read; gx zeroed and scattered */
+    k[0] = mem(in[0].numel * (in[0].eb + 8) + 2 * in[1].numel * in[1].eb);
+    return 1;
+  case H_EMBED: { /* rows gathered: indices x row width, read and written */
+    if (in[0].rank != 2) break;
+    k[0] = mem(2 * in[1].numel * (double)in[0].d[1] * in[0].eb + in[1].numel * 8);
+    return 1;
+  }
+  case H_EMBED_BWD:
+    k[0] = mem(3 * in[0].numel * in[0].eb);
+    return 1;
+  case H_NLL_FWD:
+    k[0] = mem(in[1].numel * (in[0].eb + 8));
+    return 1;
+  case H_NLL_BWD:
+    k[0] = mem(in[1].numel * in[1].eb);
+    return 1;
+  case H_ACCGRAD: /* grad += new: both read, one written */
+    k[0] = mem(3 * in[0].numel * in[0].eb);
+    return 1;
+  case H_MEM:
+    k[0] = mem(sum + big * big_eb);
+    return 1;
+  case -1:
+    sc__job_warn(r->job, "%s: unknown operator %s priced as a memory-bound kernel", r->name, name);
+    k[0] = mem(sum + big * big_eb);
+    return 1;
+  default:
+    return 0;
+  }
+  sc__job_warn(r->job, "%s: %s with unexpected input shapes: not priced", r->name, name);
+  return 0;
+}
+
+/* Operators that an nn.Module's forward calls from Python (a layer): the
+ * module call itself costs host time on top of the dispatch. */
+static int is_module_op(const char *name) {
+  static const char *const mod[] = {"aten::conv2d", "aten::batch_norm", "aten::linear", "aten::layer_norm",
+                                    "aten::dropout", "aten::relu", "aten::relu_", "aten::embedding",
+                                    "aten::max_pool2d", "aten::adaptive_avg_pool2d", "aten::gelu",
+                                    "aten::softmax", "aten::cross_entropy_loss", "aten::tanh"};
+  for (size_t i = 0; i < sizeof mod / sizeof mod[0]; i++)
+    if (!strcmp(name, mod[i])) return 1;
+  return 0;
+}
+
+static int is_autograd_node(const char *name) {
+  return !strncmp(name, "autograd::engine::evaluate_function", 35);
+}
+
+static int cmp_nest(const void *p, const void *q) { /* by thread, start, longest first */
+  const xev *a = *(xev *const *)p, *b = *(xev *const *)q;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  if (a->dur != b->dur) return a->dur > b->dur ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+typedef struct item { int64_t t; uint32_t seq; uint32_t ev; uint8_t grad; } item;
+
+static int cmp_item(const void *p, const void *q) {
+  const item *a = p, *b = q;
+  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int xs_build(sc_trace_reader *r) {
+  xin *x = X(r);
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  if (!x->saw_events) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no traceEvents array: not a trace");
+  if (x->gpu_events)
+    return sc__trace_fail(r, SC_EINVAL, 0,
+                          "%lld GPU kernel/copy events: this trace ran on a GPU, import it with `import kineto`",
+                          (long long)x->gpu_events);
+  size_t n = x->nev;
+  /* The profiler step ranges bound the step; without them the whole trace. */
+  int64_t w0 = INT64_MAX, w1 = INT64_MIN, steps = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *nm = sc__job_str(job, x->ev[i].name);
+    if (x->ev[i].step && !strncmp(nm, "ProfilerStep", 12)) {
+      steps++;
+      if (x->ev[i].ts < w0) w0 = x->ev[i].ts;
+      if (x->ev[i].ts + x->ev[i].dur > w1) w1 = x->ev[i].ts + x->ev[i].dur;
+    }
+  }
+  if (!steps) {
+    for (size_t i = 0; i < n; i++) {
+      if (x->ev[i].ts < w0) w0 = x->ev[i].ts;
+      if (x->ev[i].ts + x->ev[i].dur > w1) w1 = x->ev[i].ts + x->ev[i].dur;
+    }
+    steps = 1;
+  }
+  xev **byt = sc__malloc(ctx, (n ? n : 1) * sizeof *byt);
+  item *it = sc__malloc(ctx, (2 * n + 1) * sizeof *it);
+  int32_t *stack = sc__malloc(ctx, (n ? n : 1) * sizeof *stack);
+  int rc = byt && it && stack ? SC_OK : SC_ENOMEM;
+  size_t nops_priced = 0;
+  if (!rc) {
+    for (size_t i = 0; i < n; i++) byt[i] = &x->ev[i];
+    qsort(byt, n, sizeof *byt, cmp_nest);
+    /* Nesting per thread: a stack of open ranges. An operator that starts
+     * inside another is its child; clocks that tick in whole microseconds
+     * can make it end a tick later, so its end is clamped (counted when it
+     * overhangs by more than a microsecond). */
+    size_t sp = 0;
+    int64_t tid = 0;
+    int64_t overlap = 0;
+    for (size_t i = 0; i < n; i++) {
+      xev *e = byt[i];
+      if (i == 0 || e->tid != tid) sp = 0, tid = e->tid;
+      while (sp && e->ts >= x->ev[stack[sp - 1]].ts + x->ev[stack[sp - 1]].dur) sp--;
+      if (sp) {
+        xev *p = &x->ev[stack[sp - 1]];
+        int64_t over = e->ts + e->dur - (p->ts + p->dur);
+        if (over > 0) {
+          if (over > 1000) overlap++;
+          e->dur -= over;
+        }
+      }
+      e->parent = sp ? stack[sp - 1] : -1;
+      e->h = e->step ? H_COMPOSITE : (int8_t)op_handler(sc__job_str(job, e->name));
+      if (e->parent >= 0) {
+        xev *p = &x->ev[e->parent];
+        p->has_children = 1;
+        int ph = p->h;
+        int p_priced = ph != H_ZERO && ph != H_COMPOSITE && ph != -1;
+        e->priced_above = p->priced_above || p_priced;
+        e->in_autograd = p->in_autograd || is_autograd_node(sc__job_str(job, p->name));
+      }
+      stack[sp++] = (int32_t)(e - x->ev);
+    }
+    if (overlap) sc__job_warn_n(job, overlap, "%s: operators that end after their parent (clamped)", r->name);
+  }
+  /* Items in time order: operators at their start, gradients when their
+   * AccumulateGrad ends (after whatever it launched). */
+  size_t ni = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    xev *e = &x->ev[i];
+    if (e->step || e->ts < w0 || e->ts >= w1) continue;
+    it[ni++] = (item){e->ts, (uint32_t)i * 2, (uint32_t)i, 0};
+    if (e->h == H_ACCGRAD) it[ni++] = (item){e->ts + e->dur, (uint32_t)i * 2 + 1, (uint32_t)i, 1};
+  }
+  if (!rc) qsort(it, ni, sizeof *it, cmp_item);
+
+  int64_t rank = x->have_rank ? x->rank : r->rank_hint;
+  if (!rc && (rank < 0 || rank >= SC_JOB_MAX_WORLD || x->world > SC_JOB_MAX_WORLD))
+    rc = sc__trace_fail(r, SC_EINVAL, 0, "rank %lld or world_size %lld out of range", (long long)rank,
+                        (long long)x->world);
+  if (!rc && x->world > 0) {
+    if (job->world && job->world != x->world)
+      rc = sc__trace_fail(r, SC_EINVAL, 0, "world_size %lld differs from %lld in earlier traces",
+                          (long long)x->world, (long long)job->world);
+    else job->world = x->world;
+  }
+  bld b;
+  memset(&b, 0, sizeof b);
+  b.r = r;
+  b.x = x;
+  if (!rc) {
+    b.jr = sc__job_add_rank(job, rank);
+    if (!b.jr) rc = SC_ENOMEM;
+  }
+  uint32_t nm_host = 0, nm_gpu = 0, nm_grad = 0, nm_dev = 0;
+  if (!rc && (sc__job_intern(job, "host", 4, &nm_host) || sc__job_intern(job, "stream 7", 8, &nm_gpu) ||
+              sc__job_intern(job, "grad ready", 10, &nm_grad) || sc__job_intern(job, "", 0, &nm_dev)))
+    rc = SC_ENOMEM;
+  if (!rc) {
+    b.jr->source = r->name_id;
+    b.jr->gpu = nm_dev;
+    b.jr->iterations = steps;
+    b.jr->span_ns = 0; /* nothing ran on a GPU: no measured step */
+    b.name_host = nm_host;
+    b.host_stream = sc__jrank_stream(job, b.jr, -1, nm_host, 1);
+    b.gpu_stream = sc__jrank_stream(job, b.jr, 7, nm_gpu, 0);
+    if (b.host_stream < 0 || b.gpu_stream < 0) rc = SC_ENOMEM;
+  }
+  for (size_t q = 0; !rc && q < ni; q++) {
+    xev *e = &x->ev[it[q].ev];
+    if (it[q].grad) {
+      shp g = input(x, e, 0);
+      if (g.numel <= 0) {
+        sc__job_warn(job, "%s: AccumulateGrad without the gradient's shape: not a DDP bucket member", r->name);
+        continue;
+      }
+      sc_jop op;
+      memset(&op, 0, sizeof op);
+      op.start_ns = -1;
+      op.bytes = g.numel * g.eb;
+      op.name = nm_grad;
+      op.group = SC_JOB_NONE;
+      op.peer = -1;
+      op.stream = (uint16_t)b.gpu_stream;
+      op.kind = SC_JOP_GRAD;
+      if (sc__jrank_op(job, b.jr, &op) < 0) rc = SC_ENOMEM;
+      b.grads++;
+      continue;
+    }
+    /* Host dispatch: an aten operator called from outside aten (Python,
+     * an autograd node, the optimizer), or an autograd node itself. */
+    const char *nm = sc__job_str(job, e->name);
+    const char *pn = e->parent >= 0 ? sc__job_str(job, x->ev[e->parent].name) : "";
+    if ((!strncmp(nm, "aten::", 6) && strncmp(pn, "aten::", 6)) || is_autograd_node(nm)) {
+      if (e->in_autograd || is_autograd_node(nm)) b.pending_cpp++;
+      else {
+        b.pending++;
+        b.pending_mod += is_module_op(nm);
+      }
+    }
+    if (e->priced_above) continue;
+    if (e->h == H_ZERO || e->h == H_COMPOSITE) continue;
+    if (e->h == -1 && e->has_children) continue; /* an unknown composite */
+    kern k[3];
+    int nk = kernels_of(&b, e, k);
+    if (nk > 0) {
+      rc = emit_kernels(&b, e->name, k, nk);
+      nops_priced++;
+    }
+  }
+  if (!rc && (b.pending || b.pending_cpp)) rc = emit_host(&b);
+  if (!rc && !b.kernels)
+    rc = sc__trace_fail(r, SC_EINVAL, r->out_bytes,
+                        "no operators with input shapes (profile with record_shapes=True)");
+  if (!rc && !b.grads)
+    sc__job_warn(job, "%s: no AccumulateGrad events: no gradients for data parallelism", r->name);
+  if (rc && b.jr) {
+    sc__jrank_free(ctx, &job->ranks[job->nranks - 1]);
+    job->nranks--;
+  }
+  sc__free(ctx, byt, (n ? n : 1) * sizeof *byt);
+  sc__free(ctx, it, (2 * n + 1) * sizeof *it);
+  sc__free(ctx, stack, (n ? n : 1) * sizeof *stack);
+  (void)nops_priced;
+  return rc;
+}
+
+static int xs_finish(sc_trace_reader *r) {
+  xin *x = X(r);
+  sc__json_end(&x->j);
+  sc__json_feed(&x->j, "", 0);
+  int rc = pump(r);
+  if (rc) return rc;
+  return xs_build(r);
+}
+
+const sc_trace_handler sc__exsitu_handler = {"cpu", xs_open, xs_data, xs_finish, xs_close};

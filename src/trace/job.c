@@ -1,0 +1,417 @@
+/*
+ * job.c: the imported-workload container (job_int.h): interned strings,
+ * deduplicated communication groups, per-rank op arrays, counted warnings,
+ * and the cross-rank checks run once every rank is imported. Importers build
+ * jobs through these helpers; scw.c serialises them; replay.c consumes them.
+ */
+#include "trace/job_int.h"
+
+#include "ir/workload_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* qsort/bsearch that accept an empty array (the C library's do not take a
+ * NULL base, even for zero items). */
+static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 1) qsort(base, n, size, cmp);
+}
+
+static const char *const jop_names[] = {
+#define SC_X_NAME(id, name) name,
+    SC_JOP_LIST(SC_X_NAME)
+#undef SC_X_NAME
+};
+
+const char *sc__jop_name(int kind) {
+  return kind >= 0 && kind < SC_JOP_COUNT ? jop_names[kind] : "?";
+}
+
+static const char *const jshape_names[] = {
+#define SC_X_NAME(id, name) name,
+    SC_JSHAPE_LIST(SC_X_NAME)
+#undef SC_X_NAME
+};
+
+const char *sc__jshape_name(int cls) {
+  return cls >= 0 && cls < SC_JSHAPE_COUNT ? jshape_names[cls] : "?";
+}
+
+int sc_job_new(sc_ctx *ctx, sc_job **out) {
+  *out = NULL;
+  sc_job *job = sc__calloc(ctx, 1, sizeof *job);
+  if (!job) return SC_ENOMEM;
+  job->ctx = ctx;
+  uint32_t id;
+  if (sc__job_intern(job, "", 0, &id)) { /* string id 0 is "" */
+    sc_job_free(job);
+    return SC_ENOMEM;
+  }
+  *out = job;
+  return SC_OK;
+}
+
+void sc__jrank_free(sc_ctx *ctx, sc_jrank *r) {
+  sc__free(ctx, r->streams, r->streams_cap * sizeof *r->streams);
+  sc__free(ctx, r->ops, r->ops_cap * sizeof *r->ops);
+  sc__free(ctx, r->deps, r->deps_cap * sizeof *r->deps);
+  sc__free(ctx, r->shapes, r->shapes_cap * sizeof *r->shapes);
+  memset(r, 0, sizeof *r);
+}
+
+void sc_job_free(sc_job *job) {
+  if (!job) return;
+  sc_ctx *ctx = job->ctx;
+  for (size_t i = 0; i < job->nranks; i++) sc__jrank_free(ctx, &job->ranks[i]);
+  sc__free(ctx, job->ranks, job->ranks_cap * sizeof *job->ranks);
+  sc__free(ctx, job->groups, job->groups_cap * sizeof *job->groups);
+  sc__free(ctx, job->members, job->members_cap * sizeof *job->members);
+  sc__free(ctx, job->str, job->str_cap);
+  sc__free(ctx, job->str_off, job->str_off_cap * sizeof *job->str_off);
+  sc__free(ctx, job->str_hash, job->str_hash_cap * sizeof *job->str_hash);
+  sc__free(ctx, job->warns, job->warns_cap * sizeof *job->warns);
+  sc__free(ctx, job, sizeof *job);
+}
+
+/* ------------------------------------------------------------ strings */
+
+/* FNV-1a, 32 bit (Fowler, Noll, Vo; the published offset basis and prime). */
+static uint32_t fnv1a(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+const char *sc__job_str(const sc_job *job, uint32_t id) {
+  return id < job->nstr ? job->str + job->str_off[id] : "";
+}
+
+static int hash_rebuild(sc_job *job, size_t cap) {
+  uint32_t *h = sc__calloc(job->ctx, cap, sizeof *h);
+  if (!h) return SC_ENOMEM;
+  for (size_t id = 0; id < job->nstr; id++) {
+    const char *s = job->str + job->str_off[id];
+    size_t i = fnv1a(s, strlen(s)) & (cap - 1);
+    while (h[i]) i = (i + 1) & (cap - 1);
+    h[i] = (uint32_t)id + 1;
+  }
+  sc__free(job->ctx, job->str_hash, job->str_hash_cap * sizeof *job->str_hash);
+  job->str_hash = h;
+  job->str_hash_cap = cap;
+  return SC_OK;
+}
+
+int sc__job_intern(sc_job *job, const char *s, size_t n, uint32_t *id) {
+  if (2 * (job->nstr + 1) > job->str_hash_cap &&
+      hash_rebuild(job, job->str_hash_cap ? job->str_hash_cap * 2 : 256))
+    return SC_ENOMEM;
+  /* Strings are stored 0-terminated: cut at an embedded 0. */
+  const char *z = memchr(s, 0, n);
+  if (z) n = (size_t)(z - s);
+  size_t mask = job->str_hash_cap - 1, i = fnv1a(s, n) & mask;
+  while (job->str_hash[i]) {
+    uint32_t cand = job->str_hash[i] - 1;
+    const char *c = job->str + job->str_off[cand];
+    if (!strncmp(c, s, n) && c[n] == 0) {
+      *id = cand;
+      return SC_OK;
+    }
+    i = (i + 1) & mask;
+  }
+  if (job->nstr >= UINT32_MAX - 1 || job->str_len + n + 1 > UINT32_MAX)
+    return sc__error(job->ctx, SC_ENOMEM, "too many strings");
+  if (sc__grow(job->ctx, (void **)&job->str, 1, &job->str_cap, job->str_len + n + 1) ||
+      sc__grow(job->ctx, (void **)&job->str_off, sizeof *job->str_off, &job->str_off_cap,
+               job->nstr + 1))
+    return SC_ENOMEM;
+  memcpy(job->str + job->str_len, s, n);
+  job->str[job->str_len + n] = 0;
+  job->str_off[job->nstr] = (uint32_t)job->str_len;
+  job->str_len += n + 1;
+  job->str_hash[i] = (uint32_t)job->nstr + 1;
+  *id = (uint32_t)job->nstr++;
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ groups */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id) {
+  sort_items(ranks, n, sizeof *ranks, cmp_i64);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m == 0 || ranks[i] != ranks[m - 1]) ranks[m++] = ranks[i];
+  for (size_t g = 0; g < job->ngroups; g++) {
+    const sc_jgroup *gr = &job->groups[g];
+    if (gr->n == m && !memcmp(job->members + gr->off, ranks, m * sizeof *ranks)) {
+      *id = (uint32_t)g;
+      return SC_OK;
+    }
+  }
+  if (sc__grow(job->ctx, (void **)&job->groups, sizeof *job->groups, &job->groups_cap,
+               job->ngroups + 1) ||
+      sc__grow(job->ctx, (void **)&job->members, sizeof *job->members, &job->members_cap,
+               job->nmembers + m))
+    return SC_ENOMEM;
+  memcpy(job->members + job->nmembers, ranks, m * sizeof *ranks);
+  job->groups[job->ngroups] = (sc_jgroup){name, (uint32_t)job->nmembers, (uint32_t)m};
+  job->nmembers += m;
+  *id = (uint32_t)job->ngroups++;
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ ranks, ops */
+
+sc_jrank *sc__job_add_rank(sc_job *job, int64_t rank) {
+  if (sc__grow(job->ctx, (void **)&job->ranks, sizeof *job->ranks, &job->ranks_cap,
+               job->nranks + 1))
+    return NULL;
+  sc_jrank *r = &job->ranks[job->nranks++];
+  memset(r, 0, sizeof *r);
+  r->rank = rank;
+  r->iterations = 1;
+  return r;
+}
+
+int sc__jrank_stream(sc_job *job, sc_jrank *r, int64_t id, uint32_t name, int host) {
+  if (r->nstreams >= UINT16_MAX) return sc__error(job->ctx, SC_EUNSUPPORTED, "too many streams");
+  if (sc__grow(job->ctx, (void **)&r->streams, sizeof *r->streams, &r->streams_cap,
+               r->nstreams + 1))
+    return SC_ENOMEM;
+  r->streams[r->nstreams] = (sc_jstream){id, name, (uint8_t)(host != 0)};
+  return (int)r->nstreams++;
+}
+
+int64_t sc__jrank_op(sc_job *job, sc_jrank *r, const sc_jop *op) {
+  if (r->nops >= UINT32_MAX - 1) return -1;
+  if (sc__grow(job->ctx, (void **)&r->ops, sizeof *r->ops, &r->ops_cap, r->nops + 1)) return -1;
+  sc_jop *o = &r->ops[r->nops];
+  *o = *op;
+  o->dep_off = (uint32_t)r->ndeps;
+  o->ndeps = 0;
+  return (int64_t)r->nops++;
+}
+
+int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh) {
+  if (r->nshapes >= UINT32_MAX - 1) return -1;
+  if (sc__grow(job->ctx, (void **)&r->shapes, sizeof *r->shapes, &r->shapes_cap, r->nshapes + 1))
+    return -1;
+  r->shapes[r->nshapes] = *sh;
+  return (int64_t)r->nshapes++;
+}
+
+int sc__jrank_dep(sc_job *job, sc_jrank *r, uint32_t dep) {
+  if (r->ndeps >= UINT32_MAX - 1) return sc__error(job->ctx, SC_ENOMEM, "too many dependencies");
+  if (sc__grow(job->ctx, (void **)&r->deps, sizeof *r->deps, &r->deps_cap, r->ndeps + 1))
+    return SC_ENOMEM;
+  r->deps[r->ndeps++] = dep;
+  r->ops[r->nops - 1].ndeps++;
+  return SC_OK;
+}
+
+static void warn_v(sc_job *job, int64_t n, const char *fmt, va_list ap) {
+  char msg[sizeof job->warns[0].msg];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  for (size_t i = 0; i < job->nwarns; i++)
+    if (!strcmp(job->warns[i].msg, msg)) {
+      job->warns[i].count += n;
+      return;
+    }
+  /* Out of memory for a warning only loses the warning. */
+  if (sc__grow(job->ctx, (void **)&job->warns, sizeof *job->warns, &job->warns_cap,
+               job->nwarns + 1))
+    return;
+  sc__strlcpy(job->warns[job->nwarns].msg, msg, sizeof msg);
+  job->warns[job->nwarns++].count = n;
+}
+
+void sc__job_warn(sc_job *job, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  warn_v(job, 1, fmt, ap);
+  va_end(ap);
+}
+
+void sc__job_warn_n(sc_job *job, int64_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  warn_v(job, n, fmt, ap);
+  va_end(ap);
+}
+
+int sc_job_write_warnings(const sc_job *job, sc_write_fn w, void *ud) {
+  for (size_t i = 0; i < job->nwarns; i++) {
+    int rc = sc__writef(w, ud, "warning: %lld x %s\n", (long long)job->warns[i].count,
+                        job->warns[i].msg);
+    if (rc) return rc;
+  }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ summary */
+
+void sc_job_get_info(const sc_job *job, sc_job_info *info) {
+  memset(info, 0, sizeof *info);
+  info->world = job->world;
+  info->ranks = (int64_t)job->nranks;
+  info->groups = (int64_t)job->ngroups;
+  for (size_t i = 0; i < job->nwarns; i++) info->warnings += job->warns[i].count;
+  for (size_t i = 0; i < job->nranks; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    info->ops += (int64_t)r->nops;
+    info->deps += (int64_t)r->ndeps;
+    if (r->iterations > info->iterations) info->iterations = r->iterations;
+    double step = r->iterations > 0 ? (double)r->span_ns / 1e9 / (double)r->iterations : 0;
+    if (step > info->traced_step_s) info->traced_step_s = step;
+    for (size_t k = 0; k < r->nops; k++) {
+      info->priced_ops += r->ops[k].shape != 0;
+      info->grads += r->ops[k].kind == SC_JOP_GRAD;
+      switch (r->ops[k].kind) {
+      case SC_JOP_HOST:
+      case SC_JOP_SYNC:
+        info->host_ops++;
+        break;
+      case SC_JOP_IDLE:
+      case SC_JOP_GRAD:
+        break;
+      case SC_JOP_COLL:
+        info->collectives++;
+        info->gpu_ops++;
+        break;
+      case SC_JOP_SEND:
+      case SC_JOP_RECV:
+        info->p2p++;
+        info->gpu_ops++;
+        break;
+      default:
+        info->gpu_ops++;
+        break;
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------ checks */
+
+static int is_member(const sc_job *job, uint32_t g, int64_t rank) {
+  const sc_jgroup *gr = &job->groups[g];
+  const int64_t *m = job->members + gr->off;
+  size_t lo = 0, hi = gr->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m[mid] < rank) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < gr->n && m[lo] == rank;
+}
+
+int sc_job_finish(sc_job *job) {
+  sc_ctx *ctx = job->ctx;
+  int64_t maxr = -1;
+  for (size_t i = 0; i < job->nranks; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    if (r->rank > maxr) maxr = r->rank;
+    for (size_t k = 0; k < i; k++)
+      if (job->ranks[k].rank == r->rank)
+        return sc__error(ctx, SC_EINVAL, "%s: rank %lld was already imported from %s",
+                         sc__job_str(job, r->source), (long long)r->rank,
+                         sc__job_str(job, job->ranks[k].source));
+  }
+  for (size_t i = 0; i < job->nmembers; i++)
+    if (job->members[i] > maxr) maxr = job->members[i];
+  if (maxr >= SC_JOB_MAX_WORLD || job->world > SC_JOB_MAX_WORLD)
+    return sc__error(ctx, SC_EINVAL, "the job names rank %lld: more than %lld ranks are not supported",
+                     (long long)(maxr > job->world ? maxr : job->world), (long long)SC_JOB_MAX_WORLD);
+  if (job->world <= maxr) {
+    if (job->world) sc__job_warn(job, "world size %lld is smaller than rank %lld: enlarged",
+                                 (long long)job->world, (long long)maxr);
+    job->world = maxr + 1;
+  }
+  /* Collectives over "the world" of traces that did not say its size. */
+  uint32_t world_id = SC_JOB_NONE;
+  for (size_t i = 0; i < job->nranks; i++) {
+    sc_jrank *r = &job->ranks[i];
+    for (size_t k = 0; k < r->nops; k++) {
+      if (r->ops[k].group != SC_JOB_WORLD) continue;
+      if (world_id == SC_JOB_NONE) {
+        int64_t *all = sc__malloc(ctx, (size_t)job->world * sizeof *all);
+        uint32_t name;
+        if (!all) return SC_ENOMEM;
+        for (int64_t m = 0; m < job->world; m++) all[m] = m;
+        int rc = sc__job_intern(job, "world", 5, &name);
+        if (!rc) rc = sc__job_group(job, all, (size_t)job->world, name, &world_id);
+        sc__free(ctx, all, (size_t)job->world * sizeof *all);
+        if (rc) return rc;
+      }
+      r->ops[k].group = world_id;
+    }
+  }
+  /* Collectives: every traced member of a group issues the same sequence
+   * (same count, same types in the same order): the replay pairs the k-th
+   * collective of each member. */
+  for (size_t g = 0; g < job->ngroups; g++) {
+    const sc_jrank *ref = NULL;
+    size_t ref_n = 0;
+    for (size_t i = 0; i < job->nranks; i++) {
+      const sc_jrank *r = &job->ranks[i];
+      size_t n = 0, k_ref = 0;
+      for (size_t k = 0; k < r->nops; k++) {
+        const sc_jop *op = &r->ops[k];
+        if (op->kind != SC_JOP_COLL || op->group != g) continue;
+        if (!is_member(job, (uint32_t)g, r->rank))
+          return sc__error(ctx, SC_EINVAL, "%s: rank %lld issues a collective on a group it is not in",
+                           sc__job_str(job, r->source), (long long)r->rank);
+        if (ref) { /* the n-th collective of ref on g */
+          while (k_ref < ref->nops && !(ref->ops[k_ref].kind == SC_JOP_COLL && ref->ops[k_ref].group == g))
+            k_ref++;
+          if (k_ref < ref->nops) {
+            const sc_jop *x = &ref->ops[k_ref++];
+            if (x->coll != op->coll && x->coll != SC_JCOLL_UNKNOWN && op->coll != SC_JCOLL_UNKNOWN)
+              return sc__error(ctx, SC_EINVAL,
+                               "%s: collective %zu of group %zu: %s on rank %lld, %s on rank %lld (%s): "
+                               "the traces do not cover the same steps (sampled traces?)",
+                               sc__job_str(job, r->source), n, g, sc__coll_name(op->coll),
+                               (long long)r->rank, sc__coll_name(x->coll), (long long)ref->rank,
+                               sc__job_str(job, ref->source));
+          }
+        }
+        n++;
+      }
+      if (!n && !is_member(job, (uint32_t)g, r->rank)) continue;
+      if (!ref) {
+        ref = r;
+        ref_n = n;
+      } else if (n != ref_n) {
+        return sc__error(ctx, SC_EINVAL,
+                         "%s: rank %lld issues %zu collectives on group %zu, rank %lld (%s) %zu: "
+                         "the traces do not cover the same steps",
+                         sc__job_str(job, r->source), (long long)r->rank, n, g,
+                         (long long)ref->rank, sc__job_str(job, ref->source), ref_n);
+      }
+    }
+  }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ hardware */
+
+const char *sc_job_gpu_preset(const sc_job *job) {
+  /* Device names as CUDA reports them, matched on distinctive substrings. */
+  static const struct {
+    const char *needle, *preset;
+  } map[] = {{"A100-SXM4-80GB", "a100-80gb"}, {"A100 80GB", "a100-80gb"},
+             {"A100-SXM-80GB", "a100-80gb"},  {"A100-PCIE-80GB", "a100-80gb"},
+             {"A100", "a100-40gb"},            {"H100", "h100-sxm"},
+             {"H800", "h800"},                 {"H200", "h200"},
+             {"B200", "b200"},                 {"V100", "v100-32gb"}};
+  for (size_t i = 0; i < job->nranks; i++) {
+    const char *g = sc__job_str(job, job->ranks[i].gpu);
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+      if (strstr(g, map[k].needle)) return map[k].preset;
+  }
+  return NULL;
+}

@@ -1,0 +1,193 @@
+/*
+ * job_int.h: the imported workload ("job") behind include/stepcast/trace.h.
+ * Importers (kineto.c, chakra.c) fill it, scw.c stores and loads it, replay.c
+ * turns it into engine programs. Per rank: streams (the host launch timeline
+ * and the GPU streams of the trace) and ops in stream order with explicit
+ * cross-op dependencies; per job: interned strings and communication groups
+ * listing their global member ranks.
+ */
+#ifndef SC_JOB_INT_H
+#define SC_JOB_INT_H
+
+#include "stepcast/trace.h"
+
+#include "base/sc_int.h"
+
+#define SC_JOB_NONE UINT32_MAX
+/* Group of a collective over the whole job when the trace does not give
+ * the world size (Chakra; Kineto without distributedInfo): importers set
+ * it, sc_job_finish replaces it with the group of all ranks once every
+ * rank is in. Never written to a .scw file. */
+#define SC_JOB_WORLD (UINT32_MAX - 1)
+/* Largest world a job may describe (ranks, group sizes): 2^20, far above
+ * any real job, low enough that per-rank tables stay small. */
+#define SC_JOB_MAX_WORLD ((int64_t)1 << 20)
+
+/* X(id, name): op kinds of a job. HOST is CPU time of the launching thread
+ * between two host events; SYNC is the host blocked until its dependencies
+ * (GPU ops) are done, then dur_ns more (wake-up); IDLE is time a GPU stream
+ * stood idle for a reason the trace does not show (kept as a delay); GRAD
+ * marks, on a GPU stream, the point where a parameter's gradient is complete
+ * (bytes: its size), which data parallelism (DDP buckets) hangs off. */
+#define SC_JOP_LIST(X)          \
+  X(SC_JOP_KERNEL, "kernel")    \
+  X(SC_JOP_MEMCPY, "memcpy")    \
+  X(SC_JOP_MEMSET, "memset")    \
+  X(SC_JOP_COLL, "collective")  \
+  X(SC_JOP_SEND, "send")        \
+  X(SC_JOP_RECV, "recv")        \
+  X(SC_JOP_HOST, "host")        \
+  X(SC_JOP_SYNC, "sync")        \
+  X(SC_JOP_IDLE, "idle")        \
+  X(SC_JOP_GRAD, "grad")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_JOP_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_JOP_COUNT
+};
+
+/* Collective type of an op whose type could not be determined. */
+#define SC_JCOLL_UNKNOWN 0xff
+
+/* X(id, name): how an op whose duration is not measured (ex-situ traces,
+ * `import cpu`) is priced at replay on the target GPU, from its shape entry:
+ * GEMM and CONV (implicit GEMM of a convolution) as a GEMM of m x n x k,
+ * `batch` times; MEM as a memory-bound kernel moving the op's `bytes`;
+ * HOST as m operators dispatched from Python and n from the C++ autograd
+ * engine, k of the m layer-level (calibration host_op_us, host_autograd_us,
+ * host_module_us);
+ * NORM as a memory-bound normalisation (batch / layer norm and their
+ * backward: per-channel reductions) at calibration norm_eff of MEM's speed. */
+#define SC_JSHAPE_LIST(X)      \
+  X(SC_JSHAPE_GEMM, "gemm")    \
+  X(SC_JSHAPE_CONV, "conv")    \
+  X(SC_JSHAPE_MEM, "mem")      \
+  X(SC_JSHAPE_HOST, "host")    \
+  X(SC_JSHAPE_NORM, "norm")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_JSHAPE_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_JSHAPE_COUNT
+};
+
+typedef struct sc_jshape {
+  double m, n, k, batch;
+  uint8_t cls;       /* SC_JSHAPE_* */
+} sc_jshape;
+
+/* One op. 64 bytes. */
+typedef struct sc_jop {
+  int64_t dur_ns;    /* measured duration (HOST: CPU time; SYNC: after deps) */
+  int64_t start_ns;  /* measured start relative to the rank's origin; -1 unknown */
+  double flops;      /* 0 = unknown */
+  double bytes;      /* collectives: nccl-tests size; copies: bytes; 0 = unknown */
+  uint32_t dep_off;  /* first dependency in sc_jrank.deps */
+  uint32_t ndeps;
+  uint32_t name;     /* string id */
+  uint32_t group;    /* collectives: group id, else SC_JOB_NONE */
+  int32_t peer;      /* send/recv: global rank of the peer, -1 unknown */
+  uint32_t iter;     /* profiler step (0-based) the op belongs to */
+  uint32_t shape;    /* priced at replay (dur_ns 0): 1 + index in sc_jrank.shapes; 0 none */
+  uint16_t stream;   /* index in sc_jrank.streams */
+  uint8_t kind;      /* SC_JOP_* */
+  uint8_t coll;      /* SC_COLL_* or SC_JCOLL_UNKNOWN */
+} sc_jop;
+
+typedef struct sc_jstream {
+  int64_t id;        /* trace stream id (device << 32 | stream); -1 host */
+  uint32_t name;     /* string id */
+  uint8_t host;      /* 1: the host timeline */
+} sc_jstream;
+
+/* One traced rank. Ops of one stream run in array order; deps are op
+ * indices of the same rank (any stream). */
+typedef struct sc_jrank {
+  int64_t rank;            /* global rank */
+  uint32_t source;         /* string id: file it came from */
+  uint32_t gpu;            /* string id: device name ("" unknown) */
+  int64_t iterations;      /* profiler steps covered (>= 1) */
+  int64_t span_ns;         /* traced span of those steps (first start to last op end) */
+  sc_jstream *streams;
+  size_t nstreams, streams_cap;
+  sc_jop *ops;
+  size_t nops, ops_cap;
+  uint32_t *deps;
+  size_t ndeps, deps_cap;
+  sc_jshape *shapes;       /* ops priced at replay (ex-situ traces) */
+  size_t nshapes, shapes_cap;
+} sc_jrank;
+
+typedef struct sc_jgroup {
+  uint32_t name;     /* string id ("" unknown) */
+  uint32_t off, n;   /* members: job->members[off .. off+n), ascending global ranks */
+} sc_jgroup;
+
+typedef struct sc_jwarn {
+  char msg[200];
+  int64_t count;
+} sc_jwarn;
+
+struct sc_job {
+  sc_ctx *ctx;
+  int64_t world;           /* 0 until known */
+  sc_jrank *ranks;
+  size_t nranks, ranks_cap;
+  sc_jgroup *groups;
+  size_t ngroups, groups_cap;
+  int64_t *members;
+  size_t nmembers, members_cap;
+  /* Interned strings: bytes (each 0-terminated) and offsets; hash index. */
+  char *str;
+  size_t str_len, str_cap;
+  uint32_t *str_off;
+  size_t nstr, str_off_cap;
+  uint32_t *str_hash;      /* open addressing: string id + 1, 0 empty */
+  size_t str_hash_cap;
+  sc_jwarn *warns;
+  size_t nwarns, warns_cap;
+  int64_t opened;          /* readers opened (rank hint default) */
+};
+
+/* Interns s[0..n) and returns its id in *id. 0 or SC_ENOMEM. */
+int sc__job_intern(sc_job *job, const char *s, size_t n, uint32_t *id);
+const char *sc__job_str(const sc_job *job, uint32_t id);
+
+/* Finds or adds the group with these members (sorted and deduplicated
+ * here; ranks must be >= 0); name is a string id. 0 or SC_ENOMEM. */
+int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
+
+/* Appends a rank (zeroed, rank set) and returns it (NULL: SC_ENOMEM). The
+ * pointer is valid until the next call. */
+sc_jrank *sc__job_add_rank(sc_job *job, int64_t rank);
+
+/* Appends a stream to r; returns its index or a negative SC_E code. */
+int sc__jrank_stream(sc_job *job, sc_jrank *r, int64_t id, uint32_t name, int host);
+/* Appends an op (copied) and returns its index, or -1 (SC_ENOMEM). Its
+ * dependencies are added with sc__jrank_dep right after, before the next op. */
+int64_t sc__jrank_op(sc_job *job, sc_jrank *r, const sc_jop *op);
+int sc__jrank_dep(sc_job *job, sc_jrank *r, uint32_t dep);
+/* Appends a shape entry; returns its index, or -1 (SC_ENOMEM). */
+int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh);
+
+/* Counts a warning once (sc__job_warn) or n times; the text is the key
+ * (same text, same counter). */
+void sc__job_warn(sc_job *job, const char *fmt, ...) SC_PRINTF(2, 3);
+void sc__job_warn_n(sc_job *job, int64_t n, const char *fmt, ...) SC_PRINTF(3, 4);
+
+/* Frees a rank's arrays. */
+void sc__jrank_free(sc_ctx *ctx, sc_jrank *r);
+
+const char *sc__jop_name(int kind);
+
+/* ddp.c: a copy of `in` with PyTorch DDP added after its GRAD ops: bucket
+ * copies, one all-reduce per bucket (first bucket first_bytes, then
+ * bucket_bytes) on a new stream over all ranks, and the copy back after
+ * backward. 0 or SC_ENOMEM / SC_EINVAL. */
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_job **out);
+const char *sc__jshape_name(int cls);
+
+#endif /* SC_JOB_INT_H */

@@ -1,0 +1,1625 @@
+/*
+ * kineto.c: importer of PyTorch profiler (Kineto) Chrome-trace JSON, one
+ * rank per file. Pass 1 streams the tokens and keeps compact records of what
+ * matters (GPU kernels/copies/memsets, the CUDA runtime calls that launch or
+ * wait for them, profiler steps, c10d annotations, CUDA sync records,
+ * distributedInfo, deviceProperties); everything else is dropped as it goes
+ * by. At the end, pass 2 rebuilds the rank's program: GPU ops per stream,
+ * NCCL kernels as collectives, the host launch timeline with its syncs, and
+ * cross-stream dependencies (CUDA events when recorded, else inferred).
+ */
+#include "base/json_int.h"
+#include "trace/trace_int.h"
+#include "ir/workload_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* qsort/bsearch that accept an empty array (the C library's do not take a
+ * NULL base, even for zero items). */
+static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  if (n > 1) qsort(base, n, size, cmp);
+}
+
+#define NAME_MAX_BYTES 4096
+
+/* Event categories we keep apart (old and new Kineto spellings). */
+enum {
+  CAT_OTHER = 0,
+  CAT_KERNEL,
+  CAT_MEMCPY,
+  CAT_MEMSET,
+  CAT_RUNTIME,
+  CAT_CPU_OP,
+  CAT_ANNOTATION,
+  CAT_SYNC /* cuda_sync: CUDA event / stream synchronisation activity */
+};
+
+/* Fields of an event (and of its args) that we read. */
+enum {
+  F_NONE = 0,
+  F_PH, F_CAT, F_NAME, F_TID, F_TS, F_DUR, F_ARGS,
+  /* args */
+  A_DEVICE, A_STREAM, A_CORR, A_BYTES, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE, A_DTYPE,
+  A_COLL_NAME, A_PG_RANKS, A_PG_NAME, A_INPUT_DIMS, A_INPUT_TYPE, A_WAIT_STREAM, A_WAIT_CORR
+};
+
+/* Kinds of CUDA runtime calls we keep. */
+enum { RT_LAUNCH = 0, RT_SYNC_STREAM, RT_SYNC_DEVICE, RT_SYNC_EVENT, RT_MEMCPY_SYNC, RT_EVENT_RECORD,
+       RT_STREAM_WAIT };
+
+typedef struct kgpu {   /* a GPU activity */
+  int64_t ts, dur;      /* ns */
+  int64_t stream;       /* device << 32 | stream */
+  int64_t corr;
+  double bytes;         /* copies: bytes moved; NCCL: message bytes from args */
+  uint32_t name;
+  uint32_t group;       /* explicit group from args, or SC_JOB_NONE */
+  int32_t gsize;        /* "Group size" arg, 0 unknown */
+  uint8_t kind;         /* SC_JOP_KERNEL / MEMCPY / MEMSET */
+  uint8_t coll;         /* from args: SC_COLL_*, SC_JCOLL_UNKNOWN */
+  uint8_t p2p;          /* from args: 1 send, 2 recv */
+  uint8_t nccl;
+  /* pass 2 */
+  int64_t launch_ts, launch_end; /* -1: no launch record */
+  int64_t launch_tid;
+  uint32_t host_op;     /* host op it depends on */
+  uint32_t xdep;        /* cross-stream dependency (index in gpu[]), or SC_JOB_NONE */
+  uint32_t index;       /* final op index */
+  uint32_t iter;
+  uint16_t sidx;        /* stream index */
+} kgpu;
+
+typedef struct krt {    /* a CUDA runtime call */
+  int64_t ts, dur, corr, tid;
+  uint8_t type;
+} krt;
+
+typedef struct kann {   /* a c10d annotation (nccl:<coll>, record_param_comms) */
+  int64_t ts, end, tid;
+  double bytes;         /* 0 unknown */
+  uint32_t group;
+  int32_t gsize;
+  int8_t coll;          /* sc__coll_from_name */
+  uint8_t from_args;    /* record_param_comms with full args */
+} kann;
+
+typedef struct ksync {  /* a cuda_sync "Stream Wait Event" record */
+  int64_t stream, wait_stream, wait_corr, corr;
+} ksync;
+
+typedef struct kstep { int64_t ts, dur; } kstep;
+
+typedef struct kdev { int64_t id; uint32_t name; } kdev;
+
+typedef struct kpg { uint32_t name; uint32_t group; } kpg; /* pg_config entry */
+
+/* The event being read. */
+typedef struct kev {
+  char ph;
+  uint8_t cat;
+  int has_ts, has_dur, has_stream, has_corr;
+  int64_t ts, dur, tid, device, stream, corr, in_nelems, out_nelems, gsize, wait_stream, wait_corr;
+  double bytes;
+  char name[NAME_MAX_BYTES];
+  size_t name_len;
+  char coll_name[64], dtype[32], pg_name[64], input_type[32];
+  int64_t input_elems;  /* product of the first "Input Dims" entry; -1 none */
+  int64_t *pg_ranks;    /* parsed "Process Group Ranks" */
+  size_t npg_ranks, pg_ranks_cap;
+  int has_pg_ranks;
+  uint64_t offset;
+} kev;
+
+typedef struct kin {
+  sc_json j;
+  int root_array;       /* the file is a bare array of events */
+  int in_events;        /* inside traceEvents */
+  int saw_events;
+  int skip;             /* skipping a value: the depth of its END */
+  int root_key;         /* what the current top-level value is */
+  int field;            /* which event field the next value fills */
+  int dims_state;       /* reading "Input Dims": 0 none, 1 in outer, 2 in first inner, 3 done */
+  kev ev;
+  /* distributedInfo */
+  int64_t rank, world;
+  int have_rank;
+  int di_key;
+  int pg_key;
+  uint32_t pg_cur_name;
+  int64_t *pg_cur_ranks;
+  size_t pg_cur_n, pg_cur_cap;
+  int pg_cur_has_ranks;
+  int64_t pg_cur_size;
+  kpg *pgs;
+  size_t npgs, pgs_cap;
+  /* deviceProperties */
+  int dev_key;
+  kdev dev_cur;
+  kdev *devs;
+  size_t ndevs, devs_cap;
+  /* records */
+  kgpu *gpu;
+  size_t ngpu, gpu_cap;
+  krt *rt;
+  size_t nrt, rt_cap;
+  kann *ann;
+  size_t nann, ann_cap;
+  ksync *sync;
+  size_t nsync, sync_cap;
+  kstep *steps;
+  size_t nsteps, steps_cap;
+  int64_t min_device;   /* device of the first GPU event */
+} kin;
+
+enum { RK_NONE = 0, RK_EVENTS, RK_DIST, RK_DEVPROPS, RK_SKIP };
+
+/* ------------------------------------------------------------ keys */
+
+static int key_is(const sc_jtok *t, const char *lit, size_t n) {
+  return t->n == n && !memcmp(t->s, lit, n);
+}
+#define KEY(t, lit) key_is(t, lit, sizeof(lit) - 1)
+
+static int event_field(const sc_jtok *t) {
+  switch (t->n) {
+  case 2:
+    if (KEY(t, "ph")) return F_PH;
+    if (KEY(t, "ts")) return F_TS;
+    break;
+  case 3:
+    if (KEY(t, "cat")) return F_CAT;
+    if (KEY(t, "tid")) return F_TID;
+    if (KEY(t, "dur")) return F_DUR;
+    break;
+  case 4:
+    if (KEY(t, "name")) return F_NAME;
+    if (KEY(t, "args")) return F_ARGS;
+    break;
+  }
+  return F_NONE;
+}
+
+static int args_field(const sc_jtok *t) {
+  switch (t->n) {
+  case 5:
+    if (KEY(t, "bytes")) return A_BYTES;
+    if (KEY(t, "dtype")) return A_DTYPE;
+    break;
+  case 6:
+    if (KEY(t, "device")) return A_DEVICE;
+    if (KEY(t, "stream")) return A_STREAM;
+    break;
+  case 10:
+    if (KEY(t, "Group size")) return A_GROUP_SIZE;
+    if (KEY(t, "Input Dims")) return A_INPUT_DIMS;
+    if (KEY(t, "Input type")) return A_INPUT_TYPE;
+    break;
+  case 11:
+    if (KEY(t, "correlation")) return A_CORR;
+    break;
+  case 13:
+    if (KEY(t, "In msg nelems")) return A_IN_NELEMS;
+    break;
+  case 14:
+    if (KEY(t, "Out msg nelems")) return A_OUT_NELEMS;
+    if (KEY(t, "wait_on_stream")) return A_WAIT_STREAM;
+    break;
+  case 15:
+    if (KEY(t, "Collective name")) return A_COLL_NAME;
+    break;
+  case 18:
+    if (KEY(t, "Process Group Name")) return A_PG_NAME;
+    break;
+  case 19:
+    if (KEY(t, "Process Group Ranks")) return A_PG_RANKS;
+    break;
+  case 33:
+    if (KEY(t, "wait_on_cuda_event_record_corr_id")) return A_WAIT_CORR;
+    break;
+  }
+  return F_NONE;
+}
+
+static int category(const char *s, size_t n) {
+  static const struct {
+    const char *name;
+    int cat;
+  } t[] = {{"kernel", CAT_KERNEL},         {"Kernel", CAT_KERNEL},
+           {"gpu_memcpy", CAT_MEMCPY},     {"Memcpy", CAT_MEMCPY},
+           {"gpu_memset", CAT_MEMSET},     {"Memset", CAT_MEMSET},
+           {"cuda_runtime", CAT_RUNTIME},  {"cuda_driver", CAT_RUNTIME},
+           {"Runtime", CAT_RUNTIME},       {"cpu_op", CAT_CPU_OP},
+           {"Operator", CAT_CPU_OP},       {"user_annotation", CAT_ANNOTATION},
+           {"cuda_sync", CAT_SYNC}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (strlen(t[i].name) == n && !memcmp(t[i].name, s, n)) return t[i].cat;
+  return CAT_OTHER;
+}
+
+/* Runtime call kinds by name; -1 for calls we drop. */
+static int runtime_kind(const char *s, size_t n) {
+  if (n >= 16 && !memcmp(s, "cudaLaunchKernel", 16)) return RT_LAUNCH; /* also ExC */
+  if (n >= 14 && !memcmp(s, "cuLaunchKernel", 14)) return RT_LAUNCH;
+  if (n >= 23 && !memcmp(s, "cudaLaunchCooperativeKe", 23)) return RT_LAUNCH;
+  static const struct {
+    const char *name;
+    int kind;
+  } t[] = {{"cudaMemcpyAsync", RT_LAUNCH},      {"cudaMemsetAsync", RT_LAUNCH},
+           {"cudaMemcpy2DAsync", RT_LAUNCH},    {"cudaMemcpyPeerAsync", RT_LAUNCH},
+           {"cudaMemset", RT_LAUNCH},           {"cudaGraphLaunch", RT_LAUNCH},
+           {"cuMemcpyAsync", RT_LAUNCH},        {"cuMemsetD8Async", RT_LAUNCH},
+           {"cudaMemcpy", RT_MEMCPY_SYNC},      {"cudaMemcpy2D", RT_MEMCPY_SYNC},
+           {"cudaStreamSynchronize", RT_SYNC_STREAM}, {"cudaDeviceSynchronize", RT_SYNC_DEVICE},
+           {"cudaEventSynchronize", RT_SYNC_EVENT},   {"cudaEventRecord", RT_EVENT_RECORD},
+           {"cudaEventRecordWithFlags", RT_EVENT_RECORD}, {"cudaStreamWaitEvent", RT_STREAM_WAIT}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (strlen(t[i].name) == n && !memcmp(t[i].name, s, n)) return t[i].kind;
+  return -1;
+}
+
+/* ------------------------------------------------------------ pass 1 */
+
+static kin *K(sc_trace_reader *r) { return r->state; }
+
+static int kin_open(sc_trace_reader *r) {
+  kin *k = sc__calloc(r->ctx, 1, sizeof *k);
+  if (!k) return SC_ENOMEM;
+  sc__json_init(&k->j, r->ctx);
+  k->skip = -1;
+  k->rank = -1;
+  k->min_device = -1;
+  r->state = k;
+  return SC_OK;
+}
+
+#define FREE_ARR(ctx, p, cap) sc__free(ctx, p, (cap) * sizeof *(p))
+
+static void kin_close(sc_trace_reader *r) {
+  kin *k = K(r);
+  sc_ctx *ctx = r->ctx;
+  sc__json_free(&k->j);
+  FREE_ARR(ctx, k->ev.pg_ranks, k->ev.pg_ranks_cap);
+  FREE_ARR(ctx, k->pg_cur_ranks, k->pg_cur_cap);
+  FREE_ARR(ctx, k->pgs, k->pgs_cap);
+  FREE_ARR(ctx, k->devs, k->devs_cap);
+  FREE_ARR(ctx, k->gpu, k->gpu_cap);
+  FREE_ARR(ctx, k->rt, k->rt_cap);
+  FREE_ARR(ctx, k->ann, k->ann_cap);
+  FREE_ARR(ctx, k->sync, k->sync_cap);
+  FREE_ARR(ctx, k->steps, k->steps_cap);
+  sc__free(ctx, k, sizeof *k);
+  r->state = NULL;
+}
+
+/* Copies a string token, decoding escapes, into dst (always terminated). */
+static size_t tok_str(const sc_jtok *t, char *dst, size_t cap) {
+  if (!t->escaped) {
+    size_t n = t->n < cap - 1 ? t->n : cap - 1;
+    memcpy(dst, t->s, n);
+    dst[n] = 0;
+    return n;
+  }
+  size_t n = sc__json_unescape(t->s, t->n, dst, cap);
+  return n < cap - 1 ? n : cap - 1;
+}
+
+static int tok_i64(sc_trace_reader *r, const sc_jtok *t, int64_t *v, const char *what) {
+  if (t->type != SC_JT_NUMBER) return 0; /* strings, null: treated as absent */
+  if (sc__json_int(t->s, t->n, v)) {
+    sc__job_warn(r->job, "%s: non-integer \"%s\" ignored", r->name, what);
+    return 0;
+  }
+  return 1;
+}
+
+static int tok_ns(sc_trace_reader *r, const sc_jtok *t, int64_t *v) {
+  if (t->type != SC_JT_NUMBER) return 0;
+  if (sc__json_us_to_ns(t->s, t->n, v))
+    return sc__trace_fail(r, SC_EINVAL, t->offset, "timestamp out of range");
+  return 1;
+}
+
+/* Parses "[0, 1, 2]" (the string form of Process Group Ranks) into ev. */
+static int parse_rank_list(sc_trace_reader *r, kev *e, const char *s, size_t n) {
+  e->npg_ranks = 0;
+  e->has_pg_ranks = 1;
+  for (size_t i = 0; i < n;) {
+    if (s[i] < '0' || s[i] > '9') {
+      i++;
+      continue;
+    }
+    int64_t v = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+      if (v >= SC_JOB_MAX_WORLD) return SC_OK; /* not a rank: ignore the rest */
+      v = v * 10 + (s[i++] - '0');
+    }
+    if (sc__grow(r->ctx, (void **)&e->pg_ranks, sizeof *e->pg_ranks, &e->pg_ranks_cap,
+                 e->npg_ranks + 1))
+      return SC_ENOMEM;
+    e->pg_ranks[e->npg_ranks++] = v;
+  }
+  return SC_OK;
+}
+
+#define PUSH(ctx, arr, n, cap, item) sc__trace_push(ctx, (void **)&(arr), sizeof *(arr), &(n), &(cap), item)
+
+static int starts_with(const char *s, size_t n, const char *p) {
+  size_t k = strlen(p);
+  return n >= k && !memcmp(s, p, k);
+}
+
+/* Group id for explicit ranks, or SC_JOB_NONE. */
+static int args_group(sc_trace_reader *r, kev *e, uint32_t *group) {
+  *group = SC_JOB_NONE;
+  if (!e->has_pg_ranks || !e->npg_ranks) return SC_OK;
+  uint32_t name = 0;
+  if (e->pg_name[0] && sc__job_intern(r->job, e->pg_name, strlen(e->pg_name), &name)) return SC_ENOMEM;
+  return sc__job_group(r->job, e->pg_ranks, e->npg_ranks, name, group);
+}
+
+/* A complete event: keep a compact record of it if it matters. */
+static int end_event(sc_trace_reader *r) {
+  kin *k = K(r);
+  kev *e = &k->ev;
+  int rc = SC_OK;
+  if (e->ph != 'X') return SC_OK;
+  switch (e->cat) {
+  case CAT_KERNEL:
+  case CAT_MEMCPY:
+  case CAT_MEMSET: {
+    if (!e->has_ts || !e->has_dur || !e->has_stream) {
+      sc__job_warn(r->job, "%s: GPU event without ts, dur or args.stream ignored", r->name);
+      return SC_OK;
+    }
+    if (e->dur < 0) {
+      sc__job_warn(r->job, "%s: GPU event with a negative duration set to 0", r->name);
+      e->dur = 0;
+    }
+    kgpu g;
+    memset(&g, 0, sizeof g);
+    g.ts = e->ts;
+    g.dur = e->dur;
+    g.stream = (e->device << 32) | (e->stream & 0xffffffff);
+    g.corr = e->has_corr ? e->corr : -1;
+    g.kind = e->cat == CAT_KERNEL ? SC_JOP_KERNEL : e->cat == CAT_MEMCPY ? SC_JOP_MEMCPY : SC_JOP_MEMSET;
+    g.coll = SC_JCOLL_UNKNOWN;
+    g.group = SC_JOB_NONE;
+    if (k->min_device < 0) k->min_device = e->device;
+    if (g.kind != SC_JOP_KERNEL) g.bytes = e->bytes;
+    if (g.kind == SC_JOP_KERNEL && starts_with(e->name, e->name_len, "nccl")) {
+      g.nccl = 1;
+      if (e->coll_name[0]) {
+        int c = sc__coll_from_name(e->coll_name, strlen(e->coll_name));
+        if (c >= 0) g.coll = (uint8_t)c;
+        else if (c == -1) g.p2p = strstr(e->coll_name, "recv") ? 2 : 1;
+      }
+      double es = sc__dtype_bytes(e->dtype, strlen(e->dtype));
+      int64_t nel = g.coll == SC_COLL_ALLGATHER ? e->out_nelems : e->in_nelems;
+      if (nel > 0 && es > 0) g.bytes = (double)nel * es;
+      g.gsize = e->gsize > 0 && e->gsize < INT32_MAX ? (int32_t)e->gsize : 0;
+      if ((rc = args_group(r, e, &g.group))) return rc;
+      if (g.group == SC_JOB_NONE && e->pg_name[0]) {
+        uint32_t id;
+        if (sc__job_intern(r->job, e->pg_name, strlen(e->pg_name), &id)) return SC_ENOMEM;
+        for (size_t i = 0; i < k->npgs; i++)
+          if (k->pgs[i].name == id) g.group = k->pgs[i].group;
+      }
+    }
+    if ((rc = sc__job_intern(r->job, e->name, e->name_len, &g.name))) return rc;
+    return PUSH(r->ctx, k->gpu, k->ngpu, k->gpu_cap, &g);
+  }
+  case CAT_RUNTIME: {
+    int kind = runtime_kind(e->name, e->name_len);
+    if (kind < 0 || !e->has_ts) return SC_OK;
+    krt t = {e->ts, e->has_dur && e->dur > 0 ? e->dur : 0, e->has_corr ? e->corr : -1, e->tid,
+             (uint8_t)kind};
+    return PUSH(r->ctx, k->rt, k->nrt, k->rt_cap, &t);
+  }
+  case CAT_ANNOTATION:
+  case CAT_CPU_OP: {
+    if (!e->has_ts) return SC_OK;
+    if (e->cat == CAT_ANNOTATION && starts_with(e->name, e->name_len, "ProfilerStep#")) {
+      kstep s = {e->ts, e->has_dur ? e->dur : 0};
+      return PUSH(r->ctx, k->steps, k->nsteps, k->steps_cap, &s);
+    }
+    int from_args = e->coll_name[0] != 0 && starts_with(e->name, e->name_len, "record_param_comms");
+    if (!from_args && !starts_with(e->name, e->name_len, "nccl:")) return SC_OK;
+    kann a;
+    memset(&a, 0, sizeof a);
+    a.ts = e->ts;
+    a.end = e->ts + (e->has_dur && e->dur > 0 ? e->dur : 0);
+    a.tid = e->tid;
+    a.from_args = (uint8_t)from_args;
+    a.group = SC_JOB_NONE;
+    if (from_args) {
+      a.coll = (int8_t)sc__coll_from_name(e->coll_name, strlen(e->coll_name));
+      double es = sc__dtype_bytes(e->dtype, strlen(e->dtype));
+      int64_t nel = a.coll == SC_COLL_ALLGATHER ? e->out_nelems : e->in_nelems;
+      if (nel > 0 && es > 0) a.bytes = (double)nel * es;
+      a.gsize = e->gsize > 0 && e->gsize < INT32_MAX ? (int32_t)e->gsize : 0;
+      if ((rc = args_group(r, e, &a.group))) return rc;
+    } else {
+      a.coll = (int8_t)sc__coll_from_name(e->name, e->name_len);
+      /* c10d records the op's input tensors: the buffer for all-reduce,
+       * broadcast, all-to-all and reduce-scatter (the nccl-tests size),
+       * one rank's share for all-gather (scaled by the group size later). */
+      double es = sc__dtype_bytes(e->input_type, strlen(e->input_type));
+      if (e->input_elems > 0 && es > 0) a.bytes = (double)e->input_elems * es;
+    }
+    return PUSH(r->ctx, k->ann, k->nann, k->ann_cap, &a);
+  }
+  case CAT_SYNC: {
+    /* Kineto names CUPTI synchronisation records by type; only "Stream Wait
+     * Event" records a cross-stream edge (stream waits on wait_on_stream). */
+    if (!(e->name_len == 17 && !memcmp(e->name, "Stream Wait Event", 17))) return SC_OK;
+    if (!e->has_stream || e->wait_stream < 0 || e->wait_corr < 0) return SC_OK;
+    ksync s = {(e->device << 32) | (e->stream & 0xffffffff),
+               (e->device << 32) | (e->wait_stream & 0xffffffff), e->wait_corr,
+               e->has_corr ? e->corr : -1};
+    return PUSH(r->ctx, k->sync, k->nsync, k->sync_cap, &s);
+  }
+  }
+  return SC_OK;
+}
+
+static void reset_event(kev *e, uint64_t off) {
+  e->ph = 0;
+  e->cat = CAT_OTHER;
+  e->has_ts = e->has_dur = e->has_stream = e->has_corr = 0;
+  e->ts = e->dur = e->device = e->stream = e->corr = 0;
+  e->tid = INT64_MIN;
+  e->in_nelems = e->out_nelems = e->gsize = 0;
+  e->wait_stream = e->wait_corr = -1;
+  e->bytes = 0;
+  e->name_len = 0;
+  e->name[0] = e->coll_name[0] = e->dtype[0] = e->pg_name[0] = e->input_type[0] = 0;
+  e->input_elems = -1;
+  e->npg_ranks = 0;
+  e->has_pg_ranks = 0;
+  e->offset = off;
+}
+
+/* A value of an event field (depth 3) or args field (depth 4). */
+static int event_value(sc_trace_reader *r, const sc_jtok *t) {
+  kin *k = K(r);
+  kev *e = &k->ev;
+  int str = t->type == SC_JT_STRING;
+  switch (k->field) {
+  case F_PH:
+    if (str && t->n) e->ph = t->s[0];
+    break;
+  case F_CAT:
+    if (str) e->cat = (uint8_t)category(t->s, t->n);
+    break;
+  case F_NAME:
+    if (str) e->name_len = tok_str(t, e->name, sizeof e->name);
+    break;
+  case F_TID:
+    if (t->type == SC_JT_NUMBER) tok_i64(r, t, &e->tid, "tid");
+    break;
+  case F_TS: {
+    int rc = tok_ns(r, t, &e->ts);
+    if (rc < 0) return rc;
+    e->has_ts = rc;
+    break;
+  }
+  case F_DUR: {
+    int rc = tok_ns(r, t, &e->dur);
+    if (rc < 0) return rc;
+    e->has_dur = rc;
+    break;
+  }
+  case A_DEVICE:
+    tok_i64(r, t, &e->device, "device");
+    if (e->device < 0 || e->device > 0xffff) e->device = 0;
+    break;
+  case A_STREAM:
+    e->has_stream = tok_i64(r, t, &e->stream, "stream");
+    break;
+  case A_CORR:
+    e->has_corr = tok_i64(r, t, &e->corr, "correlation");
+    break;
+  case A_BYTES: {
+    int64_t v;
+    if (tok_i64(r, t, &v, "bytes") && v > 0) e->bytes = (double)v;
+    break;
+  }
+  case A_IN_NELEMS:
+    tok_i64(r, t, &e->in_nelems, "In msg nelems");
+    break;
+  case A_OUT_NELEMS:
+    tok_i64(r, t, &e->out_nelems, "Out msg nelems");
+    break;
+  case A_GROUP_SIZE:
+    tok_i64(r, t, &e->gsize, "Group size");
+    break;
+  case A_WAIT_STREAM:
+    tok_i64(r, t, &e->wait_stream, "wait_on_stream");
+    break;
+  case A_WAIT_CORR:
+    tok_i64(r, t, &e->wait_corr, "wait_on_cuda_event_record_corr_id");
+    break;
+  case A_DTYPE:
+    if (str) tok_str(t, e->dtype, sizeof e->dtype);
+    break;
+  case A_COLL_NAME:
+    if (str) tok_str(t, e->coll_name, sizeof e->coll_name);
+    break;
+  case A_PG_NAME:
+    if (str) tok_str(t, e->pg_name, sizeof e->pg_name);
+    break;
+  case A_PG_RANKS:
+    if (str) {
+      if (t->escaped) break; /* a rank list has no escapes */
+      return parse_rank_list(r, e, t->s, t->n);
+    }
+    break;
+  }
+  return SC_OK;
+}
+
+/* distributedInfo: rank, world_size, pg_config (a list of process groups). */
+enum { DI_NONE = 0, DI_RANK, DI_WORLD, DI_PGCONFIG };
+enum { PG_NONE = 0, PG_NAME, PG_RANKS, PG_SIZE };
+
+static int end_pg(sc_trace_reader *r) {
+  kin *k = K(r);
+  if (!k->pg_cur_has_ranks) return SC_OK;
+  if (k->pg_cur_n == 0) {
+    /* An empty list names every rank (the default group): kept by size. */
+    if (k->pg_cur_size <= 0 || k->pg_cur_size > SC_JOB_MAX_WORLD) return SC_OK;
+    for (int64_t i = 0; i < k->pg_cur_size; i++)
+      if (PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &i)) return SC_ENOMEM;
+  }
+  kpg pg = {k->pg_cur_name, 0};
+  if (sc__job_group(r->job, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_name, &pg.group)) return SC_ENOMEM;
+  return PUSH(r->ctx, k->pgs, k->npgs, k->pgs_cap, &pg);
+}
+
+/* Handles one token. Depth layout: root object (0), its members (1), events
+ * in traceEvents (2), their fields (3), args fields (4), values nested in
+ * args (5+). */
+static int on_token(sc_trace_reader *r, const sc_jtok *t) {
+  kin *k = K(r);
+  int d = t->depth;
+  if (k->skip >= 0) {
+    if ((t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) && d == k->skip) k->skip = -1;
+    return SC_OK;
+  }
+  int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
+  if (d == 0) {
+    if (t->type == SC_JT_ARR_BEGIN) { /* bare array of events (Chrome trace) */
+      k->root_array = 1;
+      k->in_events = 1;
+      k->saw_events = 1;
+    } else if (t->type == SC_JT_ARR_END) {
+      k->in_events = 0;
+    } else if (t->type != SC_JT_OBJ_BEGIN && t->type != SC_JT_OBJ_END) {
+      return sc__trace_fail(r, SC_EINVAL, t->offset, "not a Kineto trace: the top level is not an object");
+    }
+    return SC_OK;
+  }
+  int ev_depth = k->root_array ? 1 : 2; /* depth of an event's braces */
+  if (!k->root_array && d == 1) {
+    if (t->type == SC_JT_KEY) {
+      k->root_key = KEY(t, "traceEvents") ? RK_EVENTS
+                    : KEY(t, "distributedInfo") ? RK_DIST
+                    : KEY(t, "deviceProperties") ? RK_DEVPROPS
+                                                  : RK_SKIP;
+      return SC_OK;
+    }
+    if (t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) {
+      k->in_events = 0;
+      k->root_key = RK_NONE;
+      return SC_OK;
+    }
+    if (k->root_key == RK_EVENTS && t->type == SC_JT_ARR_BEGIN) {
+      k->in_events = 1;
+      k->saw_events = 1;
+      return SC_OK;
+    }
+    if ((k->root_key == RK_DIST && t->type == SC_JT_OBJ_BEGIN) ||
+        (k->root_key == RK_DEVPROPS && t->type == SC_JT_ARR_BEGIN))
+      return SC_OK;
+    if (begin) k->skip = d;
+    return SC_OK;
+  }
+  if (k->in_events) {
+    if (d == ev_depth) {
+      if (t->type == SC_JT_OBJ_BEGIN) {
+        reset_event(&k->ev, t->offset);
+        k->field = F_NONE;
+        return SC_OK;
+      }
+      if (t->type == SC_JT_OBJ_END) return end_event(r);
+      if (begin) k->skip = d; /* an array inside traceEvents: not an event */
+      return SC_OK;
+    }
+    if (d == ev_depth + 1) { /* event fields */
+      if (t->type == SC_JT_KEY) {
+        k->field = event_field(t);
+        return SC_OK;
+      }
+      if (k->field == F_ARGS && t->type == SC_JT_OBJ_BEGIN) return SC_OK;
+      if (t->type == SC_JT_OBJ_END) return SC_OK; /* end of args */
+      if (begin) {
+        k->skip = d;
+        return SC_OK;
+      }
+      return event_value(r, t);
+    }
+    if (d == ev_depth + 2) { /* args fields */
+      if (t->type == SC_JT_KEY) {
+        k->field = args_field(t);
+        return SC_OK;
+      }
+      if (k->field == A_INPUT_DIMS && t->type == SC_JT_ARR_BEGIN) {
+        k->dims_state = 1;
+        return SC_OK;
+      }
+      if (k->field == A_INPUT_TYPE && t->type == SC_JT_ARR_BEGIN) {
+        k->dims_state = 11;
+        return SC_OK;
+      }
+      if (t->type == SC_JT_ARR_END) {
+        k->dims_state = 0;
+        return SC_OK;
+      }
+      if (begin) {
+        k->skip = d;
+        return SC_OK;
+      }
+      return event_value(r, t);
+    }
+    /* Inside an args value: only the first entries of Input Dims / type. */
+    kev *e = &k->ev;
+    if (k->dims_state == 1 && d == ev_depth + 3 && t->type == SC_JT_ARR_BEGIN) {
+      k->dims_state = 2;
+      e->input_elems = 1;
+      return SC_OK;
+    }
+    if (k->dims_state == 2 && d == ev_depth + 4 && t->type == SC_JT_NUMBER) {
+      int64_t v;
+      if (!sc__json_int(t->s, t->n, &v) && v >= 0 && (v == 0 || e->input_elems <= INT64_MAX / v))
+        e->input_elems *= v;
+      else e->input_elems = -1;
+      return SC_OK;
+    }
+    if (k->dims_state == 2 && d == ev_depth + 3 && t->type == SC_JT_ARR_END) {
+      k->dims_state = 3;
+      return SC_OK;
+    }
+    if (k->dims_state == 11 && d == ev_depth + 3 && t->type == SC_JT_STRING) {
+      tok_str(t, e->input_type, sizeof e->input_type);
+      k->dims_state = 12;
+      return SC_OK;
+    }
+    if (begin) k->skip = d;
+    return SC_OK;
+  }
+  if (k->root_key == RK_DIST) {
+    if (d == 2) {
+      if (t->type == SC_JT_KEY) {
+        k->di_key = KEY(t, "rank") ? DI_RANK : KEY(t, "world_size") ? DI_WORLD
+                    : KEY(t, "pg_config") ? DI_PGCONFIG : DI_NONE;
+        return SC_OK;
+      }
+      if (k->di_key == DI_PGCONFIG && t->type == SC_JT_ARR_BEGIN) return SC_OK;
+      if (t->type == SC_JT_ARR_END) return SC_OK;
+      if (begin) {
+        k->skip = d;
+        return SC_OK;
+      }
+      if (k->di_key == DI_RANK && tok_i64(r, t, &k->rank, "rank")) k->have_rank = 1;
+      if (k->di_key == DI_WORLD) tok_i64(r, t, &k->world, "world_size");
+      return SC_OK;
+    }
+    if (k->di_key == DI_PGCONFIG) {
+      if (d == 3 && t->type == SC_JT_OBJ_BEGIN) {
+        k->pg_cur_name = 0;
+        k->pg_cur_n = 0;
+        k->pg_cur_has_ranks = 0;
+        k->pg_cur_size = 0;
+        return SC_OK;
+      }
+      if (d == 3 && t->type == SC_JT_OBJ_END) return end_pg(r);
+      if (d == 4) {
+        if (t->type == SC_JT_KEY) {
+          k->pg_key = KEY(t, "pg_name") ? PG_NAME : KEY(t, "ranks") ? PG_RANKS
+                      : KEY(t, "pg_size") ? PG_SIZE : PG_NONE;
+          return SC_OK;
+        }
+        if (k->pg_key == PG_RANKS && t->type == SC_JT_ARR_BEGIN) {
+          k->pg_cur_has_ranks = 1;
+          return SC_OK;
+        }
+        if (t->type == SC_JT_ARR_END) return SC_OK;
+        if (begin) {
+          k->skip = d;
+          return SC_OK;
+        }
+        if (k->pg_key == PG_NAME && t->type == SC_JT_STRING) {
+          char tmp[64];
+          size_t n = tok_str(t, tmp, sizeof tmp);
+          if (sc__job_intern(r->job, tmp, n, &k->pg_cur_name)) return SC_ENOMEM;
+        }
+        if (k->pg_key == PG_SIZE) tok_i64(r, t, &k->pg_cur_size, "pg_size");
+        return SC_OK;
+      }
+      if (d == 5 && k->pg_key == PG_RANKS && t->type == SC_JT_NUMBER) {
+        int64_t v;
+        if (tok_i64(r, t, &v, "ranks") && v >= 0)
+          return PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &v);
+        return SC_OK;
+      }
+    }
+    if (begin) k->skip = d;
+    return SC_OK;
+  }
+  if (k->root_key == RK_DEVPROPS) {
+    if (d == 2 && t->type == SC_JT_OBJ_BEGIN) {
+      k->dev_cur.id = -1;
+      k->dev_cur.name = 0;
+      return SC_OK;
+    }
+    if (d == 2 && t->type == SC_JT_OBJ_END)
+      return k->dev_cur.id >= 0 ? PUSH(r->ctx, k->devs, k->ndevs, k->devs_cap, &k->dev_cur) : SC_OK;
+    if (d == 3) {
+      if (t->type == SC_JT_KEY) {
+        k->dev_key = KEY(t, "id") ? 1 : KEY(t, "name") ? 2 : 0;
+        return SC_OK;
+      }
+      if (begin) {
+        k->skip = d;
+        return SC_OK;
+      }
+      if (k->dev_key == 1) tok_i64(r, t, &k->dev_cur.id, "id");
+      if (k->dev_key == 2 && t->type == SC_JT_STRING) {
+        char tmp[128];
+        size_t n = tok_str(t, tmp, sizeof tmp);
+        if (sc__job_intern(r->job, tmp, n, &k->dev_cur.name)) return SC_ENOMEM;
+      }
+      return SC_OK;
+    }
+  }
+  if (begin) k->skip = d;
+  return SC_OK;
+}
+
+static int pump(sc_trace_reader *r) { return sc__trace_pump(r, &K(r)->j, on_token); }
+
+static int kin_data(sc_trace_reader *r, const char *buf, size_t len) {
+  sc__json_feed(&K(r)->j, buf, len);
+  return pump(r);
+}
+
+/* ------------------------------------------------------------ pass 2 */
+
+static int cmp_rt_corr(const void *a, const void *b) {
+  const krt *x = a, *y = b;
+  if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+static int cmp_ann(const void *a, const void *b) {
+  const kann *x = a, *y = b;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+static int cmp_step(const void *a, const void *b) {
+  const kstep *x = a, *y = b;
+  return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Sorting context for index arrays (qsort has none: a file-local pointer
+ * would be process-wide state, so the keys are copied next to the index). */
+typedef struct skey {
+  int64_t a, b, c;
+  uint32_t i;
+} skey;
+static int cmp_skey(const void *p, const void *q) {
+  const skey *x = p, *y = q;
+  if (x->a != y->a) return x->a < y->a ? -1 : 1;
+  if (x->b != y->b) return x->b < y->b ? -1 : 1;
+  if (x->c != y->c) return x->c < y->c ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+static const krt *find_corr(const kin *k, int64_t corr) {
+  size_t lo = 0, hi = k->nrt;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (k->rt[mid].corr < corr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < k->nrt && k->rt[lo].corr == corr ? &k->rt[lo] : NULL;
+}
+
+/* The c10d annotation on thread tid enclosing time t, or NULL: the
+ * innermost, unless an enclosing record_param_comms carries full args. */
+static const kann *find_ann(const kin *k, int64_t tid, int64_t t) {
+  size_t lo = 0, hi = k->nann;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (k->ann[mid].ts <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  const kann *best = NULL;
+  /* Annotations of other threads interleave: look back a bounded way. */
+  for (size_t n = 0; lo > 0 && n < 256; n++) {
+    const kann *a = &k->ann[--lo];
+    if (a->tid != tid || a->end < t) continue;
+    if (!best) best = a;
+    if (a->from_args) return a;
+  }
+  return best;
+}
+
+/* Parses the collective out of an NCCL kernel name: ncclKernel_<Coll>_...,
+ * ncclDevKernel_<Coll>_... (NCCL's generated kernel names). */
+static int coll_from_kernel(const char *name, int *p2p) {
+  const char *s = strchr(name, '_');
+  *p2p = 0;
+  if (!s) return -2;
+  s++;
+  static const struct {
+    const char *prefix;
+    int coll;
+  } t[] = {{"AllReduce", SC_COLL_ALLREDUCE},         {"AllGather", SC_COLL_ALLGATHER},
+           {"ReduceScatter", SC_COLL_REDUCESCATTER}, {"Broadcast", SC_COLL_BROADCAST},
+           {"Reduce_", SC_COLL_BROADCAST},           {"AllToAll", SC_COLL_ALLTOALL},
+           {"SendRecv", -1},                         {"Send", -1},
+           {"Recv", -1}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strncmp(s, t[i].prefix, strlen(t[i].prefix))) {
+      if (t[i].coll == -1) *p2p = strncmp(s, "Recv", 4) ? 1 : 2;
+      return t[i].coll;
+    }
+  return -2;
+}
+
+/* The world group (all ranks), interned once. */
+static int world_group(sc_trace_reader *r, int64_t world, uint32_t *g) {
+  int64_t *ranks = sc__malloc(r->ctx, (size_t)world * sizeof *ranks);
+  if (!ranks) return SC_ENOMEM;
+  for (int64_t i = 0; i < world; i++) ranks[i] = i;
+  uint32_t name;
+  int rc = sc__job_intern(r->job, "world", 5, &name);
+  if (!rc) rc = sc__job_group(r->job, ranks, (size_t)world, name, g);
+  sc__free(r->ctx, ranks, (size_t)world * sizeof *ranks);
+  return rc;
+}
+
+/* A group of `size` ranks containing `rank` when only the size is known:
+ * the aligned block of consecutive ranks (how torch.distributed's
+ * new_subgroups() lays groups out by default). */
+static int block_group(sc_trace_reader *r, int64_t rank, int64_t size, uint32_t *g) {
+  if (size <= 0 || size > SC_JOB_MAX_WORLD) return SC_EINVAL;
+  int64_t *ranks = sc__malloc(r->ctx, (size_t)size * sizeof *ranks);
+  if (!ranks) return SC_ENOMEM;
+  int64_t first = rank - rank % size;
+  for (int64_t i = 0; i < size; i++) ranks[i] = first + i;
+  int rc = sc__job_group(r->job, ranks, (size_t)size, 0, g);
+  sc__free(r->ctx, ranks, (size_t)size * sizeof *ranks);
+  return rc;
+}
+
+/* Host-side event of the launch timeline. */
+typedef struct hev {
+  int64_t ts, end;
+  int type;        /* RT_* */
+  int64_t corr;
+} hev;
+
+static int cmp_hev(const void *a, const void *b) {
+  const hev *x = a, *y = b;
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* Tolerances of the dependency inference, ns. CPU and GPU timestamps come
+ * from one clock (CUPTI converts GPU time to the host clock) but with
+ * conversion jitter of about a microsecond; a stream wait releases the
+ * waiting kernel a few microseconds after the producer ends (CUDA event
+ * latency). A delay larger than SLACK_NS that a producer ending within
+ * WAIT_NS before explains is taken as a cross-stream dependency. */
+#define JITTER_NS 2000
+#define SLACK_NS 5000
+#define WAIT_NS 10000
+/* An unexplained wait this long on a launched op is a stall kept as idle
+ * time: fifty times the median launch-to-start latency (not jitter). Over
+ * the HTA samples it halves the GPU-side deviation of the replay compared
+ * with 1 ms, at an unchanged step-time error. */
+#define STALL_NS 100000
+/* Syncs and waits look back over at most this many ops (launch order). */
+#define LOOKBACK 4096
+
+typedef struct hop {   /* host op under construction */
+  int64_t dur, start;
+  int64_t end;         /* traced end (a sync's includes its wait), relative to w0 */
+  int kind;            /* SC_JOP_HOST / SC_JOP_SYNC */
+  uint32_t name;
+  uint32_t dep_off, ndeps; /* into deps (gpu indices) */
+} hop;
+
+typedef struct build {
+  sc_trace_reader *r;
+  kin *k;
+  int64_t rank, world;
+  skey *keys;          /* [k->ngpu] scratch of select_ops */
+  kgpu **g;            /* included GPU ops, in launch order */
+  size_t ng;
+  skey *sk;            /* g in (stream, start) order */
+  skey *bycorr;        /* g by correlation id */
+  sc_jrank *jr;        /* the rank being built */
+  hop *h;
+  size_t nh, h_cap;
+  uint32_t *hdeps;
+  size_t nhdeps, hdeps_cap;
+  int64_t w0, w1;
+} build;
+
+static int host_op(build *b, int kind, int64_t start, int64_t dur, uint32_t name) {
+  hop o = {dur < 0 ? 0 : dur, start, start + (dur < 0 ? 0 : dur), kind, name, (uint32_t)b->nhdeps, 0};
+  return PUSH(b->r->ctx, b->h, b->nh, b->h_cap, &o);
+}
+
+static int host_dep(build *b, uint32_t gi) {
+  if (PUSH(b->r->ctx, b->hdeps, b->nhdeps, b->hdeps_cap, &gi)) return SC_ENOMEM;
+  b->h[b->nh - 1].ndeps++;
+  return SC_OK;
+}
+
+static int64_t gend(const kgpu *g) { return g->ts + g->dur; }
+
+/* Phase 1: the window (profiler steps) and the GPU ops inside it, in
+ * launch order (b->g). */
+static int select_ops(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  /* Profiler steps give the window and the iterations. */
+  sort_items(k->steps, k->nsteps, sizeof *k->steps, cmp_step);
+  sort_items(k->rt, k->nrt, sizeof *k->rt, cmp_rt_corr);
+  sort_items(k->ann, k->nann, sizeof *k->ann, cmp_ann);
+  int64_t w0 = INT64_MAX, w1 = INT64_MIN;
+  if (k->nsteps) {
+    w0 = k->steps[0].ts;
+    w1 = k->steps[k->nsteps - 1].ts + k->steps[k->nsteps - 1].dur;
+  } else {
+    sc__job_warn(job, "%s: no ProfilerStep annotations: the whole trace is taken as one step", r->name);
+    for (size_t i = 0; i < k->ngpu; i++) {
+      const kgpu *g = &k->gpu[i];
+      const krt *l = g->corr >= 0 ? find_corr(k, g->corr) : NULL;
+      int64_t s = l && l->ts < g->ts ? l->ts : g->ts;
+      if (s < w0) w0 = s;
+      if (gend(g) > w1) w1 = gend(g);
+    }
+  }
+  /* Included GPU ops: launched inside the window (or, without a launch
+   * record, started inside it). */
+  b->w0 = w0;
+  b->w1 = w1;
+  skey *keys = b->keys = sc__malloc(ctx, k->ngpu * sizeof *keys);
+  if (!keys) return SC_ENOMEM;
+  size_t ng = 0;
+  int64_t nolaunch = 0;
+  for (size_t i = 0; i < k->ngpu; i++) {
+    kgpu *g = &k->gpu[i];
+    const krt *l = g->corr >= 0 ? find_corr(k, g->corr) : NULL;
+    if (l && l->type != RT_LAUNCH && l->type != RT_MEMCPY_SYNC) l = NULL;
+    g->launch_ts = l ? l->ts : -1;
+    g->launch_end = l ? l->ts + l->dur : -1;
+    g->launch_tid = l ? l->tid : INT64_MIN;
+    g->host_op = SC_JOB_NONE;
+    int64_t anchor = l ? l->ts : g->ts;
+    if (anchor < w0 || anchor > w1) continue;
+    if (!l) nolaunch++;
+    keys[ng++] = (skey){anchor, g->ts, 0, (uint32_t)i};
+  }
+  if (nolaunch)
+    sc__job_warn_n(job, nolaunch, "%s: GPU ops without a launch record (launched before the profiler "
+                                  "started?)", r->name);
+  if (!ng) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no GPU activity inside the profiler steps");
+  sort_items(keys, ng, sizeof *keys, cmp_skey);
+  b->g = sc__malloc(ctx, ng * sizeof *b->g);
+  if (!b->g) return SC_ENOMEM;
+  for (size_t i = 0; i < ng; i++) b->g[i] = &k->gpu[keys[i].i];
+  b->ng = ng;
+
+  return rc;
+}
+
+/* Phase 2: iterations of the ops; collectives' type, size and group from
+ * args, else the enclosing c10d annotation, else the kernel name. */
+static int classify_collectives(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t rank = b->rank, world = b->world;
+  uint32_t wgroup = SC_JOB_NONE;
+  int64_t unknown_nccl = 0, no_bytes = 0;
+  for (size_t i = 0; i < ng && !rc; i++) {
+    kgpu *g = b->g[i];
+    g->xdep = SC_JOB_NONE;
+    g->iter = 0;
+    if (k->nsteps > 1) {
+      int64_t a = g->launch_ts >= 0 ? g->launch_ts : g->ts;
+      size_t lo = 0, hi = k->nsteps;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->steps[mid].ts <= a) lo = mid + 1;
+        else hi = mid;
+      }
+      g->iter = lo ? (uint32_t)(lo - 1) : 0;
+    }
+    if (!g->nccl) continue;
+    const kann *a = g->launch_ts >= 0 ? find_ann(k, g->launch_tid, g->launch_ts) : NULL;
+    if (g->coll == SC_JCOLL_UNKNOWN && !g->p2p && a) {
+      if (a->coll >= 0) g->coll = (uint8_t)a->coll;
+      else if (a->coll == -1) g->p2p = 1;
+      if (g->bytes <= 0 && a->bytes > 0) {
+        g->bytes = a->bytes;
+        /* An annotation's input is one rank's share of an all-gather:
+         * marked negative here, scaled by the group size below. */
+        if (!a->from_args && g->coll == SC_COLL_ALLGATHER) g->bytes = -g->bytes;
+      }
+      if (g->group == SC_JOB_NONE) g->group = a->group;
+      if (!g->gsize) g->gsize = a->gsize;
+    }
+    if (g->coll == SC_JCOLL_UNKNOWN && !g->p2p) {
+      int p2p;
+      int c = coll_from_kernel(sc__job_str(job, g->name), &p2p);
+      /* A bare SendRecv kernel also carries all-to-all: without a c10d
+       * record it stays of unknown type, priced as traced. */
+      if (c >= 0) g->coll = (uint8_t)c;
+      else if (c == -1 && !strstr(sc__job_str(job, g->name), "SendRecv")) g->p2p = (uint8_t)p2p;
+    }
+    if (g->p2p) {
+      sc__job_warn(job, "%s: NCCL point-to-point kernels have no peer in Kineto traces: kept as "
+                        "transfers of unknown peer", r->name);
+      continue;
+    }
+    if (g->coll == SC_JCOLL_UNKNOWN) unknown_nccl++;
+    if (g->group == SC_JOB_NONE) {
+      if (g->gsize > 0 && g->gsize != world && g->gsize <= SC_JOB_MAX_WORLD)
+        rc = block_group(r, rank, g->gsize, &g->group);
+      else {
+        /* Without distributedInfo.world_size, sc_job_finish decides. */
+        if (wgroup == SC_JOB_NONE) {
+          if (k->world > 0) rc = world_group(r, world, &wgroup);
+          else wgroup = SC_JOB_WORLD;
+        }
+        g->group = wgroup;
+      }
+    }
+    if (!rc && g->bytes < 0) { /* all-gather from an annotation: input x group size */
+      size_t n = g->group == SC_JOB_WORLD ? (size_t)world : job->groups[g->group].n;
+      g->bytes = -g->bytes * (double)n;
+    }
+    if (g->bytes <= 0) no_bytes++;
+  }
+  if (unknown_nccl)
+    sc__job_warn_n(job, unknown_nccl, "%s: NCCL kernels of unknown collective type (kept with their traced duration)", r->name);
+  if (no_bytes) sc__job_warn_n(job, no_bytes, "%s: NCCL kernels without a message size (kept with their traced duration)", r->name);
+
+  return rc;
+}
+
+/* Phase 3: the rank, its streams (host first, then GPU streams in
+ * ascending id) and the GPU ops in (stream, start) order (b->sk). */
+static int make_streams(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  sc_jrank *jr = b->jr = sc__job_add_rank(job, b->rank);
+  if (!jr) return SC_ENOMEM;
+  skey *sk = NULL;
+  if (!rc) {
+    jr->source = r->name_id;
+    jr->iterations = k->nsteps ? (int64_t)k->nsteps : 1;
+    for (size_t i = 0; i < k->ndevs; i++)
+      if (k->devs[i].id == (k->min_device < 0 ? 0 : k->min_device)) jr->gpu = k->devs[i].name;
+    uint32_t hn;
+    rc = sc__job_intern(job, "host", 4, &hn);
+    int si = rc ? 0 : sc__jrank_stream(job, jr, -1, hn, 1);
+    if (si < 0) rc = si;
+  }
+  if (!rc) {
+    /* Order GPU ops by (stream, start): stream indices and final op order. */
+    sk = b->sk = sc__malloc(ctx, ng * sizeof *sk);
+    if (!sk) rc = SC_ENOMEM;
+    for (size_t i = 0; !rc && i < ng; i++) sk[i] = (skey){b->g[i]->stream, b->g[i]->ts, b->g[i]->launch_ts, (uint32_t)i};
+    if (!rc) sort_items(sk, ng, sizeof *sk, cmp_skey);
+    int64_t overlaps = 0;
+    for (size_t i = 0; !rc && i < ng; i++) {
+      kgpu *g = b->g[sk[i].i];
+      if (i == 0 || sk[i - 1].a != sk[i].a) {
+        char nm[64];
+        int64_t dev = sk[i].a >> 32, st = sk[i].a & 0xffffffff;
+        if (dev) snprintf(nm, sizeof nm, "gpu %lld stream %lld", (long long)dev, (long long)st);
+        else snprintf(nm, sizeof nm, "stream %lld", (long long)st);
+        uint32_t id;
+        rc = sc__job_intern(job, nm, strlen(nm), &id);
+        int si = rc ? 0 : sc__jrank_stream(job, jr, sk[i].a, id, 0);
+        if (si < 0) rc = si;
+      } else if (g->ts < gend(b->g[sk[i - 1].i])) overlaps++;
+      g->sidx = (uint16_t)(jr->nstreams - 1);
+    }
+    if (overlaps)
+      sc__job_warn_n(job, overlaps, "%s: ops overlapping the previous op of their stream (non-monotonic "
+                        "timestamps; durations kept)", r->name);
+  }
+
+  return rc;
+}
+
+/* Phase 4: the host timeline: launches, synchronisations and the CPU time
+ * between them, in time order (b->h); every GPU op gets its host op. */
+static int host_timeline(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t w0 = b->w0, w1 = b->w1;
+  hev *hv = NULL;
+  size_t nhv = 0, hv_cap = 0;
+  for (size_t i = 0; !rc && i < k->nrt; i++) {
+    const krt *t = &k->rt[i];
+    if (t->ts < w0 || t->ts > w1) continue;
+    if (t->type == RT_EVENT_RECORD || t->type == RT_STREAM_WAIT) continue;
+    hev h = {t->ts, t->ts + t->dur, t->type, t->corr};
+    rc = PUSH(ctx, hv, nhv, hv_cap, &h);
+  }
+  if (!rc) sort_items(hv, nhv, sizeof *hv, cmp_hev);
+  uint32_t n_launch = 0, n_sync = 0, n_tail = 0;
+  if (!rc) rc = sc__job_intern(job, "launch", 6, &n_launch);
+  if (!rc) rc = sc__job_intern(job, "sync", 4, &n_sync);
+  if (!rc) rc = sc__job_intern(job, "cpu", 3, &n_tail);
+  /* GPU ops by correlation, to link launches to what they launched. */
+  skey *bycorr = NULL;
+  if (!rc) {
+    bycorr = b->bycorr = sc__malloc(ctx, ng * sizeof *bycorr);
+    if (!bycorr) rc = SC_ENOMEM;
+    for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (skey){b->g[i]->corr, 0, 0, (uint32_t)i};
+    if (!rc) sort_items(bycorr, ng, sizeof *bycorr, cmp_skey);
+  }
+  int64_t cursor = w0, n_blocking = 0;
+  if (!rc) rc = host_op(b, SC_JOP_HOST, 0, 0, n_tail); /* the start: op 0 */
+  size_t launched = 0; /* b->g[0..launched) were launched before the current host event */
+  /* A launch that blocked until its own GPU op was done is a synchronous
+   * copy: cudaMemcpyAsync to pageable memory (CUDA Runtime API, "API
+   * synchronization behavior": device-to-pageable copies return once the
+   * copy completes; pageable-to-device ones return once staged, so they
+   * are not), or any launch call that returned only after its op ended. */
+  for (size_t i = 0; !rc && i < nhv; i++) {
+    hev *h = &hv[i];
+    if (h->type != RT_LAUNCH) continue;
+    size_t lo = 0, hi = ng;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (bycorr[mid].a < h->corr) lo = mid + 1;
+      else hi = mid;
+    }
+    for (; lo < ng && bycorr[lo].a == h->corr; lo++) {
+      const kgpu *g = b->g[bycorr[lo].i];
+      int pageable = g->kind == SC_JOP_MEMCPY && strstr(sc__job_str(job, g->name), "-> Pageable");
+      if (pageable || (h->end - h->ts > WAIT_NS && h->end + JITTER_NS >= gend(g))) {
+        h->type = RT_MEMCPY_SYNC;
+        n_blocking++;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; !rc && i < nhv; i++) {
+    const hev *h = &hv[i];
+    while (launched < ng && (b->g[launched]->launch_ts >= 0 ? b->g[launched]->launch_ts : b->g[launched]->ts) < h->ts)
+      launched++;
+    if (h->type == RT_LAUNCH || h->type == RT_MEMCPY_SYNC) {
+      /* A launch returns at once; a blocking cudaMemcpy is a launch at its
+       * start followed by a wait for the copy (below). */
+      int64_t upto = h->type == RT_LAUNCH ? h->end : h->ts;
+      int64_t end = upto > cursor ? upto : cursor;
+      rc = host_op(b, SC_JOP_HOST, cursor - w0, end - cursor, n_launch);
+      cursor = end;
+      /* Every GPU op of this correlation (a graph launch has several). */
+      size_t lo = 0, hi = ng;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (bycorr[mid].a < h->corr) lo = mid + 1;
+        else hi = mid;
+      }
+      for (; lo < ng && bycorr[lo].a == h->corr; lo++) b->g[bycorr[lo].i]->host_op = (uint32_t)(b->nh - 1);
+      if (h->type == RT_LAUNCH || rc) continue;
+    }
+    /* A synchronisation: the host waited for GPU work. Device syncs wait
+     * for every stream; for the others, the op whose end released the call
+     * (latest end before the call returned, among ops launched before it). */
+    if (h->ts > cursor) rc = host_op(b, SC_JOP_HOST, cursor - w0, h->ts - cursor, n_tail);
+    if (rc) break;
+    int64_t released = -1;
+    rc = host_op(b, SC_JOP_SYNC, h->ts - w0, 0, n_sync);
+    size_t stop = launched > LOOKBACK ? launched - LOOKBACK : 0;
+    if (h->type == RT_MEMCPY_SYNC) {
+      /* cudaMemcpy returns when its own copy is done. */
+      size_t lo = 0, hi = ng;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (bycorr[mid].a < h->corr) lo = mid + 1;
+        else hi = mid;
+      }
+      for (; !rc && lo < ng && bycorr[lo].a == h->corr; lo++) {
+        kgpu *g = b->g[bycorr[lo].i];
+        rc = host_dep(b, bycorr[lo].i);
+        if (gend(g) > released) released = gend(g);
+      }
+    } else if (h->type == RT_SYNC_DEVICE) {
+      uint16_t seen_max = 0;
+      for (size_t j = launched; !rc && j > stop; j--) {
+        kgpu *g = b->g[j - 1];
+        if (g->sidx > seen_max) seen_max = g->sidx;
+      }
+      /* One dependency per stream: its last op launched before the call. */
+      for (uint16_t s = 1; !rc && s <= seen_max; s++)
+        for (size_t j = launched; j > stop; j--) {
+          kgpu *g = b->g[j - 1];
+          if (g->sidx != s) continue;
+          if (gend(g) > h->ts) {
+            rc = host_dep(b, (uint32_t)(j - 1));
+            if (gend(g) > released) released = gend(g);
+          }
+          break;
+        }
+    } else {
+      size_t best = SIZE_MAX;
+      for (size_t j = launched; j > stop; j--) {
+        const kgpu *g = b->g[j - 1];
+        int64_t e = gend(g);
+        if (e <= h->end + JITTER_NS && (best == SIZE_MAX || e > gend(b->g[best]))) best = j - 1;
+      }
+      if (best != SIZE_MAX && gend(b->g[best]) > h->ts) {
+        rc = host_dep(b, (uint32_t)best);
+        released = gend(b->g[best]);
+      }
+    }
+    /* What the call took after its GPU work ended (wake-up), or all of it. */
+    int64_t from = released > h->ts ? released : h->ts;
+    b->h[b->nh - 1].dur = h->end > from ? h->end - from : 0;
+    cursor = h->end > cursor ? h->end : cursor;
+    b->h[b->nh - 1].end = cursor - w0;
+  }
+  if (!rc && w1 > cursor) rc = host_op(b, SC_JOP_HOST, cursor - w0, w1 - cursor, n_tail);
+  if (n_blocking)
+    sc__job_warn_n(job, n_blocking, "%s: launch calls that blocked until their GPU op ended (copies to "
+                                    "pageable memory) modelled as synchronisations", r->name);
+  if (!rc && b->nh == 0) rc = host_op(b, SC_JOP_HOST, 0, 0, n_tail);
+
+  /* GPU ops without a launch record (launched before the profiler started,
+   * or by a thread it did not see) hang off the empty start op 0; the time
+   * their stream stood idle before them, which nothing traced explains, is
+   * kept as an idle op in front of them (below). */
+  for (size_t i = 0; !rc && i < ng; i++)
+    if (b->g[i]->host_op == SC_JOB_NONE) b->g[i]->host_op = 0;
+
+  sc__free(ctx, hv, hv_cap * sizeof *hv);
+  return rc;
+}
+
+/* Phase 5: cross-stream dependencies, from CUDA event records when the
+ * trace has them, else inferred from timing (see the tolerances above). */
+static int cross_stream_deps(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t w0 = b->w0;
+  const skey *sk = b->sk, *bycorr = b->bycorr;
+  if (k->nsync) {
+    /* Recorded CUDA events: producer = the last op launched on the waited
+     * stream before the cudaEventRecord; consumer = the first op launched on
+     * the waiting stream after the cudaStreamWaitEvent. */
+    skey *bl = sc__malloc(ctx, ng * sizeof *bl);
+    size_t nbl = 0;
+    if (!bl) rc = SC_ENOMEM;
+    for (size_t i = 0; !rc && i < ng; i++)
+      if (b->g[i]->launch_ts >= 0) bl[nbl++] = (skey){b->g[i]->stream, b->g[i]->launch_ts, 0, (uint32_t)i};
+    if (!rc) sort_items(bl, nbl, sizeof *bl, cmp_skey);
+    for (size_t s = 0; !rc && s < k->nsync; s++) {
+      const ksync *x = &k->sync[s];
+      const krt *rec = find_corr(k, x->wait_corr), *wait = x->corr >= 0 ? find_corr(k, x->corr) : NULL;
+      if (!rec || !wait) continue;
+      /* Producer: last (wait_stream, launch <= record); consumer: first
+       * (stream, launch >= wait). */
+      size_t lo = 0, hi = nbl;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (bl[mid].a < x->wait_stream || (bl[mid].a == x->wait_stream && bl[mid].b <= rec->ts)) lo = mid + 1;
+        else hi = mid;
+      }
+      if (!lo || bl[lo - 1].a != x->wait_stream) continue;
+      uint32_t prod = bl[lo - 1].i;
+      lo = 0, hi = nbl;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (bl[mid].a < x->stream || (bl[mid].a == x->stream && bl[mid].b < wait->ts)) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo == nbl || bl[lo].a != x->stream) continue;
+      uint32_t cons = bl[lo].i;
+      if (b->g[prod]->sidx != b->g[cons]->sidx) b->g[cons]->xdep = prod;
+    }
+    sc__free(ctx, bl, ng * sizeof *bl);
+  } else {
+    /* Inferred: an op that started later than its launch and its stream
+     * predecessor explain was held by a wait; the producer is the op of
+     * another stream, launched before it, whose end explains the start. */
+    skey *byend = sc__malloc(ctx, ng * sizeof *byend);
+    if (!byend) rc = SC_ENOMEM;
+    for (size_t i = 0; !rc && i < ng; i++) byend[i] = (skey){gend(b->g[i]), 0, 0, (uint32_t)i};
+    if (!rc) sort_items(byend, ng, sizeof *byend, cmp_skey);
+    int64_t inferred = 0, host_waits = 0;
+    /* syncs_before[h]: sync ops among host ops 0..h. */
+    uint32_t *syncs_before = rc ? NULL : sc__malloc(ctx, (b->nh ? b->nh : 1) * sizeof *syncs_before);
+    if (!rc && !syncs_before) rc = SC_ENOMEM;
+    for (size_t h = 0, n = 0; !rc && h < b->nh; h++) {
+      n += b->h[h].kind == SC_JOP_SYNC;
+      syncs_before[h] = (uint32_t)n;
+    }
+    for (size_t i = 0; !rc && i < ng; i++) {
+      kgpu *g = b->g[sk[i].i];
+      /* A kernel starts within ~2 us of its launch call's return on an idle
+       * stream (median 1.7 us over the HTA sample traces). */
+      int64_t ready = g->launch_end >= 0 ? g->launch_end : g->ts;
+      if (i > 0 && sk[i - 1].a == sk[i].a && gend(b->g[sk[i - 1].i]) > ready) ready = gend(b->g[sk[i - 1].i]);
+      if (g->ts <= ready + SLACK_NS) continue;
+      size_t lo = 0, hi = ng;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (byend[mid].a <= g->ts + JITTER_NS) lo = mid + 1;
+        else hi = mid;
+      }
+      int graph_node = 0;
+      if (g->corr >= 0) {
+        size_t a = 0, z = ng;
+        while (a < z) {
+          size_t mid = (a + z) / 2;
+          if (bycorr[mid].a < g->corr) a = mid + 1;
+          else z = mid;
+        }
+        graph_node = a + 1 < ng && bycorr[a].a == g->corr && bycorr[a + 1].a == g->corr;
+      }
+      for (size_t n = 0; lo > 0 && n < LOOKBACK; n++) {
+        const skey *c = &byend[--lo];
+        if (c->a < g->ts - WAIT_NS) break;
+        const kgpu *p = b->g[c->i];
+        /* The producer was launched before g: CUPTI correlation ids grow with
+         * launch order (also for ops launched before the profiler started,
+         * which have no launch record); else the launch-ordered index. */
+        int before = p->corr >= 0 && g->corr >= 0 ? p->corr < g->corr : c->i < sk[i].i;
+        /* CUDA graph nodes (ops sharing their launch's correlation) wait on
+         * events captured into the graph, recorded by later launches too. */
+        if (p->sidx == g->sidx || !(before || graph_node)) continue;
+        g->xdep = c->i;
+        inferred++;
+        break;
+      }
+      if (g->xdep != SC_JOB_NONE) continue;
+      /* No GPU op explains the start, but the host did something just
+       * before (a graph node released by a host-recorded event, a wait on
+       * host work): the op waits for that host op instead. */
+      int64_t t = g->ts - w0;
+      size_t a = 0, z = b->nh;
+      while (a < z) {
+        size_t mid = (a + z) / 2;
+        if (b->h[mid].end <= t + JITTER_NS) a = mid + 1;
+        else z = mid;
+      }
+      /* Never past a sync: it may wait for work queued behind this op. */
+      if (a > 0 && b->h[a - 1].end >= t - WAIT_NS && a - 1 > g->host_op &&
+          syncs_before[a - 1] == syncs_before[g->host_op]) {
+        g->host_op = (uint32_t)(a - 1);
+        host_waits++;
+      }
+    }
+    sc__free(ctx, byend, ng * sizeof *byend);
+    sc__free(ctx, syncs_before, (b->nh ? b->nh : 1) * sizeof *syncs_before);
+    if (host_waits)
+      sc__job_warn_n(job, host_waits, "%s: ops that started right after a host call and after no GPU "
+                                      "op: taken to wait for the host", r->name);
+    if (inferred)
+      sc__job_warn_n(job, inferred, "%s: cross-stream dependencies inferred from timing (the "
+                                    "trace has no CUDA event records, cuda_sync)", r->name);
+  }
+
+  return rc;
+}
+
+/* Phase 6: the rank's ops: host ops (stream 0), then GPU ops stream by
+ * stream, an idle op before each op that waited for something the trace
+ * does not show. */
+static int emit_rank(build *b) {
+  sc_trace_reader *r = b->r;
+  kin *k = b->k;
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  size_t ng = b->ng;
+  int64_t w0 = b->w0, w1 = b->w1;
+  const skey *sk = b->sk;
+  sc_jrank *jr = b->jr;
+  int64_t *idle = sc__calloc(ctx, ng, sizeof *idle);
+  if (!idle) return SC_ENOMEM;
+  int64_t nidle = 0, idle_ns = 0;
+  if (!rc) {
+    /* An op that started well after everything it is known to wait for
+     * (its launch or host wait, its stream predecessor, its cross-stream
+     * producer) waited for something the trace does not show (work of
+     * other processes, events we could not attribute, kernels launched
+     * before the profiler started): that idle time of its stream is kept
+     * as an idle op before it, so the replay does not run ahead. */
+    uint32_t next = (uint32_t)b->nh;
+    for (size_t i = 0; i < ng; i++) {
+      kgpu *g = b->g[sk[i].i];
+      int64_t prev = i > 0 && sk[i - 1].a == sk[i].a ? gend(b->g[sk[i - 1].i]) : w0;
+      int64_t ready = prev;
+      if (b->h[g->host_op].end + w0 > ready) ready = b->h[g->host_op].end + w0;
+      if (g->xdep != SC_JOB_NONE && gend(b->g[g->xdep]) > ready) ready = gend(b->g[g->xdep]);
+      /* Short unexplained waits of launched ops are left alone: sampled
+       * traces drop events, and the launch already anchors the op. */
+      int64_t unexplained = g->ts - ready;
+      if (unexplained > SLACK_NS && g->ts - prev > SLACK_NS &&
+          (g->launch_ts < 0 || unexplained > STALL_NS)) {
+        idle[i] = g->ts - prev;
+        idle_ns += idle[i];
+        next++;
+        nidle++;
+      }
+      g->index = next++;
+    }
+  }
+  if (nidle)
+    sc__job_warn_n(job, nidle, "%s: GPU idle time the trace does not explain kept as idle ops "
+                               "(%.3f ms per iteration, summed over streams)", r->name,
+                   (double)idle_ns / 1e6 / (double)(k->nsteps ? k->nsteps : 1));
+  for (size_t i = 0; !rc && i < b->nh; i++) {
+    const hop *h = &b->h[i];
+    sc_jop op;
+    memset(&op, 0, sizeof op);
+    op.dur_ns = h->dur;
+    op.start_ns = h->start;
+    op.name = h->name;
+    op.group = SC_JOB_NONE;
+    op.peer = -1;
+    op.kind = (uint8_t)h->kind;
+    op.coll = SC_JCOLL_UNKNOWN;
+    op.stream = 0;
+    if (k->nsteps > 1) {
+      int64_t t = h->start + w0;
+      size_t lo = 0, hi = k->nsteps;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->steps[mid].ts <= t) lo = mid + 1;
+        else hi = mid;
+      }
+      op.iter = lo ? (uint32_t)(lo - 1) : 0;
+    }
+    if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
+    for (uint32_t d = 0; !rc && d < h->ndeps; d++) rc = sc__jrank_dep(job, jr, b->g[b->hdeps[h->dep_off + d]]->index);
+  }
+  int64_t span_end = w1;
+  uint32_t n_idle = 0;
+  if (!rc && nidle) rc = sc__job_intern(job, "idle", 4, &n_idle);
+  for (size_t i = 0; !rc && i < ng; i++) {
+    const kgpu *g = b->g[sk[i].i];
+    sc_jop op;
+    memset(&op, 0, sizeof op);
+    if (idle[i]) {
+      op.dur_ns = idle[i];
+      op.start_ns = g->ts - idle[i] > w0 ? g->ts - idle[i] - w0 : 0; /* -1 means unknown */
+      op.name = n_idle;
+      op.group = SC_JOB_NONE;
+      op.peer = -1;
+      op.iter = g->iter;
+      op.stream = g->sidx;
+      op.coll = SC_JCOLL_UNKNOWN;
+      op.kind = SC_JOP_IDLE;
+      if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
+      if (rc) break;
+      memset(&op, 0, sizeof op);
+    }
+    op.dur_ns = g->dur;
+    op.start_ns = g->ts > w0 ? g->ts - w0 : 0; /* ran before the first step: clamped */
+    op.bytes = g->bytes > 0 ? g->bytes : 0;
+    op.name = g->name;
+    op.group = SC_JOB_NONE;
+    op.peer = -1;
+    op.iter = g->iter;
+    op.stream = g->sidx;
+    op.coll = SC_JCOLL_UNKNOWN;
+    op.kind = g->kind;
+    if (g->nccl && g->p2p) op.kind = g->p2p == 2 ? SC_JOP_RECV : SC_JOP_SEND;
+    else if (g->nccl) {
+      op.kind = SC_JOP_COLL;
+      op.coll = g->coll;
+      op.group = g->group;
+    }
+    if (gend(g) > span_end) span_end = gend(g);
+    if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
+    if (!rc) rc = sc__jrank_dep(job, jr, (uint32_t)g->host_op);
+    if (!rc && g->xdep != SC_JOB_NONE) rc = sc__jrank_dep(job, jr, b->g[g->xdep]->index);
+  }
+  if (!rc) jr->span_ns = span_end - w0;
+
+  sc__free(ctx, idle, ng * sizeof *idle);
+  return rc;
+}
+
+/* Builds the rank from the records (see the file comment). */
+static int kin_build(sc_trace_reader *r) {
+  kin *k = K(r);
+  sc_ctx *ctx = r->ctx;
+  sc_job *job = r->job;
+  int rc = SC_OK;
+  if (!k->saw_events) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no traceEvents array: not a Kineto trace");
+  if (!k->ngpu)
+    return sc__trace_fail(r, SC_EINVAL, r->out_bytes,
+                          "no GPU kernels, copies or memsets (profile with CUDA activities)");
+  /* Rank and world. */
+  int64_t rank = k->have_rank ? k->rank : r->rank_hint;
+  if (!k->have_rank) sc__job_warn(job, "%s: no distributedInfo.rank: rank %lld assumed", r->name, (long long)rank);
+  if (rank < 0 || rank >= SC_JOB_MAX_WORLD || k->world > SC_JOB_MAX_WORLD)
+    return sc__trace_fail(r, SC_EINVAL, 0, "rank %lld or world_size %lld out of range", (long long)rank,
+                          (long long)k->world);
+  if (k->world > 0) {
+    if (job->world && job->world != k->world)
+      return sc__trace_fail(r, SC_EINVAL, 0, "world_size %lld differs from %lld in earlier traces",
+                            (long long)k->world, (long long)job->world);
+    job->world = k->world;
+  }
+  int64_t world = job->world > rank ? job->world : rank + 1;
+
+  build b;
+  memset(&b, 0, sizeof b);
+  b.r = r;
+  b.k = k;
+  b.rank = rank;
+  b.world = world;
+  rc = select_ops(&b);
+  if (!rc) rc = classify_collectives(&b);
+  if (!rc) rc = make_streams(&b);
+  if (!rc) rc = host_timeline(&b);
+  if (!rc) rc = cross_stream_deps(&b);
+  if (!rc) rc = emit_rank(&b);
+  sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
+  sc__free(ctx, b.sk, b.ng * sizeof *b.sk);
+  sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
+  sc__free(ctx, b.g, b.ng * sizeof *b.g);
+  sc__free(ctx, b.h, b.h_cap * sizeof *b.h);
+  sc__free(ctx, b.hdeps, b.hdeps_cap * sizeof *b.hdeps);
+  if (rc && b.jr) { /* drop the half-built rank */
+    sc__jrank_free(ctx, &job->ranks[job->nranks - 1]);
+    job->nranks--;
+  }
+  return rc;
+}
+
+static int kin_finish(sc_trace_reader *r) {
+  kin *k = K(r);
+  sc__json_end(&k->j);
+  sc__json_feed(&k->j, "", 0);
+  int rc = pump(r);
+  if (rc) return rc;
+  return kin_build(r);
+}
+
+const sc_trace_handler sc__kineto_handler = {"kineto", kin_open, kin_data, kin_finish, kin_close};
