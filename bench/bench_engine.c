@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         "training.precision=bf16", "simulation.fold=1"}},
   };
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return 1;
+  if (sc_ctx_new(NULL, NULL, &ctx)) return 1;
   size_t n = sizeof scenarios / sizeof scenarios[0];
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {

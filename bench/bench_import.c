@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
   }
   sc_ctx *ctx;
   sc_job *job;
-  if (sc_ctx_new(&ctx, NULL, NULL) || sc_job_new(ctx, &job)) return 1;
+  if (sc_ctx_new(NULL, NULL, &ctx) || sc_job_new(ctx, &job)) return 1;
   FILE *f = fopen(file, "rb");
   if (!f) return 1;
   static unsigned char buf[1 << 20];

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
        512},
   };
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return 1;
+  if (sc_ctx_new(NULL, NULL, &ctx)) return 1;
   int rc = 0;
   for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0] && !rc; i++)
     rc = run(ctx, &scenarios[i], quick, procs, root);

@@ -20,7 +20,7 @@
 #define MAX_FILES 256
 
 static int exit_code(int rc) {
-  return (rc == SC_EINVAL || rc == SC_EUNSUPPORTED || rc == SC_EIO) ? 2 : 1;
+  return sc_exit_code(rc);
 }
 
 static int fail(sc_ctx *ctx, int rc) {
@@ -202,7 +202,7 @@ static int comm_args(int argc, char **argv, comm_opts *o) {
 static int make_model(sc_ctx *ctx, comm_opts *o, sc_comm **m) {
   snprintf(o->cl.gpu, sizeof o->cl.gpu, "%s", o->gpu);
   o->cl.gpus_per_node = o->per_node;
-  int rc = sc_comm_new(ctx, m, &o->cl);
+  int rc = sc_comm_new(ctx, &o->cl, m);
   if (!rc && o->calibration) rc = sc_comm_load_calibration(*m, o->calibration);
   return rc;
 }
@@ -316,13 +316,13 @@ int sc_cli_comm(int argc, char **argv) {
   int rc = comm_args(argc, argv, &o);
   if (rc) return rc < 0 ? 0 : rc;
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return fail(NULL, SC_ENOMEM);
+  if (sc_ctx_new(NULL, NULL, &ctx)) return fail(NULL, SC_ENOMEM);
   sc_nccltests t;
   memset(&t, 0, sizeof t);
   sc_comm *m = NULL;
   int code = 0;
   if (o.compare) {
-    if ((rc = sc_nccltests_load(ctx, &t, o.compare))) goto done;
+    if ((rc = sc_nccltests_load(ctx, o.compare, &t))) goto done;
     if (!o.gpu) {
       const sc_hw *hw = sc_comm_guess_hw(t.gpu);
       if (!hw) {
@@ -443,14 +443,14 @@ int sc_cli_calibrate(int argc, char **argv) {
   }
 
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return fail(NULL, SC_ENOMEM);
+  if (sc_ctx_new(NULL, NULL, &ctx)) return fail(NULL, SC_ENOMEM);
   sc_nccltests *t = calloc((size_t)nfiles, sizeof *t);
   sc_comm *m = NULL;
   FILE *out = NULL;
   int rc = t ? SC_OK : SC_ENOMEM;
   int loaded = 0, code = 0;
   for (; !rc && loaded < nfiles; loaded++) {
-    if ((rc = sc_nccltests_load(ctx, &t[loaded], files[loaded]))) break;
+    if ((rc = sc_nccltests_load(ctx, files[loaded], &t[loaded]))) break;
     if (t[loaded].op < 0) t[loaded].op = op;
     if (!gpu) {
       const sc_hw *hw = sc_comm_guess_hw(t[loaded].gpu);
@@ -468,7 +468,7 @@ int sc_cli_calibrate(int argc, char **argv) {
   }
   if (!rc && !code) {
     snprintf(cl.gpu, sizeof cl.gpu, "%s", gpu);
-    rc = sc_comm_new(ctx, &m, &cl);
+    rc = sc_comm_new(ctx, &cl, &m);
   }
   double mape = 0;
   if (!rc && !code) rc = sc_comm_calibrate(m, t, (size_t)nfiles, &mape);

@@ -106,7 +106,7 @@ int sc_cli_calibrate_interference(int argc, char **argv) {
     return 2;
   }
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) {
+  if (sc_ctx_new(NULL, NULL, &ctx)) {
     fprintf(stderr, "stepcast: out of memory\n");
     return 1;
   }
@@ -143,7 +143,7 @@ int sc_cli_calibrate_interference(int argc, char **argv) {
   }
   if (rc) {
     fprintf(stderr, "stepcast: %s\n", sc_errmsg(ctx)[0] ? sc_errmsg(ctx) : sc_strerror(rc));
-    code = rc == SC_EINVAL || rc == SC_EIO ? 2 : 1;
+    code = sc_exit_code(rc);
   }
   sc_interf_data_free(d);
   sc_ctx_free(ctx);

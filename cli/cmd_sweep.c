@@ -195,7 +195,7 @@ int sc_cli_sweep(int argc, char **argv) {
   }
   int root = sc_sweep_procs_rank() == 0;
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) {
+  if (sc_ctx_new(NULL, NULL, &ctx)) {
     if (root) fprintf(stderr, "stepcast: out of memory\n");
     sc_sweep_procs_finalize();
     return 1;

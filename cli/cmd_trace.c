@@ -17,7 +17,7 @@
 #define CHUNK_BYTES (1u << 20)
 
 static int code_of(int rc) {
-  return (rc == SC_EINVAL || rc == SC_EUNSUPPORTED || rc == SC_EIO) ? 2 : 1;
+  return sc_exit_code(rc);
 }
 
 static int fail(sc_ctx *ctx, int rc) {
@@ -57,7 +57,7 @@ static int import_file(sc_ctx *ctx, sc_job *job, sc_trace_format fmt, const char
   while (!rc && (n = fread(buf, 1, CHUNK_BYTES, f)) > 0) rc = sc_trace_feed(r, buf, n);
   if (!rc && ferror(f)) {
     fprintf(stderr, "stepcast: %s: read error\n", path);
-    rc = SC_EIO;
+    rc = SC_EREAD;
     fclose(f);
     sc_trace_free(r);
     return 2;
@@ -97,7 +97,7 @@ int sc_cli_import(int argc, char **argv) {
     return 2;
   }
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return fail(NULL, SC_ENOMEM);
+  if (sc_ctx_new(NULL, NULL, &ctx)) return fail(NULL, SC_ENOMEM);
   sc_job *job;
   int rc = sc_job_new(ctx, &job);
   if (rc) {
@@ -276,7 +276,7 @@ int sc_cli_replay(int argc, char **argv) {
   int code = read_all(path, &img, &len);
   if (code) return code;
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) {
+  if (sc_ctx_new(NULL, NULL, &ctx)) {
     free(img);
     return fail(NULL, SC_ENOMEM);
   }
@@ -330,7 +330,7 @@ int sc_cli_replay(int argc, char **argv) {
   if (!rc) rc = sc_replay(ctx, job, &cfg, &opts, tf ? sc_cli_write_file : NULL, tf, &res);
   if (tf && fclose(tf) && !rc) {
     fprintf(stderr, "stepcast: %s: write failed\n", trace_path);
-    rc = SC_EIO;
+    rc = SC_EWRITE;
   }
   if (rc) code = fail(ctx, rc);
   else rc = sc_replay_format(&res, fmt, sc_cli_write_file, stdout);

@@ -17,7 +17,7 @@
 #define MAX_ITEMS 256
 
 static int exit_code(int rc) {
-  return (rc == SC_EINVAL || rc == SC_EUNSUPPORTED || rc == SC_EIO) ? 2 : 1;
+  return sc_exit_code(rc);
 }
 
 static int fail(sc_ctx *ctx, int rc) {
@@ -126,7 +126,7 @@ int sc_cli_validate(int argc, char **argv) {
   }
 
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return fail(NULL, SC_ENOMEM);
+  if (sc_ctx_new(NULL, NULL, &ctx)) return fail(NULL, SC_ENOMEM);
   sc_caseset *set = NULL;
   sc_case_result *res = NULL;
   sc_cost_params calib;
@@ -159,7 +159,7 @@ int sc_cli_validate(int argc, char **argv) {
   if (fmt == SC_VALIDATE_TEXT)
     fprintf(f, "calibration: %s\n", calibration ? calibration : "built-in defaults");
   rc = sc_validate_write(set, res, fmt, sc_cli_write_file, f);
-  if (f != stdout && fclose(f)) rc = SC_EIO;
+  if (f != stdout && fclose(f)) rc = SC_EWRITE;
   if (rc) {
     fprintf(stderr, "stepcast: %s: write failed\n", outpath ? outpath : "stdout");
     code = 1;
@@ -250,7 +250,7 @@ int sc_cli_calibrate_cases(int argc, char **argv) {
   }
 
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return fail(NULL, SC_ENOMEM);
+  if (sc_ctx_new(NULL, NULL, &ctx)) return fail(NULL, SC_ENOMEM);
   sc_caseset *set = NULL;
   int code = 0, rc = sc_caseset_new(ctx, &set);
   if (!rc) rc = load_cases(ctx, set, files, nfiles);
@@ -276,7 +276,7 @@ int sc_cli_calibrate_cases(int argc, char **argv) {
     goto out;
   }
   rc = sc_calibration_write_yaml(&fit, note, sc_cli_write_file, f);
-  if (f != stdout && fclose(f)) rc = SC_EIO;
+  if (f != stdout && fclose(f)) rc = SC_EWRITE;
   if (rc) {
     fprintf(stderr, "stepcast: %s: write failed\n", outpath ? outpath : "stdout");
     code = 1;

@@ -15,7 +15,7 @@
 #include <strings.h>
 
 int sc_cli_write_file(void *ud, const char *buf, size_t len) {
-  return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EIO;
+  return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EWRITE;
 }
 
 static void usage(FILE *f) {
@@ -38,7 +38,7 @@ static void usage(FILE *f) {
 
 static int fail(sc_ctx *ctx, int rc) {
   fprintf(stderr, "stepcast: %s\n", ctx ? sc_errmsg(ctx) : sc_strerror(rc));
-  return (rc == SC_EINVAL || rc == SC_EUNSUPPORTED || rc == SC_EIO) ? 2 : 1;
+  return sc_exit_code(rc);
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -86,7 +86,7 @@ static int cmd_run(int argc, char **argv) {
   }
 
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return fail(NULL, SC_ENOMEM);
+  if (sc_ctx_new(NULL, NULL, &ctx)) return fail(NULL, SC_ENOMEM);
   sc_config cfg;
   sc_config_default(&cfg);
   int rc = 0;
@@ -122,7 +122,7 @@ static int cmd_run(int argc, char **argv) {
   rc = sc_simulate(ctx, &cfg, tf ? sc_cli_write_file : NULL, tf, &res);
   if (tf && fclose(tf) && !rc) {
     fprintf(stderr, "stepcast: %s: write failed\n", trace_path);
-    rc = SC_EIO;
+    rc = SC_EWRITE;
   }
   if (rc) {
     int code = fail(ctx, rc);
@@ -136,7 +136,7 @@ static int cmd_run(int argc, char **argv) {
     FILE *jf = fopen(p, "w");
     if (!jf) {
       fprintf(stderr, "stepcast: %s: cannot open: %s\n", p, strerror(errno));
-      rc = SC_EIO;
+      rc = SC_EWRITE;
     } else {
       rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_cli_write_file, jf);
       fclose(jf);

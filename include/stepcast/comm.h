@@ -87,10 +87,9 @@ typedef struct sc_nccltests {
  * `name` is used in messages ("name:line: message") and to guess the
  * operation when the text does not say ("all_gather_8gpu.log"). On error
  * returns SC_EINVAL (or SC_ENOMEM) and leaves *out empty. */
-int sc_nccltests_parse(sc_ctx *ctx, sc_nccltests *out, const char *name, const char *text,
-                       size_t len);
-/* Reads and parses a file (SC_EIO when it cannot be read). */
-int sc_nccltests_load(sc_ctx *ctx, sc_nccltests *out, const char *path);
+int sc_nccltests_parse(sc_ctx *ctx, const char *name, const char *text, size_t len, sc_nccltests *out);
+/* Reads and parses a file (SC_EREAD when it cannot be read). */
+int sc_nccltests_load(sc_ctx *ctx, const char *path, sc_nccltests *out);
 void sc_nccltests_free(sc_ctx *ctx, sc_nccltests *t);
 /* The measured time of a row: the smaller of out-of-place and in-place (one
  * when the other is missing); NAN if neither. */
@@ -124,7 +123,7 @@ typedef struct sc_comm_cluster {
 
 typedef struct sc_comm sc_comm;
 
-int sc_comm_new(sc_ctx *ctx, sc_comm **out, const sc_comm_cluster *cluster);
+int sc_comm_new(sc_ctx *ctx, const sc_comm_cluster *cluster, sc_comm **out);
 void sc_comm_free(sc_comm *m);
 /* Loads the top-level `calibration:` mapping written by sc_comm_write_calibration
  * (keys of docs/COMM.md; keys of other cost models are ignored). */

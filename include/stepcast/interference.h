@@ -54,7 +54,7 @@ void sc_interf_data_free(sc_interf_data *d);
 int sc_interf_trace_begin(sc_interf_data *d, const char *name);
 /* Feeds the trace's next bytes exactly as stored; gzip is recognised by its
  * magic number and inflated on the fly. Buffers may split the data anywhere.
- * Returns 0 or SC_EINVAL / SC_EIO / SC_ENOMEM ("name:offset: message"). */
+ * Returns 0 or SC_EINVAL / SC_EREAD / SC_ENOMEM ("name:offset: message"). */
 int sc_interf_trace_feed(sc_interf_data *d, const void *buf, size_t len);
 /* Ends the trace and adds its training pairs to the set. */
 int sc_interf_trace_end(sc_interf_data *d);

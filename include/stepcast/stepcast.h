@@ -7,7 +7,14 @@
  * Ownership: sc_ctx is created by sc_ctx_new and owned by the caller. sc_config
  * and sc_result are plain structs owned by the caller (no heap members). Strings
  * returned by accessors are borrowed and live as long as the library/context.
+ * Constructors and fillers take their out-parameter last.
  * Units: seconds in results, nanoseconds inside the engine, bytes, FLOPs.
+ *
+ * Threads: the library keeps no process-wide mutable state. A context and
+ * everything created with it (configs it loaded are plain data) must be used
+ * by one thread at a time; use one context per thread. Read-only data may be
+ * shared freely: the preset tables (sc_hw_at, sc_hw_find, sc_model_preset_*),
+ * error and category names, and any sc_config or sc_result no thread writes.
  */
 #ifndef STEPCAST_H
 #define STEPCAST_H
@@ -19,27 +26,48 @@
 extern "C" {
 #endif
 
+/* The version this header belongs to; sc_version() is the library's. */
+#define STEPCAST_VERSION_MAJOR 0
+#define STEPCAST_VERSION_MINOR 1
+#define STEPCAST_VERSION_PATCH 0
 #define SC_VERSION "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for compile-time comparisons. */
+#define STEPCAST_VERSION_NUMBER \
+  (STEPCAST_VERSION_MAJOR * 10000 + STEPCAST_VERSION_MINOR * 100 + STEPCAST_VERSION_PATCH)
+
+/* "0.1.0" of the linked library (may differ from SC_VERSION when a program
+ * runs against another build than it was compiled with). */
+const char *sc_version(void);
 
 /* ---------------------------------------------------------------- errors */
 
-/* X(name, value, text): single source for codes and their descriptions. */
-#define SC_ERROR_LIST(X)                                   \
-  X(SC_OK, 0, "ok")                                        \
-  X(SC_ENOMEM, -1, "out of memory")                        \
-  X(SC_EINVAL, -2, "invalid input")                        \
-  X(SC_EIO, -3, "input/output error")                      \
-  X(SC_EUNSUPPORTED, -4, "feature not supported")          \
-  X(SC_EDEADLOCK, -5, "simulation deadlock")
+/* X(name, value, exit, text): single source for codes, their descriptions and
+ * the process exit code every stepcast command returns for them (README, "Exit
+ * codes"): 0 success, 1 internal or simulation failure, 2 invalid, unreadable
+ * or unsupported input, 3 an output could not be written, 4 stopped before
+ * completion on request. */
+#define SC_ERROR_LIST(X)                                                      \
+  X(SC_OK, 0, 0, "ok")                                                        \
+  X(SC_ENOMEM, -1, 1, "out of memory")                                        \
+  X(SC_EINVAL, -2, 2, "invalid input")                                        \
+  X(SC_EREAD, -3, 2, "input could not be read")                               \
+  X(SC_EUNSUPPORTED, -4, 2, "feature not supported")                          \
+  X(SC_EDEADLOCK, -5, 1, "simulation deadlock")                               \
+  X(SC_EWRITE, -6, 3, "output could not be written")                          \
+  X(SC_ESTOPPED, -7, 4, "stopped on request")                                 \
+  X(SC_EINTERNAL, -8, 1, "internal error")
 
 enum {
-#define SC_X_ENUM(name, value, text) name = value,
+#define SC_X_ENUM(name, value, exit, text) name = value,
   SC_ERROR_LIST(SC_X_ENUM)
 #undef SC_X_ENUM
 };
 
 /* Text of an error code ("invalid input"); never NULL. */
 const char *sc_strerror(int code);
+/* Process exit code for a return code (the table above); 1 for codes not in
+ * it. */
+int sc_exit_code(int code);
 
 /* ---------------------------------------------------------------- context */
 
@@ -51,7 +79,7 @@ typedef void *(*sc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* Creates a context. alloc may be NULL (malloc/realloc/free). Returns 0 or
  * SC_ENOMEM. The context carries the last error message (sc_errmsg). */
-int sc_ctx_new(sc_ctx **out, sc_alloc_fn alloc, void *ud);
+int sc_ctx_new(sc_alloc_fn alloc, void *ud, sc_ctx **out);
 void sc_ctx_free(sc_ctx *ctx);
 /* Last error message, "file:line: message" for input errors; "" if none. */
 const char *sc_errmsg(const sc_ctx *ctx);

@@ -67,7 +67,7 @@ typedef struct sc_sweep_opts {
   sc_sweep_dim recompute;             /* sc_recompute values */
   sc_sweep_dim distributed_optimizer; /* values 0/1 */
   /* Testing aid: stop as if killed after appending this many new rows to
-   * out_path (sc_sweep_run returns SC_EIO); 0 = never. */
+   * out_path (sc_sweep_run returns SC_ESTOPPED); 0 = never. */
   int64_t stop_after;
   /* Progress on the process that gathers results (rank 0): called after
    * every simulated config with done (including resumed rows) and total. */
@@ -103,7 +103,7 @@ typedef struct sc_sweep_result {
  * parallel and training knobs are overridden). On MPI builds every process
  * must call it with the same arguments; only rank 0 reads and writes
  * out_path and gets rows (is_root). Returns 0, SC_EINVAL (bad base config or
- * options), SC_EIO (out_path problems, or stop_after reached) or SC_ENOMEM. */
+ * options), SC_EWRITE (out_path cannot be written), SC_ESTOPPED (stop_after reached) or SC_ENOMEM. */
 int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
                  sc_sweep_result *out);
 void sc_sweep_result_free(sc_ctx *ctx, sc_sweep_result *r);
@@ -121,7 +121,7 @@ const char *sc_sweep_row_key(const sc_sweep_row *row, char *buf, size_t n);
 /* Process group of multi-process sweeps. Serial builds: one process, the
  * calls do nothing. MPI builds: sc_sweep_procs_init initialises MPI (once
  * per process, before the first sweep) and sc_sweep_procs_finalize shuts it
- * down (after the last). Return 0 or SC_EIO. */
+ * down (after the last). Return 0 or SC_EINTERNAL. */
 int sc_sweep_procs_init(int *argc, char ***argv);
 void sc_sweep_procs_finalize(void);
 int sc_sweep_procs_rank(void);  /* 0 in serial builds */

@@ -87,7 +87,7 @@ int sc_trace_open(sc_job *job, sc_trace_format fmt, const char *name, int64_t ra
 /* Feeds the next bytes of the file, exactly as stored: gzip and zstd are
  * recognised by their magic numbers and decompressed on the fly, so every
  * encoding takes the same path. Buffers may split the data anywhere.
- * Returns 0 or SC_EINVAL / SC_EIO / SC_ENOMEM with "name:offset: message". */
+ * Returns 0 or SC_EINVAL / SC_EREAD / SC_ENOMEM with "name:offset: message". */
 int sc_trace_feed(sc_trace_reader *r, const void *buf, size_t len);
 /* Ends the input, builds the rank's program and adds it to the job.
  * Returns 0 or an error (truncated input, missing fields, ...). */

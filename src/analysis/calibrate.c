@@ -323,35 +323,35 @@ int sc_calibration_write_yaml(const sc_calibration_result *r, const char *note, 
                               void *ud) {
   if (!r || !w) return SC_EINVAL;
   int rc = 0;
-  rc |= sc__writef(w, ud, "# stepcast calibration: sc_cost_params fields (docs/CONFIG.md).\n");
+  SC_WRITE(rc, sc__writef(w, ud, "# stepcast calibration: sc_cost_params fields (docs/CONFIG.md).\n"));
   if (note && note[0]) {
     const char *s = note;
     while (*s) {
       const char *e = strchr(s, '\n');
       size_t len = e ? (size_t)(e - s) : strlen(s);
-      rc |= sc__writef(w, ud, "# %.*s\n", (int)len, s);
+      SC_WRITE(rc, sc__writef(w, ud, "# %.*s\n", (int)len, s));
       s += len + (e ? 1 : 0);
     }
   }
-  rc |= sc__writef(w, ud, "calibration:\n");
+  SC_WRITE(rc, sc__writef(w, ud, "calibration:\n"));
   for (size_t j = 0; j < r->nfitted; j++) {
     const param_def *d = find_param(r->fitted[j]);
     if (!d) continue;
-    rc |= sc__writef(w, ud, "  %s: %.6g\n", d->name,
-                     *(const double *)((const char *)&r->params + d->offset));
+    SC_WRITE(rc, sc__writef(w, ud, "  %s: %.6g\n", d->name,
+                     *(const double *)((const char *)&r->params + d->offset)));
   }
-  rc |= sc__writef(w, ud,
+  SC_WRITE(rc, sc__writef(w, ud,
                    "fit:\n  gpu: %s\n  calibration_rows: %zu\n  parameters: [",
-                   r->gpu, r->rows);
+                   r->gpu, r->rows));
   for (size_t j = 0; j < r->nfitted; j++)
-    rc |= sc__writef(w, ud, "%s%s", j ? ", " : "", r->fitted[j]);
-  rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud, "%s%s", j ? ", " : "", r->fitted[j]));
+  SC_WRITE(rc, sc__writef(w, ud,
                    "]\n  loss: soft-L1 of log(predicted/measured), scale %.2f, plus a pull "
                    "towards the kernel-data values\n"
                    "  mape_before_pct: %.2f\n  mape_after_pct: %.2f\n"
                    "  max_abs_error_before_pct: %.2f\n  max_abs_error_after_pct: %.2f\n"
                    "  evaluations: %d\n",
                    LOSS_SCALE, r->mape_before_pct, r->mape_after_pct, r->max_before_pct,
-                   r->max_after_pct, r->evaluations);
-  return rc ? SC_EIO : SC_OK;
+                   r->max_after_pct, r->evaluations));
+  return rc;
 }

@@ -54,7 +54,7 @@ const sc_hw *sc_comm_guess_hw(const char *device_name) {
 
 /* ------------------------------------------------------------ instance */
 
-int sc_comm_new(sc_ctx *ctx, sc_comm **out, const sc_comm_cluster *cl) {
+int sc_comm_new(sc_ctx *ctx, const sc_comm_cluster *cl, sc_comm **out) {
   *out = NULL;
   const sc_hw *hw = sc_hw_find(cl->gpu);
   if (!hw) return sc__error(ctx, SC_EINVAL, "unknown gpu \"%s\" (see `stepcast hw list`)", cl->gpu);

@@ -738,13 +738,13 @@ int sc_interf_trace_end(sc_interf_data *d) {
 int sc_interf_load_file(sc_interf_data *d, const char *path) {
   if (!d || !path) return SC_EINVAL;
   FILE *f = fopen(path, "rb");
-  if (!f) return sc__error(d->ctx, SC_EIO, "%s: cannot open: %s", path, strerror(errno));
+  if (!f) return sc__error(d->ctx, SC_EREAD, "%s: cannot open: %s", path, strerror(errno));
   int rc = sc_interf_trace_begin(d, path);
   char *buf = rc ? NULL : sc__malloc(d->ctx, ZBUF_BYTES);
   if (!rc && !buf) rc = SC_ENOMEM;
   size_t n;
   while (!rc && (n = fread(buf, 1, ZBUF_BYTES, f)) > 0) rc = sc_interf_trace_feed(d, buf, n);
-  if (!rc && ferror(f)) rc = sc__error(d->ctx, SC_EIO, "%s: read error", path);
+  if (!rc && ferror(f)) rc = sc__error(d->ctx, SC_EREAD, "%s: read error", path);
   if (!rc) rc = sc_interf_trace_end(d);
   else trace_release(d);
   sc__free(d->ctx, buf, buf ? ZBUF_BYTES : 0);

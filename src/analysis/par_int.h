@@ -19,7 +19,7 @@ typedef int (*sc_par_work_fn)(void *ud, int64_t item, void *rec);
  * further items are handed out and sc__par_run returns that code. */
 typedef int (*sc_par_deliver_fn)(void *ud, int64_t item, int status, const void *rec);
 
-int sc__par_init(int *argc, char ***argv); /* 0 or SC_EIO */
+int sc__par_init(int *argc, char ***argv); /* 0 or SC_EINTERNAL */
 void sc__par_finalize(void);
 int sc__par_rank(void);
 int sc__par_size(void);
@@ -36,7 +36,7 @@ int sc__par_agree(int rc);
  * messages, and calls deliver for every result. items and n are read on
  * process 0 only; other processes compute what they are sent. A collective:
  * every process calls it. Returns 0 or the first nonzero deliver return (on
- * process 0; others return 0 or SC_EIO on communication failure). */
+ * process 0; others return 0 or SC_EINTERNAL on communication failure). */
 int sc__par_run(sc_ctx *ctx, const int64_t *items, int64_t n, size_t rec_size,
                 sc_par_work_fn work, sc_par_deliver_fn deliver, void *ud);
 

@@ -23,9 +23,9 @@ static int we_initialised;
 
 int sc__par_init(int *argc, char ***argv) {
   int inited = 0;
-  if (MPI_Initialized(&inited) != MPI_SUCCESS) return SC_EIO;
+  if (MPI_Initialized(&inited) != MPI_SUCCESS) return SC_EINTERNAL;
   if (inited) return SC_OK;
-  if (MPI_Init(argc, argv) != MPI_SUCCESS) return SC_EIO;
+  if (MPI_Init(argc, argv) != MPI_SUCCESS) return SC_EINTERNAL;
   we_initialised = 1;
   return SC_OK;
 }
@@ -59,13 +59,13 @@ int sc__par_size(void) {
 int sc__par_agree(int rc) {
   if (sc__par_size() <= 1) return rc;
   int v = rc;
-  if (MPI_Allreduce(&rc, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) return SC_EIO;
+  if (MPI_Allreduce(&rc, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) return SC_EINTERNAL;
   return v;
 }
 
 static int send_item(int64_t item, int to) {
   return MPI_Send(&item, 1, MPI_INT64_T, to, TAG_ITEM, MPI_COMM_WORLD) == MPI_SUCCESS ? SC_OK
-                                                                                     : SC_EIO;
+                                                                                     : SC_EINTERNAL;
 }
 
 /* Coordinator state on process 0. */
@@ -82,12 +82,12 @@ typedef struct coord {
  * the run is stopping) and it has not had it yet. */
 static void feed(coord *C, int w) {
   if (!C->rc && C->next < C->n) {
-    if (send_item(C->items[C->next], w)) C->comm_rc = SC_EIO;
+    if (send_item(C->items[C->next], w)) C->comm_rc = SC_EINTERNAL;
     C->next++;
     C->held[w]++;
     C->outstanding++;
   } else if (!C->stopped[w]) {
-    if (send_item(-1, w)) C->comm_rc = SC_EIO;
+    if (send_item(-1, w)) C->comm_rc = SC_EINTERNAL;
     C->stopped[w] = 1;
   }
 }
@@ -98,7 +98,7 @@ static void take_result(coord *C, int w, unsigned char *buf, size_t len,
                         sc_par_deliver_fn deliver, void *ud) {
   MPI_Status st;
   if (MPI_Recv(buf, (int)len, MPI_BYTE, w, TAG_RESULT, MPI_COMM_WORLD, &st) != MPI_SUCCESS) {
-    C->comm_rc = SC_EIO;
+    C->comm_rc = SC_EINTERNAL;
     return;
   }
   int64_t item, status;
@@ -160,7 +160,7 @@ static int run_root(sc_ctx *ctx, const int64_t *items, int64_t n, size_t rec_siz
     }
     if (C.outstanding == 0) break;
     if (MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st) != MPI_SUCCESS) {
-      C.comm_rc = SC_EIO;
+      C.comm_rc = SC_EINTERNAL;
       break;
     }
     take_result(&C, st.MPI_SOURCE, buf, len, deliver, ud);
@@ -171,7 +171,7 @@ static int run_root(sc_ctx *ctx, const int64_t *items, int64_t n, size_t rec_siz
   sc__free(ctx, C.stopped, (size_t)size);
   sc__free(ctx, buf, len);
   sc__free(ctx, rec, rec_size);
-  if (C.comm_rc) return sc__error(ctx, SC_EIO, "MPI communication failed during the sweep");
+  if (C.comm_rc) return sc__error(ctx, SC_EINTERNAL, "MPI communication failed during the sweep");
   return C.rc;
 }
 
@@ -186,7 +186,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
     do {
       if (MPI_Recv(&hdr[0], 1, MPI_INT64_T, 0, TAG_ITEM, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
           MPI_SUCCESS)
-        return SC_EIO;
+        return SC_EINTERNAL;
       if (hdr[0] >= 0) MPI_Send(hdr, 16, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
     } while (hdr[0] >= 0);
     return SC_ENOMEM;
@@ -198,7 +198,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
       int64_t item;
       if (MPI_Recv(&item, 1, MPI_INT64_T, 0, TAG_ITEM, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
           MPI_SUCCESS) {
-        rc = SC_EIO;
+        rc = SC_EINTERNAL;
         break;
       }
       queue[(qhead + qlen++) % (QUEUE_DEPTH + 1)] = item;
@@ -212,7 +212,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
     memcpy(buf, &item, 8);
     memcpy(buf + 8, &status, 8);
     if (MPI_Send(buf, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD) != MPI_SUCCESS) {
-      rc = SC_EIO;
+      rc = SC_EINTERNAL;
       break;
     }
     /* Collect items that arrived meanwhile, without waiting. */
@@ -223,7 +223,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
       int64_t next;
       if (MPI_Recv(&next, 1, MPI_INT64_T, 0, TAG_ITEM, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
           MPI_SUCCESS) {
-        rc = SC_EIO;
+        rc = SC_EINTERNAL;
         break;
       }
       queue[(qhead + qlen++) % (QUEUE_DEPTH + 1)] = next;

@@ -719,18 +719,16 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
     rc = check_programs(ctx, &wl);
 #endif
   }
-  sc_result res;
+  sc_engine_result res;
   if (!rc) {
     /* Traced compute already carries its interference, and traced
      * collectives their link sharing: neither is applied again. Priced
      * (ex-situ) kernels get the configured interference model. */
-    sc_config run_cfg = *cfg;
-    if (!priced) run_cfg.simulation.interference = SC_INTERF_NONE;
-    run_cfg.simulation.fold = 0;
-    if (!model) run_cfg.simulation.share_links = 0;
+    sc_engine_opts eo = {0, priced ? cfg->simulation.interference : SC_INTERF_NONE,
+                         model ? cfg->simulation.share_links : 0, trace, trace_ud, NULL};
     sc_cost run_cost = cost;
     run_cost.comm = &fixed_comm;
-    rc = sc__engine_run(ctx, &run_cfg, &wl, &run_cost, trace, trace_ud, &res);
+    rc = sc__engine_run(ctx, &wl, &run_cost, &eo, &res);
   }
   if (!rc) {
     double it = (double)(iters > 0 ? iters : 1);
@@ -743,7 +741,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
     out->ops = res.ops;
     out->events = res.events;
     out->traced_step_s = (double)span / 1e9 / it;
-    out->predicted_step_s = res.step_time_s / it;
+    out->predicted_step_s = (double)res.step_ns / 1e9 / it;
     out->error_pct = out->traced_step_s > 0 && !retarget
                          ? 100.0 * (out->predicted_step_s - out->traced_step_s) / out->traced_step_s
                          : 0;

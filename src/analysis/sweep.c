@@ -10,7 +10,7 @@
 #include "stepcast/sweep.h"
 
 #include "input/config_int.h"
-#include "model/memory_int.h"
+#include "analysis/simulate_int.h"
 #include "analysis/par_int.h"
 
 #include <errno.h>
@@ -151,12 +151,10 @@ static int prune(sweep *S, const cand *c) {
   if (c->sp && m->seq_len % c->tp) return SC_SWEEP_SP_SEQ;
   sc_config cfg;
   apply(S, c, &cfg);
-  if (c->vpp > 64 || sc_config_resolve(S->ctx, &cfg)) return SC_SWEEP_INVALID;
-  sc_memory_opts o;
-  sc_memory_model mm;
-  sc__memory_opts_of(&cfg, &o);
-  if (sc__memory_model_init(&mm, &cfg, &o)) return SC_SWEEP_INVALID;
-  if (sc__memory_peak(&mm, NULL) > mm.capacity_bytes) return SC_SWEEP_MEMORY;
+  sc_plan plan;
+  if (c->vpp > 64 || sc_config_resolve(S->ctx, &cfg) || sc__plan_init(S->ctx, &cfg, &plan))
+    return SC_SWEEP_INVALID;
+  if (plan.memory_peak_bytes > plan.memory_capacity_bytes) return SC_SWEEP_MEMORY;
   return -1;
 }
 
@@ -386,7 +384,7 @@ static int sync_results(sweep *S, int force) {
   if (!force && now - S->last_sync < SYNC_INTERVAL_S) return SC_OK;
   S->last_sync = now;
   if (fdatasync(S->fd))
-    return sc__error(S->ctx, SC_EIO, "%s: fdatasync failed: %s", S->opts->out_path,
+    return sc__error(S->ctx, SC_EWRITE, "%s: fdatasync failed: %s", S->opts->out_path,
                      strerror(errno));
   return SC_OK;
 }
@@ -397,7 +395,7 @@ static int sync_results(sweep *S, int force) {
 static int append_row(sweep *S, const char *buf, size_t len, int force_sync) {
   ssize_t k = write(S->fd, buf, len);
   if (k < 0 || (size_t)k != len)
-    return sc__error(S->ctx, SC_EIO, "%s: write failed: %s", S->opts->out_path,
+    return sc__error(S->ctx, SC_EWRITE, "%s: write failed: %s", S->opts->out_path,
                      k < 0 ? strerror(errno) : "short write");
   return sync_results(S, force_sync);
 }
@@ -435,14 +433,14 @@ static int open_results(sweep *S) {
   const char *path = S->opts->out_path;
   char header[512];
   int hlen = csv_header(header, sizeof header);
-  if (hlen < 0) return sc__error(S->ctx, SC_EIO, "results header too long");
+  if (hlen < 0) return sc__error(S->ctx, SC_EINTERNAL, "results header too long");
   S->fd = open(path, O_RDWR | O_APPEND | O_CREAT, 0644);
-  if (S->fd < 0) return sc__error(S->ctx, SC_EIO, "%s: cannot open: %s", path, strerror(errno));
+  if (S->fd < 0) return sc__error(S->ctx, SC_EWRITE, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(S->fd, &st)) return sc__error(S->ctx, SC_EIO, "%s: %s", path, strerror(errno));
+  if (fstat(S->fd, &st)) return sc__error(S->ctx, SC_EWRITE, "%s: %s", path, strerror(errno));
   size_t size = (size_t)st.st_size;
   if (size > 0 && !S->opts->resume)
-    return sc__error(S->ctx, SC_EIO,
+    return sc__error(S->ctx, SC_EINVAL,
                      "%s: already holds results; use --resume to continue it or remove it", path);
   if (size == 0) return append_row(S, header, (size_t)hlen, 1);
 
@@ -453,7 +451,7 @@ static int open_results(sweep *S) {
     ssize_t k = pread(S->fd, text + got, size - got, (off_t)got);
     if (k <= 0) {
       sc__free(S->ctx, text, size + 1);
-      return sc__error(S->ctx, SC_EIO, "%s: read failed", path);
+      return sc__error(S->ctx, SC_EREAD, "%s: read failed", path);
     }
     got += (size_t)k;
   }
@@ -463,12 +461,12 @@ static int open_results(sweep *S) {
   while (keep > 0 && text[keep - 1] != '\n') keep--;
   int rc = SC_OK;
   if (keep < size && ftruncate(S->fd, (off_t)keep))
-    rc = sc__error(S->ctx, SC_EIO, "%s: cannot drop the torn last line: %s", path,
+    rc = sc__error(S->ctx, SC_EWRITE, "%s: cannot drop the torn last line: %s", path,
                    strerror(errno));
   text[keep] = 0;
   if (!rc && keep == 0) rc = append_row(S, header, (size_t)hlen, 1);
   else if (!rc && (keep < (size_t)hlen || memcmp(text, header, (size_t)hlen)))
-    rc = sc__error(S->ctx, SC_EIO, "%s: not a stepcast sweep results file (header differs)",
+    rc = sc__error(S->ctx, SC_EINVAL, "%s: not a stepcast sweep results file (header differs)",
                    path);
   cand *sorted = NULL;
   size_t nsorted = S->ntodo ? S->ntodo : 1;
@@ -490,9 +488,9 @@ static int open_results(sweep *S) {
     sc_sweep_row r;
     uint64_t fp;
     if (csv_parse(line, &r, &fp))
-      rc = sc__error(S->ctx, SC_EIO, "%s:%d: malformed results row", path, lineno + 1);
+      rc = sc__error(S->ctx, SC_EINVAL, "%s:%d: malformed results row", path, lineno + 1);
     else if (fp != S->fingerprint)
-      rc = sc__error(S->ctx, SC_EIO,
+      rc = sc__error(S->ctx, SC_EINVAL,
                      "%s:%d: row of a different base config or GPU count; use another file",
                      path, lineno + 1);
     else {
@@ -521,10 +519,11 @@ static int work(void *ud, int64_t pos, void *rec) {
   sc_sweep_row *r = rec;
   sc_config cfg;
   apply(S, c, &cfg);
-  int rc = sc_config_resolve(S->ctx, &cfg);
-  if (rc) return rc;
+  sc_plan plan;
   sc_result res;
-  rc = sc_simulate(S->ctx, &cfg, NULL, NULL, &res);
+  int rc = sc_config_resolve(S->ctx, &cfg);
+  if (!rc) rc = sc__plan_init(S->ctx, &cfg, &plan);
+  if (!rc) rc = sc__plan_simulate(S->ctx, &plan, NULL, NULL, &res);
   if (rc) return rc;
   r->index = c->index;
   r->tp = c->tp;
@@ -540,7 +539,7 @@ static int work(void *ud, int64_t pos, void *rec) {
   r->tflops_per_gpu = res.tflops_per_gpu;
   r->mfu = res.mfu;
   memcpy(r->breakdown_s, res.breakdown_s, sizeof r->breakdown_s);
-  r->memory_gib = sc__memory_peak_gib(&cfg);
+  r->memory_gib = res.memory_gib;
   return SC_OK;
 }
 
@@ -554,7 +553,7 @@ static int deliver(void *ud, int64_t pos, int status, const void *rec) {
   } else {
     S->rows[pos] = *(const sc_sweep_row *)rec;
     if (normalise(&S->rows[pos], S->fingerprint))
-      return sc__error(S->ctx, SC_EIO, "cannot format a results row");
+      return sc__error(S->ctx, SC_EINTERNAL, "cannot format a results row");
     S->state[pos] = ST_OK;
   }
   S->done++;
@@ -565,13 +564,13 @@ static int deliver(void *ud, int64_t pos, int status, const void *rec) {
     if (S->state[p] != ST_OK || S->fd < 0) continue;
     char line[1024];
     int len = csv_row(&S->rows[p], S->fingerprint, line, sizeof line);
-    if (len < 0) return sc__error(S->ctx, SC_EIO, "cannot format a results row");
+    if (len < 0) return sc__error(S->ctx, SC_EINTERNAL, "cannot format a results row");
     int stop = S->opts->stop_after > 0 && S->written + 1 >= S->opts->stop_after;
     int rc = append_row(S, line, (size_t)len, stop);
     if (rc) return rc;
     S->written++;
     if (stop)
-      return sc__error(S->ctx, SC_EIO, "stopped after %" PRId64 " new rows (stop_after)",
+      return sc__error(S->ctx, SC_ESTOPPED, "stopped after %" PRId64 " new rows (stop_after)",
                        S->written);
   }
   if (S->opts->progress) S->opts->progress(S->opts->progress_ud, S->done, (int64_t)S->ntodo);
@@ -627,7 +626,7 @@ static int cmp_rows(const void *x, const void *y) {
 }
 
 /* Releases the sweep; makes the results file durable and closes it.
- * Returns rc, or SC_EIO when rc is 0 and the final sync or close fails. */
+ * Returns rc, or SC_EWRITE when rc is 0 and the final sync or close fails. */
 static int sweep_free(sweep *S, int rc) {
   sc__free(S->ctx, S->todo, S->cap * sizeof *S->todo);
   sc__free(S->ctx, S->rows, (S->ntodo ? S->ntodo : 1) * sizeof *S->rows);
@@ -635,7 +634,7 @@ static int sweep_free(sweep *S, int rc) {
   if (S->fd >= 0) {
     int src = sync_results(S, 1);
     if (close(S->fd) && !src)
-      src = sc__error(S->ctx, SC_EIO, "%s: close failed: %s", S->opts->out_path,
+      src = sc__error(S->ctx, SC_EWRITE, "%s: close failed: %s", S->opts->out_path,
                       strerror(errno));
     if (!rc) rc = src;
   }

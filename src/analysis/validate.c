@@ -687,7 +687,7 @@ static int load_common(sc_caseset *set, const char *name, const char *text, size
   int e = SC_OK;
   if (base_path && base_path[0]) {
     e = sc_config_load_file(ctx, &base, base_path);
-    if (e) return e == SC_ENOMEM ? e : (e == SC_EIO ? SC_EIO : SC_EINVAL);
+    if (e) return e == SC_ENOMEM ? e : (e == SC_EREAD ? SC_EREAD : SC_EINVAL);
   }
   if (sc__grow(ctx, (void **)&set->files, sizeof(file_entry), &set->files_cap, set->nfiles + 1))
     return SC_ENOMEM;
@@ -892,30 +892,30 @@ static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write
   int rc = 0;
   size_t unsup = 0;
   for (size_t i = 0; i < set->n; i++) unsup += res[i].status != 0;
-  rc |= sc__writef(w, ud, "stepcast validate: %zu cases in %zu file%s, %zu unsupported\n",
-                   set->n, set->nfiles, set->nfiles == 1 ? "" : "s", unsup);
+  SC_WRITE(rc, sc__writef(w, ud, "stepcast validate: %zu cases in %zu file%s, %zu unsupported\n",
+                   set->n, set->nfiles, set->nfiles == 1 ? "" : "s", unsup));
   for (size_t f = 0; f < set->nfiles; f++) {
-    rc |= sc__writef(w, ud, "\n%s", set->files[f].path);
-    if (set->files[f].base[0]) rc |= sc__writef(w, ud, "  (base config %s)", set->files[f].base);
-    rc |= sc__writef(w, ud, "\n  %-34s %-11s %11s %11s %8s\n", "id", "split", "measured s",
-                     "predicted s", "error %");
+    SC_WRITE(rc, sc__writef(w, ud, "\n%s", set->files[f].path));
+    if (set->files[f].base[0]) SC_WRITE(rc, sc__writef(w, ud, "  (base config %s)", set->files[f].base));
+    SC_WRITE(rc, sc__writef(w, ud, "\n  %-34s %-11s %11s %11s %8s\n", "id", "split", "measured s",
+                     "predicted s", "error %"));
     for (size_t i = 0; i < set->n; i++) {
       const sc_case *c = &set->cases[i];
       if (strcmp(c->file, set->files[f].path)) continue;
       if (res[i].status)
-        rc |= sc__writef(w, ud, "  %-34s %-11s %11.4g %11s   unsupported: %s\n", c->id,
-                         split_name(c->split), c->measured_step_s, "-", c->unsupported);
+        SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %11.4g %11s   unsupported: %s\n", c->id,
+                         split_name(c->split), c->measured_step_s, "-", c->unsupported));
       else
-        rc |= sc__writef(w, ud, "  %-34s %-11s %11.4g %11.4g %+8.1f\n", c->id,
+        SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %11.4g %11.4g %+8.1f\n", c->id,
                          split_name(c->split), c->measured_step_s, res[i].predicted_step_s,
-                         res[i].error_pct);
-      if (c->defaults[0]) rc |= sc__writef(w, ud, "      defaults: %s\n", c->defaults);
+                         res[i].error_pct));
+      if (c->defaults[0]) SC_WRITE(rc, sc__writef(w, ud, "      defaults: %s\n", c->defaults));
     }
   }
-  rc |= sc__writef(w, ud,
+  SC_WRITE(rc, sc__writef(w, ud,
                    "\nsummary (|error| in %%, cases with a prediction)\n"
                    "  %-34s %-11s %4s %7s %7s %7s %7s  %s\n",
-                   "file", "split", "n", "MAPE", "median", "worst", "bias", "worst case");
+                   "file", "split", "n", "MAPE", "median", "worst", "bias", "worst case"));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
@@ -924,28 +924,28 @@ static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write
     if (!st.n && !st.unsupported) continue;
     const char *fname = sc[k].file ? base_name(sc[k].file) : "all files";
     if (!st.n) {
-      rc |= sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s  (%zu unsupported)\n", fname,
-                       scope_split(sc[k].split), st.n, "-", "-", "-", "-", st.unsupported);
+      SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s  (%zu unsupported)\n", fname,
+                       scope_split(sc[k].split), st.n, "-", "-", "-", "-", st.unsupported));
       continue;
     }
-    rc |= sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f  %s", fname,
+    SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f  %s", fname,
                      scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
-                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id);
-    if (st.unsupported) rc |= sc__writef(w, ud, " (+%zu unsupported)", st.unsupported);
-    rc |= sc__writef(w, ud, "\n");
+                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id));
+    if (st.unsupported) SC_WRITE(rc, sc__writef(w, ud, " (+%zu unsupported)", st.unsupported));
+    SC_WRITE(rc, sc__writef(w, ud, "\n"));
   }
   sc_error_stats v;
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &v);
   if (v.n)
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "\nvalidation rows: MAPE %.1f %%, median %.1f %%, worst %.1f %% (%s), "
                      "%zu cases, %zu unsupported\n",
                      v.mape_pct, v.median_abs_pct, v.max_abs_pct, set->cases[v.worst].id, v.n,
-                     v.unsupported);
+                     v.unsupported));
   else
-    rc |= sc__writef(w, ud, "\nvalidation rows: none with a prediction (%zu unsupported)\n",
-                     v.unsupported);
-  return rc ? SC_EIO : SC_OK;
+    SC_WRITE(rc, sc__writef(w, ud, "\nvalidation rows: none with a prediction (%zu unsupported)\n",
+                     v.unsupported));
+  return rc;
 }
 
 static int write_json_stats(sc_write_fn w, void *ud, const sc_error_stats *st) {
@@ -968,34 +968,34 @@ static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write
   int rc = sc__writef(w, ud, "{\"cases\":[");
   for (size_t i = 0; i < set->n && !rc; i++) {
     const sc_case *c = &set->cases[i];
-    rc |= sc__writef(w, ud, "%s{\"id\":", i ? "," : "");
-    rc |= write_json_string(w, ud, c->id);
-    rc |= sc__writef(w, ud, ",\"file\":");
-    rc |= write_json_string(w, ud, c->file);
-    rc |= sc__writef(w, ud, ",\"split\":\"%s\",\"measured_step_s\":%.9g", split_name(c->split),
-                     c->measured_step_s);
+    SC_WRITE(rc, sc__writef(w, ud, "%s{\"id\":", i ? "," : ""));
+    SC_WRITE(rc, write_json_string(w, ud, c->id));
+    SC_WRITE(rc, sc__writef(w, ud, ",\"file\":"));
+    SC_WRITE(rc, write_json_string(w, ud, c->file));
+    SC_WRITE(rc, sc__writef(w, ud, ",\"split\":\"%s\",\"measured_step_s\":%.9g", split_name(c->split),
+                     c->measured_step_s));
     if (res[i].status) {
-      rc |= sc__writef(w, ud, ",\"predicted_step_s\":null,\"error_pct\":null,\"unsupported\":");
-      rc |= write_json_string(w, ud, c->unsupported);
-      rc |= sc__writef(w, ud, "}");
+      SC_WRITE(rc, sc__writef(w, ud, ",\"predicted_step_s\":null,\"error_pct\":null,\"unsupported\":"));
+      SC_WRITE(rc, write_json_string(w, ud, c->unsupported));
+      SC_WRITE(rc, sc__writef(w, ud, "}"));
     } else {
-      rc |= sc__writef(w, ud, ",\"predicted_step_s\":%.9g,\"error_pct\":%.6g}",
-                       res[i].predicted_step_s, res[i].error_pct);
+      SC_WRITE(rc, sc__writef(w, ud, ",\"predicted_step_s\":%.9g,\"error_pct\":%.6g}",
+                       res[i].predicted_step_s, res[i].error_pct));
     }
   }
   sc_error_stats v;
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &v);
-  rc |= sc__writef(w, ud, "],");
+  SC_WRITE(rc, sc__writef(w, ud, "],"));
   if (v.n)
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "\"mape_pct\":%.6g,\"median_abs_error_pct\":%.6g,\"max_abs_error_pct\":%.6g,",
-                     v.mape_pct, v.median_abs_pct, v.max_abs_pct);
+                     v.mape_pct, v.median_abs_pct, v.max_abs_pct));
   else
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "\"mape_pct\":null,\"median_abs_error_pct\":null,"
-                     "\"max_abs_error_pct\":null,");
-  rc |= sc__writef(w, ud, "\"validation_cases\":%zu,\"unsupported_cases\":%zu,\"groups\":[", v.n,
-                   v.unsupported);
+                     "\"max_abs_error_pct\":null,"));
+  SC_WRITE(rc, sc__writef(w, ud, "\"validation_cases\":%zu,\"unsupported_cases\":%zu,\"groups\":[", v.n,
+                   v.unsupported));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   int first = 1;
@@ -1003,16 +1003,16 @@ static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write
     sc_error_stats st;
     sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
     if (!st.n && !st.unsupported) continue;
-    rc |= sc__writef(w, ud, "%s{\"file\":", first ? "" : ",");
+    SC_WRITE(rc, sc__writef(w, ud, "%s{\"file\":", first ? "" : ","));
     first = 0;
-    if (sc[k].file) rc |= write_json_string(w, ud, sc[k].file);
-    else rc |= sc__writef(w, ud, "null");
-    rc |= sc__writef(w, ud, ",\"split\":\"%s\",", scope_split(sc[k].split));
-    rc |= write_json_stats(w, ud, &st);
-    rc |= sc__writef(w, ud, "}");
+    if (sc[k].file) SC_WRITE(rc, write_json_string(w, ud, sc[k].file));
+    else SC_WRITE(rc, sc__writef(w, ud, "null"));
+    SC_WRITE(rc, sc__writef(w, ud, ",\"split\":\"%s\",", scope_split(sc[k].split)));
+    SC_WRITE(rc, write_json_stats(w, ud, &st));
+    SC_WRITE(rc, sc__writef(w, ud, "}"));
   }
-  rc |= sc__writef(w, ud, "]}\n");
-  return rc ? SC_EIO : SC_OK;
+  SC_WRITE(rc, sc__writef(w, ud, "]}\n"));
+  return rc;
 }
 
 static int write_csv(const sc_caseset *set, const sc_case_result *res, sc_write_fn w, void *ud) {
@@ -1020,19 +1020,19 @@ static int write_csv(const sc_caseset *set, const sc_case_result *res, sc_write_
                              "unsupported\n");
   for (size_t i = 0; i < set->n && !rc; i++) {
     const sc_case *c = &set->cases[i];
-    rc |= write_csv_field(w, ud, c->file);
-    rc |= sc__writef(w, ud, ",");
-    rc |= write_csv_field(w, ud, c->id);
-    rc |= sc__writef(w, ud, ",%s,%.9g,", split_name(c->split), c->measured_step_s);
+    SC_WRITE(rc, write_csv_field(w, ud, c->file));
+    SC_WRITE(rc, sc__writef(w, ud, ","));
+    SC_WRITE(rc, write_csv_field(w, ud, c->id));
+    SC_WRITE(rc, sc__writef(w, ud, ",%s,%.9g,", split_name(c->split), c->measured_step_s));
     if (res[i].status) {
-      rc |= sc__writef(w, ud, ",,");
-      rc |= write_csv_field(w, ud, c->unsupported);
-      rc |= sc__writef(w, ud, "\n");
+      SC_WRITE(rc, sc__writef(w, ud, ",,"));
+      SC_WRITE(rc, write_csv_field(w, ud, c->unsupported));
+      SC_WRITE(rc, sc__writef(w, ud, "\n"));
     } else {
-      rc |= sc__writef(w, ud, "%.9g,%.6g,\n", res[i].predicted_step_s, res[i].error_pct);
+      SC_WRITE(rc, sc__writef(w, ud, "%.9g,%.6g,\n", res[i].predicted_step_s, res[i].error_pct));
     }
   }
-  return rc ? SC_EIO : SC_OK;
+  return rc;
 }
 
 static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
@@ -1042,31 +1042,31 @@ static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_w
                       "|---|---|---|---:|---:|---:|---:|\n");
   for (size_t i = 0; i < set->n; i++) {
     const sc_case *c = &set->cases[i];
-    rc |= sc__writef(w, ud, "| %s | %s | %s | ", base_name(c->file), c->id,
-                     split_name(c->split));
+    SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %s | ", base_name(c->file), c->id,
+                     split_name(c->split)));
     if (res[i].status)
-      rc |= sc__writef(w, ud, "- | %.4g | - | unsupported: %s |\n", c->measured_step_s,
-                       c->unsupported);
+      SC_WRITE(rc, sc__writef(w, ud, "- | %.4g | - | unsupported: %s |\n", c->measured_step_s,
+                       c->unsupported));
     else
-      rc |= sc__writef(w, ud, "%lld | %.4g | %.4g | %+.1f |\n",
+      SC_WRITE(rc, sc__writef(w, ud, "%lld | %.4g | %.4g | %+.1f |\n",
                        (long long)c->resolved.cluster.num_gpus, c->measured_step_s,
-                       res[i].predicted_step_s, res[i].error_pct);
+                       res[i].predicted_step_s, res[i].error_pct));
   }
-  rc |= sc__writef(w, ud,
+  SC_WRITE(rc, sc__writef(w, ud,
                    "\n| file | split | cases | MAPE %% | median %% | worst %% | bias %% | "
-                   "worst case |\n|---|---|---:|---:|---:|---:|---:|---|\n");
+                   "worst case |\n|---|---|---:|---:|---:|---:|---:|---|\n"));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
     sc_error_stats st;
     sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
     if (!st.n) continue;
-    rc |= sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %s |\n",
+    SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %s |\n",
                      sc[k].file ? base_name(sc[k].file) : "**all files**",
                      scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
-                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id);
+                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id));
   }
-  return rc ? SC_EIO : SC_OK;
+  return rc;
 }
 
 int sc_validate_write(const sc_caseset *set, const sc_case_result *res, sc_validate_format fmt,

@@ -20,7 +20,7 @@ static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return realloc(ptr, nsize);
 }
 
-int sc_ctx_new(sc_ctx **out, sc_alloc_fn alloc, void *ud) {
+int sc_ctx_new(sc_alloc_fn alloc, void *ud, sc_ctx **out) {
   sc_alloc_fn fn = alloc ? alloc : default_alloc;
   sc_ctx *ctx = fn(ud, NULL, 0, sizeof *ctx);
   *out = NULL;
@@ -38,15 +38,28 @@ void sc_ctx_free(sc_ctx *ctx) {
 
 const char *sc_errmsg(const sc_ctx *ctx) { return ctx ? ctx->errmsg : "no context"; }
 
+const char *sc_version(void) { return SC_VERSION; }
+
 const char *sc_strerror(int code) {
   switch (code) {
-#define SC_X_CASE(name, value, text) \
-  case name:                         \
+#define SC_X_CASE(name, value, exit, text) \
+  case name:                               \
     return text;
     SC_ERROR_LIST(SC_X_CASE)
 #undef SC_X_CASE
   }
   return "unknown error";
+}
+
+int sc_exit_code(int code) {
+  switch (code) {
+#define SC_X_CASE(name, value, exit, text) \
+  case name:                               \
+    return exit;
+    SC_ERROR_LIST(SC_X_CASE)
+#undef SC_X_CASE
+  }
+  return 1;
 }
 
 int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) {
@@ -99,13 +112,12 @@ int sc__grow(sc_ctx *ctx, void **items, size_t item_size, size_t *cap, size_t ne
 }
 
 int sc__writef(sc_write_fn w, void *ud, const char *fmt, ...) {
-  char buf[1024];
+  char buf[SC_WRITEF_MAX];
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  if (n < 0) return SC_EIO;
-  if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+  if (n < 0 || (size_t)n >= sizeof buf) return SC_EINTERNAL; /* never cut text silently */
   return w(ud, buf, (size_t)n);
 }
 
@@ -119,8 +131,8 @@ void sc__strlcpy(char *dst, const char *src, size_t dst_size) {
 
 static int read_failure(sc_ctx *ctx, const char *path, const char *from, const char *noun,
                         const char *what, const char *why) {
-  if (!from) return sc__error(ctx, SC_EIO, "%s: %s: %s", path, what, why);
-  return sc__error(ctx, SC_EIO, "%s: %s %s %s: %s", from, what, noun ? noun : "file", path, why);
+  if (!from) return sc__error(ctx, SC_EREAD, "%s: %s: %s", path, what, why);
+  return sc__error(ctx, SC_EREAD, "%s: %s %s %s: %s", from, what, noun ? noun : "file", path, why);
 }
 
 int sc__read_file(sc_ctx *ctx, const char *path, const char *from, const char *noun,

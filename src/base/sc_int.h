@@ -40,14 +40,20 @@ void sc__free(sc_ctx *ctx, void *p, size_t n);
  * SC_ENOMEM. `cap` and `len` count items. */
 int sc__grow(sc_ctx *ctx, void **items, size_t item_size, size_t *cap, size_t need);
 
-/* Writes printf-formatted text to a sink; returns the sink's status. */
+/* Writers stop at the first failure: SC_WRITE(rc, expr) evaluates expr only
+ * while rc is 0 and keeps the first error (the sink's own code). */
+#define SC_WRITE(rc, expr) ((void)((rc) || ((rc) = (expr))))
+
+/* Writes printf-formatted text (at most SC_WRITEF_MAX bytes) to a sink;
+ * returns the sink's status, or SC_EINTERNAL for text that does not fit. */
+#define SC_WRITEF_MAX 8192
 int sc__writef(sc_write_fn w, void *ud, const char *fmt, ...) SC_PRINTF(3, 4);
 
 /* Reads a whole file into a NUL-terminated buffer allocated through the
  * context (*cap bytes; free with sc__free(ctx, *out, *cap)); *len excludes
- * the NUL. Errors are SC_EIO with "PATH: cannot open: reason" (or, when
+ * the NUL. Errors are SC_EREAD with "PATH: cannot open: reason" (or, when
  * `from` is given, "FROM: cannot open NOUN PATH: reason", for files named
- * inside another file), SC_ENOMEM, or SC_EIO when larger than max_bytes. */
+ * inside another file), SC_ENOMEM, or SC_EREAD when larger than max_bytes. */
 int sc__read_file(sc_ctx *ctx, const char *path, const char *from, const char *noun,
                   size_t max_bytes, char **out, size_t *len, size_t *cap);
 

@@ -88,7 +88,7 @@ int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpu
 int64_t sc__comm_file_gpus_per_thread(const sc_nccltests *t);
 
 /* Reads a whole file through the context allocator (NUL-terminated; *cap is
- * the allocation size for sc__free). SC_EIO with "path: cannot open: why". */
+ * the allocation size for sc__free). SC_EREAD with "path: cannot open: why". */
 int sc__comm_read_file(sc_ctx *ctx, const char *path, size_t max_bytes, char **out, size_t *len,
                        size_t *cap);
 

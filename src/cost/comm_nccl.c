@@ -10,7 +10,7 @@
  * every term.
  */
 #include "cost/comm_int.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 #include <math.h>
 #include <stddef.h>

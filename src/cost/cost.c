@@ -10,7 +10,7 @@
 #include "cost/comm_int.h"
 #include "analysis/calibrate_int.h"
 #include "cost/interf_int.h"
-#include "ir/workload_int.h"
+#include "input/config_int.h"
 
 #include <math.h>
 #include <strings.h>
@@ -257,7 +257,7 @@ static double peak_tflops(const sc_hw *hw, sc_precision prec) {
 
 int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   memset(cost, 0, sizeof *cost);
-  cost->hw = sc_hw_find(cfg->cluster.gpu);
+  cost->hw = sc__config_gpu(cfg);
   if (!cost->hw)
     return sc__error(ctx, SC_EINVAL, "%s: unknown gpu \"%s\"", cfg->origin, cfg->cluster.gpu);
   sc_cost_params def;

@@ -8,14 +8,8 @@
 #define SC_COST_INT_H
 
 #include "cost/comm_params_int.h"
-#include "base/sc_int.h"
+#include "ir/ir_int.h"
 
-/* Where a group's members sit: decides which links a collective uses. */
-typedef struct sc_placement {
-  int64_t n;      /* ranks in the group */
-  int64_t nodes;  /* nodes the group spans */
-  int64_t per_node; /* most group members on one node */
-} sc_placement;
 
 struct sc_cost;
 

@@ -417,7 +417,7 @@ static int write_report(const sc_interf_fit_result *r, const sc_interf_stats *st
                         void *ud, const char *prefix) {
   int rc = 0;
   if (st)
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "%straces %lld: %lld compute kernels, %lld NCCL kernels, %lld overlapped "
                      "-> %lld pairs\n%s  dropped: %lld short (< min_kernel_us), %lld without "
                      "steady runs alone, %lld overlapped < min_overlap, %lld another shape\n",
@@ -425,46 +425,46 @@ static int write_report(const sc_interf_fit_result *r, const sc_interf_stats *st
                      (long long)st->nccl_kernels, (long long)st->overlapped,
                      (long long)st->pairs, prefix, (long long)st->dropped_short,
                      (long long)st->dropped_alone, (long long)st->dropped_overlap,
-                     (long long)st->dropped_shape);
-  rc |= sc__writef(w, ud,
+                     (long long)st->dropped_shape));
+  SC_WRITE(rc, sc__writef(w, ud,
                    "%sfit: T = T_alone * (1 + r * s), Huber loss (scale %.3g) of the relative "
                    "error of T, ridge %.3g: class intercepts towards the pooled one, the other "
                    "coefficients towards 0\n",
-                   prefix, r->huber, r->ridge);
-  rc |= sc__writef(w, ud, "%s%-34s %6s  %5s %5s %5s  %7s  %7s\n", prefix,
+                   prefix, r->huber, r->ridge));
+  SC_WRITE(rc, sc__writef(w, ud, "%s%-34s %6s  %5s %5s %5s  %7s  %7s\n", prefix,
                    "overlapped kernel durations", "pairs", "<=5%", "<=10%", "<=15%", "MAPE %",
-                   "sum %");
+                   "sum %"));
   if (r->learned.n) {
     char what[64];
     if (r->leave_one_out) snprintf(what, sizeof what, "learned, held-out kernels (each)");
     else snprintf(what, sizeof what, "learned, held-out kernels (%d folds)", r->folds);
-    rc |= write_eval(w, ud, prefix, what, &r->learned);
+    SC_WRITE(rc, write_eval(w, ud, prefix, what, &r->learned));
   }
   if (r->learned_by_trace.n) {
     char what[64];
     snprintf(what, sizeof what, "learned, held-out traces (%lld)", (long long)r->traces);
-    rc |= write_eval(w, ud, prefix, what, &r->learned_by_trace);
+    SC_WRITE(rc, write_eval(w, ud, prefix, what, &r->learned_by_trace));
   }
-  rc |= write_eval(w, ud, prefix, "learned, in sample", &r->learned_fit);
-  rc |= write_eval(w, ud, prefix, "constant table", &r->constant);
-  rc |= write_eval(w, ud, prefix, "no interference (s = 0)", &r->none);
+  SC_WRITE(rc, write_eval(w, ud, prefix, "learned, in sample", &r->learned_fit));
+  SC_WRITE(rc, write_eval(w, ud, prefix, "constant table", &r->constant));
+  SC_WRITE(rc, write_eval(w, ud, prefix, "no interference (s = 0)", &r->none));
   if (r->learned.n && r->leave_one_out)
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "%sheld-out kernels: each of the %lld kernels (name + grid + block) is "
                      "predicted by the model fitted on the pairs of all the others\n",
-                     prefix, (long long)r->kernels);
+                     prefix, (long long)r->kernels));
   else if (r->learned.n)
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "%sheld-out kernels: the %lld kernels (name + grid + block) are split in %d "
                      "folds by name hash; each pair is predicted by the model fitted on the other "
                      "folds\n",
-                     prefix, (long long)r->kernels, r->folds);
+                     prefix, (long long)r->kernels, r->folds));
   if (r->learned_by_trace.n)
-    rc |= sc__writef(w, ud,
+    SC_WRITE(rc, sc__writef(w, ud,
                      "%sheld-out traces: each pair is predicted by the model fitted on the pairs "
                      "of the other traces\n",
-                     prefix);
-  return rc ? SC_EIO : SC_OK;
+                     prefix));
+  return rc;
 }
 
 int sc_interf_write_report(const sc_interf_fit_result *r, const sc_interf_stats *st,
@@ -477,17 +477,17 @@ int sc_interf_write_calibration(const sc_interf_fit_result *r, const sc_interf_s
                                 const char *note, sc_write_fn w, void *ud) {
   if (!r || !w) return SC_EINVAL;
   int rc = 0;
-  rc |= sc__writef(w, ud, "# stepcast calibration: learned interference model "
-                          "(simulation.interference: learned, docs/INTERFERENCE.md).\n");
+  SC_WRITE(rc, sc__writef(w, ud, "# stepcast calibration: learned interference model "
+                          "(simulation.interference: learned, docs/INTERFERENCE.md).\n"));
   for (const char *s = note; s && *s;) {
     const char *e = strchr(s, '\n');
     size_t len = e ? (size_t)(e - s) : strlen(s);
-    rc |= sc__writef(w, ud, "# %.*s\n", (int)len, s);
+    SC_WRITE(rc, sc__writef(w, ud, "# %.*s\n", (int)len, s));
     s += len + (e ? 1 : 0);
   }
-  rc |= write_report(r, st, w, ud, "# ");
-  rc |= sc__writef(w, ud, "calibration:\n");
+  SC_WRITE(rc, write_report(r, st, w, ud, "# "));
+  SC_WRITE(rc, sc__writef(w, ud, "calibration:\n"));
   for (int i = 0; i < r->nfeat && i < SC_INTERF_NFEAT; i++)
-    rc |= sc__writef(w, ud, "  %s: %.6g\n", feature_key[i], r->w[i]);
-  return rc ? SC_EIO : SC_OK;
+    SC_WRITE(rc, sc__writef(w, ud, "  %s: %.6g\n", feature_key[i], r->w[i]));
+  return rc;
 }

@@ -11,7 +11,7 @@
 #include "stepcast/interference.h"
 
 #include "base/sc_int.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 /* Largest slowdown a model returns: a kernel runs at most 1 + S_MAX times
  * longer than alone (guards the learned model far from its data). */

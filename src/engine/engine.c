@@ -9,7 +9,6 @@
  */
 #include "engine/engine_int.h"
 #include "cost/interf_int.h"
-#include "model/memory_int.h"
 
 #include <stdio.h>
 
@@ -111,7 +110,7 @@ typedef struct tkey {   /* a pending time: heap entry and map entry */
  * along the step (memory.c's model), so the trace shows activations piling
  * up through the warm-up and draining in the cool-down. */
 typedef struct memtrack {
-  sc_memory_model mm;
+  const sc_mem_track *hook; /* the caller's memory model; NULL: no track */
   double *bytes;      /* per simulated rank */
   uint64_t *fwd_item; /* per rank: last forward item seen, mb << 16 | chunk, +1 */
 } memtrack;
@@ -136,10 +135,10 @@ typedef struct coll_memo {
 
 typedef struct sim {
   sc_ctx *ctx;
-  const sc_config *cfg;
   const sc_workload *wl;
   const sc_cost *cost;
   int fold, interf, share;
+  int learned;        /* interference model `learned` (else `constant`) */
   int explicit_wl;    /* the workload names its ranks, groups and peers */
   int merged;         /* SC_WL_MERGE workload: compute ops carry tp_ns */
   int64_t stride;     /* ranks per pipeline stage: tp*cp*dp */
@@ -378,11 +377,7 @@ static int trace_begin(sim *S) {
   tracebuf *tb = S->trace;
   memtrack *mt = &tb->mem;
   const sc_workload *wl = S->wl;
-  if (!S->explicit_wl) { /* the memory model knows Megatron stages only */
-    sc_memory_opts opts;
-    sc__memory_opts_of(S->cfg, &opts);
-    int rc = sc__memory_model_init(&mt->mm, S->cfg, &opts);
-    if (rc) return rc;
+  if (mt->hook) { /* synthesised workloads: the memory model knows their stages */
     mt->bytes = sc__calloc(S->ctx, S->nsim, sizeof(double));
     mt->fwd_item = sc__calloc(S->ctx, S->nsim, sizeof(uint64_t));
     if (!mt->bytes || !mt->fwd_item) return SC_ENOMEM;
@@ -402,8 +397,8 @@ static int trace_begin(sim *S) {
       tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
                 (long long)r->global, s,
                 wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s) : sc__stream_name(s));
-    if (S->explicit_wl) continue;
-    mt->bytes[i] = sc__memory_static_bytes(&mt->mm, r->stage);
+    if (!mt->hook) continue;
+    mt->bytes[i] = mt->hook->static_bytes(mt->hook->ud, r->stage);
     trace_memory(S, i, 0);
   }
   return SC_OK;
@@ -452,7 +447,7 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
   if (op->phase == SC_PH_FWD) {
     if (mt->fwd_item[rank] == item) return;
     mt->fwd_item[rank] = item;
-    mt->bytes[rank] += sc__memory_item_bytes(&mt->mm, r->stage, op->chunk);
+    mt->bytes[rank] += mt->hook->item_bytes(mt->hook->ud, r->stage, op->chunk);
     trace_memory(S, rank, start);
     return;
   }
@@ -465,7 +460,7 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
         n->chunk == op->chunk)
       return;
   }
-  mt->bytes[rank] -= sc__memory_item_bytes(&mt->mm, r->stage, op->chunk);
+  mt->bytes[rank] -= mt->hook->item_bytes(mt->hook->ud, r->stage, op->chunk);
   trace_memory(S, rank, S->now);
 }
 
@@ -666,7 +661,7 @@ static double member_factor(const sim *S, const rstate *r, int net) {
  * the largest over the communication ops running on r (interf.c). */
 static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   const sc_cost_params *p = &S->cost->p;
-  if (S->cfg->simulation.interference != SC_INTERF_LEARNED)
+  if (!S->learned)
     return sc__interf_constant_s(p, op->kind);
   double s = 0;
   for (int st = 0; st < SC_ST_COUNT; st++) {
@@ -784,7 +779,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   account(S, r);
   if (S->trace) {
     trace_op(S, r, stream, op, start, S->now);
-    if (stream == SC_ST_COMPUTE && !S->explicit_wl) trace_memory_op(S, rank, op, start);
+    if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   r->st[stream] = ST_IDLE;
   r->act[stream] = NONE;
@@ -1102,38 +1097,39 @@ static int run(sim *S) {
   }
   if (S->trace) {
     trace_end(S);
-    if (S->trace->rc) return sc__error(S->ctx, SC_EIO, "cannot write the trace");
+    if (S->trace->rc) return sc__error(S->ctx, S->trace->rc, "cannot write the trace");
   }
   return SC_OK;
 }
 
-int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
-                   const sc_cost *cost, sc_write_fn trace, void *trace_ud, sc_result *out) {
+int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
+                   const sc_engine_opts *opts, sc_engine_result *out) {
   memset(out, 0, sizeof *out);
   int rc = SC_OK;
   sim S;
   memset(&S, 0, sizeof S);
   S.ctx = ctx;
-  S.cfg = cfg;
   S.wl = wl;
   S.cost = cost;
-  S.fold = cfg->simulation.fold;
+  S.fold = opts->fold;
   S.explicit_wl = wl->nranks > 0;
   S.merged = wl->merged;
   S.p2p_bytes[0] = S.p2p_bytes[1] = -1;
-  S.interf = cfg->simulation.interference != SC_INTERF_NONE;
-  S.share = cfg->simulation.share_links;
+  S.interf = opts->interference != SC_INTERF_NONE;
+  S.learned = opts->interference == SC_INTERF_LEARNED;
+  S.share = opts->share_links;
   /* A merged workload's op boundaries are gone: exact only at rate-1 compute
    * and invisible only without a trace (sc__workload_build_ex). */
-  if (wl->merged && (S.interf || trace))
-    return sc__error(ctx, SC_EINVAL,
+  if (wl->merged && (S.interf || opts->trace))
+    return sc__error(ctx, SC_EINTERNAL,
                      "a merged workload cannot run with interference or a trace");
-  if (trace) {
+  if (opts->trace) {
     S.trace = sc__calloc(ctx, 1, sizeof(tracebuf));
     if (!S.trace) rc = SC_ENOMEM;
     else {
-      S.trace->w = trace;
-      S.trace->ud = trace_ud;
+      S.trace->w = opts->trace;
+      S.trace->ud = opts->trace_ud;
+      S.trace->mem.hook = S.explicit_wl ? NULL : opts->mem;
     }
   }
   if (!rc) rc = run(&S);
@@ -1147,22 +1143,8 @@ int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
       account(&S, r); /* tail: waiting for the slowest rank */
       for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] += r->acc[c] / 1e9 / S.nsim;
     }
-    double step = (double)step_ns / 1e9;
-    double gpus = (double)wl->map.world;
-    out->step_time_s = step;
-    out->num_gpus = wl->map.world;
-    out->tokens_per_s = step > 0 ? (double)cfg->training.global_batch *
-                                       (double)cfg->model.seq_len / step
-                                 : 0;
-    sc__model_flops(cfg, &out->model_flops, &out->hardware_flops);
-    if (step > 0) {
-      out->tflops_per_gpu = out->model_flops / step / gpus / 1e12;
-      out->hw_tflops_per_gpu = out->hardware_flops / step / gpus / 1e12;
-      out->mfu = out->model_flops / step / gpus / cost->peak_flops;
-      out->hfu = out->hardware_flops / step / gpus / cost->peak_flops;
-    }
-    out->memory_gib = sc__memory_peak_gib(cfg); /* memory.c: peak stage */
-    out->memory_capacity_gib = cost->hw->hbm_gib;
+    out->step_ns = step_ns;
+    out->world = wl->map.world;
     out->simulated_ranks = S.nsim;
     /* Ops a merged workload does without (sc_program.nmerged) would each
      * have ended in exactly one event: report the unmerged counts. */
@@ -1172,25 +1154,5 @@ int sc__engine_run(sc_ctx *ctx, const sc_config *cfg, const sc_workload *wl,
     out->events = S.events + merged;
   }
   sim_free(&S);
-  return rc;
-}
-
-int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trace_ud,
-                sc_result *out) {
-  memset(out, 0, sizeof *out);
-  sc_cost cost;
-  int rc = sc__cost_init(ctx, cfg, &cost);
-  if (rc) return rc;
-  /* Untraced runs without interference merge the ops that nothing can tell
-   * apart (SC_WL_MERGE): the same result, far fewer events. */
-  unsigned flags = !trace && cfg->simulation.interference == SC_INTERF_NONE ? SC_WL_MERGE : 0;
-  sc_workload wl;
-  rc = sc__workload_build_ex(ctx, cfg, &cost, flags, &wl);
-  if (rc) return rc;
-#ifndef NDEBUG
-  rc = sc__workload_check(ctx, &wl);
-#endif
-  if (!rc) rc = sc__engine_run(ctx, cfg, &wl, &cost, trace, trace_ud, out);
-  sc__workload_free(ctx, &wl);
   return rc;
 }

@@ -140,7 +140,7 @@ static const section_def sections[] = {
     {"simulation", "Engine options."},
     {"calibration",
      "Cost-model parameters (sc_cost_params): what `stepcast calibrate` fits. 0 means the "
-     "documented default of the cost model (src/cost.c). Instead of a mapping, `calibration:` "
+     "documented default of the cost model (src/cost/cost.c). Instead of a mapping, `calibration:` "
      "may be a path (relative to the config file's directory) to a YAML file whose top-level "
      "`calibration:` mapping is loaded. Keys `nccl_*` set the NCCL collective model's "
      "parameters (docs/COMM.md), as written by `stepcast calibrate --nccl-tests`. Keys "
@@ -362,6 +362,8 @@ static int find_field(int sec, const char *key) {
     if (!strcmp(fields[i].section, sections[sec].name) && !strcmp(fields[i].key, key)) return i;
   return -1;
 }
+
+const sc_hw *sc__config_gpu(const sc_config *cfg) { return sc_hw_find(cfg->cluster.gpu); }
 
 const char *sc__config_field_name(int field) {
   return field >= 0 && field < SC_FIELD_COUNT ? fields[field].name : NULL;
@@ -1236,7 +1238,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      m->kv_heads, m->heads);
 
   /* Cluster: hardware defaults, then num_gpus <-> nodes. */
-  const sc_hw *hw = sc_hw_find(cl->gpu); /* known: check_field passed */
+  const sc_hw *hw = sc__config_gpu(c); /* known: check_field passed */
   if (!hw) return sc__error(ctx, SC_EINVAL, "%s: unknown gpu", c->origin);
   int gpn_derived = cl->gpus_per_node == 0;
   if (gpn_derived) cl->gpus_per_node = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
@@ -1494,7 +1496,7 @@ static int write_docs(sc_write_fn w, void *ud) {
 #define OUT(...) \
   if ((rc = sc__writef(w, ud, __VA_ARGS__))) return rc
   OUT("# stepcast configuration reference\n\n");
-  OUT("<!-- Generated from the field table in src/config_int.h by "
+  OUT("<!-- Generated from the field table in src/input/config_int.h by "
       "`stepcast config-docs > docs/CONFIG.md`; edit the table, not this file. -->\n\n");
   OUT("A config is one YAML mapping with the sections below; every section and key is "
       "optional and keeps its default when omitted. `stepcast run CONFIG.yaml` reads the built-in "
@@ -1556,7 +1558,7 @@ static int write_docs(sc_write_fn w, void *ud) {
       "parallel.tp=3 does not divide model.heads=96`.\n\n");
   OUT("## Model presets\n\n");
   OUT("Sources: GPT-3, Brown et al. 2020 Table 2.1 (vocabulary padded to 51,200 as in Narayanan "
-      "et al. 2021; 1.3B uses 16 heads of 128 and 13B a width of 5,120, see src/config.c); "
+      "et al. 2021; 1.3B uses 16 heads of 128 and 13B a width of 5,120, see src/input/config.c); "
       "Llama 2, Touvron et al. 2023 Table 1 and model cards; Llama 3, \"The Llama 3 Herd of "
       "Models\" 2024 Table 3. kv_heads and ffn_hidden are shown resolved.\n\n");
   OUT("| preset | layers | hidden | heads | kv_heads | ffn_hidden | vocab | seq_len | activation "

@@ -163,7 +163,7 @@
     "HBM traffic of the optimizer step per parameter; 0 = default.")                             \
   X(calibration, interference_gemm, REAL, costs.interference_gemm, "", "0",                      \
     "Interference `constant`: slowdown s of GEMMs while communication runs on the GPU, "          \
-    "T * (1 + r * s) for a fraction r of overlapped work; 0 = default (0.19, src/interf.c).")    \
+    "T * (1 + r * s) for a fraction r of overlapped work; 0 = default (0.19, src/cost/interf.c).")    \
   X(calibration, interference_attn, REAL, costs.interference_attn, "", "0",                      \
     "The same for fused attention kernels; 0 = default (0.19).")                                 \
   X(calibration, interference_elementwise, REAL, costs.interference_elementwise, "", "0",        \
@@ -192,6 +192,10 @@ enum {
 /* Integer fields are limited to this so that the product of any two fits in
  * int64 (derived quantities such as global_batch * seq_len stay exact). */
 #define SC_CONFIG_INT_MAX INT64_C(2147483647)
+
+/* The GPU of cluster.gpu (the preset it names); NULL when unknown. The one
+ * place that maps a config to its hardware. */
+const sc_hw *sc__config_gpu(const sc_config *cfg);
 
 /* "parallel.tp" for a field index; NULL when out of range. */
 const char *sc__config_field_name(int field);

@@ -574,8 +574,7 @@ static void init_result(sc_nccltests *t, const char *name) {
   t->avg_busbw_gbps = NAN;
 }
 
-int sc_nccltests_parse(sc_ctx *ctx, sc_nccltests *out, const char *name, const char *text,
-                       size_t len) {
+int sc_nccltests_parse(sc_ctx *ctx, const char *name, const char *text, size_t len, sc_nccltests *out) {
   init_result(out, name ? name : "<nccl-tests>");
   parser P;
   memset(&P, 0, sizeof P);
@@ -621,13 +620,13 @@ int sc__comm_read_file(sc_ctx *ctx, const char *path, size_t max_bytes, char **o
   return sc__read_file(ctx, path, NULL, NULL, max_bytes, out, len, cap);
 }
 
-int sc_nccltests_load(sc_ctx *ctx, sc_nccltests *out, const char *path) {
+int sc_nccltests_load(sc_ctx *ctx, const char *path, sc_nccltests *out) {
   init_result(out, path);
   char *buf;
   size_t n, cap;
   int rc = sc__comm_read_file(ctx, path, (size_t)1 << 30, &buf, &n, &cap);
   if (rc) return rc;
-  rc = sc_nccltests_parse(ctx, out, path, buf, n);
+  rc = sc_nccltests_parse(ctx, path, buf, n, out);
   sc__free(ctx, buf, cap);
   return rc;
 }

@@ -34,41 +34,6 @@
  * memory estimate applies the same 5% to its activation term. */
 #define FRAGMENTATION 0.05
 
-/* ------------------------------------------------------------ shape */
-
-typedef struct mshape {
-  double s, b, h, a, g_rank, d, f, t, vpad;
-  double shard;     /* t with sequence parallelism, else 1 */
-  double e;         /* bytes per activation element */
-  int swiglu;
-} mshape;
-
-/* Megatron pads the vocabulary to a multiple of 128 * tp (as workload.c). */
-static double padded_vocab(const sc_config *cfg) {
-  double mult = 128.0 * (double)cfg->parallel.tp;
-  return ceil((double)cfg->model.vocab / mult) * mult;
-}
-
-static void mshape_init(mshape *sh, const sc_config *cfg) {
-  const sc_model_cfg *m = &cfg->model;
-  sh->s = (double)m->seq_len;
-  sh->b = (double)cfg->training.micro_batch;
-  sh->h = (double)m->hidden;
-  sh->a = (double)m->heads;
-  sh->d = sh->h / sh->a;
-  sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
-  sh->t = (double)cfg->parallel.tp;
-  /* KV heads per TP rank: a shard of them, or one replicated head when the
-   * TP group is larger than the KV heads (Megatron-LM's GQA layout). */
-  double g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
-  sh->g_rank = g >= sh->t ? g / sh->t : 1.0;
-  sh->vpad = padded_vocab(cfg);
-  sh->shard = (cfg->parallel.sequence_parallel && cfg->parallel.tp > 1) ? sh->t : 1.0;
-  /* fp8 training keeps 16-bit activations between kernels (as workload.c). */
-  sh->e = cfg->training.precision == SC_PREC_FP32 ? 4.0 : 2.0;
-  sh->swiglu = m->activation == SC_ACT_SWIGLU;
-}
-
 /* ------------------------------------------------------------ activations */
 
 /*
@@ -87,35 +52,19 @@ static void mshape_init(mshape *sh, const sc_config *cfg) {
  * but keeps the fp32 log-sum-exp per query row and head (4 a s b). Full
  * recompute keeps only the layer input, e sbh (split with SP).
  */
-double sc__memory_layer_act(const sc_config *cfg, int recompute, int flash_attention) {
-  mshape sh;
-  mshape_init(&sh, cfg);
-  double sb = sh.s * sh.b, sbh = sb * sh.h;
-  if (recompute == SC_RECOMPUTE_FULL) return sh.e * sbh / sh.shard;
-  double replicated = (4.0 * sh.e + 2.0) * sbh;
-  double qkv = sh.e * sbh / sh.t + 2.0 * sh.e * sb * sh.d * sh.g_rank;
-  double split = sh.e * sbh + sh.e * sb * sh.f * (sh.swiglu ? 2.0 : 1.0) + sh.e * sb * sh.f;
-  double bytes = replicated / sh.shard + qkv + split / sh.t;
+double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention) {
+  double e = sh->elem_bytes;
+  double sb = sh->s * sh->b, sbh = sb * sh->h;
+  if (recompute == SC_RECOMPUTE_FULL) return e * sbh / sh->shard;
+  double replicated = (4.0 * e + 2.0) * sbh;
+  double qkv = e * sbh / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
+  double split = e * sbh + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
+  double bytes = replicated / sh->shard + qkv + split / sh->t;
   if (recompute == SC_RECOMPUTE_NONE) {
-    if (flash_attention) bytes += 4.0 * sh.a * sb / sh.t;
-    else bytes += (2.0 * sh.e + 1.0) * sh.a * sh.s * sb / sh.t;
+    if (flash_attention) bytes += 4.0 * sh->a * sb / sh->t;
+    else bytes += (2.0 * e + 1.0) * sh->a * sh->s * sb / sh->t;
   }
   return bytes;
-}
-
-/* ------------------------------------------------------------ parameters */
-
-/* One layer's parameters on one TP rank: QKV, projection, FC1 (two halves
- * for SwiGLU) and FC2 weights split over TP; biases of the column-parallel
- * layers split, the rest and the two norms (weight + bias) replicated. The
- * same count as workload.c's layer_params, with replicated KV heads when the
- * TP group is larger than the KV heads. */
-static double layer_params(const mshape *sh) {
-  double qkv_out = sh->h + 2.0 * sh->g_rank * sh->t * sh->d; /* summed over the TP group */
-  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
-  double weights = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
-  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
-  return weights + small;
 }
 
 /* ------------------------------------------------------------ model */
@@ -128,31 +77,21 @@ void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
   o->flash_attention = cfg->training.attention != SC_ATTN_UNFUSED;
 }
 
-int sc__memory_model_init(sc_memory_model *mm, const sc_config *cfg, const sc_memory_opts *o) {
+int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memory_opts *o) {
   memset(mm, 0, sizeof *mm);
-  const sc_parallel_cfg *par = &cfg->parallel;
-  const sc_hw *hw = sc_hw_find(cfg->cluster.gpu);
-  if (!hw || par->tp < 1 || par->pp < 1 || par->dp < 1 || cfg->training.micro_batch < 1 ||
-      cfg->model.layers < 1 || cfg->model.heads < 1 || cfg->model.hidden < 1)
-    return SC_EINVAL;
+  const sc_config *cfg = sh->cfg;
+  mm->sh = sh;
   mm->cfg = cfg;
   mm->o = *o;
-  mm->tp = par->tp;
-  mm->pp = par->pp;
-  mm->dp = par->dp;
-  mm->vpp = par->vpp > 1 ? par->vpp : 1;
-  int64_t per_step = cfg->training.micro_batch * par->dp;
-  if (cfg->training.global_batch % per_step || cfg->model.layers % (mm->pp * mm->vpp))
-    return SC_EINVAL;
-  mm->m = cfg->training.global_batch / per_step;
-  mm->lpc = cfg->model.layers / (mm->pp * mm->vpp);
-  if (mm->m < 1 || mm->lpc < 1 || mm->vpp > 64) return SC_EINVAL;
-
-  mshape sh;
-  mshape_init(&sh, cfg);
-  mm->layer_params = layer_params(&sh);
-  mm->embed_params = sh.vpad * sh.h / sh.t;
-  mm->norm_params = 2.0 * sh.h;
+  mm->tp = sh->tp;
+  mm->pp = sh->pp;
+  mm->dp = sh->dp;
+  mm->vpp = sh->vpp;
+  mm->m = sh->m;
+  mm->lpc = sh->lpc;
+  mm->layer_params = sh->layer_params;
+  mm->embed_params = sh->embed_params;
+  mm->norm_params = sh->norm_params;
 
   /* Bytes per parameter. Mixed precision (Micikevicius et al. 2018 as
    * Megatron-LM runs it): 16-bit weights; gradients accumulate in fp32
@@ -164,43 +103,31 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_config *cfg, const sc_me
   mm->weight_bpp = fp32 ? 4.0 : 2.0;
   mm->grad_bpp = cfg->training.precision == SC_PREC_FP16 ? 2.0 : 4.0;
   mm->opt_bpp = fp32 ? 8.0 : 12.0;
-  double dp = (double)par->dp;
+  double dp = (double)sh->dp;
   if (o->zero_stage >= 1) mm->opt_bpp /= dp;
   if (o->zero_stage >= 2) mm->grad_bpp /= dp;
   if (o->zero_stage >= 3) mm->weight_bpp /= dp;
 
-  mm->act_layer = sc__memory_layer_act(cfg, cfg->training.recompute, o->flash_attention);
-  mm->act_layer_full = sc__memory_layer_act(cfg, SC_RECOMPUTE_NONE, o->flash_attention);
-  double sb = sh.s * sh.b, sbh = sb * sh.h;
+  mm->act_layer = sc__memory_layer_act(sh, cfg->training.recompute, o->flash_attention);
+  mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
+  double e = sh->elem_bytes;
+  double sb = sh->s * sh->b, sbh = sb * sh->h;
   /* Embedding: int64 token ids (replicated over TP) and the 1-byte dropout
    * mask of the embedding output; its value is the first layer's input,
    * counted there. Megatron-LM counts the same 8 sb + sbh per micro-batch. */
-  mm->act_embed = 8.0 * sb + sbh / sh.shard;
+  mm->act_embed = 8.0 * sb + sbh / sh->shard;
   /* LM head: final-norm input and logits-GEMM input (e sbh each, split with
    * SP) and the fp32 softmax the vocab-parallel cross-entropy keeps for its
    * backward, 4 s b V / t: Korthikanti et al.'s 4 sbh (1 + V/h) / t. */
-  mm->act_head = 2.0 * sh.e * sbh / sh.shard + 4.0 * sb * sh.vpad / sh.t;
-  mm->gather_bytes = sh.shard > 1.0 ? sh.e * sbh : 0.0;
-  mm->logits16_bytes = sh.e * sb * sh.vpad / sh.t;
-  mm->capacity_bytes = hw->hbm_gib * GIB;
+  mm->act_head = 2.0 * e * sbh / sh->shard + 4.0 * sb * sh->v / sh->t;
+  mm->gather_bytes = sh->shard > 1.0 ? e * sbh : 0.0;
+  mm->logits16_bytes = e * sb * sh->v / sh->t;
+  mm->capacity_bytes = sh->hw->hbm_gib * GIB;
   return SC_OK;
 }
 
-/* Parameters held by one rank of `stage` (every model chunk it runs). */
 static double stage_params(const sc_memory_model *mm, int64_t stage) {
-  int64_t last_vs = mm->pp * mm->vpp - 1;
-  int tied = mm->cfg->model.tied_embeddings;
-  double params = 0;
-  for (int64_t c = 0; c < mm->vpp; c++) {
-    int64_t vs = c * mm->pp + stage;
-    params += mm->layer_params * (double)mm->lpc;
-    if (vs == 0) params += mm->embed_params;
-    /* The LM head: its own matrix, or with tied embeddings a copy kept on
-     * the last stage and synchronised (shared when one stage holds both). */
-    if (vs == last_vs && (!tied || mm->pp > 1)) params += mm->embed_params;
-    if (vs == last_vs) params += mm->norm_params;
-  }
-  return params;
+  return sc__shape_stage_params(mm->sh, stage);
 }
 
 double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
@@ -332,11 +259,11 @@ double sc__memory_peak(const sc_memory_model *mm, int64_t *stage_out) {
   return best;
 }
 
-double sc__memory_peak_gib(const sc_config *cfg) {
+double sc__memory_peak_gib(const sc_shape *sh) {
   sc_memory_opts o;
   sc_memory_model mm;
-  sc__memory_opts_of(cfg, &o);
-  if (sc__memory_model_init(&mm, cfg, &o)) return 0.0;
+  sc__memory_opts_of(sh->cfg, &o);
+  sc__memory_model_init(&mm, sh, &o);
   return sc__memory_peak(&mm, NULL) / GIB;
 }
 
@@ -346,14 +273,13 @@ int sc_memory_estimate(sc_ctx *ctx, const sc_config *cfg, sc_memory_report *out)
   if (!ctx) return SC_EINVAL;
   if (!cfg || !out) return sc__error(ctx, SC_EINVAL, "sc_memory_estimate: no config or report");
   memset(out, 0, sizeof *out);
+  sc_shape sh;
   sc_memory_opts o;
   sc_memory_model mm;
+  int rc = sc__shape_init(ctx, cfg, &sh);
+  if (rc) return rc;
   sc__memory_opts_of(cfg, &o);
-  if (sc__memory_model_init(&mm, cfg, &o))
-    return sc__error(ctx, SC_EINVAL,
-                     "%s: cannot estimate memory: resolve the config first (sizes, "
-                     "divisibility, known gpu)",
-                     cfg->origin);
+  sc__memory_model_init(&mm, &sh, &o);
   out->stages = sc__calloc(ctx, (size_t)mm.pp, sizeof *out->stages);
   if (!out->stages) return SC_ENOMEM;
   out->nstages = mm.pp;

@@ -6,7 +6,7 @@
 #ifndef SC_MEMORY_INT_H
 #define SC_MEMORY_INT_H
 
-#include "base/sc_int.h"
+#include "model/shape_int.h"
 #include "stepcast/memory.h"
 
 /* Options of the estimate. zero_stage: 0 none, 1 optimizer states sharded
@@ -27,7 +27,8 @@ void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o);
 /* Per-config quantities behind every stage's estimate; filled by
  * sc__memory_model_init and read-only afterwards. Bytes and elements. */
 typedef struct sc_memory_model {
-  const sc_config *cfg;       /* borrowed, must outlive the model */
+  const sc_shape *sh;         /* borrowed, must outlive the model */
+  const sc_config *cfg;       /* sh->cfg */
   sc_memory_opts o;
   int64_t tp, pp, dp, vpp, m; /* m: micro-batches per replica per step */
   int64_t lpc;                /* layers per model chunk */
@@ -43,14 +44,14 @@ typedef struct sc_memory_model {
   double capacity_bytes;      /* HBM of the GPU */
 } sc_memory_model;
 
-/* Prepares the model for a resolved config. Returns 0 or SC_EINVAL (unknown
- * GPU, non-positive sizes, micro-batches that do not divide). No allocation. */
-int sc__memory_model_init(sc_memory_model *mm, const sc_config *cfg, const sc_memory_opts *o);
+/* Prepares the model for a shape (sc__shape_init). Returns 0. No
+ * allocation. */
+int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memory_opts *o);
 
 /* Stored activations of one transformer layer for one micro-batch on one TP
  * rank, bytes, for `recompute` with the model's shape: Korthikanti et al.
  * 2022 Table 2 generalised to GQA, SwiGLU and any FFN width. */
-double sc__memory_layer_act(const sc_config *cfg, int recompute, int flash_attention);
+double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention);
 
 /* Activations one schedule item (a forward pass of one micro-batch through
  * one model chunk) adds on `stage`, bytes: the chunk's layers plus embedding
@@ -71,9 +72,8 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
 /* Largest stage total, bytes; *stage_out (may be NULL) gets the stage. */
 double sc__memory_peak(const sc_memory_model *mm, int64_t *stage_out);
 
-/* Peak memory per GPU of a resolved config with the options it implies,
- * GiB; 0 when the config cannot be modelled. What sc_result.memory_gib
- * reports (engine.c). */
-double sc__memory_peak_gib(const sc_config *cfg);
+/* Peak memory per GPU of a shape with the options its config implies, GiB:
+ * what sc_result.memory_gib reports (analysis/simulate.c). */
+double sc__memory_peak_gib(const sc_shape *sh);
 
 #endif /* SC_MEMORY_INT_H */

@@ -6,111 +6,19 @@
  * embedding / LM head with vocab-parallel loss and tied-embedding grad sync.
  * One program per pipeline stage; ranks of a stage run identical programs.
  */
-#include "ir/workload_int.h"
-
-#include "cost/cost_int.h"
+#include "synth/synth_int.h"
 
 #include <math.h>
 
-/* ------------------------------------------------------------ tables */
-
-const char *sc__stream_name(int s) {
-  static const char *const names[] = {
-#define SC_X_NAME(id, name) name,
-      SC_STREAM_LIST(SC_X_NAME)
-#undef SC_X_NAME
-  };
-  return s >= 0 && s < SC_ST_COUNT ? names[s] : "?";
-}
-
-const char *sc__label_name(int l) {
-  static const char *const names[] = {
-#define SC_X_NAME(id, name) name,
-      SC_LABEL_LIST(SC_X_NAME)
-#undef SC_X_NAME
-  };
-  return l >= 0 && l < SC_L_COUNT ? names[l] : "?";
-}
-
-const char *sc__coll_name(int c) {
-  static const char *const names[] = {
-#define SC_X_NAME(id, name) name,
-      SC_COLL_LIST(SC_X_NAME)
-#undef SC_X_NAME
-  };
-  return c >= 0 && c < SC_COLL_COUNT ? names[c] : "?";
-}
-
-int sc__opkind_is_compute(int kind) {
-  static const unsigned char is_compute[] = {
-#define SC_X_C(id, name, c) c,
-      SC_OPKIND_LIST(SC_X_C)
-#undef SC_X_C
-  };
-  return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
-}
-
 /* ------------------------------------------------------------ shapes */
 
-typedef struct shape {
-  double b, s, h, a, g, d, f, v, t; /* micro-batch, seq, hidden, heads, kv heads,
-                                        head dim, ffn, padded vocab, tp */
-  int sp, swiglu;
-  double elem_bytes;  /* activation dtype: 2 (fp16/bf16; fp8 keeps bf16 activations) */
-  double grad_bytes;  /* DP reduction dtype: 4 with bf16 (fp32 main grads), else 2 */
-} shape;
-
-static void shape_init(shape *sh, const sc_config *cfg) {
-  const sc_model_cfg *m = &cfg->model;
-  sh->b = (double)cfg->training.micro_batch;
-  sh->s = (double)m->seq_len;
-  sh->h = (double)m->hidden;
-  sh->a = (double)m->heads;
-  sh->g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
-  sh->d = sh->h / sh->a;
-  sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
-  sh->t = (double)cfg->parallel.tp;
-  /* Megatron pads the vocabulary to a multiple of 128 * tp. */
-  double mult = 128.0 * sh->t;
-  sh->v = ceil((double)m->vocab / mult) * mult;
-  sh->sp = cfg->parallel.sequence_parallel && cfg->parallel.tp > 1;
-  sh->swiglu = m->activation == SC_ACT_SWIGLU;
-  sh->elem_bytes = cfg->training.precision == SC_PREC_FP32 ? 4.0 : 2.0;
-  sh->grad_bytes = cfg->training.precision == SC_PREC_BF16 ? 4.0
-                   : cfg->training.precision == SC_PREC_FP32 ? 4.0
-                                                             : 2.0;
-}
-
 /* Parameters of one transformer layer held by one TP rank. */
-static double layer_params(const shape *sh) {
+static double layer_params(const sc_shape *sh) {
   double qkv_out = sh->h + 2.0 * sh->g * sh->d;
   double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
   double w = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
   double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
   return w + small;
-}
-
-void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops) {
-  const sc_model_cfg *m = &cfg->model;
-  double h = (double)m->hidden, s = (double)m->seq_len, L = (double)m->layers;
-  double a = (double)m->heads;
-  double g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
-  double f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
-  double V = (double)m->vocab;
-  double tokens = (double)cfg->training.global_batch * s;
-  /* Forward FLOPs per token and layer (Megatron num_floating_point_operations,
-   * full s x s attention as in the 72/96 formulas of the SC21 paper). */
-  double qkv = 2.0 * h * (h + 2.0 * g * h / a);
-  double attn = 4.0 * s * h;
-  double proj = 2.0 * h * h;
-  double mlp = 2.0 * h * f * (m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0);
-  double layer = qkv + attn + proj + mlp;
-  double logits = 2.0 * h * V;
-  *model_flops = 3.0 * tokens * (L * layer + logits);
-  double extra = 0;
-  if (cfg->training.recompute == SC_RECOMPUTE_FULL) extra = tokens * L * layer;
-  else if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) extra = tokens * L * attn;
-  *hw_flops = *model_flops + extra;
 }
 
 /* ------------------------------------------------------------ builder */
@@ -159,7 +67,7 @@ typedef struct builder {
   const sc_config *cfg;
   const sc_cost *cost;
   sc_program *prog;
-  shape sh;
+  const sc_shape *sh;
   int64_t pp, vpp, m, lpc, stage;
   int rc;
   gemm_memo memo[SC_GEMM_MEMO];
@@ -435,7 +343,7 @@ static double tp_coll_ns(builder *B, int coll, double bytes) {
   merger *M = &B->mg;
   for (int i = 0; i < M->nprice; i++)
     if (M->price[i].coll == coll && M->price[i].bytes == bytes) return M->price[i].ns;
-  sc_placement pl = {(int64_t)B->sh.t, 1, (int64_t)B->sh.t};
+  sc_placement pl = {(int64_t)B->sh->t, 1, (int64_t)B->sh->t};
   double ns = B->cost->comm->coll_ns(B->cost, coll, bytes, &pl);
   int i = M->nprice < TP_PRICES ? M->nprice++ : M->price_next++ % TP_PRICES;
   M->price[i].coll = coll;
@@ -504,7 +412,7 @@ static uint32_t tp_after_op(builder *B, const where *w, int coll, int label, int
 /* A TP collective on the critical path: after the last compute op, and the
  * next compute op waits for it. */
 static void tp_blocking(builder *B, const where *w, int coll, int label, double bytes) {
-  if (B->sh.t <= 1) return;
+  if (B->sh->t <= 1) return;
   add_wait(B, tp_after_compute(B, w, coll, label, bytes));
 }
 
@@ -526,20 +434,20 @@ static double mem(const builder *B, double bytes) {
 }
 
 /* Tokens per micro-batch, and tokens an elementwise op touches on one rank. */
-static double tokens(const builder *B) { return B->sh.b * B->sh.s; }
+static double tokens(const builder *B) { return B->sh->b * B->sh->s; }
 static double tokens_local(const builder *B) {
-  return B->sh.sp ? tokens(B) / B->sh.t : tokens(B);
+  return B->sh->sp ? tokens(B) / B->sh->t : tokens(B);
 }
 
 /* Causal FlashAttention forward FLOPs of one micro-batch on one TP rank:
  * 4*b*s^2*h/t for full attention, half of it for causal kernels. */
 static double attn_fwd_flops(const builder *B) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   return 0.5 * 4.0 * sh->b * sh->s * sh->s * sh->h / sh->t;
 }
 
 static double attn_ns(const builder *B, double flops) {
-  return B->cost->compute->attn_ns(B->cost, flops, B->sh.s, B->sh.d);
+  return B->cost->compute->attn_ns(B->cost, flops, B->sh->s, B->sh->d);
 }
 
 /* Unfused attention (Megatron-LM's CoreAttention before FlashAttention, as
@@ -551,12 +459,12 @@ static double attn_ns(const builder *B, double flops) {
  *   fused scale-mask-softmax: read e, write e;
  *   dropout (p = 0.1, Megatron's default): read e, write e and a 1-byte mask;
  *   backward: dropout 2e + 1, softmax (reads its output and the grad) 3e. */
-static double unfused_heads(const builder *B) { return B->sh.b * B->sh.a / B->sh.t; }
+static double unfused_heads(const builder *B) { return B->sh->b * B->sh->a / B->sh->t; }
 
-static double scores(const builder *B) { return unfused_heads(B) * B->sh.s * B->sh.s; }
+static double scores(const builder *B) { return unfused_heads(B) * B->sh->s * B->sh->s; }
 
 static void attention_forward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   if (B->cfg->training.attention == SC_ATTN_FLASH) {
     compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
     return;
@@ -569,7 +477,7 @@ static void attention_forward(builder *B, const where *w) {
 }
 
 static void attention_backward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   if (B->cfg->training.attention == SC_ATTN_FLASH) {
     /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
     compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));
@@ -591,7 +499,7 @@ static void attention_backward(builder *B, const where *w) {
  * while chunk i+1 arrives: t-1 chunks overlap the gather, the last waits. */
 static void gathered_gemm(builder *B, const where *w, int label, double m, double n, double k,
                           double bytes) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   if (!sh->sp) {
     compute(B, w, SC_OP_GEMM, label, gemm(B, m, n, k));
     return;
@@ -614,7 +522,7 @@ static void gathered_gemm(builder *B, const where *w, int label, double m, doubl
  * chunk's GEMM and the tail of the collective stay exposed. */
 static void reduced_gemm(builder *B, const where *w, int label, double m, double n, double k,
                          double bytes) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   if (sh->t <= 1 || !sh->sp || !B->cfg->parallel.tp_comm_overlap) {
     compute(B, w, SC_OP_GEMM, label, gemm(B, m, n, k));
     tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
@@ -704,7 +612,7 @@ static void memo_run(builder *B, part_memo *pm, part_fn fn, const where *w) {
 /* Forward (or recompute) of one transformer layer for one micro-batch, after
  * its input norm. */
 static void layer_forward_rest(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double T = tokens(B), Tl = tokens_local(B);
   double act = T * sh->h * sh->elem_bytes;
   double act_l = Tl * sh->h * sh->elem_bytes;
@@ -726,7 +634,7 @@ static void layer_forward_rest(builder *B, const where *w) {
 /* Forward (or recompute) of one transformer layer for one micro-batch. The
  * first op takes what the layer waits for; the rest may be replayed. */
 static void layer_forward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double act_l = tokens_local(B) * sh->h * sh->elem_bytes;
   compute(B, w, SC_OP_NORM, SC_L_LN1, mem(B, 2.0 * act_l));
   memo_run(B, &B->parts[0], layer_forward_rest, w);
@@ -736,7 +644,7 @@ static void layer_forward(builder *B, const where *w) {
  * it: with SP the input all-gather overlaps the data-grad GEMM; the grad
  * reduce-scatter (SP) or all-reduce (TP only) overlaps the weight-grad GEMM. */
 static void column_parallel_backward(builder *B, const where *w, int label, double n_out) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double T = tokens(B);
   double act = T * sh->h * sh->elem_bytes;
   uint32_t ag = NONE;
@@ -757,7 +665,7 @@ static void column_parallel_backward(builder *B, const where *w, int label, doub
  * grad is all-gathered (SP; the mirror of the forward reduce-scatter) into
  * the input-grad GEMM, then the weight-grad GEMM. */
 static void row_parallel_backward(builder *B, const where *w, int label, double k_in) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double T = tokens(B);
   gathered_gemm(B, w, label, T, k_in, sh->h, T * sh->h * sh->elem_bytes);
   where ww = *w;
@@ -767,7 +675,7 @@ static void row_parallel_backward(builder *B, const where *w, int label, double 
 
 /* Backward of one layer after its first op (the residual's grad). */
 static void layer_backward_rest(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double T = tokens(B), Tl = tokens_local(B);
   double act_l = Tl * sh->h * sh->elem_bytes;
   double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
@@ -793,7 +701,7 @@ static void layer_backward_rest(builder *B, const where *w) {
 }
 
 static void layer_backward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double act_l = tokens_local(B) * sh->h * sh->elem_bytes;
   if (B->cfg->training.recompute == SC_RECOMPUTE_FULL) {
     where rw = *w;
@@ -805,7 +713,7 @@ static void layer_backward(builder *B, const where *w) {
 }
 
 static void embedding_forward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double act = tokens(B) * sh->h * sh->elem_bytes;
   compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED, mem(B, 2.0 * act));
   /* Vocab-parallel embedding: partial rows are summed over TP. */
@@ -818,7 +726,7 @@ static void embedding_forward(builder *B, const where *w) {
  * which is then accumulated into the fp32 main grad (read 4 + e, write 4;
  * Megatron-LM keeps main grads in fp32 for bf16 and fp16). */
 static void embedding_backward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double act = tokens(B) * sh->h * sh->elem_bytes;
   double table = sh->v / sh->t * sh->h;
   if (sh->sp) tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
@@ -832,13 +740,13 @@ static void embedding_backward(builder *B, const where *w) {
  * divide into the softmax kept for backward (8); backward = scale the
  * softmax by the loss grad in place (8) and cast back for the logits GEMM
  * (read 4, write e). */
-static double loss_fwd_bytes(const shape *sh) { return sh->elem_bytes + 4.0 + 32.0; }
-static double loss_bwd_bytes(const shape *sh) { return 8.0 + 4.0 + sh->elem_bytes; }
+static double loss_fwd_bytes(const sc_shape *sh) { return sh->elem_bytes + 4.0 + 32.0; }
+static double loss_bwd_bytes(const sc_shape *sh) { return 8.0 + 4.0 + sh->elem_bytes; }
 
 /* Final norm, logits GEMM over the vocab shard, vocab-parallel cross-entropy
  * (three small TP all-reduces: max, sum of exp, target logit). */
 static void head_forward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double T = tokens(B);
   double act = T * sh->h * sh->elem_bytes;
   compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, mem(B, 2.0 * tokens_local(B) * sh->h * sh->elem_bytes));
@@ -849,7 +757,7 @@ static void head_forward(builder *B, const where *w) {
 }
 
 static void head_backward(builder *B, const where *w) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   double T = tokens(B);
   compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, mem(B, T * sh->v / sh->t * loss_bwd_bytes(sh)));
   column_parallel_backward(B, w, SC_L_LOGITS, sh->v / sh->t);
@@ -934,7 +842,7 @@ static uint32_t p2p_op(builder *B, int stream, int label, uint32_t mb, uint16_t 
  * pipeline traffic in the breakdown. */
 static void receive_activation(builder *B, const where *w, int stream, int label,
                                const item *it, double bytes, uint32_t posted) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   uint32_t r = p2p_op(B, stream, label, it->mb, it->chunk, bytes, posted);
   if (!sh->sp && sh->t > 1)
     r = tp_after_op(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, SC_CAT_PP, bytes * sh->t, r);
@@ -954,7 +862,7 @@ static void dp_reduce(builder *B, double elems, uint32_t after) {
   where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
   int dist = par->distributed_optimizer;
   collective(B, &w, SC_ST_DP, SC_GRP_DP, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
-             dist ? SC_L_GRAD_RS : SC_L_GRAD_AR, SC_CAT_DP, elems * B->sh.grad_bytes, after);
+             dist ? SC_L_GRAD_RS : SC_L_GRAD_AR, SC_CAT_DP, elems * B->sh->grad_bytes, after);
 }
 
 /* Adds elems whose grads are final once the last compute op ends; a full
@@ -968,7 +876,7 @@ static void bucket_add(builder *B, bucketer *bk, double elems) {
 }
 
 static int build_stage(builder *B, const item *sched, size_t nsched, double *stage_params) {
-  const shape *sh = &B->sh;
+  const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
   int64_t stage = B->stage, pp = B->pp, v = B->vpp;
   int64_t last_vs = pp * v - 1;
@@ -1129,13 +1037,14 @@ static int build_stage(builder *B, const item *sched, size_t nsched, double *sta
   return B->rc;
 }
 
-int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, sc_workload *wl) {
-  return sc__workload_build_ex(ctx, cfg, cost, 0, wl);
+int sc__workload_build(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, sc_workload *wl) {
+  return sc__workload_build_ex(ctx, sh, cost, 0, wl);
 }
 
 /* Builds wl; with inline_tp, sets *retry when inlining cannot be exact. */
-static int build_workload(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, unsigned flags,
+static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, unsigned flags,
                           int inline_tp, sc_workload *wl, int *retry) {
+  const sc_config *cfg = sh->cfg;
   memset(wl, 0, sizeof *wl);
   const sc_parallel_cfg *par = &cfg->parallel;
   builder B;
@@ -1148,9 +1057,9 @@ static int build_workload(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost
   B.parts = parts;
   B.mg.on = (flags & SC_WL_MERGE) != 0;
   wl->merged = B.mg.on;
-  shape_init(&B.sh, cfg);
+  B.sh = sh;
   B.mg.inline_tp = B.mg.on && inline_tp;
-  B.mg.order_tp = B.mg.inline_tp && !B.sh.sp;
+  B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;
   B.pp = par->pp;
   B.vpp = par->vpp > 0 ? par->vpp : 1;
   if (par->zero_stage >= 3)
@@ -1238,8 +1147,9 @@ done:
   return rc;
 }
 
-int sc__workload_build_ex(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost,
+int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
                           unsigned flags, sc_workload *wl) {
+  const sc_config *cfg = sh->cfg;
   /* TP collectives are inlined (see "merging") when each runs alone at rate
    * 1 on a known placement: folded (one simulated member per group), the
    * group inside one node (no NIC), no interference (SC_WL_MERGE's rule). */
@@ -1248,49 +1158,8 @@ int sc__workload_build_ex(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost
                   cost->gpus_per_node > 0 && cost->gpus_per_node % tp == 0 &&
                   cfg->simulation.interference == SC_INTERF_NONE;
   int retry = 0;
-  int rc = build_workload(ctx, cfg, cost, flags, inline_tp, wl, &retry);
-  if (rc && retry) rc = build_workload(ctx, cfg, cost, flags, 0, wl, &retry);
+  int rc = build_workload(ctx, sh, cost, flags, inline_tp, wl, &retry);
+  if (rc && retry) rc = build_workload(ctx, sh, cost, flags, 0, wl, &retry);
   return rc;
 }
 
-void sc__workload_free(sc_ctx *ctx, sc_workload *wl) {
-  if (!wl->progs) return;
-  for (int64_t s = 0; s < wl->nprogs; s++) {
-    sc_program *p = &wl->progs[s];
-    for (int st = 0; st < SC_ST_COUNT; st++) sc__free(ctx, p->ops[st], p->cap[st] * sizeof(sc_op));
-    sc__free(ctx, p->deps, p->deps_cap * sizeof(uint32_t));
-  }
-  sc__free(ctx, wl->progs, (size_t)wl->nprogs * sizeof(sc_program));
-  wl->progs = NULL;
-}
-
-int sc__workload_check(sc_ctx *ctx, const sc_workload *wl) {
-  for (int64_t s = 0; s < wl->nprogs; s++) {
-    const sc_program *p = &wl->progs[s];
-    for (int st = 0; st < SC_ST_COUNT; st++) {
-      for (size_t i = 0; i < p->nops[st]; i++) {
-        const sc_op *op = &p->ops[st][i];
-        if ((size_t)op->dep_off + op->ndeps > p->ndeps)
-          return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: deps out of range",
-                           (long long)s, sc__stream_name(st), i);
-        for (int d = 0; d < op->ndeps; d++) {
-          uint32_t dep = p->deps[op->dep_off + d];
-          uint32_t ds = SC_DEP_STREAM(dep), di = SC_DEP_INDEX(dep);
-          if (ds >= SC_ST_COUNT || di >= p->nops[ds] || (int)ds == st)
-            return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: bad dependency %u/%u",
-                             (long long)s, sc__stream_name(st), i, ds, di);
-        }
-        if (op->kind == SC_OP_COLL && op->group >= SC_GRP_COUNT)
-          return sc__error(ctx, SC_EINVAL, "stage %lld: collective without group", (long long)s);
-      }
-    }
-    /* p2p pairing: every send stream matches its peer's receive stream. */
-    int64_t next = (s + 1) % wl->nprogs;
-    int64_t prev = (s - 1 + wl->nprogs) % wl->nprogs;
-    if (p->nops[SC_ST_FWD_SEND] != wl->progs[next].nops[SC_ST_FWD_RECV] ||
-        p->nops[SC_ST_BWD_SEND] != wl->progs[prev].nops[SC_ST_BWD_RECV])
-      return sc__error(ctx, SC_EINVAL, "stage %lld: sends and receives do not pair up",
-                       (long long)s);
-  }
-  return SC_OK;
-}

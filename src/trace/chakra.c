@@ -10,7 +10,7 @@
 #include "chakra_et.pb-c.h"
 #include "base/json_int.h"
 #include "trace/trace_int.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  */
 #include "trace/job_int.h"
 
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 static int copy_strings(const sc_job *in, sc_job *out) {
   for (size_t i = 0; i < in->nstr; i++) {

@@ -6,7 +6,7 @@
  */
 #include "trace/job_int.h"
 
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

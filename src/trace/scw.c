@@ -7,7 +7,7 @@
  */
 #include "trace/job_int.h"
 
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 #include <math.h>
 #include <stdio.h>

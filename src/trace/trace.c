@@ -9,7 +9,7 @@
 
 #include "base/json_int.h"
 
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 #include <stdio.h>
 #include <zlib.h>

@@ -10,7 +10,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return 0;
+  if (sc_ctx_new(NULL, NULL, &ctx)) return 0;
   sc_config cfg;
   sc_config_default(&cfg);
   if (sc_config_load_string(ctx, &cfg, "fuzz.yaml", (const char *)data, size) == SC_OK)

@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   data += 2;
   size -= 2;
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return 0;
+  if (sc_ctx_new(NULL, NULL, &ctx)) return 0;
   sc_job *job = NULL;
   int rc;
   if (mode == 2) {

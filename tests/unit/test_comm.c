@@ -19,13 +19,13 @@
 #include <unistd.h>
 
 #include "cost/comm_int.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -40,7 +40,7 @@ static sc_comm *model(const char *gpu, int sharp) {
   snprintf(cl.gpu, sizeof cl.gpu, "%s", gpu);
   cl.sharp = sharp;
   sc_comm *m;
-  if (sc_comm_new(ctx, &m, &cl)) fail_msg("%s", sc_errmsg(ctx));
+  if (sc_comm_new(ctx, &cl, &m)) fail_msg("%s", sc_errmsg(ctx));
   return m;
 }
 
@@ -55,7 +55,7 @@ static void load(sc_nccltests *t, const char *rel) {
   const char *root = getenv("SC_SOURCE_DIR");
   char p[1024];
   snprintf(p, sizeof p, "%s/%s", root ? root : ".", rel);
-  if (sc_nccltests_load(ctx, t, p)) fail_msg("%s", sc_errmsg(ctx));
+  if (sc_nccltests_load(ctx, p, t)) fail_msg("%s", sc_errmsg(ctx));
 }
 
 /* ------------------------------------------------------------ registry */
@@ -312,7 +312,7 @@ static void test_collectives_relate(void **state) {
   memset(&cl, 0, sizeof cl);
   strcpy(cl.gpu, "tpu-v9");
   sc_comm *bad;
-  assert_int_equal(sc_comm_new(ctx, &bad, &cl), SC_EINVAL);
+  assert_int_equal(sc_comm_new(ctx, &cl, &bad), SC_EINVAL);
   assert_null(bad);
   assert_ptr_equal(sc_comm_guess_hw("NVIDIA H100 80GB HBM3"), sc_hw_find("h100-sxm"));
   assert_ptr_equal(sc_comm_guess_hw("A100-SXM4-40GB"), sc_hw_find("a100-40gb"));
@@ -324,7 +324,7 @@ static void test_collectives_relate(void **state) {
 /* ------------------------------------------------------------ parameters */
 
 static int write_file(void *ud, const char *buf, size_t len) {
-  return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EIO;
+  return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EWRITE;
 }
 
 static void temp_yaml(char *path, size_t cap, const char *text) {
@@ -407,7 +407,7 @@ static void test_params_yaml(void **state) {
   expect_load_error("calibration: 3\n", ":1: calibration: expected a mapping of keys");
   expect_load_error("calibration:\n  a: [\n",
                     ":3: YAML syntax error: did not find expected node content");
-  assert_int_equal(sc__comm_params_load_yaml(ctx, &p, "/nonexistent/site.yaml"), SC_EIO);
+  assert_int_equal(sc__comm_params_load_yaml(ctx, &p, "/nonexistent/site.yaml"), SC_EREAD);
 }
 
 /* ------------------------------------------------------------ calibration */
@@ -540,7 +540,7 @@ static void test_heldout_accuracy(void **state) {
 static void test_config_wiring(void **state) {
   (void)state;
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(&c, NULL, NULL), 0);
+  assert_int_equal(sc_ctx_new(NULL, NULL, &c), 0);
   sc_config cfg;
   sc_config_default(&cfg);
   static const char yaml[] = "calibration:\n  nccl_nic_eff: 0.5\n  nccl_ll_frac: 0.25\n";

@@ -22,7 +22,7 @@
 
 static sc_ctx *new_ctx(void) {
   sc_ctx *ctx = NULL;
-  assert_int_equal(sc_ctx_new(&ctx, NULL, NULL), SC_OK);
+  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
   return ctx;
 }
 
@@ -50,7 +50,7 @@ typedef struct buf {
 
 static int buf_write(void *ud, const char *p, size_t n) {
   buf *b = ud;
-  if (b->len + n >= sizeof b->data) return SC_EIO;
+  if (b->len + n >= sizeof b->data) return SC_EWRITE;
   memcpy(b->data + b->len, p, n);
   b->len += n;
   b->data[b->len] = 0;
@@ -429,7 +429,7 @@ static void test_set_errors(void **state) {
   check_msg(ctx, "--set: model.preset: unknown preset \"bert\"");
   assert_int_equal(sc_config_set(ctx, &c, "parallel.tp=3000000000"), SC_EINVAL);
   check_msg(ctx, "(at most 2147483647)");
-  assert_int_equal(sc_config_set(ctx, &c, "calibration=/nonexistent/site.yaml"), SC_EIO);
+  assert_int_equal(sc_config_set(ctx, &c, "calibration=/nonexistent/site.yaml"), SC_EREAD);
   check_msg(ctx, "--set: cannot open calibration file /nonexistent/site.yaml");
   assert_memory_equal(&c, &before, sizeof c); /* failures leave cfg untouched */
   assert_int_equal(sc_config_set(NULL, &c, "parallel.tp=1"), SC_EINVAL);
@@ -501,7 +501,7 @@ static const error_case error_cases[] = {
     {"model: {}\ntraining: {}\nmodel: {}\n", SC_EINVAL, "t.yaml:3: duplicate key \"model\" (first given on line 1)"},
     {"parallel: {tp: 8}\n---\nparallel: {tp: 4}\n", SC_EINVAL, "t.yaml:3: more than one YAML document"},
     {"calibration: \"\"\n", SC_EINVAL, "t.yaml:1: calibration: expected a mapping or a file path"},
-    {"calibration: no-such-file.yaml\n", SC_EIO, "t.yaml:1: cannot open calibration file no-such-file.yaml: No such file or directory"},
+    {"calibration: no-such-file.yaml\n", SC_EREAD, "t.yaml:1: cannot open calibration file no-such-file.yaml: No such file or directory"},
     /* resolve: cross-field checks name the field and its line */
     {"model:\n  preset: gpt3-175b\nparallel:\n  tp: 5\n  pp: 16\ncluster:\n  num_gpus: 80\n", SC_EINVAL, "t.yaml:4: parallel.tp=5 does not divide model.heads=96"},
     {"model:\n  preset: llama3-8b\nparallel:\n  tp: 64\n  pp: 1\ncluster:\n  num_gpus: 64\n", SC_EINVAL, "t.yaml:4: parallel.tp=64 does not divide model.heads=32"},
@@ -701,10 +701,10 @@ static void test_files_and_calibration(void **state) {
   assert_int_equal(sc_config_load_file(ctx, &c, bad_path), SC_EINVAL);
 
   /* Missing file and directory. */
-  assert_int_equal(sc_config_load_file(ctx, &c, "/nonexistent/x.yaml"), SC_EIO);
+  assert_int_equal(sc_config_load_file(ctx, &c, "/nonexistent/x.yaml"), SC_EREAD);
   assert_string_equal(sc_errmsg(ctx),
                       "/nonexistent/x.yaml: cannot open: No such file or directory");
-  assert_int_equal(sc_config_load_file(ctx, &c, dir), SC_EIO);
+  assert_int_equal(sc_config_load_file(ctx, &c, dir), SC_EREAD);
   check_msg(ctx, ": cannot open: Is a directory");
   assert_int_equal(sc_config_load_file(NULL, &c, cfg_path), SC_EINVAL);
   assert_int_equal(sc_config_load_file(ctx, NULL, cfg_path), SC_EINVAL);
@@ -816,7 +816,7 @@ static void test_alloc_failure(void **state) {
   for (int budget = 1; budget < 10 && !ok; budget++) {
     failing f = {budget, 0};
     sc_ctx *ctx;
-    assert_int_equal(sc_ctx_new(&ctx, failing_alloc, &f), SC_OK);
+    assert_int_equal(sc_ctx_new(failing_alloc, &f, &ctx), SC_OK);
     sc_config c, before;
     sc_config_default(&c);
     before = c;

@@ -10,14 +10,14 @@
 #include <math.h>
 
 #include "cost/cost_int.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 static sc_cost cost;
 
 static int setup(void **state) {
   (void)state;
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return -1;
+  if (sc_ctx_new(NULL, NULL, &ctx)) return -1;
   sc_config cfg;
   sc_config_default(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc__cost_init(ctx, &cfg, &cost);

@@ -34,7 +34,7 @@ static void test_hook_and_errors(void **state) {
   (void)state;
   counting c = {0, 0, -1};
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(&ctx, counting_alloc, &c), SC_OK);
+  assert_int_equal(sc_ctx_new(counting_alloc, &c, &ctx), SC_OK);
   assert_string_equal(sc_errmsg(ctx), "");
   assert_int_equal(sc__error(ctx, SC_EINVAL, "%s:%d: bad %s", "f.yaml", 3, "thing"), SC_EINVAL);
   assert_string_equal(sc_errmsg(ctx), "f.yaml:3: bad thing");
@@ -52,10 +52,10 @@ static void test_allocation_failure(void **state) {
   (void)state;
   counting c = {0, 0, 0};
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(&ctx, counting_alloc, &c), SC_ENOMEM);
+  assert_int_equal(sc_ctx_new(counting_alloc, &c, &ctx), SC_ENOMEM);
   assert_null(ctx);
   c.fail_after = 1; /* the context succeeds, the next allocation fails */
-  assert_int_equal(sc_ctx_new(&ctx, counting_alloc, &c), SC_OK);
+  assert_int_equal(sc_ctx_new(counting_alloc, &c, &ctx), SC_OK);
   assert_null(sc__malloc(ctx, 100));
   assert_non_null(strstr(sc_errmsg(ctx), "out of memory"));
   assert_null(sc__calloc(ctx, SIZE_MAX / 2, 4)); /* overflow, not a wrap-around */
@@ -65,7 +65,7 @@ static void test_allocation_failure(void **state) {
 static void test_grow(void **state) {
   (void)state;
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(&ctx, NULL, NULL), SC_OK);
+  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
   int *v = NULL;
   size_t cap = 0;
   for (size_t i = 0; i < 1000; i++) {
@@ -81,7 +81,7 @@ static void test_grow(void **state) {
 static void test_read_file(void **state) {
   (void)state;
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(&ctx, NULL, NULL), SC_OK);
+  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
   char path[] = "/tmp/stepcast-test-ctx-XXXXXX";
   int fd = mkstemp(path);
   assert_true(fd >= 0);
@@ -95,16 +95,16 @@ static void test_read_file(void **state) {
   assert_int_equal(buf[len], 0);
   assert_memory_equal(buf + len - 4, "abc\n", 4);
   sc__free(ctx, buf, cap);
-  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1000, &buf, &len, &cap), SC_EIO);
+  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1000, &buf, &len, &cap), SC_EREAD);
   assert_non_null(strstr(sc_errmsg(ctx), "cannot read: file larger than"));
   remove(path);
-  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1000, &buf, &len, &cap), SC_EIO);
+  assert_int_equal(sc__read_file(ctx, path, NULL, NULL, 1000, &buf, &len, &cap), SC_EREAD);
   assert_non_null(strstr(sc_errmsg(ctx), ": cannot open: No such file or directory"));
   assert_int_equal(sc__read_file(ctx, path, "a.yaml:3", "calibration file", 1000, &buf, &len,
                                  &cap),
-                   SC_EIO);
+                   SC_EREAD);
   assert_non_null(strstr(sc_errmsg(ctx), "a.yaml:3: cannot open calibration file /tmp/"));
-  assert_int_equal(sc__read_file(ctx, "/tmp", NULL, NULL, 1000, &buf, &len, &cap), SC_EIO);
+  assert_int_equal(sc__read_file(ctx, "/tmp", NULL, NULL, 1000, &buf, &len, &cap), SC_EREAD);
   assert_non_null(strstr(sc_errmsg(ctx), "/tmp: cannot open: Is a directory"));
   sc_ctx_free(ctx);
 }

@@ -14,14 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_int.h"
+#include "sctest_pipe.h"
 #include "cost/interf_int.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -120,18 +120,19 @@ static void test_1f1b_bubble(void **state) {
     if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
     sc_cost cost;
     sc_workload wl;
+    sc_shape sh;
     assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
-    assert_int_equal(sc__workload_build(ctx, &cfg, &cost, &wl), 0);
+    assert_int_equal(sc_test_build(ctx, &cfg, &cost, 0, &sh, &wl), 0);
     for (int64_t s = 0; s < wl.nprogs; s++)
       for (size_t k = 0; k < wl.progs[s].nops[SC_ST_COMPUTE]; k++) {
         sc_op *op = &wl.progs[s].ops[SC_ST_COMPUTE][k];
         if (op->layer == SC_NO_LAYER) op->work = 0; /* embedding, head, optimizer */
       }
-    sc_result r;
-    assert_int_equal(sc__engine_run(ctx, &cfg, &wl, &cost, NULL, NULL, &r), 0);
+    sc_engine_result r;
+    assert_int_equal(sc_test_engine(ctx, &cfg, &wl, &cost, NULL, NULL, &r), 0);
     sc__workload_free(ctx, &wl);
     double expect = (double)(p - 1) / (double)(m + p - 1);
-    double got = (r.breakdown_s[SC_CAT_BUBBLE] + r.breakdown_s[SC_CAT_PP]) / r.step_time_s;
+    double got = (r.breakdown_s[SC_CAT_BUBBLE] + r.breakdown_s[SC_CAT_PP]) / sc_test_step_s(&r);
     if (fabs(got - expect) > 0.01 * expect)
       fail_msg("p=%lld m=%lld: bubble %.5f, expected %.5f", (long long)p, (long long)m, got,
                expect);
@@ -204,6 +205,7 @@ static void test_fold_learned_interference(void **state) {
  * the compute op. */
 typedef struct tiny {
   sc_config cfg;
+  sc_shape sh;
   sc_cost cost;
   sc_workload wl;
 } tiny;
@@ -223,7 +225,7 @@ static void tiny_build(tiny *t, sc_interference model, int kind, double work_ns,
   t->cfg.simulation.interference = model;
   if (sc_config_resolve(ctx, &t->cfg)) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(sc__cost_init(ctx, &t->cfg, &t->cost), 0);
-  assert_int_equal(sc__workload_build(ctx, &t->cfg, &t->cost, &t->wl), 0);
+  assert_int_equal(sc_test_build(ctx, &t->cfg, &t->cost, 0, &t->sh, &t->wl), 0);
   t->cost.p.interference_comm = 0;
   sc_program *p = &t->wl.progs[0];
   for (int s = 0; s < SC_ST_COUNT; s++) p->nops[s] = 0;
@@ -257,10 +259,10 @@ static double tiny_comm_ns(const tiny *t, int coll, double bytes) {
 /* Runs the tiny job: the compute op's duration (its stream's busy time) and
  * the step time, ns. */
 static void tiny_run(tiny *t, double *compute_ns, double *step_ns) {
-  sc_result r;
-  assert_int_equal(sc__engine_run(ctx, &t->cfg, &t->wl, &t->cost, NULL, NULL, &r), 0);
+  sc_engine_result r;
+  assert_int_equal(sc_test_engine(ctx, &t->cfg, &t->wl, &t->cost, NULL, NULL, &r), 0);
   *compute_ns = r.breakdown_s[SC_CAT_COMPUTE] * 1e9;
-  *step_ns = r.step_time_s * 1e9;
+  *step_ns = sc_test_step_s(&r) * 1e9;
   sc__workload_free(ctx, &t->wl);
 }
 
@@ -407,7 +409,7 @@ static void test_trace_memory_counter(void **state) {
 
 static int failing_sink(void *ud, const char *buf, size_t len) {
   (void)ud, (void)buf, (void)len;
-  return SC_EIO;
+  return SC_EWRITE;
 }
 
 static void test_trace_write_error(void **state) {
@@ -416,7 +418,7 @@ static void test_trace_write_error(void **state) {
   small_config(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   sc_result r;
-  assert_int_equal(sc_simulate(ctx, &cfg, failing_sink, NULL, &r), SC_EIO);
+  assert_int_equal(sc_simulate(ctx, &cfg, failing_sink, NULL, &r), SC_EWRITE);
 }
 
 int main(void) {

@@ -25,7 +25,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -388,7 +388,7 @@ static void test_reader_errors(void **state) {
   }
   sc_interf_data *d;
   assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
-  assert_int_equal(sc_interf_load_file(d, "/nonexistent/trace.json"), SC_EIO);
+  assert_int_equal(sc_interf_load_file(d, "/nonexistent/trace.json"), SC_EREAD);
   assert_int_equal(sc_interf_trace_feed(d, "{}", 2), SC_EINVAL); /* not begun */
   sc_interf_data_free(d);
 }
@@ -402,7 +402,7 @@ static void test_allocation_failures(void **state) {
   unsigned char *z = gzip_of(trace_text, strlen(trace_text), &gz);
   sc_test_budget b = {0, 0};
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(&c, sc_test_failing_alloc, &b), 0);
+  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c), 0);
   long total = 0;
   for (long k = 0; k == 0 || k <= total; k++) {
     b.count = 0;

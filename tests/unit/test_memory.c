@@ -16,13 +16,21 @@
 #include "cost/cost_int.h"
 #include "sctest.h"
 #include "model/memory_int.h"
-#include "ir/workload_int.h"
+#include "sctest_pipe.h"
 
 static sc_ctx *ctx;
 
+/* The shape behind the model or estimate the test looks at next (each call
+ * re-derives it: the tests use one memory model at a time). */
+static sc_shape test_shape;
+static const sc_shape *shape_of(const sc_config *cfg) {
+  if (sc__shape_init(ctx, cfg, &test_shape)) fail_msg("shape: %s", sc_errmsg(ctx));
+  return &test_shape;
+}
+
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -90,30 +98,30 @@ static void test_korthikanti_table2(void **state) {
     double s = 2048, b = (double)k->b, h = (double)k->h, a = (double)k->a, t = (double)k->t;
     double sbh = s * b * h, quad = 5.0 * a * s / (h * t);
     /* tensor parallel (baseline): sbh (10 + 24/t + 5as/(ht)) */
-    assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 0), sbh * (10 + 24 / t + quad),
+    assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_NONE, 0), sbh * (10 + 24 / t + quad),
                  1e-12, k->name);
     /* tensor parallel + selective recompute: sbh (10 + 24/t) */
-    assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_SELECTIVE, 0), sbh * (10 + 24 / t),
+    assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_SELECTIVE, 0), sbh * (10 + 24 / t),
                  1e-12, k->name);
     /* full recompute: 2 sbh */
-    assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_FULL, 0), 2 * sbh, 1e-12, k->name);
+    assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_FULL, 0), 2 * sbh, 1e-12, k->name);
     kconfig(k, &cfg, 1, SC_RECOMPUTE_NONE);
     /* tensor + sequence parallel: sbh (34/t + 5as/(ht)) */
-    assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 0), sbh * (34 / t + quad), 1e-12,
+    assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_NONE, 0), sbh * (34 / t + quad), 1e-12,
                  k->name);
     /* tensor + sequence parallel + selective: sbh 34/t */
-    assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_SELECTIVE, 0), sbh * 34 / t, 1e-12,
+    assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_SELECTIVE, 0), sbh * 34 / t, 1e-12,
                  k->name);
     /* FlashAttention stores no s x s term, only the fp32 log-sum-exp. */
-    assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 1),
+    assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_NONE, 1),
                  sbh * 34 / t + 4 * a * s * b / t, 1e-12, k->name);
     /* The paper's headline: SP + selective needs ~5x less than the
      * baseline (Section 6.1: "together they reduce the memory required by
      * ~5x"); 5.4x to 6.2x per layer here, falling with size. */
     kconfig(k, &cfg, 0, SC_RECOMPUTE_NONE);
-    double base = sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 0);
+    double base = sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_NONE, 0);
     kconfig(k, &cfg, 1, SC_RECOMPUTE_SELECTIVE);
-    double ratio = base / sc__memory_layer_act(&cfg, SC_RECOMPUTE_SELECTIVE, 0);
+    double ratio = base / sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_SELECTIVE, 0);
     if (ratio < 4.8 || ratio > 6.3) fail_msg("%s: saving %.2fx, not ~5x", k->name, ratio);
   }
   /* No parallelism (t = 1): sbh (34 + 5as/h). */
@@ -126,7 +134,7 @@ static void test_korthikanti_table2(void **state) {
   cfg.cluster.gpus_per_node = 0;
   resolve(&cfg);
   double sbh = 2048.0 * 4 * 6144;
-  assert_close(sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 0),
+  assert_close(sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_NONE, 0),
                sbh * (34 + 5.0 * 64 * 2048 / 6144), 1e-12, "t=1");
 }
 
@@ -141,7 +149,7 @@ static void test_first_stage_totals(void **state) {
     kconfig(k, &cfg, 1, SC_RECOMPUTE_SELECTIVE);
     sc_memory_opts o = {0, 0};
     sc_memory_model mm;
-    assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+    assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
     sc_memory_stage st;
     sc__memory_stage(&mm, 0, &st);
     double p = (double)k->p, v = (double)k->v, L = (double)k->L;
@@ -168,7 +176,7 @@ static void test_stage_dependence(void **state) {
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   double prev = INFINITY;
   for (int64_t s = 0; s < 4; s++) {
     sc_memory_stage st;
@@ -180,7 +188,7 @@ static void test_stage_dependence(void **state) {
   cfg.training.global_batch = 16; /* m = 2 < p: stages 0..2 hold 2 */
   cfg.parallel.dp = 0;
   resolve(&cfg);
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   sc_memory_stage st;
   sc__memory_stage(&mm, 0, &st);
   assert_close(st.inflight, 2, 0, "m < p");
@@ -190,7 +198,7 @@ static void test_stage_dependence(void **state) {
   cfg.training.global_batch = 64;
   cfg.parallel.dp = 0;
   resolve(&cfg);
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   for (int64_t s = 0; s < 4; s++) {
     sc__memory_stage(&mm, s, &st);
     assert_close(st.inflight, 8, 0, "gpipe");
@@ -211,11 +219,12 @@ static void test_interleaved_matches_workload(void **state) {
   sc_cost cost;
   assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
   sc_workload wl;
-  assert_int_equal(sc__workload_build(ctx, &cfg, &cost, &wl), 0);
+  sc_shape wl_shape;
+  assert_int_equal(sc_test_build(ctx, &cfg, &cost, 0, &wl_shape, &wl), 0);
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   int64_t lpc = 24 / (4 * 3);
   double max_params = 0;
   for (int64_t s = 0; s < 4; s++) {
@@ -249,7 +258,7 @@ static void test_model_states_by_hand(void **state) {
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   double h = 12288, f = 4 * h, t = 8;
   /* Per TP rank: QKV 3h^2, proj h^2, FC1 hf, FC2 fh split; biases of QKV
    * and FC1 split; 2 norms (4h), proj and FC2 biases replicated. */
@@ -273,7 +282,7 @@ static void test_model_states_by_hand(void **state) {
                "activations");
   /* The recompute working set is one layer's activations without recompute. */
   assert_close(first.transient_bytes,
-               sc__memory_layer_act(&cfg, SC_RECOMPUTE_NONE, 1) - 2 * sbh, 1e-12, "transient");
+               sc__memory_layer_act(shape_of(&cfg), SC_RECOMPUTE_NONE, 1) - 2 * sbh, 1e-12, "transient");
 
   /* Unfused attention (training.attention) stores the s x s part. */
   cfg.training.attention = SC_ATTN_UNFUSED;
@@ -288,18 +297,18 @@ static void test_model_states_by_hand(void **state) {
   cfg.parallel.distributed_optimizer = 1;
   sc__memory_opts_of(&cfg, &o);
   assert_int_equal(o.zero_stage, 1);
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   sc__memory_stage(&mm, 5, &mid);
   assert_close(mid.grads_bytes, 4 * mid.params, 1e-12, "grads bf16");
   assert_close(mid.optimizer_bytes, 12.0 / 8 * mid.params, 1e-12, "zero-1");
   /* ZeRO-2 shards grads, ZeRO-3 weights too. */
   o.zero_stage = 2;
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   sc__memory_stage(&mm, 5, &mid);
   assert_close(mid.grads_bytes, 4.0 / 8 * mid.params, 1e-12, "zero-2");
   assert_close(mid.weights_bytes, 2 * mid.params, 1e-12, "zero-2 weights");
   o.zero_stage = 3;
-  assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
   sc_memory_stage z3;
   sc__memory_stage(&mm, 5, &z3);
   assert_close(z3.weights_bytes, 2.0 / 8 * z3.params, 1e-12, "zero-3");
@@ -338,7 +347,7 @@ static void test_oom_verdict(void **state) {
   sc_config_default(&cfg);
   cfg.training.recompute = SC_RECOMPUTE_NONE;
   resolve(&cfg);
-  double need = sc__memory_peak_gib(&cfg);
+  double need = sc__memory_peak_gib(shape_of(&cfg));
   if (need < 40 || need > 80) fail_msg("needs %.1f GiB", need);
   snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "a100-40gb");
   cfg.cluster.nodes = 0;
@@ -378,7 +387,7 @@ static void test_megatron_formula(void **state) {
 
     sc_memory_opts o = {0, 0};
     sc_memory_model mm;
-    assert_int_equal(sc__memory_model_init(&mm, &cfg, &o), 0);
+    assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
     sc_memory_stage st;
     sc__memory_stage(&mm, 0, &st);
     double ours_states = st.weights_bytes + st.grads_bytes + st.optimizer_bytes;
@@ -415,7 +424,7 @@ static void test_api(void **state) {
     sum += st->total_bytes;
   }
   assert_true(sum > 0);
-  assert_close(r.peak_gib, sc__memory_peak_gib(&cfg), 1e-12, "peak");
+  assert_close(r.peak_gib, sc__memory_peak_gib(shape_of(&cfg)), 1e-12, "peak");
   for (int fmt = SC_FORMAT_TEXT; fmt <= SC_FORMAT_CSV; fmt++) {
     size_t n = 0;
     assert_int_equal(sc_memory_format(&cfg, &r, (sc_format)fmt, sink_count, &n), 0);

@@ -20,7 +20,7 @@ typedef struct sink {
 
 static int to_sink(void *ud, const char *b, size_t n) {
   sink *s = ud;
-  if (s->len + n >= sizeof s->buf) return SC_EIO;
+  if (s->len + n >= sizeof s->buf) return SC_EWRITE;
   memcpy(s->buf + s->len, b, n);
   s->len += n;
   s->buf[s->len] = 0;
@@ -33,7 +33,7 @@ static sc_result res;
 static int setup(void **state) {
   (void)state;
   sc_ctx *ctx;
-  if (sc_ctx_new(&ctx, NULL, NULL)) return -1;
+  if (sc_ctx_new(NULL, NULL, &ctx)) return -1;
   sc_config_default(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc_simulate(ctx, &cfg, NULL, NULL, &res);
   sc_ctx_free(ctx);
@@ -87,13 +87,13 @@ static void test_text(void **state) {
 
 static int failing(void *ud, const char *b, size_t n) {
   (void)ud, (void)b, (void)n;
-  return SC_EIO;
+  return SC_EWRITE;
 }
 
 static void test_write_error(void **state) {
   (void)state;
-  assert_int_equal(sc_result_format(&cfg, &res, SC_FORMAT_TEXT, failing, NULL), SC_EIO);
-  assert_int_equal(sc_result_format(&cfg, &res, SC_FORMAT_JSON, failing, NULL), SC_EIO);
+  assert_int_equal(sc_result_format(&cfg, &res, SC_FORMAT_TEXT, failing, NULL), SC_EWRITE);
+  assert_int_equal(sc_result_format(&cfg, &res, SC_FORMAT_JSON, failing, NULL), SC_EWRITE);
 }
 
 static void test_category_names(void **state) {

@@ -19,13 +19,13 @@
 #include <zlib.h>
 
 #include "trace/job_int.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 static int teardown(void **state) {
   (void)state;

@@ -22,7 +22,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -221,7 +221,7 @@ static void test_determinism_and_file(void **state) {
   assert_non_null(strstr(json, "\"memory\": "));
 
   /* Fresh run refuses the existing file; resume reads it all back. */
-  assert_int_equal(sc_sweep_run(ctx, &base, &o, &r2), SC_EIO);
+  assert_int_equal(sc_sweep_run(ctx, &base, &o, &r2), SC_EINVAL);
   sc_sweep_result_free(ctx, &r2);
   o.resume = 1;
   run_sweep(&base, &o, &r2);
@@ -300,7 +300,7 @@ static void test_bad_input(void **state) {
   sc_sweep_result_free(ctx, &r);
   small_base(&base);
   o.out_path = "/nonexistent-dir/results.csv";
-  assert_int_equal(sc_sweep_run(ctx, &base, &o, &r), SC_EIO);
+  assert_int_equal(sc_sweep_run(ctx, &base, &o, &r), SC_EWRITE);
   assert_non_null(strstr(sc_errmsg(ctx), "cannot open"));
   sc_sweep_result_free(ctx, &r);
 }
@@ -328,7 +328,7 @@ static void test_allocation_failures(void **state) {
   o.resume = 1; /* the same file is reused: resumed rows exercise the reader */
   sc_test_budget b = {0, 0};
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(&c, sc_test_failing_alloc, &b), 0);
+  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c), 0);
   sc_sweep_result r;
   long before = b.count;
   assert_int_equal(sc_sweep_run(c, &base, &o, &r), 0);

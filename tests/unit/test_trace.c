@@ -24,13 +24,13 @@
 #include "trace/job_int.h"
 #include "base/json_int.h"
 #include "stepcast/trace.h"
-#include "ir/workload_int.h"
+#include "ir/ir_int.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 static int teardown(void **state) {
   (void)state;
@@ -711,7 +711,7 @@ static void test_alloc_failures(void **state) {
   for (long n = 0; n < 400 && !ok; n++) {
     failing f = {1 << 30};
     sc_ctx *c;
-    assert_int_equal(sc_ctx_new(&c, failing_alloc, &f), 0);
+    assert_int_equal(sc_ctx_new(failing_alloc, &f, &c), 0);
     f.left = n;
     sc_job *job = NULL;
     int rc = sc_job_new(c, &job);

@@ -34,7 +34,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -447,7 +447,7 @@ static void test_allocation_failures(void **state) {
   for (int n = 0; n < 400; n++) {
     budget b = {n};
     sc_ctx *c;
-    if (sc_ctx_new(&c, failing_alloc, &b)) continue;
+    if (sc_ctx_new(failing_alloc, &b, &c)) continue;
     sc_caseset *set = NULL;
     int rc = sc_caseset_new(c, &set);
     if (!rc) rc = sc_caseset_load_string(set, "t.csv", text, strlen(text), NULL);

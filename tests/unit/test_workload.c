@@ -13,14 +13,13 @@
 
 #include "cost/cost_int.h"
 #include "sctest.h"
-#include "engine/engine_int.h"
-#include "ir/workload_int.h"
+#include "sctest_pipe.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(&ctx, NULL, NULL);
+  return sc_ctx_new(NULL, NULL, &ctx);
 }
 
 static int teardown(void **state) {
@@ -32,8 +31,9 @@ static int teardown(void **state) {
 static void build(sc_config *cfg, sc_workload *wl) {
   sc_cost cost;
   if (sc_config_resolve(ctx, cfg)) fail_msg("resolve: %s", sc_errmsg(ctx));
+  sc_shape sh;
   assert_int_equal(sc__cost_init(ctx, cfg, &cost), 0);
-  if (sc__workload_build(ctx, cfg, &cost, wl)) fail_msg("build: %s", sc_errmsg(ctx));
+  if (sc_test_build(ctx, cfg, &cost, 0, &sh, wl)) fail_msg("build: %s", sc_errmsg(ctx));
   if (sc__workload_check(ctx, wl)) fail_msg("check: %s", sc_errmsg(ctx));
 }
 
@@ -130,16 +130,14 @@ static void test_rejects_bad_pipeline(void **state) {
   sc_config_default(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   cfg.parallel.vpp = 5; /* 96 layers do not split into 16 * 5 chunks */
-  sc_cost cost;
-  sc_workload wl;
-  assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
-  assert_int_equal(sc__workload_build(ctx, &cfg, &cost, &wl), SC_EINVAL);
+  sc_shape sh;
+  assert_int_equal(sc__shape_init(ctx, &cfg, &sh), SC_EINVAL);
 }
 
 /* ------------------------------------------------------------ merging */
 
 typedef struct replayed {
-  sc_result r;
+  sc_engine_result r;
   size_t ops[SC_ST_COUNT]; /* ops of the built programs, all stages */
   int64_t nmerged;
 } replayed;
@@ -147,14 +145,15 @@ typedef struct replayed {
 /* Builds cfg (resolved) with flags, checks and replays it. */
 static void replay(sc_config *cfg, const sc_cost *cost, unsigned flags, replayed *out) {
   sc_workload wl;
+  sc_shape sh;
   memset(out, 0, sizeof *out);
-  if (sc__workload_build_ex(ctx, cfg, cost, flags, &wl)) fail_msg("build: %s", sc_errmsg(ctx));
+  if (sc_test_build(ctx, cfg, cost, flags, &sh, &wl)) fail_msg("build: %s", sc_errmsg(ctx));
   if (sc__workload_check(ctx, &wl)) fail_msg("check: %s", sc_errmsg(ctx));
   for (int64_t s = 0; s < wl.nprogs; s++) {
     for (int st = 0; st < SC_ST_COUNT; st++) out->ops[st] += wl.progs[s].nops[st];
     out->nmerged += wl.progs[s].nmerged;
   }
-  if (sc__engine_run(ctx, cfg, &wl, cost, NULL, NULL, &out->r))
+  if (sc_test_engine(ctx, cfg, &wl, cost, NULL, NULL, &out->r))
     fail_msg("run: %s", sc_errmsg(ctx));
   sc__workload_free(ctx, &wl);
 }
@@ -171,9 +170,10 @@ static size_t assert_merge_exact(sc_config *cfg) {
   replay(cfg, &cost, 0, &plain);
   replay(cfg, &cost, SC_WL_MERGE, &merged);
   assert_int_equal(plain.nmerged, 0);
-  assert_true(plain.r.step_time_s > 0);
-  if (merged.r.step_time_s != plain.r.step_time_s)
-    fail_msg("merged step %.9f s != unmerged %.9f s", merged.r.step_time_s, plain.r.step_time_s);
+  assert_true(plain.r.step_ns > 0);
+  if (merged.r.step_ns != plain.r.step_ns)
+    fail_msg("merged step %lld ns != unmerged %lld ns", (long long)merged.r.step_ns,
+             (long long)plain.r.step_ns);
   for (int c = 0; c < SC_CAT_COUNT; c++)
     if (merged.r.breakdown_s[c] != plain.r.breakdown_s[c])
       fail_msg("%s: merged %.17g s != unmerged %.17g s", sc_category_key(c),
@@ -307,12 +307,12 @@ static void test_merge_refused_with_interference_or_trace(void **state) {
   sc_cost cost;
   assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
   sc_workload wl;
-  assert_int_equal(sc__workload_build_ex(ctx, &cfg, &cost, SC_WL_MERGE, &wl), 0);
-  sc_result r;
-  assert_int_equal(sc__engine_run(ctx, &cfg, &wl, &cost, discard, NULL, &r),
-                   SC_EINVAL);
+  sc_shape sh;
+  assert_int_equal(sc_test_build(ctx, &cfg, &cost, SC_WL_MERGE, &sh, &wl), 0);
+  sc_engine_result r;
+  assert_int_equal(sc_test_engine(ctx, &cfg, &wl, &cost, discard, NULL, &r), SC_EINTERNAL);
   cfg.simulation.interference = SC_INTERF_CONSTANT;
-  assert_int_equal(sc__engine_run(ctx, &cfg, &wl, &cost, NULL, NULL, &r), SC_EINVAL);
+  assert_int_equal(sc_test_engine(ctx, &cfg, &wl, &cost, NULL, NULL, &r), SC_EINTERNAL);
   sc__workload_free(ctx, &wl);
 }
 

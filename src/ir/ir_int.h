@@ -1,12 +1,15 @@
 /*
- * workload_int.h: the workload IR, the per-rank DAG of one training step.
- * A program is the op list of one class of ranks (here: one pipeline stage);
- * ops sit on in-order streams (like CUDA streams) and cross-stream edges are
- * explicit (like CUDA events). Groups are resolved per rank by the engine from
- * the rank mapping. Ops are referenced by 32-bit (stream, index) handles.
+ * ir_int.h: the workload IR, the per-rank DAG of one training step, which the
+ * synthesiser (src/synth/) and the trace importers (src/trace/, through
+ * replay) produce and the engine runs. A program is the op list of one class
+ * of ranks (synthesised: one pipeline stage); ops sit on in-order streams
+ * (like CUDA streams) and cross-stream edges are explicit (like CUDA events).
+ * Groups are resolved per rank by the engine from the rank mapping, or listed
+ * explicitly. Ops are referenced by 32-bit (stream, index) handles. Depends on
+ * nothing but base/.
  */
-#ifndef SC_WORKLOAD_INT_H
-#define SC_WORKLOAD_INT_H
+#ifndef SC_IR_INT_H
+#define SC_IR_INT_H
 
 #include "base/sc_int.h"
 
@@ -157,6 +160,23 @@ static inline int64_t sc__duration_ns(double work_ns) {
   return i + ((double)i < x);
 }
 
+/* Where a group's members sit: decides which links a collective uses. */
+typedef struct sc_placement {
+  int64_t n;      /* ranks in the group */
+  int64_t nodes;  /* nodes the group spans */
+  int64_t per_node; /* most group members on one node */
+} sc_placement;
+
+/* Accumulates the placement of a group whose members are visited in
+ * ascending global rank order (so nodes change monotonically): start with
+ * sc__placement_begin, add each member's node. */
+typedef struct sc_placement_acc {
+  sc_placement pl;
+  int64_t node, run;
+} sc_placement_acc;
+void sc__placement_begin(sc_placement_acc *a);
+void sc__placement_add(sc_placement_acc *a, int64_t node);
+
 /* Rank mapping and group sizes of a job (Megatron order: tp fastest, then cp,
  * dp, pp): rank = tp_rank + t*(cp_rank + c*(dp_rank + dp*pp_rank)). */
 typedef struct sc_mapping {
@@ -196,48 +216,17 @@ typedef struct sc_workload {
   int merged; /* built with SC_WL_MERGE: valid only as that flag says */
 } sc_workload;
 
-struct sc_cost;
-
-/* Builds the per-stage programs of cfg (resolved) with compute durations from
- * the cost model. Returns 0 or an SC_E code; free with sc__workload_free. */
-int sc__workload_build(sc_ctx *ctx, const sc_config *cfg, const struct sc_cost *cost,
-                       sc_workload *wl);
-
-/* Build flags. SC_WL_MERGE: a smaller workload that the engine replays to
- * the same result, bit for bit, when compute runs at rate 1 (simulation
- * interference none) and nobody looks at single ops (no trace):
- *  - each run of consecutive compute ops in which no op but the first waits
- *    for another stream and no op but the last is waited for by another
- *    stream becomes one op, whose work is the sum of the ops' whole-ns
- *    durations (sc__duration_ns): each op starts exactly when the previous
- *    one ends and nothing else can see the boundary;
- *  - folded runs with the TP group inside one node also inline the TP
- *    collectives that follow a compute op (they then run alone, at rate 1,
- *    at a time the builder knows): a merged op then includes the time its
- *    compute waited for them, counted as exposed TP communication
- *    (sc_op.tp_ns). workload.c ("merging") lists the conditions that keep
- *    this exact; the builder checks them and builds without inlining when
- *    one fails.
- * sc_program.nmerged keeps the unmerged op count, so the reported ops and
- * events do not change either. */
-enum { SC_WL_MERGE = 1 };
-
-/* sc__workload_build with flags (SC_WL_*). */
-int sc__workload_build_ex(sc_ctx *ctx, const sc_config *cfg, const struct sc_cost *cost,
-                          unsigned flags, sc_workload *wl);
+/* Frees the programs of a workload built by the synthesiser or replay
+ * (progs and their arrays; borrowed tables are the builder's). */
 void sc__workload_free(sc_ctx *ctx, sc_workload *wl);
 
 /* Checks program invariants (deps point backwards in existing streams,
  * p2p sends and receives pair up across stages). 0 or SC_EINVAL. */
 int sc__workload_check(sc_ctx *ctx, const sc_workload *wl);
 
-/* Megatron model FLOPs per step (no recompute) and hardware FLOPs (with the
- * configured recompute), general form for GQA/SwiGLU. */
-void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops);
-
 const char *sc__stream_name(int s);
 const char *sc__label_name(int l);
 const char *sc__coll_name(int c);
 int sc__opkind_is_compute(int kind);
 
-#endif /* SC_WORKLOAD_INT_H */
+#endif /* SC_IR_INT_H */

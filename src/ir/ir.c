@@ -1,0 +1,106 @@
+/*
+ * ir.c: the workload IR's shared pieces: the names of its X-macro tables (for
+ * traces and messages), group placement, the invariant checker that tests and
+ * debug builds run on every workload, and freeing.
+ */
+#include "ir/ir_int.h"
+
+/* ------------------------------------------------------------ tables */
+
+const char *sc__stream_name(int s) {
+  static const char *const names[] = {
+#define SC_X_NAME(id, name) name,
+      SC_STREAM_LIST(SC_X_NAME)
+#undef SC_X_NAME
+  };
+  return s >= 0 && s < SC_ST_COUNT ? names[s] : "?";
+}
+
+const char *sc__label_name(int l) {
+  static const char *const names[] = {
+#define SC_X_NAME(id, name) name,
+      SC_LABEL_LIST(SC_X_NAME)
+#undef SC_X_NAME
+  };
+  return l >= 0 && l < SC_L_COUNT ? names[l] : "?";
+}
+
+const char *sc__coll_name(int c) {
+  static const char *const names[] = {
+#define SC_X_NAME(id, name) name,
+      SC_COLL_LIST(SC_X_NAME)
+#undef SC_X_NAME
+  };
+  return c >= 0 && c < SC_COLL_COUNT ? names[c] : "?";
+}
+
+int sc__opkind_is_compute(int kind) {
+  static const unsigned char is_compute[] = {
+#define SC_X_C(id, name, c) c,
+      SC_OPKIND_LIST(SC_X_C)
+#undef SC_X_C
+  };
+  return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
+}
+
+/* ------------------------------------------------------------ placement */
+
+void sc__placement_begin(sc_placement_acc *a) {
+  a->pl = (sc_placement){0, 0, 0};
+  a->node = -1;
+  a->run = 0;
+}
+
+void sc__placement_add(sc_placement_acc *a, int64_t node) {
+  a->pl.n++;
+  if (node != a->node) {
+    a->pl.nodes++;
+    a->node = node;
+    a->run = 0;
+  }
+  if (++a->run > a->pl.per_node) a->pl.per_node = a->run;
+}
+
+/* ------------------------------------------------------------ free, check */
+
+void sc__workload_free(sc_ctx *ctx, sc_workload *wl) {
+  if (!wl->progs) return;
+  for (int64_t s = 0; s < wl->nprogs; s++) {
+    sc_program *p = &wl->progs[s];
+    for (int st = 0; st < SC_ST_COUNT; st++) sc__free(ctx, p->ops[st], p->cap[st] * sizeof(sc_op));
+    sc__free(ctx, p->deps, p->deps_cap * sizeof(uint32_t));
+  }
+  sc__free(ctx, wl->progs, (size_t)wl->nprogs * sizeof(sc_program));
+  wl->progs = NULL;
+}
+
+int sc__workload_check(sc_ctx *ctx, const sc_workload *wl) {
+  for (int64_t s = 0; s < wl->nprogs; s++) {
+    const sc_program *p = &wl->progs[s];
+    for (int st = 0; st < SC_ST_COUNT; st++) {
+      for (size_t i = 0; i < p->nops[st]; i++) {
+        const sc_op *op = &p->ops[st][i];
+        if ((size_t)op->dep_off + op->ndeps > p->ndeps)
+          return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: deps out of range",
+                           (long long)s, sc__stream_name(st), i);
+        for (int d = 0; d < op->ndeps; d++) {
+          uint32_t dep = p->deps[op->dep_off + d];
+          uint32_t ds = SC_DEP_STREAM(dep), di = SC_DEP_INDEX(dep);
+          if (ds >= SC_ST_COUNT || di >= p->nops[ds] || (int)ds == st)
+            return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: bad dependency %u/%u",
+                             (long long)s, sc__stream_name(st), i, ds, di);
+        }
+        if (op->kind == SC_OP_COLL && op->group >= SC_GRP_COUNT)
+          return sc__error(ctx, SC_EINVAL, "stage %lld: collective without group", (long long)s);
+      }
+    }
+    /* p2p pairing: every send stream matches its peer's receive stream. */
+    int64_t next = (s + 1) % wl->nprogs;
+    int64_t prev = (s - 1 + wl->nprogs) % wl->nprogs;
+    if (p->nops[SC_ST_FWD_SEND] != wl->progs[next].nops[SC_ST_FWD_RECV] ||
+        p->nops[SC_ST_BWD_SEND] != wl->progs[prev].nops[SC_ST_BWD_RECV])
+      return sc__error(ctx, SC_EINVAL, "stage %lld: sends and receives do not pair up",
+                       (long long)s);
+  }
+  return SC_OK;
+}

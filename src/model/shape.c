@@ -1,0 +1,117 @@
+/*
+ * shape.c: derives the model shape (shape_int.h) of a resolved config once,
+ * for the workload synthesiser, the memory model and the FLOP count, so that
+ * every stage of the pipeline sees the same dimensions and parameter counts.
+ */
+#include "model/shape_int.h"
+
+#include "input/config_int.h"
+
+#include <math.h>
+
+double sc__precision_elem_bytes(sc_precision p) { return p == SC_PREC_FP32 ? 4.0 : 2.0; }
+
+void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops) {
+  const sc_model_cfg *m = &cfg->model;
+  double h = (double)m->hidden, s = (double)m->seq_len, L = (double)m->layers;
+  double a = (double)m->heads;
+  double g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
+  double f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
+  double V = (double)m->vocab;
+  double tokens = (double)cfg->training.global_batch * s;
+  /* Forward FLOPs per token and layer (Megatron num_floating_point_operations,
+   * full s x s attention as in the 72/96 formulas of the SC21 paper). */
+  double qkv = 2.0 * h * (h + 2.0 * g * h / a);
+  double attn = 4.0 * s * h;
+  double proj = 2.0 * h * h;
+  double mlp = 2.0 * h * f * (m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0);
+  double layer = qkv + attn + proj + mlp;
+  double logits = 2.0 * h * V;
+  *model_flops = 3.0 * tokens * (L * layer + logits);
+  double extra = 0;
+  if (cfg->training.recompute == SC_RECOMPUTE_FULL) extra = tokens * L * layer;
+  else if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) extra = tokens * L * attn;
+  *hw_flops = *model_flops + extra;
+}
+
+/* One layer's parameters on one TP rank: QKV, projection, FC1 (two halves
+ * for SwiGLU) and FC2 weights split over TP; biases of the column-parallel
+ * layers split, the rest and the two norms (weight + bias) replicated. KV
+ * heads are replicated when the TP group is larger than the KV heads. */
+static double layer_params(const sc_shape *sh) {
+  double qkv_out = sh->h + 2.0 * sh->g_rank * sh->t * sh->d; /* summed over the TP group */
+  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
+  double weights = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
+  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
+  return weights + small;
+}
+
+int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
+  memset(sh, 0, sizeof *sh);
+  const sc_model_cfg *m = &cfg->model;
+  const sc_parallel_cfg *par = &cfg->parallel;
+  sh->cfg = cfg;
+  sh->hw = sc__config_gpu(cfg);
+  int64_t vpp = par->vpp > 0 ? par->vpp : 1;
+  int64_t per_step = cfg->training.micro_batch * par->dp;
+  if (!sh->hw || par->tp < 1 || par->pp < 1 || par->dp < 1 || par->cp < 1 ||
+      cfg->training.micro_batch < 1 || m->layers < 1 || m->heads < 1 || m->hidden < 1 ||
+      per_step < 1 || cfg->training.global_batch % per_step || m->layers % (par->pp * vpp) ||
+      vpp > 64)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: the config was not resolved (sizes, divisibility, known gpu)",
+                     cfg->origin);
+  sh->tp = par->tp;
+  sh->pp = par->pp;
+  sh->dp = par->dp;
+  sh->cp = par->cp;
+  sh->vpp = vpp;
+  sh->layers = m->layers;
+  sh->m = cfg->training.global_batch / per_step;
+  sh->lpc = m->layers / (par->pp * vpp);
+
+  sh->b = (double)cfg->training.micro_batch;
+  sh->s = (double)m->seq_len;
+  sh->h = (double)m->hidden;
+  sh->a = (double)m->heads;
+  sh->g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
+  sh->d = sh->h / sh->a;
+  sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
+  sh->t = (double)par->tp;
+  sh->g_rank = sh->g >= sh->t ? sh->g / sh->t : 1.0;
+  /* Megatron pads the vocabulary to a multiple of 128 * tp. */
+  double mult = 128.0 * sh->t;
+  sh->v = ceil((double)m->vocab / mult) * mult;
+  sh->sp = par->sequence_parallel && par->tp > 1;
+  sh->shard = sh->sp ? sh->t : 1.0;
+  sh->swiglu = m->activation == SC_ACT_SWIGLU;
+  sh->tied = m->tied_embeddings;
+
+  sh->elem_bytes = sc__precision_elem_bytes(cfg->training.precision);
+  /* Megatron-LM reduces bf16 (and fp32) training's gradients in fp32 (its
+   * main grads); fp16 reduces in fp16. */
+  sh->grad_bytes = cfg->training.precision == SC_PREC_BF16   ? 4.0
+                   : cfg->training.precision == SC_PREC_FP32 ? 4.0
+                                                             : 2.0;
+
+  sh->layer_params = layer_params(sh);
+  sh->embed_params = sh->v * sh->h / sh->t;
+  sh->norm_params = 2.0 * sh->h;
+  sc__model_flops(cfg, &sh->model_flops, &sh->hw_flops);
+  return SC_OK;
+}
+
+double sc__shape_stage_params(const sc_shape *sh, int64_t stage) {
+  int64_t last_vs = sh->pp * sh->vpp - 1;
+  double params = 0;
+  for (int64_t c = 0; c < sh->vpp; c++) {
+    int64_t vs = c * sh->pp + stage;
+    params += sh->layer_params * (double)sh->lpc;
+    if (vs == 0) params += sh->embed_params;
+    /* The LM head: its own matrix, or with tied embeddings a copy kept on
+     * the last stage and synchronised (shared when one stage holds both). */
+    if (vs == last_vs && (!sh->tied || sh->pp > 1)) params += sh->embed_params;
+    if (vs == last_vs) params += sh->norm_params;
+  }
+  return params;
+}
