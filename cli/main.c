@@ -6,7 +6,6 @@
 #include "stepcast/stepcast.h"
 
 #include "commands.h"
-#include "input/config_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -209,7 +208,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sc_model_preset_count(); i++) printf("%s\n", sc_model_preset_name(i));
     return 0;
   }
-  if (!strcmp(cmd, "config-docs")) return sc__config_write_docs(sc_cli_write_file, stdout) ? 1 : 0;
+  if (!strcmp(cmd, "config-docs")) return sc_config_write_docs(sc_cli_write_file, stdout) ? 1 : 0;
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("stepcast %s\n", SC_VERSION);
     return 0;

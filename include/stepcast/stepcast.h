@@ -84,6 +84,11 @@ void sc_ctx_free(sc_ctx *ctx);
 /* Last error message, "file:line: message" for input errors; "" if none. */
 const char *sc_errmsg(const sc_ctx *ctx);
 
+/* Sink for streamed output (reports, traces, YAML): called with consecutive
+ * chunks; returns 0 or an error code (SC_EWRITE for a failed write), which
+ * the writer returns at once without writing more. */
+typedef int (*sc_write_fn)(void *ud, const char *buf, size_t len);
+
 /* ---------------------------------------------------------------- hardware */
 
 typedef struct sc_hw {
@@ -238,6 +243,13 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment);
 /* Derives the defaults (dp, nodes, kv_heads, ffn, ...) and checks the whole
  * config for consistency. Must be called before sc_simulate. */
 int sc_config_resolve(sc_ctx *ctx, sc_config *cfg);
+/* Writes cfg as a complete YAML config (every field, the model shape spelled
+ * out without a preset) that loads back to the same values. Returns the
+ * sink's status. */
+int sc_config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud);
+/* Writes the configuration reference (docs/CONFIG.md: every section, key,
+ * type, unit, default and meaning, the presets). Returns the sink's status. */
+int sc_config_write_docs(sc_write_fn w, void *ud);
 /* Loads a model preset's shape into cfg->model; SC_EINVAL if unknown. */
 int sc_model_preset(sc_ctx *ctx, sc_config *cfg, const char *name);
 size_t sc_model_preset_count(void);
@@ -282,8 +294,6 @@ typedef struct sc_result {
   int64_t events;            /* engine events processed */
 } sc_result;
 
-/* Sink for streamed output (traces): called with consecutive chunks. */
-typedef int (*sc_write_fn)(void *ud, const char *buf, size_t len);
 
 /* Simulates one training step of a resolved config. If trace is non-NULL a
  * Chrome/Perfetto JSON trace is streamed to it (one process per simulated

@@ -612,7 +612,7 @@ static int make_probe(sweep *S, const sc_config *base) {
   p->parallel.dp = 0;
   S->gpus = p->cluster.num_gpus;
   hasher H = {UINT64_C(14695981039346656037)};
-  sc__config_write_yaml(p, hash_sink, &H);
+  sc_config_write_yaml(p, hash_sink, &H);
   S->fingerprint = H.h;
   const sc_hw *hw = sc_hw_find(p->cluster.gpu);
   S->capacity_gib = hw ? hw->hbm_gib : 0;

@@ -1464,7 +1464,7 @@ int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
   return SC_OK;
 }
 
-int sc__config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
+int sc_config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
   char val[320];
   int rc;
   for (size_t s = 0; s < SECTION_COUNT; s++) {
@@ -1583,13 +1583,13 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("```yaml\nmodel:\n  preset: llama3-8b\ntraining:\n  global_batch: 256\n  precision: bf16\n"
       "  recompute: selective\nparallel:\n  tp: 4\n  pp: 2\n  sequence_parallel: true\n"
       "cluster:\n  gpu: h100-sxm\n  nodes: 4\n```\n\n");
-  OUT("The built-in default, spelled out (what `sc__config_write_yaml` writes):\n\n```yaml\n");
+  OUT("The built-in default, spelled out (what `sc_config_write_yaml` writes):\n\n```yaml\n");
   sc_config def;
   sc_config_default(&def);
-  if ((rc = sc__config_write_yaml(&def, w, ud))) return rc;
+  if ((rc = sc_config_write_yaml(&def, w, ud))) return rc;
   OUT("```\n");
 #undef OUT
   return SC_OK;
 }
 
-int sc__config_write_docs(sc_write_fn w, void *ud) { return write_docs(w, ud); }
+int sc_config_write_docs(sc_write_fn w, void *ud) { return write_docs(w, ud); }

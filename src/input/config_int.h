@@ -208,12 +208,5 @@ const char *sc__config_where(const sc_config *cfg, int field, char *buf, size_t 
 /* The field's current value as YAML scalar text ("8", "bf16", "true",
  * "\"a100-80gb\""): round-trips through the loader. Returns 0 or SC_EINVAL. */
 int sc__config_format_field(const sc_config *cfg, int field, char *buf, size_t n);
-/* Writes cfg as a complete YAML config (every field, model shape spelled out
- * without a preset) that loads back to the same values. Returns the sink's
- * status. */
-int sc__config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud);
-/* Writes docs/CONFIG.md (fields, presets, GPUs, example) from the table; the
- * CLI's `stepcast config-docs` calls it. Returns the sink's status. */
-int sc__config_write_docs(sc_write_fn w, void *ud);
 
 #endif /* SC_CONFIG_INT_H */

@@ -149,7 +149,7 @@ static void test_yaml_round_trip(void **state) {
   sc__strlcpy(c.model.name, "my \"model\"\\v2", sizeof c.model.name);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
   buf *b = calloc(1, sizeof *b);
-  assert_int_equal(sc__config_write_yaml(&c, buf_write, b), 0);
+  assert_int_equal(sc_config_write_yaml(&c, buf_write, b), 0);
   memset(&back, 0x5a, sizeof back);
   sc_config_default(&back);
   assert_int_equal(sc_config_load_string(ctx, &back, "rt.yaml", b->data, b->len), SC_OK);
@@ -878,7 +878,7 @@ static void test_examples(void **state) {
 static void test_docs(void **state) {
   (void)state;
   buf *b = calloc(1, sizeof *b);
-  assert_int_equal(sc__config_write_docs(buf_write, b), 0);
+  assert_int_equal(sc_config_write_docs(buf_write, b), 0);
   assert_non_null(strstr(b->data, "stepcast config-docs > docs/CONFIG.md"));
   for (int i = 0; i < SC_FIELD_COUNT; i++) {
     char cell[128];
