@@ -87,7 +87,7 @@ typedef struct sc_interf_eval {
 
 typedef struct sc_interf_fit_result {
   int nfeat;
-  double w[SC_INTERF_COEFS_MAX]; /* fitted on every pair (what is written) */
+  sc_interf_coefs w;             /* fitted on every pair (what is written) */
   int64_t kernels;               /* distinct kernels (name + launch shape) */
   int folds;                     /* groups of the held-out split over kernels */
   int leave_one_out;             /* 1: one kernel per group */

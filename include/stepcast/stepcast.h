@@ -169,13 +169,50 @@ typedef struct sc_cluster_cfg {
   double nvlink_gbps;     /* intra-node bandwidth per GPU, GB/s; 0 = preset */
 } sc_cluster_cfg;
 
-#define SC_NCCL_PARAMS_MAX 32
-/* Coefficients of the learned interference model (calibration keys
- * `interference_w_*`, src/interf_int.h lists the features). */
-#define SC_INTERF_COEFS_MAX 16
+/* Parameters of the "nccl" collective model; calibration keys nccl_<member>
+ * (p2p latency: sc_cost_params.p2p_latency_us). Meanings, units, bounds and defaults:
+ * docs/COMM.md and docs/CONFIG.md. 0 = the model's default. */
+typedef struct sc_nccl_params {
+  double nvlink_eff;            /* nccl_nvlink_eff */
+  double nic_eff;               /* nccl_nic_eff */
+  double launch_us;             /* nccl_launch_us */
+  double channel_us;            /* nccl_channel_us */
+  double tree_channel_us;       /* nccl_tree_channel_us */
+  double base_scale;            /* nccl_base_scale */
+  double intra_hop_scale;       /* nccl_intra_hop_scale */
+  double tree_hop_scale;        /* nccl_tree_hop_scale */
+  double net_hop_scale;         /* nccl_net_hop_scale */
+  double net_bulk_hop_scale;    /* nccl_net_bulk_hop_scale */
+  double ll_frac;               /* nccl_ll_frac */
+  double ll_stream_gbps;        /* nccl_ll_stream_gbps */
+  double ll_net_gbps;           /* nccl_ll_net_gbps */
+  double ll128_frac;            /* nccl_ll128_frac */
+  double tree_frac;             /* nccl_tree_frac */
+  double pipe_kib;              /* nccl_pipe_kib */
+  double mem_passes;            /* nccl_mem_passes */
+  double nvls_eff;              /* nccl_nvls_eff */
+  double a2a_peer_us;           /* nccl_a2a_peer_us */
+  double net_overhead_us;       /* nccl_net_overhead_us */
+  double channels;              /* nccl_channels */
+  double sharp;                 /* nccl_sharp */
+  double select;                /* nccl_select */
+  double host_launch_us;        /* nccl_host_launch_us */
+} sc_nccl_params;
 
-/* Cost-model parameters: the knobs calibration fits. 0 means "use the
- * documented default" (see docs/CONFIG.md, src/cost.c for the sources). */
+/* Coefficients of the learned interference model, one per feature
+ * (docs/INTERFERENCE.md); calibration keys interference_w_<member>. All zero:
+ * the shipped model; a vector given in a calibration is used whole (features
+ * it does not name weigh 0). */
+typedef struct sc_interf_coefs {
+  double gemm, attn, elementwise, norm, optimizer; /* class intercepts */
+  double log_dur;                                  /* kernel duration */
+  double all_gather, reduce_scatter, p2p, other_coll; /* the overlapping op */
+  double size_known, log_bytes, inter_node, log_group; /* its size and span */
+} sc_interf_coefs;
+
+/* Cost-model parameters: the knobs calibration fits (the `calibration:`
+ * section; every key, its bounds and default in docs/CONFIG.md). 0 means
+ * "use the documented default". */
 typedef struct sc_cost_params {
   double gemm_eff;          /* best-shape GEMM fraction of dense peak */
   double gemm_dim_half;     /* GEMM reduction length K (elements) at which efficiency halves */
@@ -202,13 +239,8 @@ typedef struct sc_cost_params {
   double interference_norm;        /* norms, softmax, reductions, loss */
   double interference_optimizer;   /* the optimizer step */
   double interference_comm;        /* slowdown of comm while compute overlaps */
-  /* Parameters of the NCCL collective model, by index of its key list
-   * (calibration keys `nccl_*`, docs/COMM.md); 0 = the model's default. */
-  double nccl[SC_NCCL_PARAMS_MAX];
-  /* Interference model `learned`: s = max(0, w . features) by feature index;
-   * all zero = the shipped model (a vector given in a calibration is used
-   * whole: features it does not name weigh 0). */
-  double interference_w[SC_INTERF_COEFS_MAX];
+  sc_nccl_params nccl;             /* the collective model */
+  sc_interf_coefs interference_w;  /* the learned interference model */
 } sc_cost_params;
 
 typedef struct sc_sim_cfg {
@@ -238,6 +270,10 @@ void sc_config_default(sc_config *cfg);
 int sc_config_load_file(sc_ctx *ctx, sc_config *cfg, const char *path);
 int sc_config_load_string(sc_ctx *ctx, sc_config *cfg, const char *name,
                           const char *text, size_t len);
+/* Loads the top-level `calibration:` mapping of a YAML file (a file written
+ * by `stepcast calibrate`; other top-level keys are provenance and ignored)
+ * into cfg->costs, as `--set calibration=PATH` does. Errors "file:line: msg". */
+int sc_config_load_calibration(sc_ctx *ctx, sc_config *cfg, const char *path);
 /* Applies one "section.key=value" override (the CLI's --set). */
 int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment);
 /* Derives the defaults (dp, nodes, kv_heads, ffn, ...) and checks the whole

@@ -2,13 +2,12 @@
  * calibrate.c: fits free cost-model parameters to published step times.
  * Uses only the split=calibration rows of a case set (validate.c), minimises
  * a robust loss of log(predicted / measured) with a pull towards the
- * kernel-data values (calibrate_int.h), by a bounded Nelder-Mead search in
+ * kernel-data values (sc__cost_compute_priors), by a bounded Nelder-Mead search in
  * transformed coordinates, and writes the result as a `calibration:` YAML
  * mapping that configs and `--calibration` load.
  */
 #include "stepcast/validate.h"
 
-#include "analysis/calibrate_int.h"
 #include "cost/cost_int.h"
 
 #include <math.h>

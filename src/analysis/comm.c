@@ -2,16 +2,15 @@
  * comm.c: the public face of the collective model (stepcast/comm.h): a model
  * instance for one machine, predictions per message size, comparison with
  * nccl-tests rows, and the calibration YAML (written by `stepcast calibrate`,
- * read back by `stepcast comm --calibration` and sc__comm_params_load_yaml).
+ * read back through the config loader).
  */
-#include "cost/comm_int.h"
+#include "analysis/comm_api_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <yaml.h>
 
 /* ------------------------------------------------------------ names */
 
@@ -177,94 +176,30 @@ int sc_comm_write_calibration(const sc_comm *m, const char *note, sc_write_fn ou
     }
   }
   if (!rc) rc = sc__writef(out, ud, "calibration:\n");
-  for (int i = 0; !rc && i < SC_COMM_PARAM_COUNT; i++) {
-    const sc_comm_param_info *d = &sc__comm_param_info[i];
-    double v = *(const double *)((const char *)&m->params + d->offset);
+  /* The model's keys, then its point-to-point latency (a cost key). */
+  for (int i = 0; !rc && i <= SC_COMM_PARAM_COUNT; i++) {
+    int last = i == SC_COMM_PARAM_COUNT;
+    const sc_calib_key *d = last ? &sc__calib_keys[sc__calib_key_find("p2p_latency_us")]
+                                 : &sc__nccl_keys[i];
+    double v = last ? m->params.p2p_latency_us
+                    : *(const double *)((const char *)&m->params + d->member);
     char kv[96];
     int len = snprintf(kv, sizeof kv, "  %s: %.6g", d->key, v);
-    rc = sc__writef(out, ud, "%s%*s# %s%s%s%s\n", kv, len < 34 ? 34 - len : 1, "",
-                    d->fitted ? "fitted; " : "", d->doc, *d->unit ? ", " : "", d->unit);
+    size_t dl = strlen(d->doc);
+    if (dl && d->doc[dl - 1] == '.') dl--; /* cost keys' docs are sentences */
+    rc = sc__writef(out, ud, "%s%*s# %s%.*s%s%s\n", kv, len < 34 ? 34 - len : 1, "",
+                    d->fitted ? "fitted; " : "", (int)dl, d->doc, *d->unit ? ", " : "", d->unit);
   }
   return rc;
 }
 
-static int yaml_line(const yaml_node_t *n) { return (int)n->start_mark.line + 1; }
-
-static int load_mapping(sc_ctx *ctx, const char *path, yaml_document_t *doc, yaml_node_t *map,
-                        sc_comm_params *p) {
-  for (yaml_node_pair_t *kv = map->data.mapping.pairs.start; kv < map->data.mapping.pairs.top;
-       kv++) {
-    yaml_node_t *k = yaml_document_get_node(doc, kv->key);
-    yaml_node_t *v = yaml_document_get_node(doc, kv->value);
-    if (!k || k->type != YAML_SCALAR_NODE) continue;
-    const char *key = (const char *)k->data.scalar.value;
-    int known = 0;
-    for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) known |= !strcmp(sc__comm_param_info[i].key, key);
-    if (!known) continue; /* another model's key */
-    const sc_comm_param_info *d = NULL;
-    for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
-      if (!strcmp(sc__comm_param_info[i].key, key)) d = &sc__comm_param_info[i];
-    if (!v || v->type != YAML_SCALAR_NODE)
-      return sc__error(ctx, SC_EINVAL, "%s:%d: calibration.%s: expected a number", path,
-                       yaml_line(k), key);
-    const char *text = (const char *)v->data.scalar.value;
-    char *end;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (end == text || *end || errno || sc__comm_params_set(p, key, x) != 1)
-      return sc__error(ctx, SC_EINVAL,
-                       "%s:%d: calibration.%s: expected a number in [%g, %g], got \"%s\"", path,
-                       yaml_line(v), key, d->lo, d->hi, text);
-  }
-  return SC_OK;
-}
-
-int sc__comm_params_load_yaml(sc_ctx *ctx, sc_comm_params *p, const char *path) {
-  char *text;
-  size_t len, cap;
-  int rc = sc__comm_read_file(ctx, path, (size_t)16 << 20, &text, &len, &cap);
-  if (rc) return rc;
-  yaml_parser_t parser;
-  yaml_document_t doc;
-  if (!yaml_parser_initialize(&parser)) {
-    sc__free(ctx, text, cap);
-    return sc__error(ctx, SC_ENOMEM, "%s: out of memory while parsing YAML", path);
-  }
-  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-  if (!yaml_parser_load(&parser, &doc)) {
-    rc = sc__error(ctx, SC_EINVAL, "%s:%d: YAML syntax error: %s", path,
-                   (int)parser.problem_mark.line + 1,
-                   parser.problem ? parser.problem : "unknown error");
-    yaml_parser_delete(&parser);
-    sc__free(ctx, text, cap);
-    return rc;
-  }
-  yaml_node_t *root = yaml_document_get_root_node(&doc);
-  yaml_node_t *cal = NULL;
-  if (root && root->type == YAML_MAPPING_NODE)
-    for (yaml_node_pair_t *kv = root->data.mapping.pairs.start; kv < root->data.mapping.pairs.top;
-         kv++) {
-      yaml_node_t *k = yaml_document_get_node(&doc, kv->key);
-      if (k && k->type == YAML_SCALAR_NODE &&
-          !strcmp((const char *)k->data.scalar.value, "calibration"))
-        cal = yaml_document_get_node(&doc, kv->value);
-    }
-  if (!cal)
-    rc = sc__error(ctx, SC_EINVAL, "%s:1: no top-level \"calibration:\" mapping", path);
-  else if (cal->type != YAML_MAPPING_NODE)
-    rc = sc__error(ctx, SC_EINVAL, "%s:%d: calibration: expected a mapping of keys", path,
-                   yaml_line(cal));
-  else {
-    sc_comm_params work = *p;
-    rc = load_mapping(ctx, path, &doc, cal, &work);
-    if (!rc) *p = work;
-  }
-  yaml_document_delete(&doc);
-  yaml_parser_delete(&parser);
-  sc__free(ctx, text, cap);
-  return rc;
-}
-
+/* A calibration file is read as the `calibration:` section of a config (the
+ * config loader's keys, bounds and messages); the collective model takes the
+ * values it names. */
 int sc_comm_load_calibration(sc_comm *m, const char *path) {
-  return sc__comm_params_load_yaml(m->ctx, &m->params, path);
+  sc_config c;
+  memset(&c, 0, sizeof c);
+  int rc = sc_config_load_calibration(m->ctx, &c, path);
+  if (!rc) sc__comm_params_apply(&c.costs, &m->params);
+  return rc;
 }

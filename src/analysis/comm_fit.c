@@ -1,14 +1,14 @@
 /*
  * comm_fit.c: calibration of the collective model from nccl-tests rows
  * (`stepcast calibrate --nccl-tests`). A robust least-squares fit of log
- * time over the model's free parameters (sc__comm_param_info[].fitted),
+ * time over the model's free parameters (sc__nccl_keys[].fitted),
  * with a weak prior towards each parameter's prior (NCCL's figure or a
  * physical estimate) for what the rows cannot identify, minimised by a
  * deterministic Nelder-Mead simplex with restarts. Rows are predicted as
  * nccl-tests reports them (sc__comm_bench_time_us: one thread may drive
  * several GPUs).
  */
-#include "cost/comm_int.h"
+#include "analysis/comm_api_int.h"
 
 #include <math.h>
 
@@ -45,11 +45,11 @@ typedef struct fit {
 } fit;
 
 /* The bounded parameter value of an unbounded coordinate, and back. */
-static double to_value(const sc_comm_param_info *d, double x) {
+static double to_value(const sc_calib_key *d, double x) {
   return d->lo + (d->hi - d->lo) / (1.0 + exp(-x));
 }
 
-static double to_coord(const sc_comm_param_info *d, double v) {
+static double to_coord(const sc_calib_key *d, double v) {
   double span = d->hi - d->lo, u = (v - d->lo) / span;
   if (u < 1e-9) u = 1e-9;
   if (u > 1 - 1e-9) u = 1 - 1e-9;
@@ -59,8 +59,8 @@ static double to_coord(const sc_comm_param_info *d, double v) {
 static void apply(const fit *F, const double *x, sc_comm_params *p) {
   *p = F->base;
   for (int j = 0; j < F->k; j++) {
-    const sc_comm_param_info *d = &sc__comm_param_info[F->idx[j]];
-    *(double *)((char *)p + d->offset) = to_value(d, x[j]);
+    const sc_calib_key *d = &sc__nccl_keys[F->idx[j]];
+    *(double *)((char *)p + d->member) = to_value(d, x[j]);
   }
 }
 
@@ -198,11 +198,11 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
   F.nrows = n;
   double x[SC_COMM_PARAM_COUNT];
   for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
-    if (!sc__comm_param_info[i].fitted) continue;
-    const sc_comm_param_info *d = &sc__comm_param_info[i];
+    if (!sc__nccl_keys[i].fitted) continue;
+    const sc_calib_key *d = &sc__nccl_keys[i];
     F.idx[F.k] = i;
     F.x0[F.k] = to_coord(d, d->prior);
-    x[F.k] = to_coord(d, *(const double *)((const char *)&m->params + d->offset));
+    x[F.k] = to_coord(d, *(const double *)((const char *)&m->params + d->member));
     F.k++;
   }
   double best = objective(&F, x);

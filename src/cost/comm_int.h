@@ -1,8 +1,8 @@
 /*
  * comm_int.h: internals of the "nccl" collective model (comm_nccl.c): its
- * parameter set (what `stepcast calibrate --nccl-tests` fits, with defaults
- * per GPU generation), the machine description it reads, and the entry point
- * shared by the engine's vtable, `stepcast comm` and the calibration. Not API.
+ * defaults per GPU generation, the machine description it reads, and the
+ * entry point shared by the engine's vtable, `stepcast comm` and the
+ * calibration (analysis/comm.c, comm_fit.c). Not API.
  */
 #ifndef SC_COMM_INT_H
 #define SC_COMM_INT_H
@@ -10,18 +10,6 @@
 #include "stepcast/comm.h"
 
 #include "cost/cost_int.h"
-
-/* Descriptor of one parameter (from the list above). */
-typedef struct sc_comm_param_info {
-  const char *key;
-  size_t offset; /* into sc_comm_params */
-  double lo, hi;
-  int fitted;
-  double prior; /* centre of the fit's weak pull (fitted parameters) */
-  const char *unit, *doc;
-} sc_comm_param_info;
-
-extern const sc_comm_param_info sc__comm_param_info[SC_COMM_PARAM_COUNT];
 
 enum {
   SC_ALGO_RING = 0,
@@ -38,8 +26,11 @@ enum { SC_PROTO_LL = 0, SC_PROTO_LL128, SC_PROTO_SIMPLE, SC_PROTO_COUNT };
 sc_arch sc__comm_arch(const sc_hw *hw);
 /* Defaults of the model for a GPU (docs/COMM.md gives each source). */
 void sc__comm_params_default(const sc_hw *hw, sc_comm_params *p);
-/* The parameters the engine's vtable uses: the defaults, and p2p_latency_us
- * from the cost parameters (the only key the two share). */
+/* Replaces the parameters that cp gives (non-zero nccl.* and p2p_latency_us)
+ * in p. */
+void sc__comm_params_apply(const sc_cost_params *cp, sc_comm_params *p);
+/* The parameters the engine's vtable uses: the GPU's defaults with the
+ * config's calibration applied. */
 void sc__comm_params_from_cost(const sc_cost *c, sc_comm_params *p);
 void sc__comm_topo_from_cost(const sc_cost *c, sc_comm_topo *t);
 
@@ -57,42 +48,7 @@ double sc__comm_bench_time_us(const sc_comm_topo *t, const sc_comm_params *p, in
                               double bytes, const sc_placement *pl, int64_t gpus_per_thread,
                               int *algo, int *proto);
 
-/* Sets one parameter by YAML key; returns 1 if the key is this model's, 0
- * if not, -1 if the value is out of bounds. For config.c's `calibration:`. */
-int sc__comm_params_set(sc_comm_params *p, const char *key, double value);
-/* Index of a parameter key in sc__comm_param_info (and sc_cost_params.nccl),
- * or -1. Keys shared with sc_cost_params (p2p_latency_us) are not counted:
- * they have their own config field. */
-int sc__comm_param_index(const char *key);
-/* Loads the top-level `calibration:` mapping of a YAML file into *p: keys of
- * this model are applied (checked against their bounds), other keys are left
- * for other models. Errors "file:line: message". */
-int sc__comm_params_load_yaml(sc_ctx *ctx, sc_comm_params *p, const char *path);
-
-/* A model instance (stepcast/comm.h): one machine, its parameters. */
-struct sc_comm {
-  sc_ctx *ctx;
-  const sc_hw *hw;
-  sc_comm_topo topo;
-  sc_comm_params params;
-  int64_t gpus_per_node;
-};
-
-/* The placement an nccl-tests file ran on: its device lines, or the caller's
- * numbers (gpus > 0; gpus_per_node > 0 overrides the per-node count), or the
- * ranks its bus factor implies. SC_EINVAL when none says. */
-int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpus,
-                            int64_t gpus_per_node, sc_placement *pl);
-
-/* GPUs one host thread of an nccl-tests run drives (its "nGpus"), >= 1. */
-int64_t sc__comm_file_gpus_per_thread(const sc_nccltests *t);
-
-/* Reads a whole file through the context allocator (NUL-terminated; *cap is
- * the allocation size for sc__free). SC_EREAD with "path: cannot open: why". */
-int sc__comm_read_file(sc_ctx *ctx, const char *path, size_t max_bytes, char **out, size_t *len,
-                       size_t *cap);
-
-/* The registered model ("nccl", version 3). */
+/* The registered model ("nccl", version 4). */
 extern const sc_comm_model sc__comm_nccl_model;
 
 #endif /* SC_COMM_INT_H */

@@ -10,7 +10,6 @@
  * every term.
  */
 #include "cost/comm_int.h"
-#include "ir/ir_int.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -23,12 +22,10 @@ _Static_assert((int)SC_COMM_ALL_REDUCE == (int)SC_COLL_ALLREDUCE &&
                    (int)SC_COMM_BROADCAST == (int)SC_COLL_BROADCAST,
                "sc_comm_op must start with the SC_COLL_* list in the same order");
 
-const sc_comm_param_info sc__comm_param_info[SC_COMM_PARAM_COUNT] = {
-#define SC_X_ROW(key, member, lo, hi, fit, prior, unit, doc)                                       \
-  {#key, offsetof(sc_comm_params, member), lo, hi, fit, prior, unit, doc},
-    SC_COMM_PARAM_LIST(SC_X_ROW)
-#undef SC_X_ROW
-};
+/* sc_comm_params starts with sc_nccl_params' members, in the same order, so
+ * the key table's member offsets serve both. */
+_Static_assert(offsetof(sc_comm_params, p2p_latency_us) == sizeof(sc_nccl_params),
+               "sc_comm_params must start with sc_nccl_params");
 
 /* ------------------------------------------------------------ NCCL facts */
 
@@ -145,26 +142,21 @@ static void model_defaults(sc_arch arch, sc_comm_params *p) {
 
 void sc__comm_params_default(const sc_hw *hw, sc_comm_params *p) {
   model_defaults(sc__comm_arch(hw), p);
-  sc_cost_params cp;
-  sc__cost_defaults(hw, &cp);
-  p->p2p_latency_us = cp.p2p_latency_us;
+  p->p2p_latency_us = SC_P2P_LATENCY_US_DEFAULT;
 }
 
-_Static_assert(SC_COMM_PARAM_COUNT <= SC_NCCL_PARAMS_MAX, "sc_cost_params.nccl too small");
+void sc__comm_params_apply(const sc_cost_params *cp, sc_comm_params *p) {
+  for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
+    double v = *(const double *)((const char *)&cp->nccl + sc__nccl_keys[i].member);
+    if (v != 0) *(double *)((char *)p + sc__nccl_keys[i].member) = v;
+  }
+  if (cp->p2p_latency_us != 0) p->p2p_latency_us = cp->p2p_latency_us;
+}
 
 void sc__comm_params_from_cost(const sc_cost *c, sc_comm_params *p) {
-  model_defaults(sc__comm_arch(c->hw), p);
+  sc__comm_params_default(c->hw, p);
   /* Calibrated values (config `calibration: nccl_*`) replace the defaults. */
-  for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
-    if (c->p.nccl[i] != 0) *(double *)((char *)p + sc__comm_param_info[i].offset) = c->p.nccl[i];
-  p->p2p_latency_us = c->p.p2p_latency_us;
-}
-
-int sc__comm_param_index(const char *key) {
-  if (strncmp(key, "nccl_", 5)) return -1;
-  for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
-    if (!strcmp(sc__comm_param_info[i].key, key)) return i;
-  return -1;
+  sc__comm_params_apply(&c->p, p);
 }
 
 void sc__comm_topo_from_cost(const sc_cost *c, sc_comm_topo *t) {
@@ -173,17 +165,6 @@ void sc__comm_topo_from_cost(const sc_cost *c, sc_comm_topo *t) {
   t->nic_gbps = c->nic_bytes_per_ns;
   t->hbm_gbps = c->hbm_bytes_per_ns;
   t->nics_per_node = c->gpus_per_node;
-}
-
-int sc__comm_params_set(sc_comm_params *p, const char *key, double value) {
-  for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
-    const sc_comm_param_info *d = &sc__comm_param_info[i];
-    if (strcmp(d->key, key)) continue;
-    if (!(value >= d->lo && value <= d->hi)) return -1;
-    *(double *)((char *)p + d->offset) = value;
-    return 1;
-  }
-  return 0;
 }
 
 /* ------------------------------------------------------------ the model */

@@ -51,14 +51,31 @@ typedef struct sc_cost {
    * pricing a collective does no per-GPU lookups (it ran per collective). */
   sc_comm_params comm_params;
   sc_comm_topo comm_topo;
+  double interf_w[SC_INTERF_NFEAT]; /* p.interference_w as an array, for the engine */
 } sc_cost;
+
+/* Latency of a point-to-point transfer when no calibration gives one: an
+ * assumption (no sendrecv measurement is shipped), us. */
+#define SC_P2P_LATENCY_US_DEFAULT 10.0
+
+/* The registered models. */
+extern const sc_compute_model sc__roofline_model;
 
 /* Prepares a cost model for a resolved config: fills defaults for every zero
  * parameter (documented in docs/CONFIG.md) and picks the models. */
 int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost);
 
-/* Default parameters for a GPU preset (used by sc__cost_init and docs). */
+/* Default parameters for a GPU preset (params.c; used by sc__cost_init and
+ * docs). */
 void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p);
+
+/* Overwrites the compute fields of *p (gemm_eff, gemm_dim_half, attn_eff,
+ * mem_eff, kernel_overhead_us) with the values derived from kernel
+ * measurements alone (validation/kernels/), before any step-time fit: the
+ * start and prior centre of `calibrate --cases` (the shipped defaults are the
+ * result of that fit on the calibration rows; see validation/calibration/).
+ * Other fields are left alone. */
+void sc__cost_compute_priors(const sc_hw *hw, sc_cost_params *p);
 
 const sc_compute_model *sc__compute_model_find(const char *name);
 const sc_comm_model *sc__comm_model_find(const char *name);

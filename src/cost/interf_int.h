@@ -10,7 +10,7 @@
 
 #include "stepcast/interference.h"
 
-#include "base/sc_int.h"
+#include "input/calib_int.h"
 #include "ir/ir_int.h"
 
 /* Largest slowdown a model returns: a kernel runs at most 1 + S_MAX times
@@ -30,33 +30,9 @@ typedef struct sc_interf_comm {
   int64_t group;    /* ranks in the group; <= 0: unknown */
 } sc_interf_comm;
 
-/* X(name, doc): the learned model's features, in coefficient order. The
- * calibration key of feature NAME is `interference_w_NAME`. The five class
- * indicators come first, in SC_OP_* order, and act as per-class intercepts. */
-#define SC_INTERF_FEATURE_LIST(X)                                                            \
-  X(gemm, "1 for GEMM kernels (class intercept)")                                           \
-  X(attn, "1 for fused attention kernels (class intercept)")                                \
-  X(elementwise, "1 for memory-bound elementwise kernels (class intercept)")                \
-  X(norm, "1 for norms, softmax and reductions (class intercept)")                          \
-  X(optimizer, "1 for optimizer kernels (class intercept)")                                 \
-  X(log_dur, "log10(kernel duration alone / 100 us), clamped to [-2, 2]")                   \
-  X(all_gather, "1 when the overlapping op is an all-gather (all-reduce is the base)")      \
-  X(reduce_scatter, "1 when it is a reduce-scatter")                                        \
-  X(p2p, "1 when it is a send/recv (NCCL also runs all-to-all as send/recv)")               \
-  X(other_coll, "1 when it is a broadcast or another collective")                           \
-  X(size_known, "1 when the message size is known (always in simulation)")                  \
-  X(log_bytes, "log10(message bytes / 1 MiB), clamped to [-4, 4]; 0 when unknown")          \
-  X(inter_node, "1 when the communication group spans nodes")                               \
-  X(log_group, "log2(ranks in the group / 2); 0 for two ranks or when unknown")
-
-enum {
-#define SC_X_ENUM(name, doc) SC_IF_##name,
-  SC_INTERF_FEATURE_LIST(SC_X_ENUM)
-#undef SC_X_ENUM
-  SC_INTERF_NFEAT
-};
-
-_Static_assert(SC_INTERF_NFEAT <= SC_INTERF_COEFS_MAX, "raise SC_INTERF_COEFS_MAX");
+/* The learned model's features are the calibration key table's
+ * (SC_INTERF_FEATURES, input/calib_keys.h): indices SC_IF_*, count
+ * SC_INTERF_NFEAT. */
 _Static_assert((int)SC_OP_GEMM == (int)SC_IF_gemm && (int)SC_OP_ATTN == (int)SC_IF_attn &&
                    (int)SC_OP_ELEMWISE == (int)SC_IF_elementwise &&
                    (int)SC_OP_NORM == (int)SC_IF_norm &&
@@ -81,16 +57,6 @@ double sc__interf_constant_s(const sc_cost_params *p, int kind);
 /* Interference defaults (sc__cost_defaults): the cited constant table,
  * interference_comm and the shipped learned coefficients. */
 void sc__interf_defaults(sc_cost_params *p);
-
-/* Index of calibration key "interference_w_NAME", or -1. */
-int sc__interf_coef_index(const char *key);
-/* "interference_w_gemm" for coefficient i; NULL when out of range. */
-const char *sc__interf_coef_key(int i);
-/* Meaning of feature i (docs); NULL when out of range. */
-const char *sc__interf_feature_doc(int i);
-/* Bounds of a learned coefficient in a calibration file. */
-#define SC_INTERF_COEF_LO (-10.0)
-#define SC_INTERF_COEF_HI 10.0
 
 /* One training pair: an occurrence of a kernel overlapped by communication,
  * with the duration of the same kernel alone. */

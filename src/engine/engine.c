@@ -673,7 +673,7 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
       comm.coll = sc__interf_coll_of(c->op->coll);
       comm.group = S->inst[c->a].pl.n;
     }
-    double v = sc__interf_learned_s(p->interference_w, op->kind, op->work, &comm);
+    double v = sc__interf_learned_s(S->cost->interf_w, op->kind, op->work, &comm);
     if (v > s) s = v;
   }
   return s;

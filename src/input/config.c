@@ -7,8 +7,7 @@
  */
 #include "input/config_int.h"
 
-#include "cost/comm_int.h"
-#include "cost/interf_int.h"
+#include "input/calib_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -363,6 +362,8 @@ static int find_field(int sec, const char *key) {
   return -1;
 }
 
+double sc__precision_elem_bytes(sc_precision p) { return p == SC_PREC_FP32 ? 4.0 : 2.0; }
+
 const sc_hw *sc__config_gpu(const sc_config *cfg) { return sc_hw_find(cfg->cluster.gpu); }
 
 const char *sc__config_field_name(int field) {
@@ -705,8 +706,7 @@ typedef struct loader {
   int calibration_file;     /* 1: only the top-level calibration mapping counts */
   int include_line;         /* != 0: record this line for every field (included file) */
   int seen[SC_FIELD_COUNT]; /* line of each key in this document; 0 = not given */
-  int nccl_seen[SC_NCCL_PARAMS_MAX]; /* the same for calibration.nccl_* keys */
-  int interf_seen[SC_INTERF_COEFS_MAX]; /* ... and for calibration.interference_w_* keys */
+  int calib_seen[SC_CALIB_KEY_COUNT]; /* the same for the calibration keys */
 } loader;
 
 static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
@@ -744,37 +744,38 @@ static int key_text(loader *L, const yaml_node_t *key, const char *where, const 
   return SC_OK;
 }
 
-/* `calibration: nccl_*` keys belong to the NCCL collective model
- * (src/comm_nccl.c owns their list and bounds); they land in
- * sc_cost_params.nccl. Returns SC_OK or an error with text in err. */
-static int parse_nccl_param(sc_config *cfg, int idx, const char *text, size_t text_len, char *err,
-                            size_t errn) {
-  const sc_comm_param_info *d = &sc__comm_param_info[idx];
+/* A calibration key (input/calib_keys.h: every key of the section, with its
+ * bounds and the sc_cost_params member it sets). Returns SC_OK or an error
+ * with text in err. */
+static int parse_calib(sc_config *cfg, int idx, const char *text, size_t text_len, char *err,
+                       size_t errn) {
+  const sc_calib_key *d = &sc__calib_keys[idx];
   double v;
-  if (strlen(text) != text_len || parse_double(text, &v) || !(v >= d->lo && v <= d->hi)) {
-    snprintf(err, errn, "calibration.%s: expected a number in [%g, %g], got \"%.*s\"", d->key,
-             d->lo, d->hi, (int)(text_len > 64 ? 64 : text_len), text);
+  if (strlen(text) != text_len || parse_double(text, &v)) {
+    char q[256];
+    snprintf(err, errn, "calibration.%s: expected a number, got %s", d->key,
+             text_len ? quote(q, sizeof q, text, text_len) : "an empty value");
     return SC_EINVAL;
   }
-  cfg->costs.nccl[idx] = v;
+  int rc = sc__calib_key_check(idx, v, err, errn);
+  if (rc) return rc;
+  *sc__calib_slot(&cfg->costs, idx) = v;
   return SC_OK;
 }
 
-/* `calibration: interference_w_*` keys: the learned interference model's
- * coefficients (src/interf.c owns the feature list), into
- * sc_cost_params.interference_w. Returns SC_OK or an error with text in err. */
-static int parse_interf_coef(sc_config *cfg, int idx, const char *text, size_t text_len,
-                             char *err, size_t errn) {
-  double v;
-  if (strlen(text) != text_len || parse_double(text, &v) ||
-      !(v >= SC_INTERF_COEF_LO && v <= SC_INTERF_COEF_HI)) {
-    snprintf(err, errn, "calibration.%s: expected a number in [%g, %g], got \"%.*s\"",
-             sc__interf_coef_key(idx), SC_INTERF_COEF_LO, SC_INTERF_COEF_HI,
-             (int)(text_len > 64 ? 64 : text_len), text);
-    return SC_EINVAL;
+/* " (did you mean ...)" for an unknown calibration key. */
+static void calib_hint(char *buf, size_t n, const char *key) {
+  size_t len = 0;
+  int best = -1, best_d = 1000;
+  buf[0] = 0;
+  for (int i = 0; i < SC_CALIB_KEY_COUNT; i++) {
+    int d = edit_distance(key, sc__calib_keys[i].key);
+    if (d < best_d) best_d = d, best = i;
   }
-  cfg->costs.interference_w[idx] = v;
-  return SC_OK;
+  if (best >= 0 && close_enough(key, best_d))
+    appendf(buf, n, &len, " (did you mean \"calibration.%s\"?)", sc__calib_keys[best].key);
+  else
+    appendf(buf, n, &len, " (keys: docs/CONFIG.md, section calibration)");
 }
 
 static int apply_node(loader *L, int fi, const yaml_node_t *value, int line) {
@@ -854,39 +855,31 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
     if ((rc = key_text(L, k, sname, &key))) return rc;
     int kl = node_line(k);
     if (p == preset_pair) continue;
+    if (sec == SECTION_CALIBRATION) {
+      char err[SC_ERRMSG_MAX];
+      int ci = sc__calib_key_find(key);
+      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+      if (ci < 0) {
+        char hint[SC_ERRMSG_MAX], q[256], dotted[128];
+        snprintf(dotted, sizeof dotted, "calibration.%s", key);
+        calib_hint(hint, sizeof hint, key);
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "unknown key %s%s",
+                       quote(q, sizeof q, dotted, strlen(dotted)), hint);
+      }
+      if (L->calib_seen[ci])
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
+                       L->calib_seen[ci]);
+      L->calib_seen[ci] = kl;
+      if (!vn || vn->type != YAML_SCALAR_NODE)
+        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number, got %s",
+                       key, vn ? node_kind(vn) : "nothing");
+      if ((rc = parse_calib(L->cfg, ci, (const char *)vn->data.scalar.value,
+                            vn->data.scalar.length, err, sizeof err)))
+        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
+      continue;
+    }
     int fi = find_field(sec, key);
-    int ni = sec == SECTION_CALIBRATION && fi < 0 ? sc__comm_param_index(key) : -1;
-    if (ni >= 0) {
-      char err[SC_ERRMSG_MAX];
-      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
-      if (L->nccl_seen[ni])
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
-                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
-                       L->nccl_seen[ni]);
-      L->nccl_seen[ni] = kl;
-      if (!vn || vn->type != YAML_SCALAR_NODE)
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
-      if ((rc = parse_nccl_param(L->cfg, ni, (const char *)vn->data.scalar.value,
-                                 vn->data.scalar.length, err, sizeof err)))
-        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
-      continue;
-    }
-    int wi = sec == SECTION_CALIBRATION && fi < 0 ? sc__interf_coef_index(key) : -1;
-    if (wi >= 0) {
-      char err[SC_ERRMSG_MAX];
-      const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
-      if (L->interf_seen[wi])
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
-                       "duplicate key \"calibration.%s\" (first given on line %d)", key,
-                       L->interf_seen[wi]);
-      L->interf_seen[wi] = kl;
-      if (!vn || vn->type != YAML_SCALAR_NODE)
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number", key);
-      if ((rc = parse_interf_coef(L->cfg, wi, (const char *)vn->data.scalar.value,
-                                  vn->data.scalar.length, err, sizeof err)))
-        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
-      continue;
-    }
     if (fi < 0) {
       char hint[SC_ERRMSG_MAX], q[256], dotted[128];
       snprintf(dotted, sizeof dotted, "%s.%s", sname, key);
@@ -1069,6 +1062,20 @@ int sc_config_load_file(sc_ctx *ctx, sc_config *cfg, const char *path) {
   return rc;
 }
 
+int sc_config_load_calibration(sc_ctx *ctx, sc_config *cfg, const char *path) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || !path) return sc__error(ctx, SC_EINVAL, "sc_config_load_calibration: no path");
+  char *text;
+  size_t len, cap;
+  int rc = read_file(ctx, path, NULL, &text, &len, &cap);
+  if (rc) return rc;
+  sc_config work = *cfg;
+  rc = load_text(ctx, &work, path, text, len, 1, 0);
+  sc__free(ctx, text, cap);
+  if (!rc) *cfg = work;
+  return rc;
+}
+
 /* ---------------------------------------------------------------- --set */
 
 static void trim(const char **s, size_t *n) {
@@ -1136,21 +1143,20 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
     *cfg = work;
     return SC_OK;
   }
+  if (!strncmp(key, "calibration.", 12)) {
+    int ci = sc__calib_key_find(key + 12);
+    if (ci < 0) {
+      char hint[SC_ERRMSG_MAX];
+      calib_hint(hint, sizeof hint, key + 12);
+      return sc__error(ctx, SC_EINVAL, "--set: unknown key %s%s", quote(q, sizeof q, key, kn),
+                       hint);
+    }
+    if ((rc = parse_calib(&work, ci, value, vn, err, sizeof err)))
+      return sc__error(ctx, rc, "--set: %s", err);
+    *cfg = work;
+    return SC_OK;
+  }
   int fi = sc__config_field_index(key);
-  int ni = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__comm_param_index(key + 12) : -1;
-  if (ni >= 0) {
-    if ((rc = parse_nccl_param(&work, ni, value, vn, err, sizeof err)))
-      return sc__error(ctx, rc, "--set: %s", err);
-    *cfg = work;
-    return SC_OK;
-  }
-  int wi = fi < 0 && !strncmp(key, "calibration.", 12) ? sc__interf_coef_index(key + 12) : -1;
-  if (wi >= 0) {
-    if ((rc = parse_interf_coef(&work, wi, value, vn, err, sizeof err)))
-      return sc__error(ctx, rc, "--set: %s", err);
-    *cfg = work;
-    return SC_OK;
-  }
   if (fi < 0) {
     char hint[SC_ERRMSG_MAX];
     dotted_hint(hint, sizeof hint, key);
@@ -1212,6 +1218,12 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   for (int i = 0; i < SC_FIELD_COUNT; i++)
     if ((rc = check_field(c, i, err, sizeof err)))
       return sc__error(ctx, rc, "%s: %s", sc__config_where(c, i, w, sizeof w), err);
+  for (int i = 0; i < SC_CALIB_KEY_COUNT; i++) {
+    double v = sc__calib_get(&c->costs, i);
+    if (!isfinite(v)) rc = sc__calib_key_check(i, NAN, err, sizeof err);
+    else rc = sc__calib_key_check(i, v, err, sizeof err);
+    if (rc) return sc__error(ctx, rc, "%s: %s", sc__config_where(c, -1, w, sizeof w), err);
+  }
 
   sc_model_cfg *m = &c->model;
   sc_parallel_cfg *p = &c->parallel;
@@ -1476,15 +1488,17 @@ int sc_config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
       if ((rc = sc__writef(w, ud, "  %s: %s\n", fields[i].key, val))) return rc;
     }
     if (s != SECTION_CALIBRATION) continue;
-    for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
-      if (cfg->costs.nccl[i] != 0 &&
-          (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__comm_param_info[i].key, cfg->costs.nccl[i])))
+    /* Every cost key; the collective and interference models' only where
+     * given (a config names few of them). */
+    for (int i = 0; i < SC_CALIB_KEY_COUNT; i++) {
+      double v = sc__calib_get(&cfg->costs, i);
+      if (i < SC_CALIB_COST_COUNT) {
+        format_real(val, sizeof val, v);
+        if ((rc = sc__writef(w, ud, "  %s: %s\n", sc__calib_keys[i].key, val))) return rc;
+      } else if (v != 0 && (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__calib_keys[i].key, v))) {
         return rc;
-    for (int i = 0; i < SC_INTERF_NFEAT; i++)
-      if (cfg->costs.interference_w[i] != 0 &&
-          (rc = sc__writef(w, ud, "  %s: %.17g\n", sc__interf_coef_key(i),
-                           cfg->costs.interference_w[i])))
-        return rc;
+      }
+    }
   }
   return SC_OK;
 }
@@ -1535,6 +1549,17 @@ static int write_docs(sc_write_fn w, void *ud) {
       }
       OUT("| `%s` | %s | %s | %s%s%s | %s |\n", f->name, type, f->unit[0] ? f->unit : "-",
           f->def[0] ? "`" : "", f->def[0] ? f->def : "from preset", f->def[0] ? "`" : "", f->doc);
+    }
+    for (int i = 0; s == SECTION_CALIBRATION && i < SC_CALIB_KEY_COUNT; i++) {
+      const sc_calib_key *k = &sc__calib_keys[i];
+      OUT("| `calibration.%s` | real in [%g, %g] | %s | `0` (the model's) | %s%s%s |\n", k->key,
+          k->lo, k->hi, k->unit[0] ? k->unit : "-",
+          k->group == SC_CK_NCCL ? (k->fitted ? "Collective model, fitted by `calibrate "
+                                                "--nccl-tests`: "
+                                              : "Collective model: ")
+          : k->group == SC_CK_INTERF ? "Learned interference coefficient: "
+                                     : "",
+          k->doc, k->group == SC_CK_COST ? "" : ".");
     }
     OUT("\n");
   }

@@ -117,64 +117,7 @@
     "kernel and communication features, calibration keys interference_w_*, fitted by "           \
     "`stepcast calibrate --interference`). docs/INTERFERENCE.md.")                                \
   X(simulation, share_links, BOOL, simulation.share_links, "", "true",                           \
-    "Concurrent network transfers share the NIC bandwidth.")                                     \
-  X(calibration, gemm_eff, FRAC, costs.gemm_eff, "", "0",                                        \
-    "Best-shape GEMM fraction of dense peak; 0 = cost-model default.")                           \
-  X(calibration, gemm_dim_half, REAL, costs.gemm_dim_half, "elements", "0",                      \
-    "GEMM reduction length K at which efficiency halves (per-tile fixed cost "                   \
-    "amortised over K); 0 = default.")                                                           \
-  X(calibration, attn_eff, FRAC, costs.attn_eff, "", "0",                                        \
-    "FlashAttention forward fraction of peak at long sequences; 0 = "                            \
-    "default.")                                                                                  \
-  X(calibration, mem_eff, FRAC, costs.mem_eff, "", "0",                                          \
-    "Fraction of HBM bandwidth reached by memory-bound kernels; 0 = "                            \
-    "default.")                                                                                  \
-  X(calibration, kernel_overhead_us, REAL, costs.kernel_overhead_us, "us", "0",                  \
-    "Fixed cost per kernel (launch and tail); 0 = default.")                                     \
-  X(calibration, host_op_us, REAL, costs.host_op_us, "us", "0",                                  \
-    "Host (CPU) time per dispatched operator when replaying an ex-situ trace "                   \
-    "(`import cpu`) for operators called from Python (forward, optimizer): eager "              \
-    "PyTorch launches kernels no faster; 0 = default.")                                          \
-  X(calibration, host_autograd_us, REAL, costs.host_autograd_us, "us", "0",                      \
-    "The same for operators the C++ autograd engine dispatches (backward) and for "              \
-    "DDP's reducer; 0 = default.")                                                               \
-  X(calibration, host_module_us, REAL, costs.host_module_us, "us", "0",                          \
-    "Extra host time per layer-level operator called from Python (conv2d, "                      \
-    "batch_norm, linear, layer_norm, dropout, ...: the nn.Module call around it); 0 = "          \
-    "default.")                                                                                  \
-  X(calibration, conv_eff, FRAC, costs.conv_eff, "", "0",                                        \
-    "Efficiency of a convolution (as implicit GEMM) relative to a GEMM of the "                  \
-    "same shape; 0 = default.")                                                                  \
-  X(calibration, norm_eff, FRAC, costs.norm_eff, "", "0",                                        \
-    "Speed of batch / layer normalisation kernels (per-channel reductions) "                     \
-    "relative to streaming memory-bound kernels, for ex-situ traces; 0 = default.")              \
-  X(calibration, nvlink_eff, FRAC, costs.nvlink_eff, "", "0",                                    \
-    "Fraction of NVLink bandwidth reached as NCCL bus bandwidth; 0 = "                           \
-    "default.")                                                                                  \
-  X(calibration, nic_eff, FRAC, costs.nic_eff, "", "0",                                          \
-    "Fraction of NIC bandwidth reached as NCCL bus bandwidth; 0 = default.")                     \
-  X(calibration, coll_latency_us, REAL, costs.coll_latency_us, "us", "0",                        \
-    "Base latency of an intra-node collective; 0 = default.")                                    \
-  X(calibration, net_latency_us, REAL, costs.net_latency_us, "us", "0",                          \
-    "Added collective latency per inter-node hop; 0 = default.")                                 \
-  X(calibration, p2p_latency_us, REAL, costs.p2p_latency_us, "us", "0",                          \
-    "Latency of a point-to-point transfer; 0 = default.")                                        \
-  X(calibration, optimizer_bytes_per_param, REAL, costs.optimizer_bytes_per_param, "bytes", "0", \
-    "HBM traffic of the optimizer step per parameter; 0 = default.")                             \
-  X(calibration, interference_gemm, REAL, costs.interference_gemm, "", "0",                      \
-    "Interference `constant`: slowdown s of GEMMs while communication runs on the GPU, "          \
-    "T * (1 + r * s) for a fraction r of overlapped work; 0 = default (0.19, src/cost/interf.c).")    \
-  X(calibration, interference_attn, REAL, costs.interference_attn, "", "0",                      \
-    "The same for fused attention kernels; 0 = default (0.19).")                                 \
-  X(calibration, interference_elementwise, REAL, costs.interference_elementwise, "", "0",        \
-    "The same for memory-bound elementwise kernels; 0 = default (0.5).")                         \
-  X(calibration, interference_norm, REAL, costs.interference_norm, "", "0",                      \
-    "The same for norms, softmax, reductions and the loss; 0 = default (0.5).")                  \
-  X(calibration, interference_optimizer, REAL, costs.interference_optimizer, "", "0",            \
-    "The same for the optimizer step; 0 = default (0.5).")                                       \
-  X(calibration, interference_comm, REAL, costs.interference_comm, "", "0",                      \
-    "Communication slowdown while compute runs on the GPU (models constant and learned); "       \
-    "0 = default (0.05).")
+    "Concurrent network transfers share the NIC bandwidth.")
 
 /* Field indices: SC_FIELD_parallel_tp is the index of parallel.tp in
  * sc_config.field_line and in the table. */
@@ -192,6 +135,10 @@ enum {
 /* Integer fields are limited to this so that the product of any two fits in
  * int64 (derived quantities such as global_batch * seq_len stay exact). */
 #define SC_CONFIG_INT_MAX INT64_C(2147483647)
+
+/* Bytes per element of GEMM operands and activations for a precision: 4 for
+ * fp32, else 2 (fp8 training keeps 16-bit activations between kernels). */
+double sc__precision_elem_bytes(sc_precision p);
 
 /* The GPU of cluster.gpu (the preset it names); NULL when unknown. The one
  * place that maps a config to its hardware. */

@@ -7,7 +7,6 @@
  */
 #include "stepcast/comm.h"
 
-#include "cost/comm_int.h"
 #include "base/sc_int.h"
 
 #include <sys/stat.h>
@@ -615,16 +614,11 @@ int sc_nccltests_parse(sc_ctx *ctx, const char *name, const char *text, size_t l
   return rc;
 }
 
-int sc__comm_read_file(sc_ctx *ctx, const char *path, size_t max_bytes, char **out, size_t *len,
-                       size_t *cap) {
-  return sc__read_file(ctx, path, NULL, NULL, max_bytes, out, len, cap);
-}
-
 int sc_nccltests_load(sc_ctx *ctx, const char *path, sc_nccltests *out) {
   init_result(out, path);
   char *buf;
   size_t n, cap;
-  int rc = sc__comm_read_file(ctx, path, (size_t)1 << 30, &buf, &n, &cap);
+  int rc = sc__read_file(ctx, path, NULL, NULL, (size_t)1 << 30, &buf, &n, &cap);
   if (rc) return rc;
   rc = sc_nccltests_parse(ctx, path, buf, n, out);
   sc__free(ctx, buf, cap);

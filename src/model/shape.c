@@ -9,8 +9,6 @@
 
 #include <math.h>
 
-double sc__precision_elem_bytes(sc_precision p) { return p == SC_PREC_FP32 ? 4.0 : 2.0; }
-
 void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops) {
   const sc_model_cfg *m = &cfg->model;
   double h = (double)m->hidden, s = (double)m->seq_len, L = (double)m->layers;

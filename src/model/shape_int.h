@@ -68,8 +68,5 @@ double sc__shape_stage_params(const sc_shape *sh, int64_t stage);
  * and training sections (used by sc__shape_init). */
 void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops);
 
-/* Bytes per element of GEMM operands and activations for a precision: 4 for
- * fp32, else 2. */
-double sc__precision_elem_bytes(sc_precision p);
 
 #endif /* SC_SHAPE_INT_H */

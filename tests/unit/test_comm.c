@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cost/comm_int.h"
+#include "analysis/comm_api_int.h"
 #include "ir/ir_int.h"
 
 static sc_ctx *ctx;
@@ -65,7 +65,7 @@ static void test_registry_and_default(void **state) {
   const sc_comm_model *m = sc__comm_model_find("nccl");
   assert_non_null(m);
   assert_int_equal(m->version, 4);
-  assert_non_null(sc__comm_model_find("nccl-ring-tree"));
+  assert_null(sc__comm_model_find("nccl-ring-tree")); /* the legacy alpha-beta model is gone */
   sc_config cfg;
   sc_config_default(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
@@ -340,14 +340,14 @@ static void temp_yaml(char *path, size_t cap, const char *text) {
 static void expect_load_error(const char *text, const char *suffix) {
   char path[64];
   temp_yaml(path, sizeof path, text);
-  sc_comm_params p;
-  sc__comm_params_default(sc_hw_find("a100-80gb"), &p);
-  sc_comm_params before = p;
-  assert_int_equal(sc__comm_params_load_yaml(ctx, &p, path), SC_EINVAL);
+  sc_comm *m = model("a100-80gb", 0);
+  sc_comm_params before = m->params;
+  assert_int_equal(sc_comm_load_calibration(m, path), SC_EINVAL);
   const char *msg = sc_errmsg(ctx);
   if (strncmp(msg, path, strlen(path)) || strcmp(msg + strlen(path), suffix))
     fail_msg("message \"%s\", expected \"%s%s\"", msg, path, suffix);
-  assert_memory_equal(&p, &before, sizeof p); /* all or nothing */
+  assert_memory_equal(&m->params, &before, sizeof before); /* all or nothing */
+  sc_comm_free(m);
   unlink(path);
 }
 
@@ -355,15 +355,11 @@ static void test_params_yaml(void **state) {
   (void)state;
   sc_comm_params p;
   sc__comm_params_default(sc_hw_find("a100-80gb"), &p);
-  assert_int_equal(sc__comm_params_set(&p, "nccl_ll_frac", 0.3), 1);
-  assert_true(p.ll_frac == 0.3);
-  assert_int_equal(sc__comm_params_set(&p, "nccl_ll_frac", 1.5), -1);
-  assert_int_equal(sc__comm_params_set(&p, "gemm_eff", 0.5), 0);
-  /* every default is inside its bounds */
+  /* every default is inside its bounds (0 = no such feature, e.g. nvls_eff) */
   for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
-    const sc_comm_param_info *d = &sc__comm_param_info[i];
-    double v = *(const double *)((const char *)&p + d->offset);
-    assert_true(v >= d->lo && v <= d->hi);
+    const sc_calib_key *d = &sc__nccl_keys[i];
+    double v = *(const double *)((const char *)&p + d->member);
+    assert_true(v == 0 || (v >= d->lo && v <= d->hi));
     assert_non_null(d->doc);
   }
 
@@ -380,7 +376,7 @@ static void test_params_yaml(void **state) {
   sc_comm *back = model("a100-40gb", 0);
   assert_int_equal(sc_comm_load_calibration(back, path), 0);
   for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
-    size_t off = sc__comm_param_info[i].offset;
+    size_t off = sc__nccl_keys[i].member;
     double a = *(const double *)((const char *)&m->params + off);
     double b = *(const double *)((const char *)&back->params + off);
     assert_true(fabs(a - b) <= 1e-5 * fabs(a));
@@ -392,22 +388,30 @@ static void test_params_yaml(void **state) {
   /* keys of other models are left to them; other top-level data is fine */
   temp_yaml(path, sizeof path,
             "provenance: {by: test}\ncalibration:\n  gemm_eff: 0.5\n  nccl_tree_frac: 0.5\n");
-  sc__comm_params_default(sc_hw_find("a100-80gb"), &p);
-  assert_int_equal(sc__comm_params_load_yaml(ctx, &p, path), 0);
-  assert_true(p.tree_frac == 0.5);
+  m = model("a100-80gb", 0);
+  assert_int_equal(sc_comm_load_calibration(m, path), 0);
+  assert_true(m->params.tree_frac == 0.5);
   unlink(path);
 
   expect_load_error("calibration:\n  nccl_ll_frac: 2\n",
-                    ":2: calibration.nccl_ll_frac: expected a number in [0.01, 1], got \"2\"");
+                    ":2: calibration.nccl_ll_frac: 2 out of range [0.01, 1] (0 = the default)");
   expect_load_error("calibration:\n  nccl_tree_frac: 0.5\n  nccl_pipe_kib: lots\n",
-                    ":3: calibration.nccl_pipe_kib: expected a number in [1, 65536], got \"lots\"");
+                    ":3: calibration.nccl_pipe_kib: expected a number, got \"lots\"");
   expect_load_error("calibration:\n  nccl_ll_frac: [1]\n",
-                    ":2: calibration.nccl_ll_frac: expected a number");
-  expect_load_error("model: {}\n", ":1: no top-level \"calibration:\" mapping");
-  expect_load_error("calibration: 3\n", ":1: calibration: expected a mapping of keys");
+                    ":2: calibration.nccl_ll_frac: expected a number, got a sequence");
+  expect_load_error("calibration:\n  nccl_bogus: 1\n",
+                    ":2: unknown key \"calibration.nccl_bogus\" (keys: docs/CONFIG.md, section "
+                    "calibration)");
+  expect_load_error("calibration:\n  nccl_pipe_kb: 1\n",
+                    ":2: unknown key \"calibration.nccl_pipe_kb\" (did you mean "
+                    "\"calibration.nccl_pipe_kib\"?)");
+  expect_load_error("model: {}\n", ":1: no top-level \"calibration:\" mapping in calibration file");
+  expect_load_error("calibration: 3\n", ":1: calibration: expected a mapping of keys, got a scalar");
   expect_load_error("calibration:\n  a: [\n",
-                    ":3: YAML syntax error: did not find expected node content");
-  assert_int_equal(sc__comm_params_load_yaml(ctx, &p, "/nonexistent/site.yaml"), SC_EREAD);
+                    ":3: YAML syntax error: did not find expected node content at column 1 (while "
+                    "parsing a flow node at line 3)");
+  assert_int_equal(sc_comm_load_calibration(m, "/nonexistent/site.yaml"), SC_EREAD);
+  sc_comm_free(m);
 }
 
 /* ------------------------------------------------------------ calibration */
@@ -566,7 +570,7 @@ static void test_config_wiring(void **state) {
   assert_non_null(strstr(sc_errmsg(c), "d.yaml:3: duplicate key"));
   static const char bad[] = "calibration:\n  nccl_nic_eff: 7\n";
   assert_int_equal(sc_config_load_string(c, &cfg, "b.yaml", bad, sizeof bad - 1), SC_EINVAL);
-  assert_non_null(strstr(sc_errmsg(c), "b.yaml:2: calibration.nccl_nic_eff: expected a number"));
+  assert_non_null(strstr(sc_errmsg(c), "b.yaml:2: calibration.nccl_nic_eff: 7 out of range [0.05, 1]"));
   assert_int_equal(sc_config_set(c, &cfg, "calibration.nccl_bogus=1"), SC_EINVAL);
   sc_ctx_free(c);
 }

@@ -143,8 +143,9 @@ static void test_yaml_round_trip(void **state) {
   sc_config_default(&c);
   c.costs.gemm_eff = 0.1; /* needs 17 digits to round-trip */
   c.costs.net_latency_us = 7.25;
-  c.costs.interference_w[3] = -0.1; /* learned interference coefficients round-trip too */
-  c.costs.interference_w[13] = 0.03125;
+  c.costs.interference_w.norm = -0.1; /* learned interference coefficients round-trip too */
+  c.costs.interference_w.log_group = 0.03125;
+  c.costs.nccl.ll_frac = 0.3; /* and the collective model's */
   c.simulation.interference = SC_INTERF_LEARNED;
   sc__strlcpy(c.model.name, "my \"model\"\\v2", sizeof c.model.name);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
@@ -306,7 +307,6 @@ static void test_field_lines(void **state) {
   assert_int_equal(c.field_line[SC_FIELD_training_global_batch], 3);
   assert_int_equal(c.field_line[SC_FIELD_parallel_tp], 6);
   assert_int_equal(c.field_line[SC_FIELD_parallel_sequence_parallel], 7);
-  assert_int_equal(c.field_line[SC_FIELD_calibration_gemm_eff], 9);
   assert_int_equal(c.field_line[SC_FIELD_parallel_pp], 0);
   assert_true(c.costs.gemm_eff == 0.7);
   char w[300];
@@ -329,7 +329,7 @@ static void test_field_names(void **state) {
   assert_null(sc__config_field_name(SC_FIELD_COUNT));
   assert_null(sc__config_field_name(-1));
   assert_int_equal(sc__config_field_index("parallel.tp"), SC_FIELD_parallel_tp);
-  assert_int_equal(sc__config_field_index("calibration.gemm_eff"), SC_FIELD_calibration_gemm_eff);
+  assert_int_equal(sc__config_field_index("calibration.gemm_eff"), -1); /* a calibration key */
   assert_int_equal(sc__config_field_index("parallel.foo"), -1);
   assert_int_equal(sc__config_field_index(NULL), -1);
 }
@@ -372,11 +372,11 @@ static void test_set_each_type(void **state) {
   assert_int_equal(sc_config_set(ctx, &c, "simulation.interference=learned"), SC_OK);
   assert_int_equal(c.simulation.interference, SC_INTERF_LEARNED);
   assert_int_equal(sc_config_set(ctx, &c, "calibration.interference_w_log_dur=-0.25"), SC_OK);
-  assert_true(c.costs.interference_w[5] == -0.25);
+  assert_true(c.costs.interference_w.log_dur == -0.25);
   assert_int_equal(sc_config_set(ctx, &c, "calibration.interference_gemm=0.3"), SC_OK);
   assert_true(c.costs.interference_gemm == 0.3);
   assert_int_equal(sc_config_set(ctx, &c, "calibration.interference_w_gemm=abc"), SC_EINVAL);
-  c.costs.interference_w[5] = 0;
+  c.costs.interference_w.log_dur = 0;
   c.costs.interference_gemm = 0;
   assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=H100-SXM"), SC_OK); /* GPU */
   assert_string_equal(c.cluster.gpu, "h100-sxm");
@@ -415,7 +415,7 @@ static void test_set_errors(void **state) {
   assert_int_equal(sc_config_set(ctx, &c, "parallel.overlap_grad_reduce=yes"), SC_EINVAL);
   check_msg(ctx, "--set: parallel.overlap_grad_reduce: expected true, false, 1 or 0");
   assert_int_equal(sc_config_set(ctx, &c, "calibration.nic_eff=1.01"), SC_EINVAL);
-  check_msg(ctx, "--set: calibration.nic_eff: expected a number in [0, 1], got \"1.01\"");
+  check_msg(ctx, "--set: calibration.nic_eff: 1.01 out of range [0.01, 1] (0 = the default)");
   assert_int_equal(sc_config_set(ctx, &c, "calibration.nic_eff=nan"), SC_EINVAL);
   assert_int_equal(sc_config_set(ctx, &c, "cluster.nvlink_gbps=inf"), SC_EINVAL);
   assert_int_equal(sc_config_set(ctx, &c, "cluster.nvlink_gbps=0x10"), SC_EINVAL);
@@ -467,9 +467,9 @@ static const error_case error_cases[] = {
     {"simulation:\n  fold: yes\n", SC_EINVAL, "t.yaml:2: simulation.fold: expected true, false, 1 or 0, got \"yes\""},
     {"cluster:\n  nic_gbps: fast\n", SC_EINVAL, "t.yaml:2: cluster.nic_gbps: expected a non-negative number, got \"fast\""},
     {"cluster:\n  nic_gbps: -100\n", SC_EINVAL, "t.yaml:2: cluster.nic_gbps: expected a non-negative number"},
-    {"calibration:\n  mem_eff: 1.2\n", SC_EINVAL, "t.yaml:2: calibration.mem_eff: expected a number in [0, 1], got \"1.2\""},
-    {"calibration:\n  p2p_latency_us: -0.5\n", SC_EINVAL, "t.yaml:2: calibration.p2p_latency_us: expected a non-negative number"},
-    {"calibration:\n  attn_eff: .nan\n", SC_EINVAL, "t.yaml:2: calibration.attn_eff: expected a number in [0, 1]"},
+    {"calibration:\n  mem_eff: 1.2\n", SC_EINVAL, "t.yaml:2: calibration.mem_eff: 1.2 out of range [0.01, 1] (0 = the default)"},
+    {"calibration:\n  p2p_latency_us: -0.5\n", SC_EINVAL, "t.yaml:2: calibration.p2p_latency_us: -0.5 out of range [0.01, 10000]"},
+    {"calibration:\n  attn_eff: .nan\n", SC_EINVAL, "t.yaml:2: calibration.attn_eff: expected a number, got \".nan\""},
     {"model:\n  name: \"0123456789012345678901234567890123456789012345678901234567890123\"\n", SC_EINVAL, "t.yaml:2: model.name: longer than 63 bytes"},
     /* enums, presets, gpus */
     {"model:\n  activation: relu\n", SC_EINVAL, "t.yaml:2: model.activation: unknown value \"relu\" (allowed: gelu, swiglu)"},
@@ -477,7 +477,7 @@ static const error_case error_cases[] = {
     {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full)"},
     {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved)"},
     {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned)"},
-    {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: expected a number in [-10, 10], got \"11\""},
+    {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: 11 out of range [-10, 10]"},
     {"calibration:\n  interference_w_gemm: 1\n  interference_w_gemm: 2\n", SC_EINVAL, "t.yaml:3: duplicate key \"calibration.interference_w_gemm\" (first given on line 2)"},
     {"calibration:\n  interference_w_bogus: 1\n", SC_EINVAL, "t.yaml:2: unknown key \"calibration.interference_w_bogus\""},
     {"model:\n  preset: gpt2\n", SC_EINVAL, "t.yaml:2: model.preset: unknown preset \"gpt2\" (known: gpt3-125m, "},
@@ -580,11 +580,11 @@ static void test_resolve_locations(void **state) {
   sc_config_default(&c);
   c.costs.nvlink_eff = 1.5;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
-  check_msg(ctx, "calibration.nvlink_eff: expected a number in [0, 1], got 1.5");
+  check_msg(ctx, "<default>: calibration.nvlink_eff: 1.5 out of range [0.01, 1] (0 = the default)");
   sc_config_default(&c);
   c.costs.coll_latency_us = -1;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
-  check_msg(ctx, "calibration.coll_latency_us: expected a non-negative number, got -1");
+  check_msg(ctx, "<default>: calibration.coll_latency_us: -1 out of range [0.01, 10000]");
   sc_config_default(&c);
   sc__strlcpy(c.cluster.gpu, "tpu", sizeof c.cluster.gpu);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
@@ -674,7 +674,6 @@ static void test_files_and_calibration(void **state) {
   assert_string_equal(c.origin, cfg_path);
   assert_true(c.costs.gemm_eff == 0.81);
   assert_true(c.costs.net_latency_us == 6.5);
-  assert_int_equal(c.field_line[SC_FIELD_calibration_gemm_eff], 5); /* the include line */
   assert_int_equal(c.field_line[SC_FIELD_model_layers], 2);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
   assert_int_equal(c.parallel.dp, 4);
@@ -685,10 +684,9 @@ static void test_files_and_calibration(void **state) {
   snprintf(set, sizeof set, "calibration=%s", site_path);
   assert_int_equal(sc_config_set(ctx, &c, set), SC_OK);
   assert_true(c.costs.gemm_eff == 0.81);
-  assert_int_equal(c.field_line[SC_FIELD_calibration_gemm_eff], SC_CONFIG_LINE_SET);
   sc_config_default(&c);
   assert_int_equal(sc_config_load_file(ctx, &c, badcfg_path), SC_EINVAL);
-  check_msg(ctx, "bad_site.yaml:2: calibration.gemm_eff: expected a number in [0, 1], got \"2\"");
+  check_msg(ctx, "bad_site.yaml:2: calibration.gemm_eff: 2 out of range [0.01, 1] (0 = the default)");
   /* A calibration file needs its calibration mapping. */
   write_text(bad_path, "other: 1\n");
   assert_int_equal(sc_config_load_file(ctx, &c, badcfg_path), SC_EINVAL);
@@ -943,9 +941,6 @@ static void test_format_field(void **state) {
   assert_string_equal(v, "true");
   assert_int_equal(sc__config_format_field(&c, SC_FIELD_cluster_gpu, v, sizeof v), SC_OK);
   assert_string_equal(v, "\"a100-80gb\"");
-  c.costs.mem_eff = 0.85;
-  assert_int_equal(sc__config_format_field(&c, SC_FIELD_calibration_mem_eff, v, sizeof v), SC_OK);
-  assert_string_equal(v, "0.85");
   assert_int_equal(sc__config_format_field(&c, SC_FIELD_COUNT, v, sizeof v), SC_EINVAL);
   c.parallel.schedule = (sc_schedule)7;
   assert_int_equal(sc__config_format_field(&c, SC_FIELD_parallel_schedule, v, sizeof v), SC_EINVAL);

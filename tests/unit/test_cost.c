@@ -22,18 +22,20 @@ static int setup(void **state) {
   sc_config_default(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc__cost_init(ctx, &cfg, &cost);
   sc_ctx_free(ctx);
-  /* These properties pin the v1 ring/tree model; the default NCCL model has
-   * its own tests in test_comm.c. */
-  cost.comm = sc__comm_model_find("nccl-ring-tree");
-  return rc || !cost.comm;
+  /* General properties of the engine's collective model (the "nccl" model;
+   * its NCCL-specific behaviour is tested in test_comm.c). */
+  return rc;
 }
 
 static void test_defaults_filled(void **state) {
   (void)state;
-  const double *p = (const double *)&cost.p;
-  for (size_t i = 0; i < offsetof(sc_cost_params, nccl) / sizeof(double); i++)
-    assert_true(p[i] > 0);
-  assert_true(cost.p.gemm_eff <= 1 && cost.p.nic_eff <= 1 && cost.p.nvlink_eff <= 1);
+  /* every cost key has a default inside its bounds */
+  for (int i = 0; i < SC_CALIB_COST_COUNT; i++) {
+    double v = sc__calib_get(&cost.p, i);
+    if (!(v >= sc__calib_keys[i].lo && v <= sc__calib_keys[i].hi))
+      fail_msg("%s: default %g outside [%g, %g]", sc__calib_keys[i].key, v, sc__calib_keys[i].lo,
+               sc__calib_keys[i].hi);
+  }
   assert_true(fabs(cost.peak_flops - 312e12) < 1);
 }
 
@@ -71,11 +73,16 @@ static void test_collective_monotone_and_bounded(void **state) {
   (void)state;
   sc_placement intra = {8, 1, 8}, inter = {64, 8, 8}, sparse = {8, 8, 1};
   const sc_placement *pls[] = {&intra, &inter, &sparse};
+  /* NCCL's own tuner (select 2, the A100 default) may switch algorithm at a
+   * size where the new one is slower for a while (test_comm pins that); the
+   * fastest candidate never gets cheaper with more bytes. */
+  sc_cost fastest = cost;
+  fastest.comm_params.select = 1;
   for (int c = 0; c < SC_COLL_COUNT; c++) {
     for (size_t k = 0; k < 3; k++) {
       double prev = 0;
       for (double bytes = 8; bytes <= 8e9; bytes *= 4) {
-        double t = cost.comm->coll_ns(&cost, c, bytes, pls[k]);
+        double t = fastest.comm->coll_ns(&fastest, c, bytes, pls[k]);
         assert_true(t >= prev);
         prev = t;
       }
@@ -97,22 +104,6 @@ static void test_collective_monotone_and_bounded(void **state) {
   assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, bytes, &one) == 0);
 }
 
-/* Tree wins for small all-reduces across nodes, ring for large ones: on 16
- * nodes a 1 KiB all-reduce costs less than a ring's 2(n-1) network-hop fill,
- * and a 4 GB one costs no more than the ring's bandwidth term plus fill. */
-static void test_ring_tree_crossover(void **state) {
-  (void)state;
-  sc_placement pl = {128, 16, 8};
-  double ring_fill = 2.0 * 127 * cost.p.net_latency_us * 1e3 / 4.0;
-  double small = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, 1024, &pl);
-  assert_true(small < ring_fill);
-  double busbw = 8 * cost.nic_bytes_per_ns * cost.p.nic_eff;
-  double ring_large = cost.p.coll_latency_us * 1e3 + ring_fill + 2.0 * 127 / 128 * 4e9 / busbw;
-  double large = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, 4e9, &pl);
-  assert_true(fabs(large - ring_large) < 1e-9 * ring_large);
-  assert_true(large < 2.0 * 4e9 / (0.92 * busbw));
-}
-
 static void test_p2p(void **state) {
   (void)state;
   double intra = cost.comm->p2p_ns(&cost, 1e8, 0);
@@ -124,7 +115,8 @@ static void test_p2p(void **state) {
 static void test_registry(void **state) {
   (void)state;
   assert_non_null(sc__compute_model_find("roofline"));
-  assert_non_null(sc__comm_model_find("nccl-ring-tree"));
+  assert_non_null(sc__comm_model_find("nccl"));
+  assert_null(sc__comm_model_find("nccl-ring-tree")); /* the legacy model is gone */
   assert_null(sc__comm_model_find("nope"));
 }
 
@@ -134,7 +126,6 @@ int main(void) {
       cmocka_unit_test(test_gemm_monotone_and_bounded),
       cmocka_unit_test(test_attention_efficiency_grows_with_seq),
       cmocka_unit_test(test_collective_monotone_and_bounded),
-      cmocka_unit_test(test_ring_tree_crossover),
       cmocka_unit_test(test_p2p),
       cmocka_unit_test(test_registry),
   };

@@ -116,7 +116,7 @@ static void test_1f1b_bubble(void **state) {
     cfg.cluster.nodes = 0;
     cfg.cluster.nic_gbps = 1e9;
     cfg.cluster.nvlink_gbps = 1e9;
-    cfg.costs.p2p_latency_us = 1e-6;
+    cfg.costs.p2p_latency_us = 0.01; /* the smallest accepted: 10 ns, negligible here */
     if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
     sc_cost cost;
     sc_workload wl;
@@ -178,7 +178,7 @@ static void test_interference_slows(void **state) {
   sc_result learned;
   small_config(&cfg);
   cfg.simulation.interference = SC_INTERF_LEARNED;
-  cfg.costs.interference_w[SC_IF_gemm] = 0.5;
+  cfg.costs.interference_w.gemm = 0.5;
   simulate(&cfg, &learned);
   assert_true(learned.step_time_s > none.step_time_s);
 }
@@ -190,8 +190,10 @@ static void test_fold_learned_interference(void **state) {
   cfg.simulation.interference = SC_INTERF_LEARNED;
   cfg.parallel.sequence_parallel = 1;
   /* every feature weighs something, so every comm feature must agree */
-  for (int i = 0; i < SC_INTERF_NFEAT; i++) cfg.costs.interference_w[i] = 0.01 * (i + 1);
-  cfg.costs.interference_w[SC_IF_log_dur] = -0.05;
+  double w[SC_INTERF_NFEAT];
+  for (int i = 0; i < SC_INTERF_NFEAT; i++) w[i] = 0.01 * (i + 1);
+  w[SC_IF_log_dur] = -0.05;
+  sc__interf_coefs_from_array(w, &cfg.costs.interference_w);
   assert_fold_equal(&cfg);
 }
 
@@ -308,9 +310,9 @@ static void test_interference_full_overlap(void **state) {
   /* learned: only the GEMM intercept and the all-gather term are non-zero */
   for (int coll = SC_COLL_ALLREDUCE; coll <= SC_COLL_ALLGATHER; coll++) {
     tiny_build(&t, SC_INTERF_LEARNED, SC_OP_GEMM, work, coll, BIG_BYTES, 0);
-    memset(t.cost.p.interference_w, 0, sizeof t.cost.p.interference_w);
-    t.cost.p.interference_w[SC_IF_gemm] = 0.3;
-    t.cost.p.interference_w[SC_IF_all_gather] = 0.2;
+    memset(t.cost.interf_w, 0, sizeof t.cost.interf_w); /* what the engine reads */
+    t.cost.interf_w[SC_IF_gemm] = 0.3;
+    t.cost.interf_w[SC_IF_all_gather] = 0.2;
     double s = coll == SC_COLL_ALLGATHER ? 0.5 : 0.3;
     tiny_run(&t, &comp, &step);
     if (fabs(comp - work * (1 + s)) > 1.0)
@@ -328,8 +330,8 @@ static void test_interference_half_overlap(void **state) {
     tiny_build(&t, (sc_interference)model, SC_OP_ELEMWISE, 1, SC_COLL_ALLREDUCE, bytes, 0);
     double s = sc__interf_constant_s(&t.cost.p, SC_OP_ELEMWISE);
     if (model == SC_INTERF_LEARNED) {
-      memset(t.cost.p.interference_w, 0, sizeof t.cost.p.interference_w);
-      t.cost.p.interference_w[SC_IF_elementwise] = s = 0.7;
+      memset(t.cost.interf_w, 0, sizeof t.cost.interf_w);
+      t.cost.interf_w[SC_IF_elementwise] = s = 0.7;
     }
     /* The collective lasts d: at rate 1 / (1 + s) the kernel does d / (1 + s)
      * of work meanwhile; make that half of it. */

@@ -38,12 +38,12 @@ static int teardown(void **state) {
 
 static void test_keys_and_classes(void **state) {
   (void)state;
-  assert_int_equal(sc__interf_coef_index("interference_w_gemm"), SC_IF_gemm);
-  assert_int_equal(sc__interf_coef_index("interference_w_log_group"), SC_IF_log_group);
-  assert_int_equal(sc__interf_coef_index("interference_w_nope"), -1);
-  assert_int_equal(sc__interf_coef_index("gemm"), -1);
-  assert_string_equal(sc__interf_coef_key(SC_IF_p2p), "interference_w_p2p");
-  assert_null(sc__interf_coef_key(SC_INTERF_NFEAT));
+  /* the features' keys come from the calibration key table, in feature order */
+  assert_int_equal(sc__calib_key_find("interference_w_gemm"), SC_CALIB_INTERF_FIRST + SC_IF_gemm);
+  assert_int_equal(sc__calib_key_find("interference_w_log_group"),
+                   SC_CALIB_INTERF_FIRST + SC_IF_log_group);
+  assert_int_equal(sc__calib_key_find("interference_w_nope"), -1);
+  assert_string_equal(sc__calib_keys[SC_CALIB_INTERF_FIRST + SC_IF_p2p].key, "interference_w_p2p");
   assert_int_equal(sc__interf_kernel_kind("ampere_sgemm_128x64_nn"), SC_OP_GEMM);
   assert_int_equal(sc__interf_kernel_kind("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>"),
                    SC_OP_GEMM);
@@ -70,7 +70,7 @@ static void test_keys_and_classes(void **state) {
 /* The learned slowdown is w . x clamped to [0, S_MAX]. */
 static void test_learned_clamps(void **state) {
   (void)state;
-  double w[SC_INTERF_COEFS_MAX] = {0};
+  double w[SC_INTERF_NFEAT] = {0};
   sc_interf_comm c = {SC_ICOLL_ALLGATHER, 1048576.0, 1, 16};
   w[SC_IF_gemm] = 0.1;
   w[SC_IF_all_gather] = 0.05;
@@ -487,13 +487,17 @@ static void test_hta_traces(void **state) {
   sc_cost_params def;
   memset(&def, 0, sizeof def);
   sc__interf_defaults(&def);
+  double rec[SC_INTERF_NFEAT], fit[SC_INTERF_NFEAT], ship[SC_INTERF_NFEAT];
+  sc__interf_coefs_to_array(&cfg.costs.interference_w, rec);
+  sc__interf_coefs_to_array(&res.w, fit);
+  sc__interf_coefs_to_array(&def.interference_w, ship);
   for (int i = 0; i < SC_INTERF_NFEAT; i++) {
-    if (fabs(cfg.costs.interference_w[i] - res.w[i]) > 1e-5 * (1 + fabs(res.w[i])))
-      fail_msg("%s: record %g, fit %g", sc__interf_coef_key(i), cfg.costs.interference_w[i],
-               res.w[i]);
-    if (cfg.costs.interference_w[i] != def.interference_w[i])
-      fail_msg("%s: record %g, shipped %g (run tools/calibrate_interference.sh)",
-               sc__interf_coef_key(i), cfg.costs.interference_w[i], def.interference_w[i]);
+    const char *key = sc__calib_keys[SC_CALIB_INTERF_FIRST + i].key;
+    if (fabs(rec[i] - fit[i]) > 1e-5 * (1 + fabs(fit[i])))
+      fail_msg("%s: record %g, fit %g", key, rec[i], fit[i]);
+    if (rec[i] != ship[i])
+      fail_msg("%s: record %g, shipped %g (run tools/calibrate_interference.sh)", key, rec[i],
+               ship[i]);
   }
   sc_interf_data_free(d);
 }

@@ -18,7 +18,7 @@
 
 #include "stepcast/validate.h"
 
-#include "analysis/calibrate_int.h"
+#include "cost/cost_int.h"
 #include "cost/cost_int.h"
 
 /* Accuracy regression guard (validation rows, shipped default calibration).
