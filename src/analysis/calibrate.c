@@ -8,6 +8,7 @@
  */
 #include "stepcast/validate.h"
 
+#include "base/optim_int.h"
 #include "cost/cost_int.h"
 
 #include <math.h>
@@ -119,74 +120,14 @@ static double objective(fit *F, const double *u) {
   return loss;
 }
 
-/* Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5) from
- * u with initial steps `step`; u receives the best point. Deterministic:
- * ties keep the earlier vertex. */
+static double objective_cb(void *ud, const double *u) { return objective(ud, u); }
+
+/* Nelder-Mead (base/optim.c) from u with initial steps `step` and `budget`
+ * evaluations beyond the start simplex; u receives the best point. Stops
+ * early when a simulation fails (F->rc). */
 static double nelder_mead(fit *F, double *u, double step, int budget) {
-  size_t k = F->k;
-  double x[SC_CALIB_MAX_PARAMS + 1][SC_CALIB_MAX_PARAMS] = {{0}}, fx[SC_CALIB_MAX_PARAMS + 1] = {0};
-  for (size_t i = 0; i <= k; i++) {
-    for (size_t j = 0; j < k; j++) x[i][j] = u[j] + (i == j + 1 ? step : 0.0);
-    fx[i] = objective(F, x[i]);
-  }
-  int stop = F->evals + budget;
-  while (F->evals < stop && !F->rc) {
-    /* order: best first (insertion sort keeps ties stable) */
-    for (size_t i = 1; i <= k; i++)
-      for (size_t m = i; m > 0 && fx[m] < fx[m - 1]; m--) {
-        double t = fx[m];
-        fx[m] = fx[m - 1];
-        fx[m - 1] = t;
-        for (size_t j = 0; j < k; j++) {
-          t = x[m][j];
-          x[m][j] = x[m - 1][j];
-          x[m - 1][j] = t;
-        }
-      }
-    double size = 0;
-    for (size_t i = 1; i <= k; i++)
-      for (size_t j = 0; j < k; j++) size = fmax(size, fabs(x[i][j] - x[0][j]));
-    if (fx[k] - fx[0] < 1e-9 * (1.0 + fabs(fx[0])) && size < 1e-4) break;
-    double c[SC_CALIB_MAX_PARAMS], xr[SC_CALIB_MAX_PARAMS], xe[SC_CALIB_MAX_PARAMS];
-    for (size_t j = 0; j < k; j++) {
-      c[j] = 0;
-      for (size_t i = 0; i < k; i++) c[j] += x[i][j] / (double)k;
-    }
-    for (size_t j = 0; j < k; j++) xr[j] = c[j] + (c[j] - x[k][j]);
-    double fr = objective(F, xr);
-    if (fr < fx[0]) {
-      for (size_t j = 0; j < k; j++) xe[j] = c[j] + 2.0 * (c[j] - x[k][j]);
-      double fe = objective(F, xe);
-      const double *keep = fe < fr ? xe : xr;
-      for (size_t j = 0; j < k; j++) x[k][j] = keep[j];
-      fx[k] = fe < fr ? fe : fr;
-      continue;
-    }
-    if (fr < fx[k - 1]) {
-      for (size_t j = 0; j < k; j++) x[k][j] = xr[j];
-      fx[k] = fr;
-      continue;
-    }
-    /* contraction: outside if the reflection improved on the worst */
-    int outside = fr < fx[k];
-    for (size_t j = 0; j < k; j++)
-      xe[j] = outside ? c[j] + 0.5 * (xr[j] - c[j]) : c[j] + 0.5 * (x[k][j] - c[j]);
-    double fc = objective(F, xe);
-    if (fc < (outside ? fr : fx[k])) {
-      for (size_t j = 0; j < k; j++) x[k][j] = xe[j];
-      fx[k] = fc;
-      continue;
-    }
-    for (size_t i = 1; i <= k; i++) { /* shrink towards the best */
-      for (size_t j = 0; j < k; j++) x[i][j] = x[0][j] + 0.5 * (x[i][j] - x[0][j]);
-      fx[i] = objective(F, x[i]);
-    }
-  }
-  size_t best = 0;
-  for (size_t i = 1; i <= k; i++)
-    if (fx[i] < fx[best]) best = i;
-  for (size_t j = 0; j < k; j++) u[j] = x[best][j];
-  return fx[best];
+  sc_nm_opts o = {step, budget + (long)F->k + 1, 1e-9, 1.0, 1e-4, &F->rc};
+  return sc__nelder_mead(objective_cb, F, (int)F->k, u, &o, NULL);
 }
 
 static const param_def *find_param(const char *name) {

@@ -9,6 +9,7 @@
  * several GPUs).
  */
 #include "analysis/comm_api_int.h"
+#include "base/optim_int.h"
 
 #include <math.h>
 
@@ -87,69 +88,14 @@ static double objective(fit *F, const double *x) {
   return loss + PRIOR_WEIGHT * prior;
 }
 
-/* Nelder-Mead (reflection 1, expansion 2, contraction 0.5, shrink 0.5) from
- * x with initial steps `step`; x receives the best vertex. */
+static double objective_cb(void *ud, const double *x) { return objective(ud, x); }
+
+/* Nelder-Mead (base/optim.c) from x with initial steps `step`, at most
+ * NM_MAX_EVALS evaluations beyond the start simplex; x receives the best
+ * vertex. Converged when the simplex's values agree to 1e-12. */
 static double nelder_mead(fit *F, double *x, double step) {
-  enum { N = SC_COMM_PARAM_COUNT };
-  int k = F->k;
-  double v[N + 1][N], f[N + 1];
-  for (int i = 0; i <= k; i++) {
-    memcpy(v[i], x, sizeof(double) * (size_t)k);
-    if (i) v[i][i - 1] += step;
-    f[i] = objective(F, v[i]);
-  }
-  long start = F->evals;
-  while (F->evals - start < NM_MAX_EVALS) {
-    /* order: best first (insertion sort keeps it deterministic) */
-    for (int i = 1; i <= k; i++)
-      for (int j = i; j > 0 && f[j] < f[j - 1]; j--) {
-        double tf = f[j];
-        f[j] = f[j - 1], f[j - 1] = tf;
-        for (int c = 0; c < k; c++) {
-          double tv = v[j][c];
-          v[j][c] = v[j - 1][c], v[j - 1][c] = tv;
-        }
-      }
-    if (fabs(f[k] - f[0]) <= 1e-12 * (fabs(f[0]) + 1e-12)) break;
-    double cen[N], xr[N], xe[N], xc[N];
-    for (int c = 0; c < k; c++) {
-      cen[c] = 0;
-      for (int i = 0; i < k; i++) cen[c] += v[i][c];
-      cen[c] /= k;
-      xr[c] = cen[c] + (cen[c] - v[k][c]);
-    }
-    double fr = objective(F, xr);
-    if (fr < f[0]) {
-      for (int c = 0; c < k; c++) xe[c] = cen[c] + 2.0 * (cen[c] - v[k][c]);
-      double fe = objective(F, xe);
-      if (fe < fr)
-        memcpy(v[k], xe, sizeof(double) * (size_t)k), f[k] = fe;
-      else
-        memcpy(v[k], xr, sizeof(double) * (size_t)k), f[k] = fr;
-      continue;
-    }
-    if (fr < f[k - 1]) {
-      memcpy(v[k], xr, sizeof(double) * (size_t)k), f[k] = fr;
-      continue;
-    }
-    int outside = fr < f[k];
-    for (int c = 0; c < k; c++)
-      xc[c] = outside ? cen[c] + 0.5 * (xr[c] - cen[c]) : cen[c] + 0.5 * (v[k][c] - cen[c]);
-    double fc = objective(F, xc);
-    if (fc < (outside ? fr : f[k])) {
-      memcpy(v[k], xc, sizeof(double) * (size_t)k), f[k] = fc;
-      continue;
-    }
-    for (int i = 1; i <= k; i++) {
-      for (int c = 0; c < k; c++) v[i][c] = v[0][c] + 0.5 * (v[i][c] - v[0][c]);
-      f[i] = objective(F, v[i]);
-    }
-  }
-  int best = 0;
-  for (int i = 1; i <= k; i++)
-    if (f[i] < f[best]) best = i;
-  memcpy(x, v[best], sizeof(double) * (size_t)k);
-  return f[best];
+  sc_nm_opts o = {step, NM_MAX_EVALS + F->k + 1, 1e-12, 1e-12, INFINITY, NULL};
+  return sc__nelder_mead(objective_cb, F, F->k, x, &o, NULL);
 }
 
 int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, double *mape_pct) {
