@@ -126,6 +126,27 @@ typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT, SC_INTERF_LEARNED } sc_in
  * streaming the s x s scores through HBM). */
 typedef enum { SC_ATTN_FLASH = 0, SC_ATTN_UNFUSED } sc_attention;
 
+/* The enums of a config by kind, for their names: the YAML spelling
+ * ("selective", "interleaved") and a label for reports ("interleaved-1f1b"). */
+typedef enum {
+  SC_ENUM_ACTIVATION = 0,
+  SC_ENUM_PRECISION,
+  SC_ENUM_RECOMPUTE,
+  SC_ENUM_SCHEDULE,
+  SC_ENUM_INTERFERENCE,
+  SC_ENUM_ATTENTION,
+  SC_ENUM_COUNT
+} sc_enum;
+
+/* YAML spelling of value v of enum e; NULL when out of range. */
+const char *sc_enum_name(sc_enum e, int v);
+/* The name reports print (most are the YAML spelling); NULL when out of range. */
+const char *sc_enum_label(sc_enum e, int v);
+/* Value of a YAML spelling, or -1. */
+int sc_enum_parse(sc_enum e, const char *name);
+/* Number of values of enum e (0 when e is unknown). */
+int sc_enum_count(sc_enum e);
+
 typedef struct sc_model_cfg {
   char name[64];          /* preset name or free label */
   int64_t layers;         /* transformer layers L */

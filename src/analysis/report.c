@@ -25,20 +25,10 @@ const char *sc_category_label(int cat) {
   return cat >= 0 && cat < SC_CAT_COUNT ? labels[cat] : "?";
 }
 
+/* The schedule a config runs: interleaved whenever vpp > 1. */
 static const char *schedule_name(const sc_config *cfg) {
-  if (cfg->parallel.vpp > 1) return "interleaved-1f1b";
-  switch (cfg->parallel.schedule) {
-  case SC_SCHED_GPIPE:
-    return "gpipe";
-  case SC_SCHED_INTERLEAVED:
-    return "interleaved-1f1b";
-  default:
-    return "1f1b";
-  }
-}
-
-static const char *recompute_name(sc_recompute r) {
-  return r == SC_RECOMPUTE_FULL ? "full" : r == SC_RECOMPUTE_SELECTIVE ? "selective" : "none";
+  return sc_enum_label(SC_ENUM_SCHEDULE,
+                       cfg->parallel.vpp > 1 ? SC_SCHED_INTERLEAVED : cfg->parallel.schedule);
 }
 
 static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, void *ud) {
@@ -53,7 +43,7 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
                    (long long)m->layers, (long long)m->hidden, (long long)m->heads,
                    (long long)m->seq_len, (long long)m->vocab,
                    (long long)cfg->training.global_batch, (long long)cfg->training.micro_batch,
-                   recompute_name(cfg->training.recompute)));
+                   sc_enum_name(SC_ENUM_RECOMPUTE, cfg->training.recompute)));
   SC_WRITE(rc, sc__writef(w, ud, "  parallel   TP=%lld PP=%lld DP=%lld vpp=%lld %s%s%s\n",
                    (long long)p->tp, (long long)p->pp, (long long)p->dp,
                    (long long)(p->vpp > 0 ? p->vpp : 1), schedule_name(cfg),

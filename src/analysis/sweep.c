@@ -42,18 +42,12 @@ const char *sc_sweep_reason_text(int r) {
   return r >= 0 && r < SC_SWEEP_REASON_COUNT ? texts[r] : "?";
 }
 
-static const char *const recompute_names[] = {"none", "selective", "full"};
-
-static int recompute_of(const char *s) {
-  for (int i = 0; i < 3; i++)
-    if (!strcmp(s, recompute_names[i])) return i;
-  return -1;
-}
+static int recompute_of(const char *s) { return sc_enum_parse(SC_ENUM_RECOMPUTE, s); }
 
 const char *sc_sweep_row_key(const sc_sweep_row *r, char *buf, size_t n) {
   snprintf(buf, n, "tp%" PRId64 "-pp%" PRId64 "-vpp%" PRId64 "-mb%" PRId64 "-sp%d-%s-do%d", r->tp,
            r->pp, r->vpp, r->micro_batch, r->sequence_parallel,
-           recompute_names[r->recompute % 3], r->distributed_optimizer);
+           sc_enum_name(SC_ENUM_RECOMPUTE, r->recompute), r->distributed_optimizer);
   return buf;
 }
 
@@ -280,7 +274,7 @@ static int csv_row(const sc_sweep_row *r, uint64_t fp, char *buf, size_t n) {
                    "%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
                    ",%d,%s,%d,%.9f,%.1f,%.3f,%.6f",
                    sc_sweep_row_key(r, key, sizeof key), r->tp, r->pp, r->dp, r->vpp,
-                   r->micro_batch, r->sequence_parallel, recompute_names[r->recompute % 3],
+                   r->micro_batch, r->sequence_parallel, sc_enum_name(SC_ENUM_RECOMPUTE, r->recompute),
                    r->distributed_optimizer, r->step_time_s, r->tokens_per_s, r->tflops_per_gpu,
                    r->mfu);
   if (k < 0 || (size_t)k >= n) return -1;
@@ -723,15 +717,6 @@ void sc_sweep_result_free(sc_ctx *ctx, sc_sweep_result *r) {
 
 /* ------------------------------------------------------------ output */
 
-static const char *precision_name(sc_precision p) {
-  switch (p) {
-  case SC_PREC_BF16: return "bf16";
-  case SC_PREC_FP16: return "fp16";
-  case SC_PREC_FP8: return "fp8";
-  case SC_PREC_FP32: return "fp32";
-  }
-  return "?";
-}
 
 int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, sc_format fmt,
                     sc_write_fn out, void *ud) {
@@ -769,7 +754,7 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
                            i ? ", " : "", i + 1, sc_sweep_row_key(w, key, sizeof key), w->tp,
                            w->pp, w->dp, w->vpp, w->micro_batch,
                            w->sequence_parallel ? "true" : "false",
-                           recompute_names[w->recompute % 3],
+                           sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute),
                            w->distributed_optimizer ? "true" : "false", w->step_time_s,
                            w->tokens_per_s, w->tflops_per_gpu, w->mfu, w->memory_gib)))
         return rc;
@@ -787,7 +772,7 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
                        ", seq %" PRId64 ", %s\n",
                        base->model.name, r->gpus, base->cluster.gpu, r->capacity_gib,
                        base->training.global_batch, base->model.seq_len,
-                       precision_name(base->training.precision))))
+                       sc_enum_name(SC_ENUM_PRECISION, base->training.precision))))
     return rc;
   if ((rc = sc__writef(out, ud,
                        "  candidates %" PRId64 ": simulated %" PRId64 ", excluded %" PRId64 "\n",
@@ -818,7 +803,7 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
                          " %3" PRId64 " %2d %-9s %2d %9.3f %9.0f %7.1f %5.1f%% %8.3f %7.3f %7.3f "
                          "%7.3f %7.3f %6.3f %7.1f\n",
                          i + 1, w->tp, w->pp, w->dp, w->vpp, w->micro_batch, w->sequence_parallel,
-                         recompute_names[w->recompute % 3], w->distributed_optimizer,
+                         sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute), w->distributed_optimizer,
                          w->step_time_s, w->tokens_per_s, w->tflops_per_gpu, 100.0 * w->mfu,
                          w->breakdown_s[SC_CAT_COMPUTE], w->breakdown_s[SC_CAT_TP],
                          w->breakdown_s[SC_CAT_PP], w->breakdown_s[SC_CAT_DP],

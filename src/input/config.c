@@ -37,42 +37,27 @@ enum {
   T_TYPE_COUNT
 };
 
-/* Enum spellings, indexed by the public enum values. */
-static const char *const activation_names[] = {"gelu", "swiglu", NULL};
-static const char *const precision_names[] = {"bf16", "fp16", "fp8", "fp32", NULL};
-static const char *const recompute_names[] = {"none", "selective", "full", NULL};
-static const char *const schedule_names[] = {"1f1b", "gpipe", "interleaved", NULL};
-static const char *const interference_names[] = {"none", "constant", "learned", NULL};
-static const char *const attention_names[] = {"flash", "unfused", NULL};
-
-_Static_assert(SC_ACT_SWIGLU == 1, "activation_names is out of step");
-_Static_assert(SC_PREC_FP32 == 3, "precision_names is out of step");
-_Static_assert(SC_RECOMPUTE_FULL == 2, "recompute_names is out of step");
-_Static_assert(SC_SCHED_INTERLEAVED == 2, "schedule_names is out of step");
-_Static_assert(SC_INTERF_LEARNED == 2, "interference_names is out of step");
-_Static_assert(SC_ATTN_UNFUSED == 1, "attention_names is out of step");
-
 typedef struct type_info {
   const char *doc;          /* docs: the "type" column */
   const char *expect;       /* messages: "expected <expect>, got ..." */
-  const char *const *names; /* enum spellings, NULL-terminated; NULL if not an enum */
+  int en;                   /* sc_enum of an enum type (names: input/names.c), else -1 */
 } type_info;
 
 static const type_info types[T_TYPE_COUNT] = {
-    [T_POSINT] = {"integer >= 1", "a positive integer", NULL},
-    [T_COUNT] = {"integer >= 0", "a non-negative integer", NULL},
-    [T_BOOL] = {"bool", "true, false, 1 or 0", NULL},
-    [T_REAL] = {"real >= 0", "a non-negative number", NULL},
-    [T_FRAC] = {"real in [0, 1]", "a number in [0, 1]", NULL},
-    [T_LABEL] = {"string", "a string", NULL},
-    [T_GPU] = {"GPU preset", "a GPU preset name", NULL},
-    [T_PRESET] = {"model preset", "a model preset name", NULL},
-    [T_ACTIVATION] = {"enum", "an activation", activation_names},
-    [T_PRECISION] = {"enum", "a precision", precision_names},
-    [T_RECOMPUTE] = {"enum", "a recompute mode", recompute_names},
-    [T_SCHEDULE] = {"enum", "a pipeline schedule", schedule_names},
-    [T_INTERFERENCE] = {"enum", "an interference model", interference_names},
-    [T_ATTENTION] = {"enum", "an attention implementation", attention_names},
+    [T_POSINT] = {"integer >= 1", "a positive integer", -1},
+    [T_COUNT] = {"integer >= 0", "a non-negative integer", -1},
+    [T_BOOL] = {"bool", "true, false, 1 or 0", -1},
+    [T_REAL] = {"real >= 0", "a non-negative number", -1},
+    [T_FRAC] = {"real in [0, 1]", "a number in [0, 1]", -1},
+    [T_LABEL] = {"string", "a string", -1},
+    [T_GPU] = {"GPU preset", "a GPU preset name", -1},
+    [T_PRESET] = {"model preset", "a model preset name", -1},
+    [T_ACTIVATION] = {"enum", "an activation", SC_ENUM_ACTIVATION},
+    [T_PRECISION] = {"enum", "a precision", SC_ENUM_PRECISION},
+    [T_RECOMPUTE] = {"enum", "a recompute mode", SC_ENUM_RECOMPUTE},
+    [T_SCHEDULE] = {"enum", "a pipeline schedule", SC_ENUM_SCHEDULE},
+    [T_INTERFERENCE] = {"enum", "an interference model", SC_ENUM_INTERFERENCE},
+    [T_ATTENTION] = {"enum", "an attention implementation", SC_ENUM_ATTENTION},
 };
 
 /* Storage sizes per type, checked against the struct members at compile time
@@ -243,7 +228,8 @@ static int64_t default_ffn_hidden(int64_t hidden, sc_activation act) {
 
 /* ---------------------------------------------------------------- small helpers */
 
-static const char *const *field_names_of(int type) { return types[type].names; }
+/* The enum of an enum-typed field (names.c). */
+static sc_enum enum_of(int type) { return (sc_enum)types[type].en; }
 
 static int64_t get_i64(const sc_config *cfg, const field_def *f) {
   int64_t v;
@@ -470,8 +456,9 @@ static int parse_bool(const char *s, int *out) {
   return -1;
 }
 
-static void list_names(char *buf, size_t n, size_t *len, const char *const *names) {
-  for (size_t i = 0; names[i]; i++) appendf(buf, n, len, "%s%s", i ? ", " : "", names[i]);
+static void list_names(char *buf, size_t n, size_t *len, sc_enum e) {
+  for (int i = 0; i < sc_enum_count(e); i++)
+    appendf(buf, n, len, "%s%s", i ? ", " : "", sc_enum_name(e, i));
 }
 
 /* Parses `text` as the value of field fi and stores it in cfg (model.preset
@@ -556,15 +543,13 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
     return SC_OK;
   }
   default: {
-    const char *const *names = field_names_of(f->type);
-    for (int i = 0; names[i]; i++) {
-      if (!strcmp(names[i], text)) {
-        set_int(cfg, f, i);
-        return SC_OK;
-      }
+    int v = sc_enum_parse(enum_of(f->type), text);
+    if (v >= 0) {
+      set_int(cfg, f, v);
+      return SC_OK;
     }
     appendf(err, errn, &len, "%s: unknown value %s (allowed: ", f->name, q);
-    list_names(err, errn, &len, names);
+    list_names(err, errn, &len, enum_of(f->type));
     appendf(err, errn, &len, ")");
     return SC_EINVAL;
   }
@@ -622,12 +607,9 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
   }
   default: {
     int v = get_int(cfg, f);
-    const char *const *names = field_names_of(f->type);
-    int count = 0;
-    while (names[count]) count++;
-    if (v < 0 || v >= count) {
+    if (!sc_enum_name(enum_of(f->type), v)) {
       appendf(err, errn, &len, "%s: invalid enum value %d (allowed: ", f->name, v);
-      list_names(err, errn, &len, names);
+      list_names(err, errn, &len, enum_of(f->type));
       appendf(err, errn, &len, ")");
       return SC_EINVAL;
     }
@@ -1293,7 +1275,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
     return sc__error(
         ctx, SC_EINVAL, "%s: training.precision=%s is not supported by cluster.gpu=%s",
         where_any(c, w, sizeof w, SC_FIELD_training_precision, SC_FIELD_cluster_gpu, -1),
-        precision_names[t->precision], hw->name);
+        sc_enum_name(SC_ENUM_PRECISION, t->precision), hw->name);
 
   /* World size: tp * pp * dp * cp == num_gpus. */
   int64_t tpc = mul_sat(mul_sat(p->tp, p->pp), p->cp);
@@ -1355,7 +1337,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                        "%s: parallel.vpp=%" PRId64
                        " requires parallel.schedule=interleaved, got %s",
                        sc__config_where(c, SC_FIELD_parallel_schedule, w, sizeof w), p->vpp,
-                       schedule_names[p->schedule]);
+                       sc_enum_name(SC_ENUM_SCHEDULE, p->schedule));
     p->schedule = SC_SCHED_INTERLEAVED;
   }
   if (p->schedule == SC_SCHED_INTERLEAVED && p->vpp < 2)
@@ -1465,11 +1447,9 @@ int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
     break;
   }
   default: {
-    const char *const *names = field_names_of(f->type);
-    int v = get_int(cfg, f), count = 0;
-    while (names[count]) count++;
-    if (v < 0 || v >= count) return SC_EINVAL;
-    appendf(buf, n, &len, "%s", names[v]);
+    const char *name = sc_enum_name(enum_of(f->type), get_int(cfg, f));
+    if (!name) return SC_EINVAL;
+    appendf(buf, n, &len, "%s", name);
     break;
   }
   }
@@ -1540,10 +1520,11 @@ static int write_docs(sc_write_fn w, void *ud) {
       char type[128];
       size_t len = 0;
       type[0] = 0;
-      if (types[f->type].names) {
+      if (types[f->type].en >= 0) {
         appendf(type, sizeof type, &len, "one of ");
-        for (size_t k = 0; types[f->type].names[k]; k++)
-          appendf(type, sizeof type, &len, "%s`%s`", k ? ", " : "", types[f->type].names[k]);
+        for (int k = 0; k < sc_enum_count(enum_of(f->type)); k++)
+          appendf(type, sizeof type, &len, "%s`%s`", k ? ", " : "",
+                  sc_enum_name(enum_of(f->type), k));
       } else {
         appendf(type, sizeof type, &len, "%s", types[f->type].doc);
       }
@@ -1595,7 +1576,7 @@ static int write_docs(sc_write_fn w, void *ud) {
     OUT("| `%s` | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64
         " | %" PRId64 " | %s | %s |\n",
         p->name, p->layers, p->hidden, p->heads, kv, ffn, p->vocab, p->seq_len,
-        activation_names[p->activation], p->tied_embeddings ? "yes" : "no");
+        sc_enum_name(SC_ENUM_ACTIVATION, p->activation), p->tied_embeddings ? "yes" : "no");
   }
   OUT("\n## GPU presets (`cluster.gpu`)\n\nSee docs/HARDWARE.md for the figures and sources.\n\n");
   OUT("| gpu | description | GPUs per node | NVLink GB/s | NIC Gbit/s |\n|---|---|---|---|---|\n");

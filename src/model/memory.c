@@ -371,9 +371,7 @@ int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format 
     return rc;
   if (cfg && (rc = sc__writef(out, ud, "  %s, recompute %s, tp=%lld pp=%lld dp=%lld vpp=%lld\n",
                               cfg->model.name,
-                              cfg->training.recompute == SC_RECOMPUTE_FULL ? "full"
-                              : cfg->training.recompute == SC_RECOMPUTE_SELECTIVE ? "selective"
-                                                                                 : "none",
+                              sc_enum_name(SC_ENUM_RECOMPUTE, cfg->training.recompute),
                               (long long)cfg->parallel.tp, (long long)cfg->parallel.pp,
                               (long long)cfg->parallel.dp, (long long)cfg->parallel.vpp)))
     return rc;

@@ -318,6 +318,30 @@ static void test_field_lines(void **state) {
   sc_ctx_free(ctx);
 }
 
+/* The enum name table: rows in value order, names parse back, labels. */
+static void test_enum_names(void **state) {
+  (void)state;
+  static const int counts[SC_ENUM_COUNT] = {2, 4, 3, 3, 3, 2};
+  for (int e = 0; e < SC_ENUM_COUNT; e++) {
+    assert_int_equal(sc_enum_count((sc_enum)e), counts[e]);
+    for (int v = 0; v < counts[e]; v++) {
+      const char *n = sc_enum_name((sc_enum)e, v);
+      assert_non_null(n);
+      assert_non_null(sc_enum_label((sc_enum)e, v));
+      assert_int_equal(sc_enum_parse((sc_enum)e, n), v);
+    }
+    assert_null(sc_enum_name((sc_enum)e, counts[e]));
+    assert_null(sc_enum_name((sc_enum)e, -1));
+    assert_int_equal(sc_enum_parse((sc_enum)e, "nope"), -1);
+  }
+  assert_string_equal(sc_enum_name(SC_ENUM_RECOMPUTE, SC_RECOMPUTE_SELECTIVE), "selective");
+  assert_string_equal(sc_enum_name(SC_ENUM_SCHEDULE, SC_SCHED_INTERLEAVED), "interleaved");
+  assert_string_equal(sc_enum_label(SC_ENUM_SCHEDULE, SC_SCHED_INTERLEAVED), "interleaved-1f1b");
+  assert_int_equal(sc_enum_parse(SC_ENUM_PRECISION, "fp8"), SC_PREC_FP8);
+  assert_int_equal(sc_enum_count(SC_ENUM_COUNT), 0);
+  assert_null(sc_enum_name(SC_ENUM_COUNT, 0));
+}
+
 static void test_field_names(void **state) {
   (void)state;
   assert_true(SC_FIELD_COUNT <= SC_CONFIG_MAX_FIELDS);
@@ -955,6 +979,7 @@ int main(void) {
       cmocka_unit_test(test_preset_then_override),
       cmocka_unit_test(test_swiglu_ffn_default),
       cmocka_unit_test(test_field_lines),
+      cmocka_unit_test(test_enum_names),
       cmocka_unit_test(test_field_names),
       cmocka_unit_test(test_set_each_type),
       cmocka_unit_test(test_set_errors),
