@@ -101,18 +101,10 @@ static const char *stream_name(const void *ud, uint32_t prog, int s) {
 
 /* Placement of a group given its global members (ascending). */
 static sc_placement place(const int64_t *m, size_t n, int64_t gpn) {
-  sc_placement pl = {(int64_t)n, 0, 0};
-  int64_t cur = -1, run = 0;
-  for (size_t i = 0; i < n; i++) {
-    int64_t node = m[i] / gpn;
-    if (node != cur) {
-      pl.nodes++;
-      cur = node;
-      run = 0;
-    }
-    if (++run > pl.per_node) pl.per_node = run;
-  }
-  return pl;
+  sc_placement_acc acc;
+  sc__placement_begin(&acc);
+  for (size_t i = 0; i < n; i++) sc__placement_add(&acc, m[i] / gpn);
+  return acc.pl;
 }
 
 /* Kernel class from its name, for the op kind shown in traces (durations are

@@ -524,18 +524,10 @@ static sc_placement group_placement(const sim *S, int kind, int64_t r) {
     first = r % S->stride, step = (m->pp - 1) * S->stride, n = m->pp > 1 ? 2 : 1;
     break;
   }
-  sc_placement pl = {n, 0, 0};
-  int64_t cur = -1, run = 0;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t node = node_of(S, first + i * (step ? step : 1));
-    if (node != cur) {
-      pl.nodes++;
-      cur = node;
-      run = 0;
-    }
-    if (++run > pl.per_node) pl.per_node = run;
-  }
-  return pl;
+  sc_placement_acc acc;
+  sc__placement_begin(&acc);
+  for (int64_t i = 0; i < n; i++) sc__placement_add(&acc, node_of(S, first + i * (step ? step : 1)));
+  return acc.pl;
 }
 
 /* Explicit workloads: the groups as given (members are simulated ranks). */
