@@ -304,9 +304,9 @@ static int row_error(const row_ctx *rc, int col, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (col >= 0)
-    return sc__error(rc->set->ctx, SC_EINVAL, "%s:%d: column %s: %s", rc->name, rc->line,
-                     columns[col].name, msg);
-  return sc__error(rc->set->ctx, SC_EINVAL, "%s:%d: %s", rc->name, rc->line, msg);
+    return sc__error_at(rc->set->ctx, SC_EINVAL, rc->name, rc->line, "column %s: %s",
+                        columns[col].name, msg);
+  return sc__error_at(rc->set->ctx, SC_EINVAL, rc->name, rc->line, "%s", msg);
 }
 
 /* Parses a non-negative integer cell; blank gives *out = dflt. */

@@ -70,6 +70,22 @@ int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) {
   return code;
 }
 
+int sc__error_atv(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt,
+                  va_list ap) {
+  char msg[SC_ERRMSG_MAX];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (where > 0) return sc__error(ctx, code, "%s:%lld: %s", file, (long long)where, msg);
+  return sc__error(ctx, code, "%s: %s", file, msg);
+}
+
+int sc__error_at(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = sc__error_atv(ctx, code, file, where, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
 void *sc__malloc(sc_ctx *ctx, size_t n) {
   void *p = ctx->alloc(ctx->alloc_ud, NULL, 0, n ? n : 1);
   if (!p) sc__error(ctx, SC_ENOMEM, "out of memory (%zu bytes)", n);

@@ -29,6 +29,14 @@ struct sc_ctx {
  * `return sc__error(ctx, SC_EINVAL, "%s:%d: ...", file, line)`. */
 int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) SC_PRINTF(3, 4);
 
+/* Sets the context error to "FILE:WHERE: message" (a line or a byte offset;
+ * where <= 0: "FILE: message") and returns code: the one formatter of input
+ * errors, for every reader. */
+int sc__error_at(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt, ...)
+    SC_PRINTF(5, 6);
+int sc__error_atv(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt,
+                  va_list ap);
+
 /* Allocation through the context hook. sc__malloc returns NULL on failure and
  * sets the context error to SC_ENOMEM's message. */
 void *sc__malloc(sc_ctx *ctx, size_t n);

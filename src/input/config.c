@@ -294,18 +294,6 @@ static const char *quote(char *buf, size_t n, const char *s, size_t slen) {
   return buf;
 }
 
-/* Sets the context error to "FILE:LINE: message" (line <= 0: "FILE: message"). */
-static int fail_at(sc_ctx *ctx, int code, const char *file, int line, const char *fmt, ...)
-    SC_PRINTF(5, 6);
-static int fail_at(sc_ctx *ctx, int code, const char *file, int line, const char *fmt, ...) {
-  char msg[SC_ERRMSG_MAX];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (line > 0) return sc__error(ctx, code, "%s:%d: %s", file, line, msg);
-  return sc__error(ctx, code, "%s: %s", file, msg);
-}
 
 /* Optimal-string-alignment edit distance (insert, delete, substitute, swap
  * neighbours), for "did you mean" hints. Long strings count as far apart. */
@@ -716,11 +704,11 @@ static int is_null(const yaml_node_t *node) {
 /* The text of a key node, or an error naming what was found instead. */
 static int key_text(loader *L, const yaml_node_t *key, const char *where, const char **out) {
   if (!key || key->type != YAML_SCALAR_NODE)
-    return fail_at(L->ctx, SC_EINVAL, L->file, key ? node_line(key) : 0,
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, key ? node_line(key) : 0,
                    "%s: keys must be plain names, got %s", where, key ? node_kind(key) : "nothing");
   const char *s = (const char *)key->data.scalar.value;
   if (strlen(s) != key->data.scalar.length)
-    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(key), "%s: key contains a NUL byte",
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(key), "%s: key contains a NUL byte",
                    where);
   *out = s;
   return SC_OK;
@@ -764,11 +752,11 @@ static int apply_node(loader *L, int fi, const yaml_node_t *value, int line) {
   const field_def *f = &fields[fi];
   char err[SC_ERRMSG_MAX];
   if (!value || value->type != YAML_SCALAR_NODE)
-    return fail_at(L->ctx, SC_EINVAL, L->file, line, "%s: expected %s, got %s", f->name,
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line, "%s: expected %s, got %s", f->name,
                    types[f->type].expect, value ? node_kind(value) : "nothing");
   int rc = parse_field(L->cfg, fi, (const char *)value->data.scalar.value,
                        value->data.scalar.length, err, sizeof err);
-  if (rc) return fail_at(L->ctx, rc, L->file, line, "%s", err);
+  if (rc) return sc__error_at(L->ctx, rc, L->file, line, "%s", err);
   mark_line(L->cfg, fi, L->include_line ? L->include_line : line);
   return SC_OK;
 }
@@ -778,7 +766,7 @@ static int apply_node(loader *L, int fi, const yaml_node_t *value, int line) {
 static int include_calibration(loader *L, const yaml_node_t *value, int line) {
   const char *rel = (const char *)value->data.scalar.value;
   if (strlen(rel) != value->data.scalar.length || !*rel)
-    return fail_at(L->ctx, SC_EINVAL, L->file, line,
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line,
                    "calibration: expected a mapping or a file path");
   char path[4096];
   const char *slash = strrchr(L->file, '/');
@@ -788,7 +776,7 @@ static int include_calibration(loader *L, const yaml_node_t *value, int line) {
   else
     k = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - L->file), L->file, rel);
   if (k < 0 || (size_t)k >= sizeof path)
-    return fail_at(L->ctx, SC_EINVAL, L->file, line, "calibration: path too long");
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line, "calibration: path too long");
   char from[320], *text;
   size_t len, cap;
   if (L->include_line == SC_CONFIG_LINE_SET)
@@ -810,7 +798,7 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
   if (sec == SECTION_CALIBRATION && node->type == YAML_SCALAR_NODE && !L->calibration_file)
     return include_calibration(L, node, line);
   if (node->type != YAML_MAPPING_NODE)
-    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(node),
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(node),
                    "%s: expected a mapping of keys, got %s", sname, node_kind(node));
   yaml_node_pair_t *begin = node->data.mapping.pairs.start;
   yaml_node_pair_t *end = node->data.mapping.pairs.top;
@@ -845,20 +833,20 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
         char hint[SC_ERRMSG_MAX], q[256], dotted[128];
         snprintf(dotted, sizeof dotted, "calibration.%s", key);
         calib_hint(hint, sizeof hint, key);
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "unknown key %s%s",
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, kl, "unknown key %s%s",
                        quote(q, sizeof q, dotted, strlen(dotted)), hint);
       }
       if (L->calib_seen[ci])
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
                        "duplicate key \"calibration.%s\" (first given on line %d)", key,
                        L->calib_seen[ci]);
       L->calib_seen[ci] = kl;
       if (!vn || vn->type != YAML_SCALAR_NODE)
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number, got %s",
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, kl, "calibration.%s: expected a number, got %s",
                        key, vn ? node_kind(vn) : "nothing");
       if ((rc = parse_calib(L->cfg, ci, (const char *)vn->data.scalar.value,
                             vn->data.scalar.length, err, sizeof err)))
-        return fail_at(L->ctx, rc, L->file, kl, "%s", err);
+        return sc__error_at(L->ctx, rc, L->file, kl, "%s", err);
       continue;
     }
     int fi = find_field(sec, key);
@@ -866,11 +854,11 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
       char hint[SC_ERRMSG_MAX], q[256], dotted[128];
       snprintf(dotted, sizeof dotted, "%s.%s", sname, key);
       key_hint(hint, sizeof hint, sec, key);
-      return fail_at(L->ctx, SC_EINVAL, L->file, kl, "unknown key %s%s",
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, kl, "unknown key %s%s",
                      quote(q, sizeof q, dotted, strlen(dotted)), hint);
     }
     if (L->seen[fi])
-      return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
                      "duplicate key \"%s\" (first given on line %d)", fields[fi].name, L->seen[fi]);
     L->seen[fi] = kl;
     if ((rc = apply_node(L, fi, yaml_document_get_node(L->doc, p->value), kl))) return rc;
@@ -886,10 +874,10 @@ static int load_root(loader *L, const yaml_node_t *root) {
   int rc;
   if (root->type != YAML_MAPPING_NODE) {
     if (is_null(root))
-      return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(root),
                      "empty config (expected a mapping with sections such as model, training, "
                      "parallel, cluster)");
-    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(root),
                    "top level must be a mapping of sections (model, training, parallel, cluster, "
                    "simulation, calibration), got %s",
                    node_kind(root));
@@ -907,11 +895,11 @@ static int load_root(loader *L, const yaml_node_t *root) {
       /* A calibration file may carry other top-level data (provenance). */
       if (sec != SECTION_CALIBRATION) continue;
       if (found_calibration)
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
                        "duplicate key \"calibration\" (first given on line %d)", found_calibration);
       found_calibration = kl;
       if (!v || v->type != YAML_MAPPING_NODE)
-        return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
                        "calibration: expected a mapping of keys, got %s",
                        v ? node_kind(v) : "nothing");
       if ((rc = load_section(L, sec, v, kl))) return rc;
@@ -920,18 +908,18 @@ static int load_root(loader *L, const yaml_node_t *root) {
     if (sec < 0) {
       char hint[SC_ERRMSG_MAX], q[256];
       section_hint(hint, sizeof hint, key);
-      return fail_at(L->ctx, SC_EINVAL, L->file, kl, "unknown section %s%s",
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, kl, "unknown section %s%s",
                      quote(q, sizeof q, key, strlen(key)), hint);
     }
     if (sec_line[sec])
-      return fail_at(L->ctx, SC_EINVAL, L->file, kl,
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
                      "duplicate key \"%s\" (first given on line %d)", key, sec_line[sec]);
     sec_line[sec] = kl;
-    if (!v) return fail_at(L->ctx, SC_EINVAL, L->file, kl, "%s: missing value", key);
+    if (!v) return sc__error_at(L->ctx, SC_EINVAL, L->file, kl, "%s: missing value", key);
     if ((rc = load_section(L, sec, v, kl))) return rc;
   }
   if (L->calibration_file && !found_calibration)
-    return fail_at(L->ctx, SC_EINVAL, L->file, node_line(root),
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(root),
                    "no top-level \"calibration:\" mapping in calibration file");
   return SC_OK;
 }
@@ -953,19 +941,19 @@ static int yaml_failure(sc_ctx *ctx, const char *file, const yaml_parser_t *p, c
     return sc__error(ctx, SC_ENOMEM, "%s: out of memory while parsing YAML", file);
   case YAML_READER_ERROR:
     if (p->problem_value >= 0)
-      return fail_at(ctx, SC_EINVAL, file, line_of_offset(text, len, p->problem_offset),
+      return sc__error_at(ctx, SC_EINVAL, file, line_of_offset(text, len, p->problem_offset),
                      "invalid YAML input: %s (byte 0x%02x at offset %zu)", problem,
                      (unsigned)p->problem_value & 0xffu, p->problem_offset);
-    return fail_at(ctx, SC_EINVAL, file, line_of_offset(text, len, p->problem_offset),
+    return sc__error_at(ctx, SC_EINVAL, file, line_of_offset(text, len, p->problem_offset),
                    "invalid YAML input: %s", problem);
   default: {
     int line = (int)p->problem_mark.line + 1;
     int col = (int)p->problem_mark.column + 1;
     if (p->context)
-      return fail_at(ctx, SC_EINVAL, file, line,
+      return sc__error_at(ctx, SC_EINVAL, file, line,
                      "YAML syntax error: %s at column %d (%s at line %d)", problem, col, p->context,
                      (int)p->context_mark.line + 1);
-    return fail_at(ctx, SC_EINVAL, file, line, "YAML syntax error: %s at column %d", problem, col);
+    return sc__error_at(ctx, SC_EINVAL, file, line, "YAML syntax error: %s at column %d", problem, col);
   }
   }
 }
@@ -987,7 +975,7 @@ static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char 
   int rc = SC_OK;
   yaml_node_t *root = yaml_document_get_root_node(&doc);
   if (!root) {
-    rc = fail_at(ctx, SC_EINVAL, file, 1,
+    rc = sc__error_at(ctx, SC_EINVAL, file, 1,
                  "empty config (expected a mapping with sections such as model, training, "
                  "parallel, cluster)");
   } else {
@@ -1010,7 +998,7 @@ static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char 
     } else {
       yaml_node_t *r2 = yaml_document_get_root_node(&extra);
       if (r2)
-        rc = fail_at(ctx, SC_EINVAL, file, node_line(r2),
+        rc = sc__error_at(ctx, SC_EINVAL, file, node_line(r2),
                      "more than one YAML document (a config is a single mapping)");
       yaml_document_delete(&extra);
     }

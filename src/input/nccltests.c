@@ -313,12 +313,11 @@ typedef struct parser {
 
 static int fail(parser *P, const char *fmt, ...) SC_PRINTF(2, 3);
 static int fail(parser *P, const char *fmt, ...) {
-  char msg[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = sc__error_atv(P->ctx, SC_EINVAL, P->name, P->line, fmt, ap);
   va_end(ap);
-  return sc__error(P->ctx, SC_EINVAL, "%s:%d: %s", P->name, P->line, msg);
+  return rc;
 }
 
 /* "# Rank R [Group G] Pid P on HOST device D [BUS] NAME...". */
