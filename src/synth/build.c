@@ -1,0 +1,144 @@
+/*
+ * build.c: the synthesiser's entry points (synth_int.h): sets up the builder
+ * for a shape, builds one program per pipeline stage (pipeline.c), and for
+ * merged workloads retries without TP inlining when an exactness condition
+ * fails (chain.c, "merging").
+ */
+#include "synth/build_int.h"
+
+/* Parameters of one transformer layer held by one TP rank. */
+static double layer_params(const sc_shape *sh) {
+  double qkv_out = sh->h + 2.0 * sh->g * sh->d;
+  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
+  double w = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
+  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
+  return w + small;
+}
+
+int sc__workload_build(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, sc_workload *wl) {
+  return sc__workload_build_ex(ctx, sh, cost, 0, wl);
+}
+
+/* Builds wl; with inline_tp, sets *retry when inlining cannot be exact. */
+static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, unsigned flags,
+                          int inline_tp, sc_workload *wl, int *retry) {
+  const sc_config *cfg = sh->cfg;
+  memset(wl, 0, sizeof *wl);
+  const sc_parallel_cfg *par = &cfg->parallel;
+  builder B;
+  memset(&B, 0, sizeof B);
+  B.ctx = ctx;
+  B.cfg = cfg;
+  B.cost = cost;
+  part_memo parts[2];
+  memset(parts, 0, sizeof parts);
+  B.parts = parts;
+  B.mg.on = (flags & SC_WL_MERGE) != 0;
+  wl->merged = B.mg.on;
+  B.sh = sh;
+  B.lparams = layer_params(sh);
+  B.mg.inline_tp = B.mg.on && inline_tp;
+  B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;
+  B.pp = par->pp;
+  B.vpp = par->vpp > 0 ? par->vpp : 1;
+  if (par->zero_stage >= 3)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: parallel.zero_stage=3 (parameter sharding) is not modelled yet: its "
+                     "per-layer parameter gathers are missing from the workload",
+                     cfg->origin);
+  if (par->cp > 1)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s: context parallelism is not modelled yet",
+                     cfg->origin);
+  if (B.vpp > 1 && B.pp == 1)
+    return sc__error(ctx, SC_EINVAL, "%s: parallel.vpp=%lld needs parallel.pp > 1",
+                     cfg->origin, (long long)B.vpp);
+  if (B.vpp > 64)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s: parallel.vpp above 64 is not supported",
+                     cfg->origin);
+  int64_t denom = cfg->training.micro_batch * par->dp;
+  if (denom <= 0 || cfg->training.global_batch % denom)
+    return sc__error(ctx, SC_EINVAL, "%s: global_batch does not split into micro-batches",
+                     cfg->origin);
+  B.m = cfg->training.global_batch / denom;
+  if (cfg->model.layers % (B.pp * B.vpp))
+    return sc__error(ctx, SC_EINVAL, "%s: model.layers=%lld is not divisible by pp*vpp=%lld",
+                     cfg->origin, (long long)cfg->model.layers, (long long)(B.pp * B.vpp));
+  B.lpc = cfg->model.layers / (B.pp * B.vpp);
+  if (B.vpp > 1 && B.m % B.pp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: interleaved schedule needs micro-batches (%lld) divisible by pp=%lld",
+                     cfg->origin, (long long)B.m, (long long)B.pp);
+  if (B.m > 0x7fffffff / 4 / B.vpp)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s: too many micro-batches", cfg->origin);
+
+  wl->map.tp = par->tp;
+  wl->map.cp = par->cp > 0 ? par->cp : 1;
+  wl->map.dp = par->dp;
+  wl->map.pp = par->pp;
+  wl->map.world = par->tp * wl->map.cp * par->dp * par->pp;
+  wl->map.gpus_per_node = cost->gpus_per_node;
+  wl->tied_embed_sync = cfg->model.tied_embeddings && par->pp > 1;
+  wl->nprogs = B.pp;
+
+  size_t nitems = (size_t)(2 * B.m * B.vpp);
+  int64_t layers_total = cfg->model.layers;
+  int rc = SC_ENOMEM;
+  item *sched_all = sc__malloc(ctx, sizeof(item) * nitems * (size_t)B.pp);
+  B.param_ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
+  B.item_end = sc__malloc(ctx, sizeof(uint32_t) * nitems);
+  B.item_send = sc__malloc(ctx, sizeof(uint32_t) * nitems);
+  B.lag = B.vpp > 1 ? 2 : 1;
+  wl->progs = sc__calloc(ctx, (size_t)B.pp, sizeof(sc_program));
+  if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs) goto done;
+  for (int64_t s = 0; s < B.pp; s++) sc__schedule_items(sh, s, sched_all + (size_t)s * nitems);
+
+  for (int64_t s = 0; s < B.pp; s++) {
+    B.stage = s;
+    B.prog = &wl->progs[s];
+    B.nwait = 0;
+    merger *M = &B.mg;
+    M->open = M->flushed = 0;
+    M->t_c = M->t_tp = M->op_start = 0;
+    M->first_id = 1;
+    M->last_id = M->must_wait = M->tp_done_id = 0;
+    M->tp_done = M->real_tp = NONE;
+    double params = 0;
+    rc = sc__syn_build_stage(&B, sched_all + (size_t)s * nitems, nitems, &params);
+    if (!rc && M->inline_tp) { /* collectives still running after the last op */
+      where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+      sc__syn_flush_remainder(&B, &w);
+      rc = B.rc;
+    }
+    if (rc) goto done;
+    if (params > wl->params_per_stage_max) wl->params_per_stage_max = params;
+  }
+  rc = SC_OK;
+done:
+  sc__free(ctx, sched_all, sizeof(item) * nitems * (size_t)B.pp);
+  sc__free(ctx, B.param_ag, sizeof(uint32_t) * (size_t)layers_total);
+  sc__free(ctx, B.item_end, sizeof(uint32_t) * nitems);
+  sc__free(ctx, B.item_send, sizeof(uint32_t) * nitems);
+  if (rc) {
+    *retry = B.mg.retry && rc != SC_ENOMEM;
+    if (rc == SC_ENOMEM) sc__error(ctx, SC_ENOMEM, "out of memory building the workload");
+    sc__workload_free(ctx, wl);
+  }
+  return rc;
+}
+
+int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
+                          unsigned flags, sc_workload *wl) {
+  const sc_config *cfg = sh->cfg;
+  /* TP collectives are inlined (see "merging") when each runs alone at rate
+   * 1 on a known placement: folded (one simulated member per group), the
+   * group inside one node (no NIC), no interference (SC_WL_MERGE's rule). */
+  int64_t tp = cfg->parallel.tp;
+  int inline_tp = (flags & SC_WL_MERGE) && cfg->simulation.fold && tp > 1 &&
+                  cost->gpus_per_node > 0 && cost->gpus_per_node % tp == 0 &&
+                  cfg->simulation.interference == SC_INTERF_NONE;
+  int retry = 0;
+  int rc = build_workload(ctx, sh, cost, flags, inline_tp, wl, &retry);
+  if (rc && retry) rc = build_workload(ctx, sh, cost, flags, 0, wl, &retry);
+  return rc;
+}
+

@@ -1,0 +1,185 @@
+/*
+ * build_int.h: the workload synthesiser's shared state and the functions its
+ * modules offer one another (internal to src/synth/):
+ *   chain.c    op emission, the merged-workload chain and TP inlining, the
+ *              GEMM memo and the per-layer memo (see "merging" there);
+ *   tensor.c   tensor parallelism: column/row-parallel GEMMs with their
+ *              all-reduce, or all-gather/reduce-scatter under sequence
+ *              parallelism, and their overlap;
+ *   layers.c   the ops of a transformer layer, the embedding and the LM head;
+ *   pipeline.c a stage's program: the schedule's passes with their p2p;
+ *   data.c     data parallelism: gradient buckets, the distributed
+ *              optimizer's traffic, the optimizer step;
+ *   build.c    the entry points (synth_int.h).
+ */
+#ifndef SC_SYNTH_BUILD_INT_H
+#define SC_SYNTH_BUILD_INT_H
+
+#include "model/schedule_int.h"
+#include "synth/synth_int.h"
+
+#define NONE UINT32_MAX
+
+typedef sc_sched_item item;
+
+#define SC_GEMM_MEMO 64
+typedef struct gemm_memo {
+  double m, n, k, ns;
+  int valid;
+} gemm_memo;
+
+/* State of a merged build (SC_WL_MERGE; see "merging" in chain.c). Times are
+ * chain times, whole ns. */
+#define TP_RING 16  /* inlined collectives a compute op can wait for */
+#define TP_PRICES 8 /* TP collective prices remembered */
+typedef struct merger {
+  int on;           /* SC_WL_MERGE */
+  int inline_tp;    /* TP collectives after compute ops are priced, not emitted */
+  int order_tp;     /* TP collectives are also emitted (receive gathers): keep order */
+  int open;         /* the last compute-stream op may still grow */
+  int flushed;      /* the last compute-stream op is a bare remainder */
+  int retry;        /* an exactness condition failed: build again without inlining */
+  int64_t t_c;      /* the compute stream is free from here */
+  int64_t t_tp;     /* the inlined collectives are done here */
+  int64_t op_start; /* start of the last compute-stream op */
+  uint32_t first_id, last_id; /* inlined collectives: first of this chain, last (0: none) */
+  uint32_t must_wait;         /* the next compute op must wait for this one (0: none) */
+  uint32_t tp_done_id;        /* last inlined collective that tp_done ends with */
+  uint32_t tp_done;           /* compute-stream op ending with it */
+  uint32_t real_tp;           /* emitted TP op no compute op has waited for, or NONE */
+  int64_t tp_end[TP_RING];    /* chain time each recent inlined collective ends */
+  struct {
+    int coll;
+    double bytes, ns;
+  } price[TP_PRICES];
+  int nprice, price_next;
+} merger;
+
+typedef struct builder {
+  sc_ctx *ctx;
+  const sc_config *cfg;
+  const sc_cost *cost;
+  sc_program *prog;
+  const sc_shape *sh;
+  int64_t pp, vpp, m, lpc, stage;
+  double lparams; /* parameters of one layer on one TP rank */
+  int rc;
+  gemm_memo memo[SC_GEMM_MEMO];
+  uint32_t wait[4]; /* deps the next compute op must take */
+  int nwait;
+  /* Per schedule item: compute handle at its end and its send (or NONE).
+   * A pass posts its receive and waits for the sends `lag` items back:
+   * 1 for 1F1B/GPipe (Megatron blocks after every pass), 2 for the
+   * interleaved schedule (it batches the p2p of each forward/backward pair
+   * and receives one pair ahead). */
+  uint32_t *item_end, *item_send;
+  int lag;
+  uint32_t *param_ag; /* per layer: DP-stream handle of its param all-gather */
+  merger mg;          /* SC_WL_MERGE state */
+  struct part_memo *parts; /* [2]: layer_forward_rest, layer_backward_rest */
+} builder;
+
+/* Where an op sits in the step (for traces and the memory track). */
+typedef struct where {
+  uint16_t layer, chunk;
+  uint32_t mb;
+  uint8_t phase;
+} where;
+
+/* The recorded effect of a part of a layer in a merged build (chain.c,
+ * "layer memo"). */
+typedef struct part_memo {
+  int valid;
+  int64_t dc, dgap, dmerged; /* added to t_c, the op's tp_ns, nmerged */
+  uint32_t ntp;              /* inlined collectives */
+  int64_t tp_rel;            /* t_tp - t_c after the part (when ntp > 0) */
+  int64_t end_rel[TP_RING];  /* ends of its last min(ntp, TP_RING) collectives - t_c */
+} part_memo;
+
+typedef void (*part_fn)(builder *B, const where *w);
+
+/* Bucketing of one chunk's gradients, in backward order (data.c). */
+typedef struct bucketer {
+  double fill;  /* elements in the open bucket */
+  double limit; /* bucket size, elements */
+  int overlap;  /* emit as soon as ready (else collect) */
+} bucketer;
+
+/* ------------------------------------------------------------ chain.c */
+
+/* Appends a copy of tmpl to `stream` with the deps that are not NONE;
+ * returns its index, or NONE (B->rc set) when out of memory. */
+uint32_t sc__syn_emit(builder *B, int stream, const sc_op *tmpl, const uint32_t *deps, int ndeps);
+/* A compute op of ns at w taking the pending waits (merged: grows the chain). */
+void sc__syn_compute(builder *B, const where *w, int kind, int label, double ns);
+/* Handle of the last compute-stream op (closes it in a merged build), or NONE. */
+uint32_t sc__syn_last_compute(builder *B);
+/* The next compute op waits for dep (NONE: nothing). */
+void sc__syn_add_wait(builder *B, uint32_t dep);
+/* A collective on `stream` of `bytes` over group kind `group`, after
+ * `after`; returns its handle. */
+uint32_t sc__syn_collective(builder *B, const where *w, int stream, int group, int coll,
+                            int label, int cat, double bytes, uint32_t after);
+/* A TP collective after the last compute op / after another stream's op. */
+uint32_t sc__syn_tp_after_compute(builder *B, const where *w, int coll, int label, double bytes);
+uint32_t sc__syn_tp_after_op(builder *B, const where *w, int coll, int label, int cat,
+                             double bytes, uint32_t after);
+/* Puts the inlined collectives still running on the compute stream. */
+void sc__syn_flush_remainder(builder *B, const where *w);
+/* A GEMM's duration, memoised per shape. */
+double sc__syn_gemm(builder *B, double m, double n, double k);
+/* Runs fn(B, w) or replays its recorded effect. */
+void sc__syn_memo_run(builder *B, part_memo *pm, part_fn fn, const where *w);
+
+/* A memory-bound kernel of bytes. */
+static inline double sc__syn_mem(const builder *B, double bytes) {
+  return B->cost->compute->mem_ns(B->cost, bytes);
+}
+/* Tokens per micro-batch, and tokens an elementwise op touches on one rank. */
+static inline double sc__syn_tokens(const builder *B) { return B->sh->b * B->sh->s; }
+static inline double sc__syn_tokens_local(const builder *B) {
+  return B->sh->sp ? sc__syn_tokens(B) / B->sh->t : sc__syn_tokens(B);
+}
+
+/* ------------------------------------------------------------ tensor.c */
+
+void sc__syn_tp_blocking(builder *B, const where *w, int coll, int label, double bytes);
+void sc__syn_gathered_gemm(builder *B, const where *w, int label, double m, double n, double k,
+                           double bytes);
+void sc__syn_reduced_gemm(builder *B, const where *w, int label, double m, double n, double k,
+                          double bytes);
+void sc__syn_column_parallel_backward(builder *B, const where *w, int label, double n_out);
+void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double k_in);
+
+/* ------------------------------------------------------------ layers.c */
+
+void sc__syn_layer_forward(builder *B, const where *w);
+void sc__syn_layer_backward(builder *B, const where *w);
+void sc__syn_embedding_forward(builder *B, const where *w);
+void sc__syn_embedding_backward(builder *B, const where *w);
+void sc__syn_head_forward(builder *B, const where *w);
+void sc__syn_head_backward(builder *B, const where *w);
+
+/* ------------------------------------------------------------ pipeline.c */
+
+/* Builds stage B->stage's program from its schedule; *stage_params gets the
+ * parameters it holds. 0 or an SC_E code. */
+int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *stage_params);
+
+/* ------------------------------------------------------------ data.c */
+
+/* The distributed optimizer's parameter all-gathers overlapped with the
+ * forward (B->param_ag per layer; NONE without them). */
+void sc__syn_dp_param_gathers(builder *B);
+/* Reduces elems of gradients over DP after `after`. */
+void sc__syn_dp_reduce(builder *B, double elems, uint32_t after);
+/* Adds elems whose gradients are final once the last compute op ends. */
+void sc__syn_bucket_add(builder *B, bucketer *bk, double elems);
+/* After the backward: the reductions not overlapped, the tied-embedding
+ * sync; returns the handle the optimizer waits for (or NONE). */
+uint32_t sc__syn_dp_grads_done(builder *B, double params);
+/* The optimizer step over the local shard and the distributed optimizer's
+ * parameter all-gathers after it (when not overlapped with the forward). */
+void sc__syn_dp_optimizer(builder *B, double params);
+
+#endif /* SC_SYNTH_BUILD_INT_H */

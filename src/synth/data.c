@@ -1,0 +1,119 @@
+/*
+ * data.c: data parallelism in the synthesised workload: gradient buckets
+ * (Megatron ~40M elements) reduced as the backward finishes them or after
+ * it, the distributed optimizer's reduce-scatter and parameter all-gather
+ * (after the step, or overlapped with the next forward), the tied-embedding
+ * gradient sync between the first and last stage, and the optimizer step.
+ */
+#include "synth/build_int.h"
+
+/* Index of model chunk `chunk` of `stage` in the whole pipeline. */
+static int64_t vstage(const builder *B, int64_t stage, int64_t chunk) {
+  return chunk * B->pp + stage;
+}
+
+/* The distributed optimizer: 1 when it shards over more than one replica. */
+static int distributed(const builder *B) {
+  return B->cfg->parallel.distributed_optimizer && B->cfg->parallel.dp > 1;
+}
+
+/* Overlapped parameter all-gather (distributed optimizer): the gathers of
+ * the previous step's update run while this step's forward starts; each
+ * layer's first forward waits for its bucket. */
+void sc__syn_dp_param_gathers(builder *B) {
+  const sc_shape *sh = B->sh;
+  const sc_config *cfg = B->cfg;
+  int64_t stage = B->stage, v = B->vpp;
+  double lparams = B->lparams;
+  int64_t layers_total = B->pp * v * B->lpc;
+  for (int64_t l = 0; l < layers_total; l++) B->param_ag[l] = NONE;
+  if (!distributed(B) || !cfg->parallel.overlap_param_gather) return;
+  where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  for (int64_t c = 0; c < v; c++) {
+    int64_t vs = vstage(B, stage, c);
+    double fill = 0;
+    for (int64_t j = 0; j < B->lpc; j++) {
+      fill += lparams;
+      int64_t layer = vs * B->lpc + j;
+      if (fill >= (double)cfg->parallel.dp_bucket_elems || j == B->lpc - 1) {
+        uint32_t ag = sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER,
+                                         SC_L_PARAM_AG, SC_CAT_DP, fill * sh->elem_bytes, NONE);
+        for (int64_t k = layer; k >= vs * B->lpc && B->param_ag[k] == NONE; k--)
+          B->param_ag[k] = ag;
+        fill = 0;
+      }
+    }
+  }
+}
+
+
+void sc__syn_dp_reduce(builder *B, double elems, uint32_t after) {
+  const sc_parallel_cfg *par = &B->cfg->parallel;
+  if (par->dp <= 1 || elems <= 0) return;
+  where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  int dist = par->distributed_optimizer;
+  sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+             dist ? SC_L_GRAD_RS : SC_L_GRAD_AR, SC_CAT_DP, elems * B->sh->grad_bytes, after);
+}
+
+/* Adds elems whose grads are final once the last compute op ends; a full
+ * bucket is reduced after that op (handle taken only then: see last_compute). */
+void sc__syn_bucket_add(builder *B, bucketer *bk, double elems) {
+  bk->fill += elems;
+  if (bk->fill >= bk->limit) {
+    if (bk->overlap) sc__syn_dp_reduce(B, bk->fill, sc__syn_last_compute(B));
+    bk->fill = 0;
+  }
+}
+
+uint32_t sc__syn_dp_grads_done(builder *B, double params) {
+  const sc_shape *sh = B->sh;
+  const sc_config *cfg = B->cfg;
+  /* Without overlap every bucket is reduced after the whole backward. */
+  if (!cfg->parallel.overlap_grad_reduce) {
+    double all = params;
+    double bucket = (double)cfg->parallel.dp_bucket_elems;
+    while (all > 0) {
+      double e = all < bucket ? all : bucket;
+      sc__syn_dp_reduce(B, e, sc__syn_last_compute(B));
+      all -= e;
+    }
+  }
+  /* Tied embeddings across the pipeline: the first and last stage sum their
+   * embedding-weight grads (Megatron finalize_model_grads). */
+  where ws = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  int holds_first = B->stage == 0, holds_last = B->stage == B->pp - 1;
+  uint32_t dp_last =
+      B->prog->nops[SC_ST_DP] ? SC_DEP(SC_ST_DP, B->prog->nops[SC_ST_DP] - 1) : NONE;
+  if (cfg->model.tied_embeddings && B->pp > 1 && (holds_first || holds_last)) {
+    double emb_params = sh->v * sh->h / sh->t;
+    dp_last = sc__syn_collective(B, &ws, SC_ST_DP, SC_GRP_EMBED, SC_COLL_ALLREDUCE,
+                                 SC_L_EMBED_AR, SC_CAT_DP, emb_params * sh->grad_bytes,
+                                 sc__syn_last_compute(B));
+  }
+  return dp_last;
+}
+
+void sc__syn_dp_optimizer(builder *B, double params) {
+  const sc_shape *sh = B->sh;
+  const sc_config *cfg = B->cfg;
+  where ws = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  int dist = distributed(B);
+  /* Adam over the local (sharded) parameters, memory-bound, plus zeroing the
+   * full local grad buffer for the next step (Megatron-LM's
+   * zero_grad_buffer, grad_bytes per param). */
+  double local = dist ? params / (double)cfg->parallel.dp : params;
+  sc__syn_compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
+                  sc__syn_mem(B, local * B->cost->p.optimizer_bytes_per_param +
+                                     params * sh->grad_bytes));
+  if (dist && !cfg->parallel.overlap_param_gather) {
+    double all = params, bucket = (double)cfg->parallel.dp_bucket_elems;
+    uint32_t opt = sc__syn_last_compute(B);
+    while (all > 0) {
+      double e = all < bucket ? all : bucket;
+      sc__syn_collective(B, &ws, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER, SC_L_PARAM_AG,
+                         SC_CAT_DP, e * sh->elem_bytes, opt);
+      all -= e;
+    }
+  }
+}

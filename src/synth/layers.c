@@ -1,0 +1,184 @@
+/*
+ * layers.c: the ops of one transformer layer (norms, QKV, attention, output
+ * projection, MLP, residuals; forward, backward, recompute), the embedding
+ * and the LM head with its vocab-parallel cross-entropy, priced by the cost
+ * models (BLUEPRINT section 3).
+ */
+#include "synth/build_int.h"
+
+/* Causal FlashAttention forward FLOPs of one micro-batch on one TP rank:
+ * 4*b*s^2*h/t for full attention, half of it for causal kernels. */
+static double attn_fwd_flops(const builder *B) {
+  const sc_shape *sh = B->sh;
+  return 0.5 * 4.0 * sh->b * sh->s * sh->s * sh->h / sh->t;
+}
+
+static double attn_ns(const builder *B, double flops) {
+  return B->cost->compute->attn_ns(B->cost, flops, B->sh->s, B->sh->d);
+}
+
+/* Unfused attention (Megatron-LM's CoreAttention before FlashAttention, as
+ * used by SC21 and Korthikanti et al. 2022): per head, batched GEMMs over the
+ * full s x s scores (the causal mask is applied by the softmax, not skipped)
+ * and memory-bound kernels that stream the scores through HBM. A batch of
+ * `heads` s x s GEMMs is priced as one (heads*s) x s GEMM: same FLOPs, same
+ * output tiles. Bytes per score element e (2 for fp16/bf16):
+ *   fused scale-mask-softmax: read e, write e;
+ *   dropout (p = 0.1, Megatron's default): read e, write e and a 1-byte mask;
+ *   backward: dropout 2e + 1, softmax (reads its output and the grad) 3e. */
+static double unfused_heads(const builder *B) { return B->sh->b * B->sh->a / B->sh->t; }
+
+static double scores(const builder *B) { return unfused_heads(B) * B->sh->s * B->sh->s; }
+
+static void attention_forward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  if (B->cfg->training.attention == SC_ATTN_FLASH) {
+    sc__syn_compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
+    return;
+  }
+  double hs = unfused_heads(B) * sh->s, e = sh->elem_bytes;
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->s, sh->d)); /* Q K^T */
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, 2.0 * e * scores(B)));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, (2.0 * e + 1.0) * scores(B)));
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* P V */
+}
+
+static void attention_backward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  if (B->cfg->training.attention == SC_ATTN_FLASH) {
+    /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
+    sc__syn_compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));
+    return;
+  }
+  double hs = unfused_heads(B) * sh->s, e = sh->elem_bytes;
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dV = P^T dO */
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->s, sh->d)); /* dP = dO V^T */
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, (2.0 * e + 1.0) * scores(B)));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, 3.0 * e * scores(B)));
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dQ = dS K */
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dK = dS^T Q */
+}
+
+/* Forward (or recompute) of one transformer layer for one micro-batch, after
+ * its input norm. */
+static void layer_forward_rest(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
+  double act = T * sh->h * sh->elem_bytes;
+  double act_l = Tl * sh->h * sh->elem_bytes;
+  double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
+  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+
+  sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
+  attention_forward(B, w);
+  sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->h / sh->t, act);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+  sc__syn_gathered_gemm(B, w, SC_L_FC1, T, fc1_n, sh->h, act);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
+          sc__syn_mem(B, (sh->swiglu ? 3.0 : 2.0) * T * sh->f / sh->t * sh->elem_bytes));
+  sc__syn_reduced_gemm(B, w, SC_L_FC2, T, sh->h, sh->f / sh->t, act);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, sc__syn_mem(B, 4.0 * act_l));
+}
+
+/* Forward (or recompute) of one transformer layer for one micro-batch. The
+ * first op takes what the layer waits for; the rest may be replayed. */
+void sc__syn_layer_forward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
+  sc__syn_memo_run(B, &B->parts[0], layer_forward_rest, w);
+}
+
+/* Backward of one layer after its first op (the residual's grad). */
+static void layer_backward_rest(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
+  double act_l = Tl * sh->h * sh->elem_bytes;
+  double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
+  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+
+  sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
+          sc__syn_mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
+  sc__syn_column_parallel_backward(B, w, SC_L_FC1, fc1_n);
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 3.0 * act_l));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 3.0 * act_l));
+  sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->h / sh->t);
+  if (B->cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) {
+    /* Selective recompute re-runs the attention core (Korthikanti et al.
+     * 2022: QK^T, softmax, dropout, attention over V). */
+    where rw = *w;
+    rw.phase = SC_PH_RECOMPUTE;
+    attention_forward(B, &rw);
+  }
+  attention_backward(B, w);
+  sc__syn_column_parallel_backward(B, w, SC_L_QKV, qkv_n);
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 3.0 * act_l));
+}
+
+void sc__syn_layer_backward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
+  if (B->cfg->training.recompute == SC_RECOMPUTE_FULL) {
+    where rw = *w;
+    rw.phase = SC_PH_RECOMPUTE;
+    sc__syn_layer_forward(B, &rw);
+  }
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, sc__syn_mem(B, 3.0 * act_l));
+  sc__syn_memo_run(B, &B->parts[1], layer_backward_rest, w);
+}
+
+void sc__syn_embedding_forward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double act = sc__syn_tokens(B) * sh->h * sh->elem_bytes;
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED, sc__syn_mem(B, 2.0 * act));
+  /* Vocab-parallel embedding: partial rows are summed over TP. */
+  sc__syn_tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+              sh->sp ? SC_L_TP_RS : SC_L_TP_AR, act);
+}
+
+/* Embedding backward: the token grads are scattered into a dense grad of
+ * the local vocabulary shard (V/t x h, written once in the working dtype),
+ * which is then accumulated into the fp32 main grad (read 4 + e, write 4;
+ * Megatron-LM keeps main grads in fp32 for bf16 and fp16). */
+void sc__syn_embedding_backward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double act = sc__syn_tokens(B) * sh->h * sh->elem_bytes;
+  double table = sh->v / sh->t * sh->h;
+  if (sh->sp) sc__syn_tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_EMBED,
+          sc__syn_mem(B, 2.0 * act + table * (2.0 * sh->elem_bytes + 8.0)));
+}
+
+
+/* HBM bytes per logit of Megatron-LM's vocab-parallel cross-entropy, which
+ * runs as separate fp32 kernels over the [tokens x V/t] logits: forward =
+ * cast to fp32 (read e, write 4), max (4), subtract (8), exp (8), sum (4),
+ * divide into the softmax kept for backward (8); backward = scale the
+ * softmax by the loss grad in place (8) and cast back for the logits GEMM
+ * (read 4, write e). */
+static double loss_fwd_bytes(const sc_shape *sh) { return sh->elem_bytes + 4.0 + 32.0; }
+static double loss_bwd_bytes(const sc_shape *sh) { return 8.0 + 4.0 + sh->elem_bytes; }
+
+/* Final norm, logits GEMM over the vocab shard, vocab-parallel cross-entropy
+ * (three small TP all-reduces: max, sum of exp, target logit). */
+void sc__syn_head_forward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B);
+  double act = T * sh->h * sh->elem_bytes;
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, sc__syn_mem(B, 2.0 * sc__syn_tokens_local(B) * sh->h * sh->elem_bytes));
+  if (sh->sp) sc__syn_tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_LOGITS, sc__syn_gemm(B, T, sh->v / sh->t, sh->h));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, sc__syn_mem(B, T * sh->v / sh->t * loss_fwd_bytes(sh)));
+  for (int i = 0; i < 3; i++) sc__syn_tp_blocking(B, w, SC_COLL_ALLREDUCE, SC_L_LOSS_AR, T * 4.0);
+}
+
+void sc__syn_head_backward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, sc__syn_mem(B, T * sh->v / sh->t * loss_bwd_bytes(sh)));
+  sc__syn_column_parallel_backward(B, w, SC_L_LOGITS, sh->v / sh->t);
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, sc__syn_mem(B, 3.0 * sc__syn_tokens_local(B) * sh->h * sh->elem_bytes));
+}
+
