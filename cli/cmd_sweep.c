@@ -3,7 +3,7 @@
  * of the configuration search (stepcast/sweep.h): parses options, loads the
  * base config, runs the sweep (over MPI processes when built with SC_MPI and
  * started by mpirun), draws a progress bar on a terminal, prints the ranking.
- * Only process 0 prints. Exit codes: 0, 1 runtime failure, 2 bad input.
+ * Only process 0 prints.
  */
 #include "stepcast/sweep.h"
 
@@ -17,24 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static void sweep_usage(FILE *f) {
-  fprintf(f,
-          "usage: stepcast sweep [CONFIG.yaml] [--gpus N] [--top K] [--out results.csv]\n"
-          "                      [--resume] [--format text|json] [--set section.key=value ...]\n"
-          "                      [--tp LIST] [--pp LIST] [--vpp LIST] [--mb LIST] [--sp LIST]\n"
-          "                      [--recompute LIST] [--dist-opt LIST] [--no-progress]\n"
-          "Enumerates parallel layouts of CONFIG on N GPUs (default: the config's),\n"
-          "prunes those that do not divide or do not fit memory, simulates the rest and\n"
-          "prints the top K (default 10) by throughput. LIST restricts one dimension:\n"
-          "comma-separated values (`--tp 4,8`, `--recompute selective,full`, `--sp 1`).\n"
-          "--out appends one CSV row per simulated config (crash-safe); --resume\n"
-          "continues such a file. Under `mpirun -np K` the work is shared by K processes\n"
-          "(builds with SC_MPI) and the output is the same as with one.\n");
-}
-
 /* Parses "a,b,c" into dim; names (may be NULL) map words to values. */
-static int parse_list(const char *opt, const char *s, sc_sweep_dim *dim,
-                      const char *const *names) {
+static int parse_list(const char *opt, const char *s, sc_sweep_dim *dim, const char *const *names) {
   dim->n = 0;
   const char *p = s;
   while (*p) {
@@ -64,19 +48,8 @@ static int parse_list(const char *opt, const char *s, sc_sweep_dim *dim,
     p += len;
     if (*p == ',') p++;
   }
+  if (!dim->n) fprintf(stderr, "stepcast: %s: bad list \"%s\"\n", opt, s);
   return dim->n ? 0 : -1;
-}
-
-static int parse_count(const char *opt, const char *s, int64_t *v) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(s, &end, 10);
-  if (errno || *end || end == s || x < 0 || x > INT32_MAX) {
-    fprintf(stderr, "stepcast: %s needs a non-negative integer, not \"%s\"\n", opt, s);
-    return -1;
-  }
-  *v = x;
-  return 0;
 }
 
 /* Progress bar on stderr: redrawn at most ten times a second. */
@@ -110,101 +83,75 @@ static void draw_bar(void *ud, int64_t done, int64_t total) {
   fflush(stderr);
 }
 
-int sc_cli_sweep(int argc, char **argv) {
+int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const char *const recompute_words[] = {"none", "selective", "full", NULL};
   static const char *const bool_words[] = {"off", "on", NULL};
-  const char *config = NULL, *sets[256];
-  int nsets = 0, top = 10, progress = 1;
+  const char *config = NULL;
+  sc_cli_list sets = {0};
+  int top = 10, progress = 1;
   sc_format fmt = SC_FORMAT_TEXT;
   sc_sweep_opts o;
   memset(&o, 0, sizeof o);
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--resume")) {
-      o.resume = 1;
-      continue;
-    }
-    if (!strcmp(a, "--no-progress")) {
-      progress = 0;
-      continue;
-    }
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      sweep_usage(stdout);
-      return 0;
-    }
-    if (a[0] == '-' && a[1]) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "stepcast: %s needs a value\n", a);
-        return 2;
-      }
-      const char *v = argv[++i];
-      int64_t n = 0;
-      int bad = 0;
-      if (!strcmp(a, "--gpus")) bad = parse_count(a, v, &o.gpus) || o.gpus < 1;
-      else if (!strcmp(a, "--top")) {
-        bad = parse_count(a, v, &n) || n < 1;
-        top = (int)n;
-      } else if (!strcmp(a, "--stop-after")) bad = parse_count(a, v, &o.stop_after);
-      else if (!strcmp(a, "--out")) o.out_path = v;
-      else if (!strcmp(a, "--format")) {
-        if (!strcmp(v, "text")) fmt = SC_FORMAT_TEXT;
-        else if (!strcmp(v, "json")) fmt = SC_FORMAT_JSON;
-        else {
-          fprintf(stderr, "stepcast: --format must be text or json, not \"%s\"\n", v);
-          return 2;
-        }
-      } else if (!strcmp(a, "--set")) {
-        if (nsets == (int)(sizeof sets / sizeof sets[0])) {
-          fprintf(stderr, "stepcast: too many --set options\n");
-          return 2;
-        }
-        sets[nsets++] = v;
-      } else if (!strcmp(a, "--tp")) bad = parse_list(a, v, &o.tp, NULL);
-      else if (!strcmp(a, "--pp")) bad = parse_list(a, v, &o.pp, NULL);
-      else if (!strcmp(a, "--vpp")) bad = parse_list(a, v, &o.vpp, NULL);
-      else if (!strcmp(a, "--mb")) bad = parse_list(a, v, &o.micro_batch, NULL);
-      else if (!strcmp(a, "--sp")) bad = parse_list(a, v, &o.sequence_parallel, bool_words);
-      else if (!strcmp(a, "--dist-opt"))
-        bad = parse_list(a, v, &o.distributed_optimizer, bool_words);
-      else if (!strcmp(a, "--recompute"))
-        bad = parse_list(a, v, &o.recompute, recompute_words);
-      else {
-        fprintf(stderr, "stepcast: unknown option %s\n", a);
-        sweep_usage(stderr);
-        return 2;
-      }
-      if (bad) {
-        if (!strcmp(a, "--gpus") || !strcmp(a, "--top"))
-          fprintf(stderr, "stepcast: %s needs a positive integer\n", a);
-        return 2;
-      }
-    } else if (!config) config = a;
-    else {
-      fprintf(stderr, "stepcast: more than one config file given (%s)\n", a);
-      return 2;
-    }
+  sc_cli_args a;
+  sc_cli_args_init(&a, cmd, argc, argv);
+  int r = 0, code = 0;
+  while (!code && (r = sc_cli_next(&a)) > 0) {
+    const char *v = a.value;
+    int64_t n = 0;
+    int bad = 0;
+    if (!a.opt) {
+      if (config) code = sc_cli_usage_error(cmd, "more than one config file given (%s)", v);
+      config = v;
+    } else if (sc_cli_is(&a, "--resume")) o.resume = 1;
+    else if (sc_cli_is(&a, "--no-progress")) progress = 0;
+    else if (sc_cli_is(&a, "--gpus")) bad = !sc_cli_int(a.opt->name, v, 1, INT32_MAX, &o.gpus);
+    else if (sc_cli_is(&a, "--top")) {
+      bad = !sc_cli_int(a.opt->name, v, 1, INT32_MAX, &n);
+      top = (int)n;
+    } else if (sc_cli_is(&a, "--stop-after"))
+      bad = !sc_cli_int(a.opt->name, v, 0, INT32_MAX, &o.stop_after);
+    else if (sc_cli_is(&a, "--out")) o.out_path = v;
+    else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
+    else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
+    else if (sc_cli_is(&a, "--tp")) bad = parse_list(a.opt->name, v, &o.tp, NULL);
+    else if (sc_cli_is(&a, "--pp")) bad = parse_list(a.opt->name, v, &o.pp, NULL);
+    else if (sc_cli_is(&a, "--vpp")) bad = parse_list(a.opt->name, v, &o.vpp, NULL);
+    else if (sc_cli_is(&a, "--mb")) bad = parse_list(a.opt->name, v, &o.micro_batch, NULL);
+    else if (sc_cli_is(&a, "--sp"))
+      bad = parse_list(a.opt->name, v, &o.sequence_parallel, bool_words);
+    else if (sc_cli_is(&a, "--dist-opt"))
+      bad = parse_list(a.opt->name, v, &o.distributed_optimizer, bool_words);
+    else if (sc_cli_is(&a, "--recompute"))
+      bad = parse_list(a.opt->name, v, &o.recompute, recompute_words);
+    else code = sc_cli_unhandled(&a);
+    if (bad) code = SC_CLI_EXIT_USAGE;
   }
-  if (o.resume && !o.out_path) {
-    fprintf(stderr, "stepcast: --resume needs --out FILE\n");
-    return 2;
+  if (!code && r < 0) code = a.exit;
+  if (!code && !r && o.resume && !o.out_path)
+    code = sc_cli_usage_error(cmd, "--resume needs --out FILE");
+  if (code || r < 0) {
+    sc_cli_list_free(&sets);
+    return code;
   }
 
   if (sc_sweep_procs_init(NULL, NULL)) {
-    fprintf(stderr, "stepcast: cannot start MPI\n");
-    return 1;
+    sc_cli_list_free(&sets);
+    return sc_cli_error(1, "cannot start MPI");
   }
   int root = sc_sweep_procs_rank() == 0;
   sc_ctx *ctx;
   if (sc_ctx_new(NULL, NULL, &ctx)) {
-    if (root) fprintf(stderr, "stepcast: out of memory\n");
+    if (root) sc_cli_fail(NULL, SC_ENOMEM);
+    sc_cli_list_free(&sets);
     sc_sweep_procs_finalize();
-    return 1;
+    return sc_exit_code(SC_ENOMEM);
   }
   sc_config cfg;
   sc_config_default(&cfg);
   int rc = 0;
   if (config) rc = sc_config_load_file(ctx, &cfg, config);
-  for (int i = 0; !rc && i < nsets; i++) rc = sc_config_set(ctx, &cfg, sets[i]);
+  for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
+  sc_cli_list_free(&sets);
   bar B;
   memset(&B, 0, sizeof B);
   if (!rc && root && progress && isatty(STDERR_FILENO)) {
@@ -215,16 +162,15 @@ int sc_cli_sweep(int argc, char **argv) {
   memset(&res, 0, sizeof res);
   if (!rc) rc = sc_sweep_run(ctx, &cfg, &o, &res);
   if (B.drawn) fprintf(stderr, "\r\033[K");
-  int code = 0;
   if (rc) {
-    if (root) fprintf(stderr, "stepcast: %s\n", sc_errmsg(ctx));
-    code = rc == SC_EINVAL || rc == SC_EUNSUPPORTED ? 2 : 1;
+    code = root ? sc_cli_fail(ctx, rc) : sc_exit_code(rc);
   } else if (res.is_root) {
     if (res.resumed)
       fprintf(stderr, "stepcast: %" PRId64 " of %" PRId64 " results read back from %s\n",
               res.resumed, res.simulated, o.out_path);
-    if (sc_sweep_format(&cfg, &res, top, fmt, sc_cli_write_file, stdout)) code = 1;
-    if (fflush(stdout)) code = 1;
+    rc = sc_sweep_format(&cfg, &res, top, fmt, sc_cli_write_file, stdout);
+    if (rc == SC_EWRITE || (!rc && fflush(stdout))) code = sc_cli_write_error("stdout", 1);
+    else if (rc) code = sc_cli_fail(ctx, rc);
   }
   sc_sweep_result_free(ctx, &res);
   sc_ctx_free(ctx);

@@ -1,36 +1,66 @@
 /*
- * commands.h: subcommands of the stepcast CLI that live in their own files
- * (cli/cmd_<name>.c). Each receives the arguments after its name and returns
- * the process exit code: 0 success, 1 runtime failure, 2 bad usage or input.
+ * commands.h: the usage table of the stepcast CLI (cli/commands.c: every
+ * command's name, synopsis, options and description, which dispatch, --help
+ * and the man page read) and the handlers it points to, one file per command
+ * family (cli/cmd_<family>.c). Handlers return the process exit code.
  */
 #ifndef SC_CLI_COMMANDS_H
 #define SC_CLI_COMMANDS_H
 
-#include <stdio.h>
+#include "opts.h"
 
-/* Shared by commands: fwrite-backed sc_write_fn for a FILE *. */
-int sc_cli_write_file(void *ud, const char *buf, size_t len);
+#include "stepcast/comm.h"
+#include "stepcast/validate.h"
 
-/* cmd_validate.c: `validate CASES.csv ...`, and the case-file part of
- * `calibrate` (--cases ...), to be dispatched by the `calibrate` command. */
-int sc_cli_validate(int argc, char **argv);
-int sc_cli_calibrate_cases(int argc, char **argv);
+#include <stddef.h>
 
-/* cmd_sweep.c: `sweep [CONFIG] --gpus N ...`, configuration search (also
- * under mpirun when built with SC_MPI). */
-int sc_cli_sweep(int argc, char **argv);
+extern const sc_cli_cmd sc_cli_commands[];
+extern const size_t sc_cli_ncommands;
 
-/* cmd_comm.c: `comm` (predicted collective times in the nccl-tests layout,
- * or predicted vs measured with --compare) and `calibrate`, which fits the
- * collective model to nccl-tests outputs (--nccl-tests) and hands --cases to
- * sc_cli_calibrate_cases. */
-int sc_cli_comm(int argc, char **argv);
-int sc_cli_calibrate(int argc, char **argv);
+/* The row called name ("hw show", "calibrate --cases"), or NULL. */
+const sc_cli_cmd *sc_cli_find(const char *name);
+/* The row that argv names: the longest row name made of argv's first words,
+ * or for a group whose members are modes ("calibrate --cases"), the member
+ * whose flag is among argv. *used: how many words of argv the name took
+ * (modes: 1; their handler gets the flag with the other arguments). NULL
+ * when argv[0] names no row. */
+const sc_cli_cmd *sc_cli_lookup(int argc, char **argv, int *used);
 
-/* cmd_trace.c: `import kineto|chakra FILE... -o JOB.scw` (profiler traces to
- * a workload file) and `replay JOB.scw [--scale dp=N] ...` (simulate it as
- * traced or re-targeted, compared with the traced step time). */
-int sc_cli_import(int argc, char **argv);
-int sc_cli_replay(int argc, char **argv);
+/* main.c */
+int sc_cli_help(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_version(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_man_cmd(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_run.c */
+int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_hw.c: hw list, hw show, presets, config-docs */
+int sc_cli_hw_list(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_hw_show(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_presets(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_config_docs(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_sweep.c */
+int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_validate.c */
+int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_calibrate.c: calibrate --cases, --nccl-tests, --interference */
+int sc_cli_calibrate_cases(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_calibrate_nccl(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_comm.c */
+int sc_cli_comm(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_trace.c: import kineto|chakra|cpu (tag: the sc_trace_format), replay */
+int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv);
+
+/* Shared by cmd_validate.c and cmd_calibrate.c: loads every case file into
+ * set and prints the set's warnings; a library return code. */
+int sc_cli_load_cases(sc_caseset *set, const char *const *files, int nfiles);
+
+/* Shared by cmd_comm.c and cmd_calibrate.c (calibrate --nccl-tests). */
+/* How many rows are warm-up rows, and the mean absolute error over every
+ * row, warm-up rows included (sc_comm_compare's MAPE leaves them out). */
+size_t sc_cli_warmup_rows(const sc_comm_compare_row *rows, size_t n, double *mape_all);
+/* The GPU preset of an nccl-tests output from its device names; NULL after
+ * printing that --gpu is needed. */
+const sc_hw *sc_cli_guess_gpu(const char *file, const char *devices);
 
 #endif /* SC_CLI_COMMANDS_H */

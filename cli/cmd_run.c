@@ -1,0 +1,93 @@
+/*
+ * cmd_run.c: `stepcast run [CONFIG.yaml]`: loads the config (or the built-in
+ * example), applies --calibration and --set, simulates one step through
+ * sc_simulate and prints the result; optionally streams the Chrome trace and
+ * writes result.json into -o DIR. Parsing and printing only.
+ */
+#include "stepcast/stepcast.h"
+
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
+  const char *config = NULL, *trace_path = NULL, *outdir = NULL, *calibration = NULL;
+  sc_format fmt = SC_FORMAT_TEXT;
+  sc_cli_list sets = {0};
+  sc_cli_args a;
+  sc_cli_args_init(&a, cmd, argc, argv);
+  int r = 0, code = 0;
+  while (!code && (r = sc_cli_next(&a)) > 0) {
+    if (!a.opt) {
+      if (config) code = sc_cli_usage_error(cmd, "more than one config file given (%s)", a.value);
+      config = a.value;
+    } else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, a.value);
+    else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json|csv */
+    else if (sc_cli_is(&a, "--trace")) trace_path = a.value;
+    else if (sc_cli_is(&a, "--calibration")) calibration = a.value;
+    else if (sc_cli_is(&a, "-o")) outdir = a.value;
+    else code = sc_cli_unhandled(&a);
+  }
+  if (!code && r < 0) code = a.exit;
+  if (code || r < 0) {
+    sc_cli_list_free(&sets);
+    return code;
+  }
+
+  sc_ctx *ctx;
+  if (sc_ctx_new(NULL, NULL, &ctx)) {
+    sc_cli_list_free(&sets);
+    return sc_cli_fail(NULL, SC_ENOMEM);
+  }
+  sc_config cfg;
+  sc_config_default(&cfg);
+  int rc = 0;
+  if (config) rc = sc_config_load_file(ctx, &cfg, config);
+  if (!rc && calibration) { /* --calibration FILE == --set calibration=FILE, before --set */
+    char assign[4200];
+    snprintf(assign, sizeof assign, "calibration=%s", calibration);
+    rc = sc_config_set(ctx, &cfg, assign);
+  }
+  for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
+  sc_cli_list_free(&sets);
+  if (!rc) rc = sc_config_resolve(ctx, &cfg);
+  if (rc) goto done;
+
+  FILE *tf = NULL;
+  char pathbuf[4096];
+  if (outdir && !trace_path) {
+    snprintf(pathbuf, sizeof pathbuf, "%s/trace.json", outdir);
+    trace_path = pathbuf;
+  }
+  if (trace_path && !(tf = fopen(trace_path, "w"))) {
+    code = sc_cli_write_error(trace_path, 0);
+    goto done;
+  }
+  sc_result res;
+  rc = sc_simulate(ctx, &cfg, tf ? sc_cli_write_file : NULL, tf, &res);
+  if (tf && fclose(tf) && !rc) {
+    code = sc_cli_write_error(trace_path, 1);
+    goto done;
+  }
+  if (rc) goto done;
+  if ((rc = sc_result_format(&cfg, &res, fmt, sc_cli_write_file, stdout))) {
+    code = sc_cli_write_error("stdout", 1);
+    goto done;
+  }
+  if (outdir) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/result.json", outdir);
+    FILE *jf = fopen(p, "w");
+    if (!jf) code = sc_cli_write_error(p, 0);
+    else {
+      rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_cli_write_file, jf);
+      if (fclose(jf) || rc) code = sc_cli_write_error(p, 1);
+      rc = 0;
+    }
+  }
+done:
+  if (rc && !code) code = sc_cli_fail(ctx, rc);
+  sc_ctx_free(ctx);
+  return code;
+}

@@ -1,0 +1,317 @@
+/*
+ * commands.c: the usage table, the one place each command's name, synopsis,
+ * options (with one-line descriptions) and description are written. main.c
+ * dispatches from it, sc_cli_next parses each command's options against it,
+ * --help / `stepcast help` print it and `stepcast man` turns it into
+ * stepcast(1) (cli/usage.c).
+ */
+#include "commands.h"
+
+#include "stepcast/trace.h"
+
+#include <string.h>
+
+#define SET_OPT                                                                            \
+  {"--set", "SECTION.KEY=VALUE", "override one config field (docs/CONFIG.md); repeatable, " \
+                                 "applied in order",                                       \
+   0}
+
+static const sc_cli_opt run_opts[] = {
+    SET_OPT,
+    {"--calibration", "FILE", "load FILE's `calibration:` mapping (before any --set)", 0},
+    {"--format", "text|json|csv", "output format (default text)", SC_CLI_CHOICE},
+    {"--trace", "FILE", "write the step's Chrome trace (ui.perfetto.dev, chrome://tracing)", 0},
+    {"-o", "DIR", "write DIR/result.json and, unless --trace, DIR/trace.json", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt sweep_opts[] = {
+    {"--gpus", "N", "number of GPUs (default: the config's cluster.num_gpus)", 0},
+    {"--top", "K", "print the K best layouts (default 10)", 0},
+    {"--out", "FILE", "append one CSV row per simulated layout (crash-safe)", 0},
+    {"--resume", NULL, "continue the --out FILE of an interrupted sweep", 0},
+    {"--format", "text|json", "output format of the ranking (default text)", SC_CLI_CHOICE},
+    SET_OPT,
+    {"--tp", "LIST", "tensor-parallel sizes to try, comma-separated (--tp 4,8)", 0},
+    {"--pp", "LIST", "pipeline-parallel sizes to try", 0},
+    {"--vpp", "LIST", "virtual pipeline stages (interleaving) to try", 0},
+    {"--mb", "LIST", "micro-batch sizes to try", 0},
+    {"--sp", "LIST", "sequence parallelism: on, off, 1, 0", 0},
+    {"--recompute", "LIST", "recompute modes: none, selective, full", 0},
+    {"--dist-opt", "LIST", "distributed optimizer: on, off, 1, 0", 0},
+    {"--no-progress", NULL, "no progress bar (drawn on stderr when it is a terminal)", 0},
+    {"--stop-after", "N", "stop as if killed after N new rows (a testing aid)", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt validate_opts[] = {
+    {"--calibration", "FILE", "cost-model parameters from FILE's `calibration:` mapping", 0},
+    SET_OPT,
+    {"--format", "text|json|csv|markdown", "output format (default text)", SC_CLI_CHOICE},
+    {"-o", "FILE", "write the report to FILE instead of stdout", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt cal_cases_opts[] = {
+    {"--cases", "CASES.csv", "case file whose split=calibration rows are fitted; repeatable",
+     0},
+    {"-o", "FILE", "write the calibration YAML to FILE instead of stdout", 0},
+    {"--gpu", "NAME", "fit the rows of this GPU preset (default: the rows must share one)", 0},
+    {"--params", "P1,P2,...", "parameters to fit (default and maximum: gemm_eff, gemm_dim_half, "
+                              "attn_eff, mem_eff, kernel_overhead_us)",
+     0},
+    SET_OPT,
+    {"--prior-weight", "W", "weight of the pull towards the defaults, >= 0 (default 1)", 0},
+    {"--max-evals", "N", "objective evaluations of the fit, 1..100000 (default 600)", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt cal_nccl_opts[] = {
+    {"--nccl-tests", "FILE...", "the nccl-tests outputs to fit (any *_perf binary)", SC_CLI_LIST},
+    {"-o", "FILE", "write the calibration YAML to FILE (the report then goes to stdout)", 0},
+    {"--gpu", "NAME", "GPU preset (default: guessed from the device names)", 0},
+    {"--gpus-per-node", "N", "GPUs per node, for outputs without device lines", 0},
+    {"--nic-gbps", "GBIT", "NIC bandwidth per GPU, Gb/s (default: the preset's)", 0},
+    {"--nvlink-gbps", "GB", "NVLink bandwidth per direction, GB/s (default: the preset's)", 0},
+    {"--sharp", NULL, "the network has in-switch reduction (CollNet/SHARP)", 0},
+    {"--op", "OP", "collective of files whose output and name do not tell it", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt cal_interf_opts[] = {
+    {"--interference", "TRACE...", "Kineto traces (JSON, .gz or .zst) to learn from",
+     SC_CLI_LIST},
+    {"-o", "FILE", "write the calibration YAML to FILE (the report then goes to stdout)", 0},
+    {"--min-kernel-us", "US", "shortest median duration alone of a kernel used (default 10)", 0},
+    {"--min-alone", "N", "runs without overlap a kernel needs (default 3)", 0},
+    {"--max-spread", "F", "largest (q3 - q1) / median of those runs (default 0.25)", 0},
+    {"--min-overlap", "F", "least fraction of a run's work done overlapped (default 0.2)", 0},
+    {"--shape-tol", "F", "drop overlapped runs faster than (1 - F) x the fastest alone", 0},
+    {"--ridge", "L", "pull of each class intercept towards the pooled one", 0},
+    {"--huber", "F", "scale of the robust loss, relative error", 0},
+    {"--folds", "K", "held-out split over kernels: K folds by name hash; -1: none", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt comm_opts[] = {
+    {"--gpu", "NAME", "GPU preset (`stepcast hw list`)", 0},
+    {"--gpus", "N", "GPUs in the collective's group", 0},
+    {"--gpus-per-node", "N", "GPUs per node (default: the preset's)", 0},
+    {"--op", "OP", "all_reduce (default), all_gather, reduce_scatter, all_to_all, broadcast, "
+                   "send_recv",
+     0},
+    {"--nic-gbps", "GBIT", "NIC bandwidth per GPU, Gb/s (default: the preset's)", 0},
+    {"--nvlink-gbps", "GB", "NVLink bandwidth per direction, GB/s (default: the preset's)", 0},
+    {"--sharp", NULL, "the network has in-switch reduction (CollNet/SHARP)", 0},
+    {"--calibration", "FILE", "collective-model parameters from FILE (calibrate --nccl-tests)",
+     0},
+    {"--min-bytes", "SIZE", "smallest message, bytes; K, M, G suffixes (default 8)", 0},
+    {"--max-bytes", "SIZE", "largest message (default 8G)", 0},
+    {"--step-factor", "F", "ratio of successive sizes, above 1 (default 2)", 0},
+    {"--compare", "FILE", "predicted vs measured for every row of an nccl-tests output", 0},
+    {"--format", "text|json", "output format (default text)", SC_CLI_CHOICE},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt import_opts[] = {
+    {"-o", "JOB.scw", "the job file to write (required)", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt replay_opts[] = {
+    {"--scale", "dp=N", "re-target to N data-parallel replicas (weak scaling)", 0},
+    {"--replica", "R", "ranks per data-parallel replica of the traced job (default 1)", 0},
+    {"--comm", "auto|measured|model",
+     "collective times: traced, or priced by the comm model (auto: measured unless re-targeted)",
+     SC_CLI_CHOICE},
+    {"--cluster", "FILE", "the cluster, calibration and simulation sections of a config file", 0},
+    SET_OPT,
+    {"--ddp", NULL, "add PyTorch DDP at the traced scale too (ex-situ jobs)", 0},
+    {"--bucket-mb", "MiB", "DDP gradient bucket size (default 25)", 0},
+    {"--first-bucket-mb", "MiB", "size of DDP's first bucket (default 1)", 0},
+    {"--format", "text|json", "output format (default text)", SC_CLI_CHOICE},
+    {"--trace", "FILE", "write the replayed step's Chrome trace", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt man_opts[] = {
+    {"-o", "FILE", "write the page to FILE instead of stdout", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const char run_text[] =
+    "Simulates one training step of CONFIG (YAML: model, training, parallel,\n"
+    "cluster, simulation, calibration; docs/CONFIG.md) and prints step time,\n"
+    "tokens/s, TFLOP/s per GPU, MFU, memory per GPU and where the step goes.\n"
+    "Without CONFIG, simulates the built-in example: GPT-3 175B on 1,024\n"
+    "A100-80GB (TP8 PP16 DP8, batch 1536, full recompute; Megatron SC21).\n"
+    "--set and --calibration apply after CONFIG, --calibration first.";
+
+static const char sweep_text[] =
+    "Enumerates parallel layouts of CONFIG on N GPUs (default: the config's),\n"
+    "prunes those that do not divide or do not fit memory, simulates the rest and\n"
+    "prints the top K (default 10) by throughput. LIST restricts one dimension:\n"
+    "comma-separated values (`--tp 4,8`, `--recompute selective,full`, `--sp 1`).\n"
+    "--out appends one CSV row per simulated config (crash-safe); --resume\n"
+    "continues such a file. Under `mpirun -np K` the work is shared by K processes\n"
+    "(builds with SC_MPI) and the output is the same as with one. docs/SWEEP.md.";
+
+static const char validate_text[] =
+    "Simulates every case of the case files (validation/SCHEMA.md) and prints\n"
+    "measured vs predicted step time, signed error, and MAPE / median / worst error\n"
+    "per file and split; the headline figures cover validation rows. A sibling\n"
+    "CASES.yaml, if present, is the base config of the file's rows.";
+
+static const char calibrate_text[] =
+    "Fits model parameters to measurements and writes a `calibration:` mapping\n"
+    "for --calibration or a config's `calibration:` (a path or a mapping): the\n"
+    "compute model to published step times (--cases), the collective model to\n"
+    "nccl-tests outputs (--nccl-tests), the learned interference model to\n"
+    "profiler traces (--interference).";
+
+static const char cal_cases_text[] =
+    "Fits compute-model parameters (default and maximum set: gemm_eff,\n"
+    "gemm_dim_half, attn_eff, mem_eff, kernel_overhead_us) on the split=calibration\n"
+    "rows only and writes a `calibration:` YAML for --calibration / `calibration:`.\n"
+    "docs/VALIDATION.md.";
+
+static const char cal_nccl_text[] =
+    "Fits the collective model's parameters (docs/COMM.md) to nccl-tests outputs\n"
+    "(any *_perf binary; ranks and nodes from their device lines), prints the fit's\n"
+    "error per file and writes a `calibration:` mapping of nccl_* keys. The GPU is\n"
+    "guessed from the device names unless given; --op names the collective of\n"
+    "files whose output and name do not.";
+
+static const char cal_interf_text[] =
+    "Pairs every compute kernel of Kineto traces overlapped by an NCCL kernel with\n"
+    "the same kernel (name, grid, block) alone, fits the learned interference model\n"
+    "(simulation.interference: learned) and reports its error on held-out kernels\n"
+    "(default: each kernel predicted by the fit on the others, 10 folds beyond 200\n"
+    "kernels; --folds K: K folds by name hash; -1: none) and held-out traces.\n"
+    "Writes the `calibration:` mapping of interference_w_* keys to -o (else\n"
+    "stdout). docs/INTERFERENCE.md.";
+
+static const char comm_text[] =
+    "Predicts collective times with the \"nccl\" model (docs/COMM.md) in the\n"
+    "nccl-tests layout. --compare prints predicted vs measured for every row of\n"
+    "an nccl-tests output (GPU, ranks and placement from its device lines unless\n"
+    "given); measured = the smaller of out-of-place and in-place; a run driving\n"
+    "G GPUs from one thread (nGpus G) is predicted no faster than G kernel\n"
+    "launches. A run whose first size took over twice the time of the next has a\n"
+    "warm-up row: shown, not counted in the MAPE.";
+
+#define IMPORT_TEXT                                                                 \
+  "Reads profiler traces, one per rank, into a job of per-rank programs of\n"        \
+  "measured operations, their dependencies and communication groups, and saves\n"    \
+  "it as a .scw file for `stepcast replay` (docs/TRACE.md, docs/SCW.md)."
+
+static const char import_text[] = IMPORT_TEXT;
+static const char import_kineto_text[] =
+    "Kineto: PyTorch profiler JSON traces (plain, .gz or .zst), one per rank.\n" IMPORT_TEXT;
+static const char import_chakra_text[] =
+    "Chakra: Chakra ET protobuf (*.<rank>.et) or PyTorch host execution-trace JSON.\n" IMPORT_TEXT;
+static const char import_cpu_text[] =
+    "cpu: a step profiled on a CPU with input shapes (tools/trace_torch.py): every\n"
+    "operator is priced on the target GPU at replay (ex-situ, `replay --ddp`).\n" IMPORT_TEXT;
+
+static const char replay_text[] =
+    "Replays an imported job through the engine and reports the predicted time\n"
+    "per iteration next to the traced one; --scale dp=N re-targets it to another\n"
+    "data-parallel degree first. The GPU is the trace's unless --set cluster.gpu.\n"
+    "An ex-situ job (import cpu) is priced on cluster.gpu in fp32 unless\n"
+    "training.precision is set; --scale dp=N then adds PyTorch DDP (buckets of\n"
+    "--bucket-mb, default 25, the first --first-bucket-mb, default 1); --ddp adds it\n"
+    "at the traced scale too (DDP with one process still copies into buckets).";
+
+const sc_cli_cmd sc_cli_commands[] = {
+    {"run", "[CONFIG.yaml] [OPTIONS]", "simulate one training step of a config", run_text,
+     run_opts, sc_cli_run, 0, 0},
+    {"sweep", "[CONFIG.yaml] [--gpus N] [OPTIONS]",
+     "search parallel layouts of a config by throughput", sweep_text, sweep_opts,
+     sc_cli_sweep, 0, 0},
+    {"validate", "CASES.csv... [OPTIONS]", "predicted vs published step times of case files",
+     validate_text, validate_opts, sc_cli_validate, 0, 0},
+    {"calibrate", NULL, "fit model parameters to measurements", calibrate_text, NULL, NULL, 0, 0},
+    {"calibrate --cases", "CASES.csv [--cases CASES.csv ...] [OPTIONS]",
+     "fit the compute model to published step times", cal_cases_text, cal_cases_opts,
+     sc_cli_calibrate_cases, 0, 0},
+    {"calibrate --nccl-tests", "FILE... [OPTIONS]",
+     "fit the collective model to nccl-tests outputs", cal_nccl_text, cal_nccl_opts,
+     sc_cli_calibrate_nccl, 0, 0},
+    {"calibrate --interference", "TRACE.json[.gz]... [OPTIONS]",
+     "fit the learned interference model to Kineto traces", cal_interf_text, cal_interf_opts,
+     sc_cli_calibrate_interference, 0, 0},
+    {"comm", "--gpu NAME --gpus N [OPTIONS]\n--compare NCCL_TESTS_OUTPUT [OPTIONS]",
+     "predicted collective times, or vs nccl-tests output", comm_text, comm_opts,
+     sc_cli_comm, 0, 0},
+    {"import", NULL, "profiler traces to a .scw job", import_text, NULL, NULL, 0, 0},
+    {"import kineto", "TRACE.json[.gz|.zst]... -o JOB.scw",
+     "PyTorch profiler (Kineto) traces to a .scw job",
+     import_kineto_text,
+     import_opts, sc_cli_import, SC_TRACE_KINETO, 0},
+    {"import chakra", "TRACE.et|TRACE.json... -o JOB.scw",
+     "Chakra or PyTorch execution traces to a .scw job",
+     import_chakra_text,
+     import_opts, sc_cli_import, SC_TRACE_CHAKRA, 0},
+    {"import cpu", "TRACE.json[.gz]... -o JOB.scw",
+     "a step traced on a CPU to a .scw job (ex-situ)",
+     import_cpu_text, import_opts, sc_cli_import, SC_TRACE_CPU, 0},
+    {"replay", "JOB.scw [OPTIONS]", "simulate a .scw job as traced or re-targeted", replay_text,
+     replay_opts, sc_cli_replay, 0, 0},
+    {"hw", NULL, "GPU presets",
+     "GPU presets with datasheet figures and their sources (docs/HARDWARE.md);\n"
+     "a preset's name is a value of cluster.gpu and of --gpu.",
+     NULL, NULL, 0, 0},
+    {"hw list", "", "list the GPU presets", NULL, NULL, sc_cli_hw_list, 0, 0},
+    {"hw show", "NAME", "show one GPU preset and its sources", NULL, NULL, sc_cli_hw_show, 0, 0},
+    {"presets", "", "list the model presets (model.preset)", NULL, NULL, sc_cli_presets, 0, 0},
+    {"config-docs", "", "print the config reference (docs/CONFIG.md)",
+     "Prints every config field, its unit and default as Markdown: the text of\n"
+     "docs/CONFIG.md (`stepcast config-docs > docs/CONFIG.md`).",
+     NULL, sc_cli_config_docs, 0, 0},
+    {"version", "", "print the version", NULL, NULL, sc_cli_version, 0, 0},
+    {"help", "[COMMAND [SUBCOMMAND]]", "print the usage of stepcast or of one command",
+     "Prints the list of commands, or one command's usage and options, as\n"
+     "`stepcast COMMAND --help` (or -h) does.",
+     NULL, sc_cli_help, 0, 0},
+    {"man", "[-o FILE]", "write the man page stepcast(1), troff -man",
+     "Writes stepcast(1) from the usage table that --help prints.", man_opts, sc_cli_man_cmd, 0,
+     1},
+};
+
+const size_t sc_cli_ncommands = sizeof sc_cli_commands / sizeof sc_cli_commands[0];
+
+const sc_cli_cmd *sc_cli_find(const char *name) {
+  for (size_t i = 0; i < sc_cli_ncommands; i++)
+    if (!strcmp(sc_cli_commands[i].name, name)) return &sc_cli_commands[i];
+  return NULL;
+}
+
+/* Whether row name is argv's first k words. */
+static int names_words(const char *name, int k, char **argv) {
+  const char *p = name;
+  for (int w = 0; w < k; w++) {
+    size_t len = strlen(argv[w]);
+    if (strncmp(p, argv[w], len) || (p[len] != ' ' && p[len] != 0)) return 0;
+    p += len;
+    if (*p == ' ') p++;
+    else if (w + 1 < k) return 0;
+  }
+  return *p == 0;
+}
+
+const sc_cli_cmd *sc_cli_lookup(int argc, char **argv, int *used) {
+  const sc_cli_cmd *best = NULL;
+  *used = 0;
+  for (size_t i = 0; i < sc_cli_ncommands; i++)
+    for (int k = argc < 2 ? argc : 2; k > *used; k--)
+      if (argv[k - 1][0] != '-' && names_words(sc_cli_commands[i].name, k, argv)) {
+        best = &sc_cli_commands[i];
+        *used = k;
+        break;
+      }
+  if (!best || best->run) return best;
+  /* A group of modes: the member whose flag is among the arguments. */
+  const sc_cli_cmd *mode = NULL;
+  size_t glen = strlen(best->name);
+  for (size_t i = 0; i < sc_cli_ncommands; i++) {
+    const char *n = sc_cli_commands[i].name;
+    if (strncmp(n, best->name, glen) || n[glen] != ' ' || n[glen + 1] != '-') continue;
+    for (int j = *used; j < argc; j++)
+      if (!strcmp(argv[j], n + glen + 1)) {
+        if (mode && mode != &sc_cli_commands[i]) return best; /* two modes: the group */
+        mode = &sc_cli_commands[i];
+      }
+  }
+  return mode ? mode : best;
+}
