@@ -37,7 +37,7 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
  * layers split, the rest and the two norms (weight + bias) replicated. KV
  * heads are replicated when the TP group is larger than the KV heads. */
 static double layer_params(const sc_shape *sh) {
-  double qkv_out = sh->h + 2.0 * sh->g_rank * sh->t * sh->d; /* summed over the TP group */
+  double qkv_out = sh->qkv_out;
   double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
   double weights = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
   double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
@@ -77,6 +77,7 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
   sh->t = (double)par->tp;
   sh->g_rank = sh->g >= sh->t ? sh->g / sh->t : 1.0;
+  sh->qkv_out = sh->h + 2.0 * sh->g_rank * sh->t * sh->d;
   /* Megatron pads the vocabulary to a multiple of 128 * tp. */
   double mult = 128.0 * sh->t;
   sh->v = ceil((double)m->vocab / mult) * mult;
@@ -86,11 +87,10 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->tied = m->tied_embeddings;
 
   sh->elem_bytes = sc__precision_elem_bytes(cfg->training.precision);
-  /* Megatron-LM reduces bf16 (and fp32) training's gradients in fp32 (its
-   * main grads); fp16 reduces in fp16. */
-  sh->grad_bytes = cfg->training.precision == SC_PREC_BF16   ? 4.0
-                   : cfg->training.precision == SC_PREC_FP32 ? 4.0
-                                                             : 2.0;
+  /* Megatron-LM reduces bf16 training's gradients in fp32 (its main grads;
+   * fp8 is a GEMM precision over bf16 parameters, so the same), fp32's in
+   * fp32, fp16's in fp16: the memory model's gradient bytes. */
+  sh->grad_bytes = cfg->training.precision == SC_PREC_FP16 ? 2.0 : 4.0;
 
   sh->layer_params = layer_params(sh);
   sh->embed_params = sh->v * sh->h / sh->t;

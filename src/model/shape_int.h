@@ -28,6 +28,7 @@ typedef struct sc_shape {
   double g_rank; /* KV heads on one TP rank: a shard, or one replicated head when
                     tp > kv_heads (Megatron-LM's GQA layout) */
   double shard;  /* t with sequence parallelism, else 1: how activations split */
+  double qkv_out; /* QKV projection outputs summed over the TP group: h + 2 g_rank t d */
   int sp;        /* sequence parallelism over TP (tp > 1) */
   int swiglu;    /* gated FFN: three GEMMs */
   int tied;      /* LM head shares the input embedding */

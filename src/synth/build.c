@@ -6,15 +6,6 @@
  */
 #include "synth/build_int.h"
 
-/* Parameters of one transformer layer held by one TP rank. */
-static double layer_params(const sc_shape *sh) {
-  double qkv_out = sh->h + 2.0 * sh->g * sh->d;
-  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
-  double w = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
-  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
-  return w + small;
-}
-
 int sc__workload_build(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, sc_workload *wl) {
   return sc__workload_build_ex(ctx, sh, cost, 0, wl);
 }
@@ -36,7 +27,7 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.mg.on = (flags & SC_WL_MERGE) != 0;
   wl->merged = B.mg.on;
   B.sh = sh;
-  B.lparams = layer_params(sh);
+  B.lparams = sh->layer_params;
   B.mg.inline_tp = B.mg.on && inline_tp;
   B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;
   B.pp = par->pp;

@@ -66,7 +66,7 @@ static void layer_forward_rest(builder *B, const where *w) {
   double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
   double act = T * sh->h * sh->elem_bytes;
   double act_l = Tl * sh->h * sh->elem_bytes;
-  double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
+  double qkv_n = sh->qkv_out / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
   sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
@@ -95,7 +95,7 @@ static void layer_backward_rest(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
   double act_l = Tl * sh->h * sh->elem_bytes;
-  double qkv_n = (sh->h + 2.0 * sh->g * sh->d) / sh->t;
+  double qkv_n = sh->qkv_out / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
   sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);

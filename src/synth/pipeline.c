@@ -59,14 +59,7 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
   int overlap = cfg->parallel.overlap_grad_reduce;
 
   /* Parameters held by this stage (per TP rank). */
-  double params = 0;
-  for (int64_t c = 0; c < v; c++) {
-    int64_t vs = vstage(B, stage, c);
-    params += lparams * (double)B->lpc;
-    if (vs == 0) params += emb_params;
-    if (vs == last_vs && (!tied || pp > 1 || v > 1)) params += emb_params;
-    if (vs == last_vs) params += 2.0 * sh->h; /* final norm */
-  }
+  double params = sc__shape_stage_params(sh, stage);
   *stage_params = params;
 
   sc__syn_dp_param_gathers(B);

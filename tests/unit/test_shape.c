@@ -1,0 +1,170 @@
+/*
+ * test_shape.c: the model shape derived once for synthesis, memory and FLOPs
+ * (src/model/shape.c): dimensions per TP rank (GQA with tp above the KV
+ * heads), parameter counts per stage, gradient bytes per precision, and
+ * Megatron's FLOP formula.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "sctest.h"
+#include "model/shape_int.h"
+#include "model/schedule_int.h"
+
+static sc_ctx *ctx;
+
+static int setup(void **state) {
+  (void)state;
+  return sc_ctx_new(NULL, NULL, &ctx);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  sc_ctx_free(ctx);
+  return 0;
+}
+
+static void shape_of(sc_config *cfg, sc_shape *sh) {
+  if (sc_config_resolve(ctx, cfg)) fail_msg("resolve: %s", sc_errmsg(ctx));
+  if (sc__shape_init(ctx, cfg, sh)) fail_msg("shape: %s", sc_errmsg(ctx));
+}
+
+/* Llama-3 70B (8 KV heads) under TP 16: every rank holds one replicated KV
+ * head (Megatron-LM), so its QKV output is h/16 + 2 * 128 columns and the
+ * layer's parameters count 16 KV heads over the group. */
+static void test_gqa_beyond_kv_heads(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_config_default(&cfg);
+  assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-70b"), 0);
+  cfg.parallel.tp = 16;
+  cfg.parallel.pp = 4;
+  cfg.parallel.dp = 0;
+  cfg.cluster.gpus_per_node = 16;
+  cfg.cluster.num_gpus = 1024;
+  cfg.cluster.nodes = 0;
+  sc_shape sh;
+  shape_of(&cfg, &sh);
+  assert_true(sh.g == 8 && sh.g_rank == 1 && sh.d == 128);
+  assert_true(sh.qkv_out == 8192 + 2.0 * 16 * 128);
+  assert_true(sh.qkv_out / sh.t == 512 + 256);
+  double h = 8192, f = 28672, t = 16;
+  double w = (h * sh.qkv_out + h * h + h * 2 * f + f * h) / t;
+  double small = 4 * h + sh.qkv_out / t + h + 2 * f / t + h;
+  assert_true(fabs(sh.layer_params - (w + small)) < 1e-6);
+  /* with tp 8 the KV heads shard exactly: one per rank, no replication */
+  cfg.parallel.tp = 8;
+  cfg.parallel.dp = 0;
+  cfg.cluster.gpus_per_node = 8;
+  cfg.cluster.nodes = 0;
+  shape_of(&cfg, &sh);
+  assert_true(sh.g_rank == 1 && sh.qkv_out == 8192 + 2.0 * 8 * 128);
+}
+
+/* Stage parameters: the layers of every chunk, embedding on the first
+ * virtual stage, LM head and final norm on the last; summed over the stages
+ * they give the TP rank's share of the whole model. */
+static void test_stage_params(void **state) {
+  (void)state;
+  sc_config cfg;
+  assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+  cfg.parallel.vpp = 2;
+  cfg.training.global_batch = 64;
+  sc_shape sh;
+  shape_of(&cfg, &sh);
+  double sum = 0;
+  for (int64_t s = 0; s < sh.pp; s++) sum += sc__shape_stage_params(&sh, s);
+  double expect = sh.layers * sh.layer_params + 2 * sh.embed_params + sh.norm_params;
+  assert_true(fabs(sum - expect) <= 1e-9 * expect);
+  assert_true(sh.embed_params == sh.v * sh.h / sh.t);
+  assert_true(fmod(sh.v, 128 * sh.t) == 0 && sh.v >= 128256);
+}
+
+/* DP reduction bytes follow Megatron's main grads: fp32 for bf16, fp8 (bf16
+ * parameters) and fp32; fp16 for fp16. */
+static void test_grad_bytes(void **state) {
+  (void)state;
+  static const struct {
+    sc_precision p;
+    double grad, elem;
+  } cases[] = {{SC_PREC_BF16, 4, 2}, {SC_PREC_FP8, 4, 2}, {SC_PREC_FP16, 2, 2}, {SC_PREC_FP32, 4, 4}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+    cfg.training.precision = cases[i].p;
+    sc_shape sh;
+    shape_of(&cfg, &sh);
+    assert_true(sh.grad_bytes == cases[i].grad);
+    assert_true(sh.elem_bytes == cases[i].elem);
+  }
+}
+
+/* Megatron's GPT model FLOPs: 72 B s L h^2 (1 + s / 6h + V / 12 L h); with
+ * full recompute the SC21 hardware count 96 B s L h^2 (1 + s / 6h + V / 16 L h). */
+static void test_flops_formula(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_config_default(&cfg); /* GPT-3 175B, full recompute */
+  sc_shape sh;
+  shape_of(&cfg, &sh);
+  double B = 1536, s = 2048, L = 96, h = 12288, V = 51200;
+  double model = 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+  double hw = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+  assert_true(fabs(sh.model_flops - model) <= 1e-12 * model);
+  assert_true(fabs(sh.hw_flops - hw) <= 1e-12 * hw);
+}
+
+/* An unresolved config (pp not dividing the layers) has no shape. */
+static void test_unresolved(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_config_default(&cfg);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  cfg.model.layers = 95;
+  sc_shape sh;
+  assert_int_equal(sc__shape_init(ctx, &cfg, &sh), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "not resolved"));
+}
+
+/* The schedules: every micro-batch's forward and backward once per chunk,
+ * and 1F1B's warm-up of pp - stage - 1 forwards. */
+static void test_schedules(void **state) {
+  (void)state;
+  for (int kind = SC_SCHED_1F1B; kind <= SC_SCHED_INTERLEAVED; kind++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_gpt(ctx, &cfg), 0);
+    cfg.parallel.schedule = (sc_schedule)kind;
+    cfg.parallel.vpp = kind == SC_SCHED_INTERLEAVED ? 2 : 1;
+    cfg.model.layers = 24;
+    sc_shape sh;
+    shape_of(&cfg, &sh);
+    size_t n = sc__schedule_len(&sh);
+    sc_sched_item *it = calloc(n, sizeof *it);
+    assert_non_null(it);
+    for (int64_t st = 0; st < sh.pp; st++) {
+      assert_int_equal(sc__schedule_items(&sh, st, it), n);
+      int seen[2][64][2] = {{{0}}};
+      for (size_t i = 0; i < n; i++) seen[it[i].fwd][it[i].mb][it[i].chunk]++;
+      for (int64_t mb = 0; mb < sh.m; mb++)
+        for (int64_t c = 0; c < sh.vpp; c++) assert_true(seen[0][mb][c] == 1 && seen[1][mb][c] == 1);
+      if (kind == SC_SCHED_1F1B)
+        for (int64_t i = 0; i < sh.pp - st; i++) assert_true(it[i].fwd);
+      if (kind == SC_SCHED_GPIPE) assert_true(it[sh.m - 1].fwd && !it[sh.m].fwd);
+    }
+    free(it);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gqa_beyond_kv_heads), cmocka_unit_test(test_stage_params),
+      cmocka_unit_test(test_grad_bytes),          cmocka_unit_test(test_flops_formula),
+      cmocka_unit_test(test_unresolved),          cmocka_unit_test(test_schedules),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
