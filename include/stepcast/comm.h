@@ -75,8 +75,7 @@ typedef struct sc_nccltests {
   int64_t min_bytes, max_bytes; /* idem */
   double avg_busbw_gbps;        /* "# Avg bus bandwidth"; NAN if absent */
   size_t nrows;
-  sc_nccltests_row *rows;
-  size_t cap_; /* internal */
+  sc_nccltests_row *rows;       /* nrows entries, owned: sc_nccltests_free */
 } sc_nccltests;
 
 /* Parses nccl-tests output (any of the *_perf binaries, old 2.x layouts

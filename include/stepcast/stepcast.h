@@ -280,8 +280,21 @@ typedef struct sc_config {
   sc_cluster_cfg cluster;
   sc_sim_cfg simulation;
   sc_cost_params costs;
-  int field_line[SC_CONFIG_MAX_FIELDS]; /* source line per field (0 = default) */
+  /* Where each field's value came from, by field index (sc_config_field_index),
+   * for messages that name the line to fix: > 0 a line of the file `origin`,
+   * SC_LINE_SET an override (sc_config_set), SC_LINE_DEFAULT a default. The
+   * loaders maintain it; calibration keys are not tracked. */
+  int field_line[SC_CONFIG_MAX_FIELDS];
 } sc_config;
+
+#define SC_LINE_DEFAULT 0
+#define SC_LINE_SET (-1)
+
+/* The config's fields by index, 0 .. sc_config_field_count() - 1, named
+ * "section.key" (docs/CONFIG.md; calibration keys are not fields). */
+int sc_config_field_count(void);
+const char *sc_config_field_name(int field); /* NULL when out of range */
+int sc_config_field_index(const char *key);  /* -1 when unknown */
 
 /* Fills cfg with the built-in default example: GPT-3 175B on 1,024
  * A100-80GB, TP8 PP16 DP8, batch 1536, seq 2048, full recompute (SC21). */

@@ -506,7 +506,7 @@ static int row_to_case(const row_ctx *rc, sc_case *c) {
       if ((e = set_field(rc, cfg, k, columns[k].key, buf))) return e;
       continue;
     }
-    int fi = sc__config_field_index(columns[k].key);
+    int fi = sc_config_field_index(columns[k].key);
     if (fi >= 0 && rc->base->field_line[fi] != 0) {
       char v[64];
       if (sc__config_format_field(rc->base, fi, v, sizeof v)) v[0] = 0;
@@ -569,7 +569,7 @@ static int row_to_case(const row_ctx *rc, sc_case *c) {
   const sc_config *r = &c->resolved;
   for (int k = 0; k < COL_COUNT; k++) {
     if (!columns[k].key || cell(rc, k, buf, sizeof buf)[0]) continue;
-    int fi = sc__config_field_index(columns[k].key);
+    int fi = sc_config_field_index(columns[k].key);
     if (fi < 0 || rc->base->field_line[fi] != 0) continue;
     char v[64];
     if (sc__config_format_field(r, fi, v, sizeof v)) v[0] = 0;

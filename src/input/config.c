@@ -340,11 +340,13 @@ double sc__precision_elem_bytes(sc_precision p) { return p == SC_PREC_FP32 ? 4.0
 
 const sc_hw *sc__config_gpu(const sc_config *cfg) { return sc_hw_find(cfg->cluster.gpu); }
 
-const char *sc__config_field_name(int field) {
+int sc_config_field_count(void) { return SC_FIELD_COUNT; }
+
+const char *sc_config_field_name(int field) {
   return field >= 0 && field < SC_FIELD_COUNT ? fields[field].name : NULL;
 }
 
-int sc__config_field_index(const char *dotted) {
+int sc_config_field_index(const char *dotted) {
   if (!dotted) return -1;
   for (int i = 0; i < SC_FIELD_COUNT; i++)
     if (!strcmp(fields[i].name, dotted)) return i;
@@ -1126,7 +1128,7 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
     *cfg = work;
     return SC_OK;
   }
-  int fi = sc__config_field_index(key);
+  int fi = sc_config_field_index(key);
   if (fi < 0) {
     char hint[SC_ERRMSG_MAX];
     dotted_hint(hint, sizeof hint, key);

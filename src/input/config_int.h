@@ -130,7 +130,7 @@ enum {
 
 /* field_line value of a field given by an override (sc_config_set) rather
  * than a file line; messages then say "--set" instead of "file:line". */
-#define SC_CONFIG_LINE_SET (-1)
+#define SC_CONFIG_LINE_SET SC_LINE_SET
 
 /* Integer fields are limited to this so that the product of any two fits in
  * int64 (derived quantities such as global_batch * seq_len stay exact). */
@@ -144,10 +144,6 @@ double sc__precision_elem_bytes(sc_precision p);
  * place that maps a config to its hardware. */
 const sc_hw *sc__config_gpu(const sc_config *cfg);
 
-/* "parallel.tp" for a field index; NULL when out of range. */
-const char *sc__config_field_name(int field);
-/* Index of "section.key", or -1 when unknown. */
-int sc__config_field_index(const char *dotted);
 /* Where a field's value came from, for messages: "gpt.yaml:12" (file line),
  * "--set" (override), or cfg->origin when it is a default. Writes into buf
  * (always terminated) and returns buf. */

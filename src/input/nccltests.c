@@ -307,6 +307,7 @@ typedef struct parser {
   host *hosts;
   size_t nhosts, hosts_cap;
   int64_t gpu_rank; /* rank whose device name is in t->gpu */
+  size_t rows_cap;  /* t->rows while parsing; trimmed to t->nrows at the end */
 } parser;
 
 #define MAX_RANK_INDEX (1 << 22)
@@ -468,7 +469,7 @@ static int data_line(parser *P, char **tok, int n, int more) {
     L = &guessed;
   }
 
-  int rc = sc__grow(P->ctx, (void **)&P->t->rows, sizeof *P->t->rows, &P->t->cap_, P->t->nrows + 1);
+  int rc = sc__grow(P->ctx, (void **)&P->t->rows, sizeof *P->t->rows, &P->rows_cap, P->t->nrows + 1);
   if (rc) return rc;
   sc_nccltests_row *r = &P->t->rows[P->t->nrows];
   memset(r, 0, sizeof *r);
@@ -560,9 +561,9 @@ static int parse_line(parser *P, const char *s, size_t n) {
 
 void sc_nccltests_free(sc_ctx *ctx, sc_nccltests *t) {
   if (!t) return;
-  sc__free(ctx, t->rows, t->cap_ * sizeof *t->rows);
+  sc__free(ctx, t->rows, t->nrows * sizeof *t->rows);
   t->rows = NULL;
-  t->nrows = t->cap_ = 0;
+  t->nrows = 0;
 }
 
 static void init_result(sc_nccltests *t, const char *name) {
@@ -606,8 +607,15 @@ int sc_nccltests_parse(sc_ctx *ctx, const char *name, const char *text, size_t l
   }
   sc__free(ctx, P.rank_host, P.rank_cap * sizeof *P.rank_host);
   sc__free(ctx, P.hosts, P.hosts_cap * sizeof *P.hosts);
+  if (!rc && P.rows_cap > out->nrows) { /* exactly nrows, so that free needs no capacity */
+    void *q = sc__realloc(ctx, out->rows, P.rows_cap * sizeof *out->rows,
+                          out->nrows * sizeof *out->rows);
+    if (q) out->rows = q;
+    else rc = SC_ENOMEM;
+    if (q) P.rows_cap = out->nrows;
+  }
   if (rc) {
-    sc_nccltests_free(ctx, out);
+    sc__free(ctx, out->rows, P.rows_cap * sizeof *out->rows);
     init_result(out, name ? name : "<nccl-tests>");
   }
   return rc;

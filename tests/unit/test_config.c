@@ -346,16 +346,16 @@ static void test_field_names(void **state) {
   (void)state;
   assert_true(SC_FIELD_COUNT <= SC_CONFIG_MAX_FIELDS);
   for (int i = 0; i < SC_FIELD_COUNT; i++) {
-    const char *name = sc__config_field_name(i);
+    const char *name = sc_config_field_name(i);
     assert_non_null(name);
-    assert_int_equal(sc__config_field_index(name), i);
+    assert_int_equal(sc_config_field_index(name), i);
   }
-  assert_null(sc__config_field_name(SC_FIELD_COUNT));
-  assert_null(sc__config_field_name(-1));
-  assert_int_equal(sc__config_field_index("parallel.tp"), SC_FIELD_parallel_tp);
-  assert_int_equal(sc__config_field_index("calibration.gemm_eff"), -1); /* a calibration key */
-  assert_int_equal(sc__config_field_index("parallel.foo"), -1);
-  assert_int_equal(sc__config_field_index(NULL), -1);
+  assert_null(sc_config_field_name(SC_FIELD_COUNT));
+  assert_null(sc_config_field_name(-1));
+  assert_int_equal(sc_config_field_index("parallel.tp"), SC_FIELD_parallel_tp);
+  assert_int_equal(sc_config_field_index("calibration.gemm_eff"), -1); /* a calibration key */
+  assert_int_equal(sc_config_field_index("parallel.foo"), -1);
+  assert_int_equal(sc_config_field_index(NULL), -1);
 }
 
 /* ---------------------------------------------------------------- --set */
@@ -904,7 +904,7 @@ static void test_docs(void **state) {
   assert_non_null(strstr(b->data, "stepcast config-docs > docs/CONFIG.md"));
   for (int i = 0; i < SC_FIELD_COUNT; i++) {
     char cell[128];
-    snprintf(cell, sizeof cell, "| `%s` |", sc__config_field_name(i));
+    snprintf(cell, sizeof cell, "| `%s` |", sc_config_field_name(i));
     if (!strstr(b->data, cell)) {
       print_error("docs lack %s\n", cell);
       fail();
