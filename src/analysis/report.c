@@ -7,24 +7,6 @@
 
 #include <stdio.h>
 
-const char *sc_category_key(int cat) {
-  static const char *const keys[] = {
-#define SC_X_KEY(id, key, label) key,
-      SC_CATEGORY_LIST(SC_X_KEY)
-#undef SC_X_KEY
-  };
-  return cat >= 0 && cat < SC_CAT_COUNT ? keys[cat] : "?";
-}
-
-const char *sc_category_label(int cat) {
-  static const char *const labels[] = {
-#define SC_X_LABEL(id, key, label) label,
-      SC_CATEGORY_LIST(SC_X_LABEL)
-#undef SC_X_LABEL
-  };
-  return cat >= 0 && cat < SC_CAT_COUNT ? labels[cat] : "?";
-}
-
 /* The schedule a config runs: interleaved whenever vpp > 1. */
 static const char *schedule_name(const sc_config *cfg) {
   return sc_enum_label(SC_ENUM_SCHEDULE,

@@ -43,6 +43,25 @@ int sc__opkind_is_compute(int kind) {
   return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
 }
 
+/* The breakdown categories an op's time counts under (public names). */
+const char *sc_category_key(int cat) {
+  static const char *const keys[] = {
+#define SC_X_KEY(id, key, label) key,
+      SC_CATEGORY_LIST(SC_X_KEY)
+#undef SC_X_KEY
+  };
+  return cat >= 0 && cat < SC_CAT_COUNT ? keys[cat] : "?";
+}
+
+const char *sc_category_label(int cat) {
+  static const char *const labels[] = {
+#define SC_X_LABEL(id, key, label) label,
+      SC_CATEGORY_LIST(SC_X_LABEL)
+#undef SC_X_LABEL
+  };
+  return cat >= 0 && cat < SC_CAT_COUNT ? labels[cat] : "?";
+}
+
 /* ------------------------------------------------------------ placement */
 
 void sc__placement_begin(sc_placement_acc *a) {
