@@ -1,7 +1,7 @@
 /*
  * comm.h: collective communication on its own: a reader of nccl-tests output
  * (all_reduce_perf and friends), the NCCL-faithful collective cost model the
- * simulator uses ("nccl" v3, docs/COMM.md), its calibration from nccl-tests
+ * simulator uses ("nccl" v4, docs/COMM.md), its calibration from nccl-tests
  * rows, and the tables behind `stepcast comm` and `stepcast calibrate`.
  *
  * Ownership: sc_nccltests is a caller-owned struct whose rows array belongs to
