@@ -304,8 +304,7 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
   return SC_OK;
 }
 
-#ifndef NDEBUG
-/* Invariants of the built programs (debug builds): dependencies point to
+/* Invariants of the built programs (checked when the context asks): dependencies point to
  * existing ops of other slots; collectives name existing groups. (The
  * pipeline pairing check of sc__workload_check does not apply here.) */
 static int check_programs(sc_ctx *ctx, const sc_workload *wl) {
@@ -328,7 +327,6 @@ static int check_programs(sc_ctx *ctx, const sc_workload *wl) {
   }
   return SC_OK;
 }
-#endif
 
 /* Per-rank state kept across the phases of sc_replay. */
 typedef struct rprep {
@@ -707,9 +705,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
     wl.op_name = op_name;
     wl.stream_name = stream_name;
     wl.names_ud = nm;
-#ifndef NDEBUG
-    rc = check_programs(ctx, &wl);
-#endif
+    if (sc__checks(ctx)) rc = check_programs(ctx, &wl);
   }
   sc_engine_result res;
   if (!rc) {

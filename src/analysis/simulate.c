@@ -46,9 +46,7 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
   sc_workload wl;
   rc = sc__workload_build_ex(ctx, &plan->shape, &cost, flags, &wl);
   if (rc) return rc;
-#ifndef NDEBUG
-  rc = sc__workload_check(ctx, &wl);
-#endif
+  if (sc__checks(ctx)) rc = sc__workload_check(ctx, &wl);
   sc_memory_model mm;
   sc_memory_opts o;
   sc__memory_opts_of(cfg, &o);

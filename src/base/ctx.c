@@ -28,9 +28,14 @@ int sc_ctx_new(sc_alloc_fn alloc, void *ud, sc_ctx **out) {
   memset(ctx, 0, sizeof *ctx);
   ctx->alloc = fn;
   ctx->alloc_ud = ud;
+#ifndef NDEBUG
+  ctx->checks = 1;
+#endif
   *out = ctx;
   return SC_OK;
 }
+
+void sc__ctx_set_checks(sc_ctx *ctx, int on) { ctx->checks = on != 0; }
 
 void sc_ctx_free(sc_ctx *ctx) {
   if (ctx) ctx->alloc(ctx->alloc_ud, ctx, sizeof *ctx, 0);

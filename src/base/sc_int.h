@@ -16,8 +16,15 @@
 struct sc_ctx {
   sc_alloc_fn alloc;
   void *alloc_ud;
+  int checks; /* run the invariant checkers (sc__workload_check, ...) on what is built */
   char errmsg[SC_ERRMSG_MAX];
 };
+
+/* Invariant checks (assert-style: every workload the pipeline builds is
+ * checked before it runs) are on in debug builds and wherever a caller turns
+ * them on; the unit tests turn them on for every context they create. */
+void sc__ctx_set_checks(sc_ctx *ctx, int on);
+static inline int sc__checks(const sc_ctx *ctx) { return ctx->checks; }
 
 #if defined(__GNUC__)
 #define SC_PRINTF(a, b) __attribute__((format(printf, a, b)))
