@@ -33,10 +33,38 @@ static double track_item(const void *ud, int64_t stage, int64_t chunk) {
   return sc__memory_item_bytes(ud, stage, chunk);
 }
 
+/* Memory the simulation may take: more means the config describes a job
+ * far beyond what one step's simulation is for (the largest runs the
+ * benchmarks exercise, Llama-3 405B on 131,072 GPUs unfolded, stay below
+ * 1 GiB). */
+#define MAX_SIMULATION_BYTES (8.0 * GIB)
+
+/* Bytes the unmerged workload's programs and the engine's per-rank state take,
+ * estimated from the schedule before anything is built: per pipeline stage
+ * 2 * m * vpp passes of lpc layers, at most 24 ops (32 B each, with ~8 B of
+ * dependencies) per layer pass and 16 around it (measured: ~20 on the
+ * default example); per simulated rank ~1 KiB of engine state. */
+double sc__plan_estimate_bytes(const sc_plan *plan) {
+  const sc_shape *sh = &plan->shape;
+  double passes = 2.0 * (double)sh->m * (double)sh->vpp;
+  double ops = (double)sh->pp * passes * (24.0 * (double)sh->lpc + 16.0);
+  double ranks = plan->cfg->simulation.fold ? (double)sh->pp
+                                           : (double)(sh->tp * sh->pp * sh->dp * sh->cp);
+  return ops * 40.0 + ranks * 1024.0;
+}
+
 int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                       sc_result *out) {
   memset(out, 0, sizeof *out);
   const sc_config *cfg = plan->cfg;
+  double need = sc__plan_estimate_bytes(plan);
+  if (need > MAX_SIMULATION_BYTES)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: simulating this step would take ~%.1f GiB (%.3g micro-batches per "
+                     "replica over %lld stages of %lld layers%s); the limit is %.0f GiB",
+                     cfg->origin, need / GIB, (double)plan->shape.m, (long long)plan->shape.pp,
+                     (long long)plan->shape.layers, cfg->simulation.fold ? "" : ", every rank",
+                     MAX_SIMULATION_BYTES / GIB);
   sc_cost cost;
   int rc = sc__cost_init(ctx, cfg, &cost);
   if (rc) return rc;

@@ -24,6 +24,11 @@ typedef struct sc_plan {
  * 0 or SC_EINVAL (a config sc_config_resolve did not accept). */
 int sc__plan_init(sc_ctx *ctx, const sc_config *cfg, sc_plan *plan);
 
+/* Bytes simulating the plan would take at most (workload and engine state),
+ * estimated without building anything; sc__plan_simulate refuses plans
+ * above its limit. */
+double sc__plan_estimate_bytes(const sc_plan *plan);
+
 /* Simulates one step of a plan (see sc_simulate for trace and out). */
 int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                       sc_result *out);

@@ -160,13 +160,19 @@ int sc__read_file(sc_ctx *ctx, const char *path, const char *from, const char *n
                   size_t max_bytes, char **out, size_t *len, size_t *cap) {
   *out = NULL;
   *len = *cap = 0;
+  /* Whole-file inputs are regular files: a FIFO would block the open until
+   * a writer appears, a device (/dev/zero) never ends, a directory is not
+   * text. Checked before opening. */
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return read_failure(ctx, path, from, noun, "cannot open", strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return read_failure(ctx, path, from, noun, "cannot open",
+                        S_ISDIR(st.st_mode)    ? strerror(EISDIR)
+                        : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+                                               : "not a regular file (a device?)");
   FILE *fp = fopen(path, "rb");
   if (!fp) return read_failure(ctx, path, from, noun, "cannot open", strerror(errno));
-  struct stat st;
-  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(fp);
-    return read_failure(ctx, path, from, noun, "cannot open", strerror(EISDIR));
-  }
   size_t n = 0, c = 0;
   char *buf = NULL;
   int rc = SC_OK;

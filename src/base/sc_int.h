@@ -28,8 +28,10 @@ static inline int sc__checks(const sc_ctx *ctx) { return ctx->checks; }
 
 #if defined(__GNUC__)
 #define SC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define SC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define SC_PRINTF(a, b)
+#define SC_UNLIKELY(x) (x)
 #endif
 
 /* Sets ctx->errmsg (printf-style) and returns code, so callers can write

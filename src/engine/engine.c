@@ -817,7 +817,9 @@ static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
 }
 
 static double collective_ns(sim *S, int coll, double bytes, const sc_placement *pl) {
-  uint64_t h = (uint64_t)bytes * 0x9E3779B97F4A7C15ull ^ (uint64_t)pl->n * 0xC2B2AE3D27D4EB4Full ^
+  uint64_t bits; /* the value's bits: a conversion of a huge size would be undefined */
+  memcpy(&bits, &bytes, sizeof bits);
+  uint64_t h = bits * 0x9E3779B97F4A7C15ull ^ (uint64_t)pl->n * 0xC2B2AE3D27D4EB4Full ^
                (uint64_t)pl->nodes * 0x165667B19E3779F9ull ^ (uint64_t)pl->per_node * 31u ^
                (uint64_t)coll;
   /* Mix the low bits (coll, per_node) into the high ones the index uses:
@@ -1025,6 +1027,14 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->trace, sizeof(tracebuf));
 }
 
+/* An event past SC_TIME_MAX: the step would not be representable. */
+RARE static int time_overflow(const sim *S) {
+  return sc__error(S->ctx, SC_EUNSUPPORTED,
+                   "the simulated step exceeds %lld ns (73 years): an op's duration or size is "
+                   "out of any physical range",
+                   (long long)SC_TIME_MAX);
+}
+
 static int run(sim *S) {
   const sc_mapping *m = &S->wl->map;
   S->stride = m->tp * m->cp * m->dp;
@@ -1066,6 +1076,7 @@ static int run(sim *S) {
     /* The next event's activity is not in L1 by now: fetch it meanwhile. */
     if (next_act != NONE) PREFETCH(&S->acts[next_act]);
     if (S->acts[e.act].version != e.version) continue; /* superseded by a rate change */
+    if (SC_UNLIKELY(t > SC_TIME_MAX)) return time_overflow(S);
     S->now = t;
     S->events++;
     finish(S, e.act);

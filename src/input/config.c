@@ -78,7 +78,7 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_INTERFERENCE(s) ((s) == sizeof(sc_interference) && (s) == sizeof(int))
 #define SIZE_OK_ATTENTION(s) ((s) == sizeof(sc_attention) && (s) == sizeof(int))
 
-#define SC_X_CHECK(sec, key, type, member, unit, def, doc)         \
+#define SC_X_CHECK(sec, key, type, member, unit, def, lo, hi, doc) \
   _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)), \
                  #sec "." #key ": table type does not match the member");
 SC_CONFIG_FIELDS(SC_X_CHECK)
@@ -97,14 +97,15 @@ typedef struct field {
   size_t size;         /* of the member */
   const char *unit;
   const char *def; /* default text; "" = set by the model preset */
+  double lo, hi;   /* physical range of a number (0 of COUNT/REAL: derived) */
   const char *doc;
 } field_def;
 
 /* clang-format off */
 static const field_def fields[SC_FIELD_COUNT] = {
-#define SC_X_ROW(sec, key, type, member, unit, def, doc)                    \
+#define SC_X_ROW(sec, key, type, member, unit, def, lo, hi, doc)            \
   {#sec, #key, #sec "." #key, T_##type, offsetof(sc_config, member),        \
-   sizeof(((sc_config *)0)->member), unit, def, doc},
+   sizeof(((sc_config *)0)->member), unit, def, lo, hi, doc},
     SC_CONFIG_FIELDS(SC_X_ROW)
 #undef SC_X_ROW
 };
@@ -451,6 +452,38 @@ static void list_names(char *buf, size_t n, size_t *len, sc_enum e) {
     appendf(buf, n, len, "%s%s", i ? ", " : "", sc_enum_name(e, i));
 }
 
+/* Shortest "%.*g" text that reads back as exactly v. */
+static void format_real(char *buf, size_t n, double v) {
+  for (int prec = 6; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* Writes "KEY: V out of range [LO, HI]" into err and returns 1 when v lies
+ * outside the field's physical range (0 of a COUNT or REAL field whose range
+ * starts above 0 means "derived" and is always accepted); else 0. */
+static int range_error(const field_def *f, double v, char *err, size_t errn) {
+  int zero_ok = (f->type == T_COUNT || f->type == T_REAL) && f->lo > 0;
+  if (v >= f->lo && v <= f->hi) return 0;
+  if (zero_ok && v == 0) return 0;
+  size_t len = 0;
+  char vs[40], lo[40], hi[40];
+  if (f->type == T_POSINT || f->type == T_COUNT) { /* integers: every digit */
+    snprintf(vs, sizeof vs, "%.0f", v);
+    snprintf(lo, sizeof lo, "%.0f", f->lo);
+    snprintf(hi, sizeof hi, "%.0f", f->hi);
+  } else {
+    format_real(vs, sizeof vs, v);
+    format_real(lo, sizeof lo, f->lo);
+    format_real(hi, sizeof hi, f->hi);
+  }
+  err[0] = 0;
+  appendf(err, errn, &len, "%s: %s out of range [%s, %s]", f->name, vs, lo, hi);
+  if (zero_ok) appendf(err, errn, &len, " (0 = derived)");
+  return 1;
+}
+
 /* Parses `text` as the value of field fi and stores it in cfg (model.preset
  * loads the whole preset shape). On failure writes "KEY: reason" into err and
  * returns SC_EINVAL; cfg may then be partly written (callers work on copies). */
@@ -472,13 +505,11 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
   case T_POSINT:
   case T_COUNT: {
     int64_t v;
-    int64_t lo = f->type == T_POSINT ? 1 : 0;
-    if (parse_i64(text, &v) || v < lo || v > SC_CONFIG_INT_MAX) {
+    if (parse_i64(text, &v)) {
       appendf(err, errn, &len, "%s: expected %s, got %s", f->name, types[f->type].expect, q);
-      if (!parse_i64(text, &v) && v > SC_CONFIG_INT_MAX)
-        appendf(err, errn, &len, " (at most %" PRId64 ")", SC_CONFIG_INT_MAX);
       return SC_EINVAL;
     }
+    if (range_error(f, (double)v, err, errn)) return SC_EINVAL;
     set_i64(cfg, f, v);
     return SC_OK;
   }
@@ -494,10 +525,11 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
   case T_REAL:
   case T_FRAC: {
     double v;
-    if (parse_double(text, &v) || v < 0 || (f->type == T_FRAC && v > 1)) {
+    if (parse_double(text, &v)) {
       appendf(err, errn, &len, "%s: expected %s, got %s", f->name, types[f->type].expect, q);
       return SC_EINVAL;
     }
+    if (range_error(f, v, err, errn)) return SC_EINVAL;
     set_real(cfg, f, v);
     return SC_OK;
   }
@@ -554,15 +586,8 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
   err[0] = 0;
   switch (f->type) {
   case T_POSINT:
-  case T_COUNT: {
-    int64_t v = get_i64(cfg, f);
-    if (v < (f->type == T_POSINT ? 1 : 0) || v > SC_CONFIG_INT_MAX) {
-      appendf(err, errn, &len, "%s: expected %s up to %" PRId64 ", got %" PRId64, f->name,
-              types[f->type].expect, SC_CONFIG_INT_MAX, v);
-      return SC_EINVAL;
-    }
-    return SC_OK;
-  }
+  case T_COUNT:
+    return range_error(f, (double)get_i64(cfg, f), err, errn) ? SC_EINVAL : SC_OK;
   case T_BOOL: {
     int v = get_int(cfg, f);
     if (v != 0 && v != 1) {
@@ -572,14 +597,8 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
     return SC_OK;
   }
   case T_REAL:
-  case T_FRAC: {
-    double v = get_real(cfg, f);
-    if (!isfinite(v) || v < 0 || (f->type == T_FRAC && v > 1)) {
-      appendf(err, errn, &len, "%s: expected %s, got %g", f->name, types[f->type].expect, v);
-      return SC_EINVAL;
-    }
-    return SC_OK;
-  }
+  case T_FRAC:
+    return range_error(f, get_real(cfg, f), err, errn) ? SC_EINVAL : SC_OK;
   case T_PRESET: return SC_OK; /* shares model.name with the LABEL row, which checks it */
   case T_LABEL:
   case T_GPU: {
@@ -960,12 +979,51 @@ static int yaml_failure(sc_ctx *ctx, const char *file, const yaml_parser_t *p, c
   }
 }
 
+/* Configs nest three levels (section, key, value); anything deeper than this
+ * is not a config, and libyaml's document loader takes time quadratic in the
+ * depth (seconds at 40,000 levels), so the depth is checked first with the
+ * event parser, which is linear. */
+#define MAX_YAML_DEPTH 32
+
+/* 0 when text nests at most MAX_YAML_DEPTH deep (or does not parse: the
+ * loader then reports the syntax error), else SC_EINVAL with the line. */
+static int check_depth(sc_ctx *ctx, const char *file, const char *text, size_t len) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser))
+    return sc__error(ctx, SC_ENOMEM, "%s: out of memory while parsing YAML", file);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  int depth = 0, rc = SC_OK;
+  for (;;) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) break;
+    yaml_event_type_t type = ev.type;
+    int line = (int)ev.start_mark.line + 1;
+    yaml_event_delete(&ev);
+    if (type == YAML_STREAM_END_EVENT) break;
+    if (type == YAML_MAPPING_START_EVENT || type == YAML_SEQUENCE_START_EVENT) {
+      if (++depth > MAX_YAML_DEPTH) {
+        rc = sc__error_at(ctx, SC_EINVAL, file, line,
+                          "YAML nested deeper than %d levels (a config has sections, keys "
+                          "and values)",
+                          MAX_YAML_DEPTH);
+        break;
+      }
+    } else if (type == YAML_MAPPING_END_EVENT || type == YAML_SEQUENCE_END_EVENT) {
+      depth--;
+    }
+  }
+  yaml_parser_delete(&parser);
+  return rc;
+}
+
 /* Parses one YAML text into *work (see loader). The text must be one
  * document whose root is a mapping. */
 static int load_text(sc_ctx *ctx, sc_config *work, const char *file, const char *text, size_t len,
                      int calibration_file, int include_line) {
   yaml_parser_t parser;
   yaml_document_t doc;
+  int drc = check_depth(ctx, file, text, len);
+  if (drc) return drc;
   if (!yaml_parser_initialize(&parser))
     return sc__error(ctx, SC_ENOMEM, "%s: out of memory while parsing YAML", file);
   yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -1234,7 +1292,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
         where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes, -1));
   if (!cl->num_gpus) {
     cl->num_gpus = mul_sat(cl->nodes, cl->gpus_per_node);
-    if (cl->num_gpus > SC_CONFIG_INT_MAX)
+    if (cl->num_gpus > (int64_t)fields[SC_FIELD_cluster_num_gpus].hi)
       return sc__error(
           ctx, SC_EINVAL, "%s: cluster.nodes*gpus_per_node = %" PRId64 "*%" PRId64 " is too large",
           where_any(c, w, sizeof w, SC_FIELD_cluster_nodes, -1, -1), cl->nodes, cl->gpus_per_node);
@@ -1384,6 +1442,10 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_model_seq_len, SC_FIELD_parallel_tp,
                                SC_FIELD_parallel_sequence_parallel),
                      m->seq_len, p->tp);
+  /* Derived values (dp, nodes, num_gpus, ...) within their ranges too. */
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if ((rc = check_field(c, i, err, sizeof err)))
+      return sc__error(ctx, rc, "%s: %s (derived)", sc__config_where(c, i, w, sizeof w), err);
   return SC_OK;
 }
 
@@ -1398,14 +1460,6 @@ int sc_config_resolve(sc_ctx *ctx, sc_config *cfg) {
 }
 
 /* ---------------------------------------------------------------- writing */
-
-/* Shortest "%.*g" text that reads back as exactly v. */
-static void format_real(char *buf, size_t n, double v) {
-  for (int prec = 6; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) return;
-  }
-}
 
 int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
   if (!cfg || !buf || !n || fi < 0 || fi >= SC_FIELD_COUNT) return SC_EINVAL;
@@ -1517,6 +1571,10 @@ static int write_docs(sc_write_fn w, void *ud) {
                   sc_enum_name(enum_of(f->type), k));
       } else {
         appendf(type, sizeof type, &len, "%s", types[f->type].doc);
+        if (f->hi > 0)
+          appendf(type, sizeof type, &len, ", in [%.15g, %.15g]%s", f->lo, f->hi,
+                  (f->type == T_COUNT || f->type == T_REAL) && f->lo > 0 ? " or 0 (derived)"
+                                                                          : "");
       }
       OUT("| `%s` | %s | %s | %s%s%s | %s |\n", f->name, type, f->unit[0] ? f->unit : "-",
           f->def[0] ? "`" : "", f->def[0] ? f->def : "from preset", f->def[0] ? "`" : "", f->doc);

@@ -10,7 +10,7 @@
 #include "base/sc_int.h"
 
 /*
- * X(section, key, type, member, unit, default, doc)
+ * X(section, key, type, member, unit, default, lo, hi, doc)
  *
  * section/key: the YAML spelling (`parallel:` / `tp:`) and the --set spelling
  *   (`parallel.tp=8`); keys are the struct member names.
@@ -20,109 +20,113 @@
  *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE.
  * member: the sc_config member the field lives in.
  * default: text parsed by sc_config_default ("" = left as the preset sets it).
+ * lo, hi: the physical range of a number (integers and reals): a value
+ *   outside it is an error naming the range. 0 of a COUNT or REAL field whose
+ *   range starts above 0 means "derived" and is always accepted. Unused (0,
+ *   0) for other types.
  * The position of a row is its field index into sc_config.field_line.
  */
 #define SC_CONFIG_FIELDS(X)                                                                      \
-  X(model, preset, PRESET, model.name, "", "gpt3-175b",                                          \
+  X(model, preset, PRESET, model.name, "", "gpt3-175b", 0, 0,                                          \
     "Model preset (see Model presets). Loaded before the other model keys, which "               \
     "override it whatever their order in the file.")                                             \
-  X(model, name, LABEL, model.name, "", "",                                                      \
+  X(model, name, LABEL, model.name, "", "", 0, 0,                                                      \
     "Free label used in reports; a preset sets it to the preset name.")                          \
-  X(model, layers, POSINT, model.layers, "layers", "", "Transformer layers L.")                  \
-  X(model, hidden, POSINT, model.hidden, "elements", "",                                         \
+  X(model, layers, POSINT, model.layers, "layers", "", 1, 4096, "Transformer layers L.")                  \
+  X(model, hidden, POSINT, model.hidden, "elements", "", 1, 262144,                                         \
     "Hidden size h; must be a multiple of model.heads.")                                         \
-  X(model, heads, POSINT, model.heads, "heads", "", "Attention heads a.")                        \
-  X(model, kv_heads, COUNT, model.kv_heads, "heads", "",                                         \
+  X(model, heads, POSINT, model.heads, "heads", "", 1, 4096, "Attention heads a.")                        \
+  X(model, kv_heads, COUNT, model.kv_heads, "heads", "", 1, 4096,                                         \
     "Key/value heads g for grouped-query attention; 0 = model.heads "                            \
     "(multi-head attention). Must divide model.heads.")                                          \
-  X(model, ffn_hidden, COUNT, model.ffn_hidden, "elements", "",                                  \
+  X(model, ffn_hidden, COUNT, model.ffn_hidden, "elements", "", 1, 1048576,                                  \
     "FFN inner size f; 0 = 4h for gelu, 8h/3 rounded up to a multiple of 256 "                   \
     "for swiglu (Llama / Megatron-LM rounding).")                                                \
-  X(model, vocab, POSINT, model.vocab, "tokens", "",                                             \
+  X(model, vocab, POSINT, model.vocab, "tokens", "", 1, 16777216,                                             \
     "Vocabulary size V (padding for tensor parallelism is the simulator's "                      \
     "job).")                                                                                     \
-  X(model, seq_len, POSINT, model.seq_len, "tokens", "", "Sequence length s.")                   \
-  X(model, activation, ACTIVATION, model.activation, "", "",                                     \
+  X(model, seq_len, POSINT, model.seq_len, "tokens", "", 1, 16777216, "Sequence length s.")                   \
+  X(model, activation, ACTIVATION, model.activation, "", "", 0, 0,                                     \
     "FFN activation: gelu (two GEMMs) or swiglu (gated, three GEMMs).")                          \
-  X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "",                                 \
+  X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "", 0, 0,                                 \
     "The LM head shares the input embedding matrix.")                                            \
-  X(training, global_batch, POSINT, training.global_batch, "sequences", "1536",                  \
+  X(training, global_batch, POSINT, training.global_batch, "sequences", "1536", 1, 16777216,                  \
     "Global batch B per optimizer step.")                                                        \
-  X(training, micro_batch, POSINT, training.micro_batch, "sequences", "1",                       \
+  X(training, micro_batch, POSINT, training.micro_batch, "sequences", "1", 1, 65536,                       \
     "Micro-batch b; B must be a multiple of b * parallel.dp.")                                   \
-  X(training, precision, PRECISION, training.precision, "", "fp16",                              \
+  X(training, precision, PRECISION, training.precision, "", "fp16", 0, 0,                              \
     "Compute dtype of GEMMs and attention.")                                                     \
-  X(training, recompute, RECOMPUTE, training.recompute, "", "full",                              \
+  X(training, recompute, RECOMPUTE, training.recompute, "", "full", 0, 0,                              \
     "Activation recomputation: none, selective (attention core, Korthikanti "                    \
     "et al. 2022) or full (whole layer).")                                                       \
-  X(training, attention, ATTENTION, training.attention, "", "flash",                            \
+  X(training, attention, ATTENTION, training.attention, "", "flash", 0, 0,                            \
     "Attention implementation: flash (one fused kernel, the s x s scores never "                 \
     "reach HBM, causal masking halves the work) or unfused (Megatron-LM before "                 \
     "FlashAttention, 2021-22: batched QK^T and PV GEMMs over the full s x s "                    \
     "scores, fused scale-mask-softmax and dropout kernels streaming them through "               \
     "HBM; selective recompute re-runs this part).")                                              \
-  X(parallel, tp, POSINT, parallel.tp, "GPUs", "8",                                              \
+  X(parallel, tp, POSINT, parallel.tp, "GPUs", "8", 1, 1024,                                              \
     "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
     "model.kv_heads must divide it or be divisible by it.")                                      \
-  X(parallel, pp, POSINT, parallel.pp, "GPUs", "16",                                             \
+  X(parallel, pp, POSINT, parallel.pp, "GPUs", "16", 1, 1024,                                             \
     "Pipeline-parallel stages; pp * vpp must divide model.layers.")                              \
-  X(parallel, dp, COUNT, parallel.dp, "GPUs", "0",                                               \
+  X(parallel, dp, COUNT, parallel.dp, "GPUs", "0", 1, 16777216,                                               \
     "Data-parallel size; 0 = cluster.num_gpus / (tp * pp * cp).")                                \
-  X(parallel, cp, POSINT, parallel.cp, "GPUs", "1",                                              \
+  X(parallel, cp, POSINT, parallel.cp, "GPUs", "1", 1, 1024,                                              \
     "Context-parallel size (values above 1 are not modelled yet).")                              \
-  X(parallel, vpp, POSINT, parallel.vpp, "chunks", "1",                                          \
+  X(parallel, vpp, POSINT, parallel.vpp, "chunks", "1", 1, 64,                                          \
     "Model chunks per pipeline stage; above 1 selects the interleaved "                          \
     "schedule unless parallel.schedule is given.")                                               \
-  X(parallel, sequence_parallel, BOOL, parallel.sequence_parallel, "", "false",                  \
+  X(parallel, sequence_parallel, BOOL, parallel.sequence_parallel, "", "false", 0, 0,                  \
     "Megatron sequence parallelism over the TP group (ignored when tp = 1; "                     \
     "model.seq_len must be a multiple of tp).")                                                  \
-  X(parallel, distributed_optimizer, BOOL, parallel.distributed_optimizer, "", "false",          \
+  X(parallel, distributed_optimizer, BOOL, parallel.distributed_optimizer, "", "false", 0, 0,          \
     "Shard optimizer state over the DP group (ZeRO-1).")                                         \
-  X(parallel, zero_stage, COUNT, parallel.zero_stage, "", "0",                                     \
+  X(parallel, zero_stage, COUNT, parallel.zero_stage, "", "0", 0, 3,                                     \
     "DeepSpeed ZeRO stage 0-3 over the DP group: 1 shards optimizer states (implies "            \
     "distributed_optimizer), 2 also gradients (memory; communication as stage 1: reduce-scatter " \
     "+ all-gather), 3 also parameters (memory only: `run` rejects it, its per-layer gathers "    \
     "are not modelled yet).")                                                                    \
-  X(parallel, schedule, SCHEDULE, parallel.schedule, "", "1f1b",                                 \
+  X(parallel, schedule, SCHEDULE, parallel.schedule, "", "1f1b", 0, 0,                                 \
     "Pipeline schedule; interleaved needs vpp > 1 and a micro-batch count "                      \
     "per replica that is a multiple of pp.")                                                     \
-  X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "true",               \
+  X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "true", 0, 0,               \
     "Overlap the DP gradient reduction with the backward pass.")                                 \
-  X(parallel, overlap_param_gather, BOOL, parallel.overlap_param_gather, "", "false",            \
+  X(parallel, overlap_param_gather, BOOL, parallel.overlap_param_gather, "", "false", 0, 0,            \
     "Overlap the distributed optimizer's parameter all-gather with the "                         \
     "forward pass.")                                                                             \
-  X(parallel, tp_comm_overlap, BOOL, parallel.tp_comm_overlap, "", "false",                    \
+  X(parallel, tp_comm_overlap, BOOL, parallel.tp_comm_overlap, "", "false", 0, 0,                    \
     "Pipeline the sequence-parallel all-gathers and reduce-scatters with the "                   \
     "GEMMs next to them, chunk by chunk (Transformer Engine userbuffers, "                       \
     "Megatron-LM --tp-comm-overlap); needs sequence_parallel.")                                  \
-  X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000",         \
+  X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000", 1, 2147483647,         \
     "Gradient bucket size (Megatron-LM default: 40M elements).")                                 \
-  X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", "Hardware preset (docs/HARDWARE.md).")      \
-  X(cluster, num_gpus, COUNT, cluster.num_gpus, "GPUs", "1024",                                  \
+  X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", 0, 0, "Hardware preset (docs/HARDWARE.md).")      \
+  X(cluster, num_gpus, COUNT, cluster.num_gpus, "GPUs", "1024", 1, 16777216,                                  \
     "Total GPUs; 0 = nodes * gpus_per_node. Giving only one of num_gpus and "                    \
     "nodes in a file or --set re-derives the other.")                                            \
-  X(cluster, nodes, COUNT, cluster.nodes, "nodes", "0", "Nodes; 0 = num_gpus / gpus_per_node.")  \
-  X(cluster, gpus_per_node, COUNT, cluster.gpus_per_node, "GPUs", "0",                           \
+  X(cluster, nodes, COUNT, cluster.nodes, "nodes", "0", 1, 16777216, "Nodes; 0 = num_gpus / gpus_per_node.")  \
+  X(cluster, gpus_per_node, COUNT, cluster.gpus_per_node, "GPUs", "0", 1, 1024,                           \
     "GPUs per node; 0 = the hardware preset's (a single node holds fewer "                       \
     "when num_gpus is smaller).")                                                                \
-  X(cluster, nic_gbps, REAL, cluster.nic_gbps, "Gbit/s", "0",                                    \
+  X(cluster, nic_gbps, REAL, cluster.nic_gbps, "Gbit/s", "0", 0.1, 100000,                                    \
     "Scale-out bandwidth per GPU; 0 = the hardware preset's.")                                   \
-  X(cluster, nvlink_gbps, REAL, cluster.nvlink_gbps, "GB/s", "0",                                \
+  X(cluster, nvlink_gbps, REAL, cluster.nvlink_gbps, "GB/s", "0", 0.1, 100000,                                \
     "Intra-node bandwidth per GPU per direction; 0 = the hardware preset's.")                    \
-  X(simulation, fold, BOOL, simulation.fold, "", "true",                                         \
+  X(simulation, fold, BOOL, simulation.fold, "", "true", 0, 0,                                         \
     "Simulate one rank per symmetry class instead of every rank.")                               \
-  X(simulation, interference, INTERFERENCE, simulation.interference, "", "none",                 \
+  X(simulation, interference, INTERFERENCE, simulation.interference, "", "none", 0, 0,                 \
     "How communication running on a GPU slows its compute kernels: none; constant (one "          \
     "slowdown per kernel class, calibration.interference_*); learned (a regression on "           \
     "kernel and communication features, calibration keys interference_w_*, fitted by "           \
     "`stepcast calibrate --interference`). docs/INTERFERENCE.md.")                                \
-  X(simulation, share_links, BOOL, simulation.share_links, "", "true",                           \
+  X(simulation, share_links, BOOL, simulation.share_links, "", "true", 0, 0,                           \
     "Concurrent network transfers share the NIC bandwidth.")
 
 /* Field indices: SC_FIELD_parallel_tp is the index of parallel.tp in
  * sc_config.field_line and in the table. */
 enum {
-#define SC_X_FIELD(sec, key, type, member, unit, def, doc) SC_FIELD_##sec##_##key,
+#define SC_X_FIELD(sec, key, type, member, unit, def, lo, hi, doc) SC_FIELD_##sec##_##key,
   SC_CONFIG_FIELDS(SC_X_FIELD)
 #undef SC_X_FIELD
       SC_FIELD_COUNT

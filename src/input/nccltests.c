@@ -625,7 +625,9 @@ int sc_nccltests_load(sc_ctx *ctx, const char *path, sc_nccltests *out) {
   init_result(out, path);
   char *buf;
   size_t n, cap;
-  int rc = sc__read_file(ctx, path, NULL, NULL, (size_t)1 << 30, &buf, &n, &cap);
+  /* nccl-tests outputs are a few KiB (one line per size); 16 MiB is far
+   * beyond any, and keeps a wrong path from filling memory. */
+  int rc = sc__read_file(ctx, path, NULL, NULL, (size_t)16 << 20, &buf, &n, &cap);
   if (rc) return rc;
   rc = sc_nccltests_parse(ctx, path, buf, n, out);
   sc__free(ctx, buf, cap);

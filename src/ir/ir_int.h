@@ -151,11 +151,18 @@ typedef struct sc_program {
  * the engine rounds every duration up, less 1e-9 ns of slack so that a value
  * a hair above an integer (rounding error) is not pushed up by one. Shared by
  * the engine and the merged workload, which must round exactly alike. */
+/* Simulated time is int64 ns below SC_TIME_MAX (2^61 ns, 73 years): a
+ * duration saturates there and the engine refuses an event beyond it, so time
+ * arithmetic never overflows (sums of two such times fit in int64). */
+#define SC_TIME_MAX ((int64_t)1 << 61)
+
 static inline int64_t sc__duration_ns(double work_ns) {
   /* ceil without the libm call: truncation rounds toward zero, so only
    * positive non-integers are one short; (double)i is exact whenever x has a
-   * fraction (|x| < 2^52). */
+   * fraction (|x| < 2^52). Durations are never negative; NaN and values past
+   * SC_TIME_MAX saturate (the conversion would be undefined). */
   double x = work_ns - 1e-9;
+  if (SC_UNLIKELY(!(x < (double)SC_TIME_MAX))) return SC_TIME_MAX;
   int64_t i = (int64_t)x;
   return i + ((double)i < x);
 }

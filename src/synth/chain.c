@@ -114,6 +114,16 @@ static void close_op(builder *B) {
 static void chain_append(builder *B, const where *w, int kind, int label, uint8_t cat,
                          int64_t gap_ns, int64_t compute_ns) {
   merger *M = &B->mg;
+  /* Chain times stay below SC_TIME_MAX: each term is at most that, so the
+   * sum cannot overflow before the check. */
+  if (SC_UNLIKELY(M->t_c + gap_ns + compute_ns > SC_TIME_MAX)) {
+    if (!B->rc)
+      B->rc = sc__error(B->ctx, SC_EUNSUPPORTED,
+                        "the simulated step exceeds %lld ns (73 years): an op's duration is out "
+                        "of any physical range",
+                        (long long)SC_TIME_MAX);
+    return;
+  }
   if (M->open) {
     sc_op *last = last_op(B);
     if (last->cat == cat && (int64_t)last->tp_ns + gap_ns <= (int64_t)UINT32_MAX) {
