@@ -10,25 +10,26 @@
 #include "stepcast/validate.h"
 
 #include "commands.h"
+#include "outfile.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Opens the YAML output: path, or stdout without -o. NULL after printing. */
-static FILE *open_output(const char *path) {
-  FILE *f = path ? fopen(path, "w") : stdout;
-  if (!f) sc_cli_write_error(path, 0);
-  return f;
+/* Opens the YAML output (atomic: outfile.h): path, or stdout without -o.
+ * NULL after printing. */
+static FILE *open_output(sc_cli_out *o, const char *path) {
+  return sc_cli_out_open(o, path) ? NULL : o->f;
 }
 
 /* Closes what open_output opened; rc: the writer's return code. Returns the
  * exit code. */
-static int close_output(const sc_ctx *ctx, FILE *f, const char *path, int rc) {
-  if (path && fclose(f) && !rc) rc = SC_EWRITE;
-  if (rc == SC_EWRITE) return sc_cli_write_error(path ? path : "stdout", 1);
-  return rc ? sc_cli_fail(ctx, rc) : 0;
+static int close_output(const sc_ctx *ctx, sc_cli_out *o, int rc) {
+  int code = sc_cli_out_close(o, rc != 0);
+  if (rc == SC_EWRITE) return sc_cli_write_error(o->path ? o->path : "stdout", 1);
+  if (rc) return sc_cli_fail(ctx, rc);
+  return code;
 }
 
 /* ------------------------------------------------------------ --cases */
@@ -96,13 +97,13 @@ int sc_cli_calibrate_cases(const sc_cli_cmd *cmd, int argc, char **argv) {
                      fit.gpu);
   for (int i = 0; i < files.n && len > 0 && (size_t)len < sizeof note; i++)
     len += snprintf(note + len, sizeof note - (size_t)len, "\n  %s", files.v[i]);
-  FILE *f = open_output(outpath);
+  sc_cli_out o;
+  FILE *f = open_output(&o, outpath);
   if (!f) {
     code = sc_exit_code(SC_EWRITE);
     goto out;
   }
-  if ((code = close_output(ctx, f, outpath,
-                           sc_calibration_write_yaml(&fit, note, sc_cli_write_file, f))))
+  if ((code = close_output(ctx, &o, sc_calibration_write_yaml(&fit, note, sc_cli_write_file, f))))
     goto out;
   fprintf(stderr,
           "stepcast: calibrated %zu parameters on %zu calibration rows (%s): MAPE %.1f %% -> "
@@ -224,11 +225,10 @@ int sc_cli_calibrate_nccl(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = nccl_report(m, t, files.v, nfiles, cl.gpu, mape, outpath ? stdout : stderr, note,
                      sizeof note);
   if (!rc && !code) {
-    FILE *out = open_output(outpath);
+    sc_cli_out o;
+    FILE *out = open_output(&o, outpath);
     if (!out) code = sc_exit_code(SC_EWRITE);
-    else
-      code = close_output(ctx, out, outpath,
-                          sc_comm_write_calibration(m, note, sc_cli_write_file, out));
+    else code = close_output(ctx, &o, sc_comm_write_calibration(m, note, sc_cli_write_file, out));
   }
   if (rc) code = sc_cli_fail(ctx, rc);
   for (int i = 0; t && i < loaded; i++) sc_nccltests_free(ctx, &t[i]);
@@ -311,10 +311,11 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
         (size_t)snprintf(note, sizeof note, "fitted by `stepcast calibrate --interference` on:");
     for (int i = 0; i < files.n && len < sizeof note; i++)
       len += (size_t)snprintf(note + len, sizeof note - len, "\n  %s", files.v[i]);
-    FILE *out = open_output(outpath);
+    sc_cli_out o;
+    FILE *out = open_output(&o, outpath);
     if (!out) code = sc_exit_code(SC_EWRITE);
     else
-      code = close_output(ctx, out, outpath,
+      code = close_output(ctx, &o,
                           sc_interf_write_calibration(&res, &st, note, sc_cli_write_file, out));
   }
   if (rc) code = sc_cli_fail(ctx, rc);

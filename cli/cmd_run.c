@@ -7,6 +7,7 @@
 #include "stepcast/stepcast.h"
 
 #include "commands.h"
+#include "outfile.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,20 +55,19 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
   if (rc) goto done;
 
-  FILE *tf = NULL;
   char pathbuf[4096];
+  /* -o DIR: created (with its parents) and checked before simulating. */
+  if (outdir && (code = sc_cli_out_dir(outdir))) goto done;
   if (outdir && !trace_path) {
     snprintf(pathbuf, sizeof pathbuf, "%s/trace.json", outdir);
     trace_path = pathbuf;
   }
-  if (trace_path && !(tf = fopen(trace_path, "w"))) {
-    code = sc_cli_write_error(trace_path, 0);
-    goto done;
-  }
+  sc_cli_out to = {0};
+  if (trace_path && (code = sc_cli_out_open(&to, trace_path))) goto done;
   sc_result res;
-  rc = sc_simulate(ctx, &cfg, tf ? sc_cli_write_file : NULL, tf, &res);
-  if (tf && fclose(tf) && !rc) {
-    code = sc_cli_write_error(trace_path, 1);
+  rc = sc_simulate(ctx, &cfg, to.f ? sc_cli_write_file : NULL, to.f, &res);
+  if (to.f && (code = sc_cli_out_close(&to, rc != 0))) {
+    if (rc == SC_EWRITE) rc = 0; /* reported */
     goto done;
   }
   if (rc) goto done;
@@ -78,11 +78,11 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (outdir) {
     char p[4096];
     snprintf(p, sizeof p, "%s/result.json", outdir);
-    FILE *jf = fopen(p, "w");
-    if (!jf) code = sc_cli_write_error(p, 0);
-    else {
-      rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_cli_write_file, jf);
-      if (fclose(jf) || rc) code = sc_cli_write_error(p, 1);
+    sc_cli_out jo;
+    if (!(code = sc_cli_out_open(&jo, p))) {
+      rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_cli_write_file, jo.f);
+      code = sc_cli_out_close(&jo, rc != 0);
+      if (rc) code = sc_cli_write_error(p, 1);
       rc = 0;
     }
   }

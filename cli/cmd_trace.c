@@ -8,6 +8,7 @@
 #include "stepcast/trace.h"
 
 #include "commands.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -87,11 +88,11 @@ int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!code && (rc = sc_job_finish(job))) code = sc_cli_fail(ctx, rc);
   double secs = now_s() - t0;
   if (!code) {
-    FILE *f = fopen(out, "wb");
-    if (!f) code = sc_cli_write_error(out, 0);
-    else {
-      rc = sc_job_write(job, sc_cli_write_file, f);
-      if (fclose(f) || rc) code = sc_cli_write_error(out, 1);
+    sc_cli_out o;
+    if (!(code = sc_cli_out_open(&o, out))) {
+      rc = sc_job_write(job, sc_cli_write_file, o.f);
+      code = sc_cli_out_close(&o, rc != 0);
+      if (rc) code = sc_cli_write_error(out, 1), rc = 0;
     }
   }
   if (!code) {
@@ -238,15 +239,12 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_config_resolve(ctx, &cfg);
   }
   if (rc) goto done;
-  FILE *tf = NULL;
-  if (trace_path && !(tf = fopen(trace_path, "w"))) {
-    code = sc_cli_write_error(trace_path, 0);
-    goto done;
-  }
+  sc_cli_out to = {0};
+  if (trace_path && (code = sc_cli_out_open(&to, trace_path))) goto done;
   sc_replay_result res;
-  rc = sc_replay(ctx, job, &cfg, &opts, tf ? sc_cli_write_file : NULL, tf, &res);
-  if (tf && fclose(tf) && !rc) {
-    code = sc_cli_write_error(trace_path, 1);
+  rc = sc_replay(ctx, job, &cfg, &opts, to.f ? sc_cli_write_file : NULL, to.f, &res);
+  if (to.f && (code = sc_cli_out_close(&to, rc != 0))) {
+    if (rc == SC_EWRITE) rc = 0; /* reported */
     goto done;
   }
   if (!rc && (rc = sc_replay_format(&res, fmt, sc_cli_write_file, stdout)) == SC_EWRITE) {

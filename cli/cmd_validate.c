@@ -7,6 +7,7 @@
 #include "stepcast/validate.h"
 
 #include "commands.h"
+#include "outfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,16 +73,14 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   }
   sc_validate_options opt = {calibration ? &calib : NULL, sets.v, (size_t)sets.n};
   if ((rc = sc_validate_run(ctx, set, &opt, res))) goto out;
-  FILE *f = stdout;
-  if (outpath && !(f = fopen(outpath, "w"))) {
-    code = sc_cli_write_error(outpath, 0);
-    goto out;
-  }
+  sc_cli_out o;
+  if ((code = sc_cli_out_open(&o, outpath))) goto out;
+  FILE *f = o.f;
   if (fmt == SC_VALIDATE_TEXT)
     fprintf(f, "calibration: %s\n", calibration ? calibration : "built-in defaults");
   rc = sc_validate_write(set, res, fmt, sc_cli_write_file, f);
-  if (f != stdout && fclose(f) && !rc) rc = SC_EWRITE;
-  if (rc == SC_EWRITE) code = sc_cli_write_error(outpath ? outpath : "stdout", 1);
+  code = sc_cli_out_close(&o, rc != 0);
+  if (rc == SC_EWRITE) code = sc_cli_write_error(outpath ? outpath : "stdout", 1), rc = 0;
 out:
   if (rc && !code) code = sc_cli_fail(ctx, rc);
   free(res);

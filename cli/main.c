@@ -7,6 +7,7 @@
 #include "stepcast/stepcast.h"
 
 #include "commands.h"
+#include "outfile.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -92,11 +93,12 @@ int sc_cli_man_cmd(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "-o")) path = a.value;
     else return sc_cli_unhandled(&a);
   if (r < 0) return a.exit;
-  FILE *f = path ? fopen(path, "w") : stdout;
-  if (!f) return sc_cli_write_error(path, 0);
-  int rc = sc_cli_man(f);
-  if ((path ? fclose(f) : fflush(f)) || rc) return sc_cli_write_error(path ? path : "stdout", 1);
-  return 0;
+  sc_cli_out o;
+  int code = sc_cli_out_open(&o, path);
+  if (code) return code;
+  int rc = sc_cli_man(o.f);
+  code = sc_cli_out_close(&o, rc != 0);
+  return rc ? sc_cli_write_error(path ? path : "stdout", 1) : code;
 }
 
 int main(int argc, char **argv) {
