@@ -8,6 +8,9 @@
 
 #include "commands.h"
 
+/* Most rows a predicted table prints (--step-factor). */
+#define MAX_TABLE_ROWS 100000
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -114,6 +117,17 @@ static int make_model(sc_ctx *ctx, comm_opts *o, sc_comm **m) {
   int rc = sc_comm_new(ctx, &o->cl, m);
   if (!rc && o->calibration) rc = sc_comm_load_calibration(*m, o->calibration);
   return rc;
+}
+
+/* Sizes of a predicted table (nccl-tests steps the same way, at least one
+ * byte more each time), counted up to MAX_TABLE_ROWS + 1: a factor a hair
+ * above 1 must not run for hours. */
+static long table_rows(const comm_opts *o) {
+  long rows = 0;
+  for (double b = o->min_bytes; b <= o->max_bytes && rows <= MAX_TABLE_ROWS;
+       b = floor(b * o->factor) > b ? floor(b * o->factor) : b + 1)
+    rows++;
+  return rows;
 }
 
 static int print_table(sc_comm *m, const comm_opts *o) {
@@ -249,6 +263,13 @@ int sc_cli_comm(const sc_cli_cmd *cmd, int argc, char **argv) {
       }
       o.gpu = hw->name;
     }
+  }
+  if (!o.compare && table_rows(&o) > MAX_TABLE_ROWS) {
+    code = sc_cli_error(sc_exit_code(SC_EINVAL),
+                        "comm: --min-bytes %.0f to --max-bytes %.0f by --step-factor %.10g gives "
+                        "more than %d sizes; use a larger factor",
+                        o.min_bytes, o.max_bytes, o.factor, MAX_TABLE_ROWS);
+    goto done;
   }
   if ((rc = make_model(ctx, &o, &m))) goto done;
   rc = o.compare ? print_compare(m, &o, &t) : print_table(m, &o);

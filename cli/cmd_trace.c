@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -117,7 +118,14 @@ done:
   return code;
 }
 
+/* A .scw job is a regular file (a device such as /dev/zero would never
+ * end; a FIFO is not seekable input either). */
 static int read_all(const char *path, unsigned char **out, size_t *len) {
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: not a regular file", path);
   FILE *f = fopen(path, "rb");
   if (!f) return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, strerror(errno));
   size_t cap = 1 << 20, n = 0;
