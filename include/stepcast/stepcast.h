@@ -245,10 +245,6 @@ typedef struct sc_cost_params {
   double host_module_us;    /* extra host time per layer (nn.Module-level operator) called from Python, us */
   double conv_eff;          /* convolution (implicit GEMM) efficiency relative to a GEMM's */
   double norm_eff;          /* batch/layer-norm kernels' speed relative to streaming kernels */
-  double nvlink_eff;        /* fraction of NVLink bandwidth reached as NCCL bus bandwidth */
-  double nic_eff;           /* fraction of NIC bandwidth reached as NCCL bus bandwidth */
-  double coll_latency_us;   /* base latency of an intra-node collective, microseconds */
-  double net_latency_us;    /* added latency per inter-node hop, microseconds */
   double p2p_latency_us;    /* latency of a point-to-point transfer, microseconds */
   double optimizer_bytes_per_param; /* HBM traffic of the optimizer per parameter */
   /* Interference model `constant`: slowdown s of a compute kernel while

@@ -32,9 +32,7 @@ static const param_def param_defs[] = {
     {"mem_eff", offsetof(sc_cost_params, mem_eff), 0.30, 1.0, 0},
     {"kernel_overhead_us", offsetof(sc_cost_params, kernel_overhead_us), 0.1, 50.0, 1},
     /* Communication is calibrated from nccl-tests output (`calibrate
-     * --nccl-tests`, comm_fit.c): the default "nccl" model keeps its own
-     * parameters, so sc_cost_params' nic_eff / nvlink_eff are not fittable
-     * here (they would not move any prediction). */
+     * --nccl-tests`, comm_fit.c), not from step times. */
 };
 #define NPARAM_DEFS (sizeof param_defs / sizeof param_defs[0])
 

@@ -35,13 +35,6 @@ static double default_attn_eff(const sc_hw *hw) {
   return 0.70;
 }
 
-/* NCCL all-reduce bus bandwidth inside one node / NVLink per direction:
- * A100: 230.9 GB/s at 1 GiB on 8 GPUs (validation/nccl/azure-ndv4-a100/
- * all_reduce_8gpu.log) / 300 GB/s; H100: ~370 GB/s measured / 450. */
-static double default_nvlink_eff(const sc_hw *hw) {
-  if (!strncasecmp(hw->name, "a100", 4)) return 230.9 / 300.0;
-  return 370.0 / 450.0;
-}
 
 /* Compute parameters from kernel measurements alone, before any fit to step
  * times: the start and prior centre of calibrate.c. */
@@ -85,10 +78,6 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
 void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
   memset(p, 0, sizeof *p);
   compute_defaults(hw, p);
-  /* The legacy knobs of the ring/tree model (no model reads them). */
-  p->nvlink_eff = default_nvlink_eff(hw);
-  p->nic_eff = 125.0 / 200.0;
-  p->coll_latency_us = 30.0;
   /* Ex-situ traces (import cpu): eager PyTorch's host time per dispatched
    * operator (from Python; from the C++ autograd engine), per layer called
    * from Python (the nn.Module call), and the speed of convolutions and
@@ -101,7 +90,6 @@ void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
   p->host_module_us = 80.0;
   p->conv_eff = 1.0;
   p->norm_eff = 0.6;
-  p->net_latency_us = 7.0;
   p->p2p_latency_us = SC_P2P_LATENCY_US_DEFAULT;
   p->optimizer_bytes_per_param = 18.0; /* Adam: 16-20 B/param read+written */
   sc__interf_defaults(p); /* interf.c: the cited table and the shipped learned model */

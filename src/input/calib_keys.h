@@ -38,10 +38,6 @@
   X(norm_eff, 0.01, 1.0, "",                                                                      \
     "Speed of batch / layer normalisation kernels (per-channel reductions) relative to "          \
     "streaming memory-bound kernels, for ex-situ traces.")                                        \
-  X(nvlink_eff, 0.01, 1.0, "", "Fraction of NVLink bandwidth reached as NCCL bus bandwidth.")     \
-  X(nic_eff, 0.01, 1.0, "", "Fraction of NIC bandwidth reached as NCCL bus bandwidth.")           \
-  X(coll_latency_us, 0.01, 10000.0, "us", "Base latency of an intra-node collective.")            \
-  X(net_latency_us, 0.01, 10000.0, "us", "Added collective latency per inter-node hop.")          \
   X(p2p_latency_us, 0.01, 10000.0, "us",                                                          \
     "Latency of a point-to-point transfer (the collective model's p2p and all-to-all).")          \
   X(optimizer_bytes_per_param, 1.0, 256.0, "bytes",                                               \

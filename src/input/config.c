@@ -763,8 +763,12 @@ static void calib_hint(char *buf, size_t n, const char *key) {
     int d = edit_distance(key, sc__calib_keys[i].key);
     if (d < best_d) best_d = d, best = i;
   }
+  char nccl[128];
+  snprintf(nccl, sizeof nccl, "nccl_%s", key); /* the removed ring/tree model's knobs */
   if (best >= 0 && close_enough(key, best_d))
     appendf(buf, n, &len, " (did you mean \"calibration.%s\"?)", sc__calib_keys[best].key);
+  else if (sc__calib_key_find(nccl) >= 0)
+    appendf(buf, n, &len, " (did you mean \"calibration.%s\"?)", nccl);
   else
     appendf(buf, n, &len, " (keys: docs/CONFIG.md, section calibration)");
 }

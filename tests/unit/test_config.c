@@ -142,7 +142,7 @@ static void test_yaml_round_trip(void **state) {
   sc_config c, back;
   sc_config_default(&c);
   c.costs.gemm_eff = 0.1; /* needs 17 digits to round-trip */
-  c.costs.net_latency_us = 7.25;
+  c.costs.p2p_latency_us = 7.25;
   c.costs.interference_w.norm = -0.1; /* learned interference coefficients round-trip too */
   c.costs.interference_w.log_group = 0.03125;
   c.costs.nccl.ll_frac = 0.3; /* and the collective model's */
@@ -438,9 +438,12 @@ static void test_set_errors(void **state) {
   check_msg(ctx, "--set: parallel.tp: expected a positive integer, got an empty value");
   assert_int_equal(sc_config_set(ctx, &c, "parallel.overlap_grad_reduce=yes"), SC_EINVAL);
   check_msg(ctx, "--set: parallel.overlap_grad_reduce: expected true, false, 1 or 0");
-  assert_int_equal(sc_config_set(ctx, &c, "calibration.nic_eff=1.01"), SC_EINVAL);
-  check_msg(ctx, "--set: calibration.nic_eff: 1.01 out of range [0.01, 1] (0 = the default)");
-  assert_int_equal(sc_config_set(ctx, &c, "calibration.nic_eff=nan"), SC_EINVAL);
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.mem_eff=1.01"), SC_EINVAL);
+  check_msg(ctx, "--set: calibration.mem_eff: 1.01 out of range [0.01, 1] (0 = the default)");
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.mem_eff=nan"), SC_EINVAL);
+  /* the knobs of the removed ring/tree model are unknown keys now */
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.nic_eff=0.5"), SC_EINVAL);
+  check_msg(ctx, "--set: unknown key \"calibration.nic_eff\" (did you mean \"calibration.nccl_nic_eff\"?)");
   assert_int_equal(sc_config_set(ctx, &c, "cluster.nvlink_gbps=inf"), SC_EINVAL);
   assert_int_equal(sc_config_set(ctx, &c, "cluster.nvlink_gbps=0x10"), SC_EINVAL);
   assert_int_equal(sc_config_set(ctx, &c, "training.recompute=partial"), SC_EINVAL);
@@ -602,13 +605,13 @@ static void test_resolve_locations(void **state) {
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "training.precision: invalid enum value 9 (allowed: bf16, fp16, fp8, fp32)");
   sc_config_default(&c);
-  c.costs.nvlink_eff = 1.5;
+  c.costs.attn_eff = 1.5;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
-  check_msg(ctx, "<default>: calibration.nvlink_eff: 1.5 out of range [0.01, 1] (0 = the default)");
+  check_msg(ctx, "<default>: calibration.attn_eff: 1.5 out of range [0.01, 1] (0 = the default)");
   sc_config_default(&c);
-  c.costs.coll_latency_us = -1;
+  c.costs.p2p_latency_us = -1;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
-  check_msg(ctx, "<default>: calibration.coll_latency_us: -1 out of range [0.01, 10000]");
+  check_msg(ctx, "<default>: calibration.p2p_latency_us: -1 out of range [0.01, 10000]");
   sc_config_default(&c);
   sc__strlcpy(c.cluster.gpu, "tpu", sizeof c.cluster.gpu);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
@@ -682,7 +685,7 @@ static void test_files_and_calibration(void **state) {
              "provenance: {tool: stepcast calibrate}\n"
              "calibration:\n"
              "  gemm_eff: 0.81\n"
-             "  net_latency_us: 6.5\n");
+             "  p2p_latency_us: 6.5\n");
   write_text(cfg_path,
              "model:\n"
              "  preset: gpt3-13b\n"
@@ -697,7 +700,7 @@ static void test_files_and_calibration(void **state) {
   assert_int_equal(sc_config_load_file(ctx, &c, cfg_path), SC_OK);
   assert_string_equal(c.origin, cfg_path);
   assert_true(c.costs.gemm_eff == 0.81);
-  assert_true(c.costs.net_latency_us == 6.5);
+  assert_true(c.costs.p2p_latency_us == 6.5);
   assert_int_equal(c.field_line[SC_FIELD_model_layers], 2);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
   assert_int_equal(c.parallel.dp, 4);
