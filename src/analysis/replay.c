@@ -321,6 +321,9 @@ static int check_programs(sc_ctx *ctx, const sc_workload *wl) {
               SC_DEP_INDEX(dep) >= p->nops[SC_DEP_STREAM(dep)])
             return sc__error(ctx, SC_EINVAL, "replay program %lld: bad dependency", (long long)i);
         }
+        if (op->kind >= SC_OP_KIND_COUNT || op->cat >= SC_CAT_COUNT)
+          return sc__error(ctx, SC_EINVAL, "replay program %lld: op kind or category out of range",
+                           (long long)i);
         if (op->kind == SC_OP_COLL && op->peer >= wl->ngroups)
           return sc__error(ctx, SC_EINVAL, "replay program %lld: collective without group", (long long)i);
       }
@@ -668,6 +671,15 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
             op->work = priced_ns(&cost, r, jo);
             priced++;
           }
+          break;
+        }
+        /* Traced durations and priced ones alike within the engine's bounds
+         * (ir_int.h, SC_WORK_MAX: 13 days). */
+        if (!(op->work >= 0 && op->work <= SC_WORK_MAX)) {
+          rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld op %u (%.200s): duration %.3g ns out of "
+                         "range [0, %.3g]",
+                         sc__job_str(job, r->source), (long long)r->rank, k,
+                         sc__job_str(job, jo->name), op->work, SC_WORK_MAX);
           break;
         }
         for (uint32_t d = 0; !rc && d < jo->ndeps; d++) {

@@ -269,9 +269,31 @@ static uint32_t chunk_new(sim *S) {
   return c;
 }
 
+/* An event past SC_TIME_MAX: the step would not be representable. */
+RARE static int time_overflow(const sim *S) {
+  return sc__error(S->ctx, SC_EUNSUPPORTED,
+                   "the simulated step exceeds %lld ns (73 years): an op's duration or size is "
+                   "out of any physical range",
+                   (long long)SC_TIME_MAX);
+}
+
+/* An op longer than SC_WORK_MAX (see ir_int.h). */
+RARE static int work_overflow(const sim *S, const char *what, double ns) {
+  return sc__error(S->ctx, SC_EUNSUPPORTED,
+                   "%s would take %.3g ns, more than %.3g ns (13 days): its size is out of any "
+                   "physical range",
+                   what, ns, SC_WORK_MAX);
+}
+
 /* A list for the new time t_ns, whose map entry is to go at pos, entered in
  * the map and the heap; NONE when out of memory. */
 static uint32_t list_new(sim *S, int64_t t_ns, size_t pos) {
+  /* Every queued time goes through here once (later pushes of the same time
+   * find its list), so this bounds every event time: see SC_TIME_MAX. */
+  if (SC_UNLIKELY(t_ns > SC_TIME_MAX)) {
+    S->rc = time_overflow(S);
+    return NONE;
+  }
   if (2 * (S->ntimes + 1) > ((size_t)1 << S->tmap_bits)) {
     if (tmap_grow(S)) {
       S->rc = SC_ENOMEM;
@@ -616,14 +638,14 @@ static inline uint32_t act_claim(sim *S, uint32_t rank, int stream) {
 static void act_release(sim *S, uint32_t id) { S->acts[id].version++; }
 
 /* sc__opkind_is_compute, as a table here: the engine asks twice per op. */
-static int op_is_compute(int kind) {
-  static const unsigned char is_compute[] = {
+static const unsigned char op_kind_compute[SC_OP_KIND_COUNT] = {
 #define SC_X_C(id, name, c) c,
-      SC_OPKIND_LIST(SC_X_C)
+    SC_OPKIND_LIST(SC_X_C)
 #undef SC_X_C
-  };
-  return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
-}
+};
+/* Op kinds are valid wherever an op is built (the builders set them from
+ * the enum; sc__workload_check verifies them), so no bounds test here. */
+static inline int op_is_compute(uint8_t kind) { return op_kind_compute[kind]; }
 
 /* Category rank r's time counts under right now. */
 static int rank_category(const rstate *r) {
@@ -835,6 +857,10 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
   e->bytes = bytes;
   e->pl = *pl;
   e->ns = S->cost->comm->coll_ns(S->cost, coll, bytes, pl);
+  if (SC_UNLIKELY(!(e->ns <= SC_WORK_MAX))) { /* a size beyond any physical range */
+    S->rc = work_overflow(S, "a collective", e->ns);
+    e->ns = 0;
+  }
   return e->ns;
 }
 
@@ -879,6 +905,10 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   if (S->p2p_bytes[a->net] != op->work) {
     S->p2p_bytes[a->net] = op->work;
     S->p2p_ns[a->net] = S->cost->comm->p2p_ns(S->cost, op->work, a->net);
+    if (SC_UNLIKELY(!(S->p2p_ns[a->net] <= SC_WORK_MAX))) {
+      S->rc = work_overflow(S, "a point-to-point transfer", S->p2p_ns[a->net]);
+      S->p2p_ns[a->net] = 0;
+    }
   }
   start(S, id, S->p2p_ns[a->net]);
   refresh_rates(S, snd);
@@ -1027,13 +1057,6 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->trace, sizeof(tracebuf));
 }
 
-/* An event past SC_TIME_MAX: the step would not be representable. */
-RARE static int time_overflow(const sim *S) {
-  return sc__error(S->ctx, SC_EUNSUPPORTED,
-                   "the simulated step exceeds %lld ns (73 years): an op's duration or size is "
-                   "out of any physical range",
-                   (long long)SC_TIME_MAX);
-}
 
 static int run(sim *S) {
   const sc_mapping *m = &S->wl->map;
@@ -1076,7 +1099,6 @@ static int run(sim *S) {
     /* The next event's activity is not in L1 by now: fetch it meanwhile. */
     if (next_act != NONE) PREFETCH(&S->acts[next_act]);
     if (S->acts[e.act].version != e.version) continue; /* superseded by a rate change */
-    if (SC_UNLIKELY(t > SC_TIME_MAX)) return time_overflow(S);
     S->now = t;
     S->events++;
     finish(S, e.act);

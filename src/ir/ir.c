@@ -109,6 +109,11 @@ int sc__workload_check(sc_ctx *ctx, const sc_workload *wl) {
             return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: bad dependency %u/%u",
                              (long long)s, sc__stream_name(st), i, ds, di);
         }
+        if (op->kind >= SC_OP_KIND_COUNT || op->cat >= SC_CAT_COUNT ||
+            (op->kind == SC_OP_COLL && op->coll >= SC_COLL_COUNT))
+          return sc__error(ctx, SC_EINVAL, "stage %lld %s op %zu: kind %u, category %u, "
+                           "collective %u out of range",
+                           (long long)s, sc__stream_name(st), i, op->kind, op->cat, op->coll);
         if (op->kind == SC_OP_COLL && op->group >= SC_GRP_COUNT)
           return sc__error(ctx, SC_EINVAL, "stage %lld: collective without group", (long long)s);
       }

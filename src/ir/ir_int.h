@@ -151,18 +151,25 @@ typedef struct sc_program {
  * the engine rounds every duration up, less 1e-9 ns of slack so that a value
  * a hair above an integer (rounding error) is not pushed up by one. Shared by
  * the engine and the merged workload, which must round exactly alike. */
-/* Simulated time is int64 ns below SC_TIME_MAX (2^61 ns, 73 years): a
- * duration saturates there and the engine refuses an event beyond it, so time
- * arithmetic never overflows (sums of two such times fit in int64). */
+/* Time bounds, so that time arithmetic never overflows and no conversion
+ * of a double to int64 is undefined:
+ *  - SC_WORK_MAX (2^50 ns, 13 days): the longest op duration (compute work,
+ *    a priced collective or transfer) a workload may hold; the builders and
+ *    the engine's pricing refuse longer ones. The slowest rate an activity
+ *    runs at (interference at most 1 + SC_INTERF_S_MAX, NIC sharing over at
+ *    most 7 streams, communication slowdown at most 11) stretches it less
+ *    than 2^9 times, so every duration the engine computes is below 2^59.
+ *  - SC_TIME_MAX (2^61 ns, 73 years): the latest event time; the engine
+ *    refuses an event beyond it (checked when a new event time is queued). */
+#define SC_WORK_MAX ((double)((int64_t)1 << 50))
 #define SC_TIME_MAX ((int64_t)1 << 61)
 
+/* Precondition: 0 <= work_ns < 2^62 (SC_WORK_MAX and the rate bound above). */
 static inline int64_t sc__duration_ns(double work_ns) {
   /* ceil without the libm call: truncation rounds toward zero, so only
    * positive non-integers are one short; (double)i is exact whenever x has a
-   * fraction (|x| < 2^52). Durations are never negative; NaN and values past
-   * SC_TIME_MAX saturate (the conversion would be undefined). */
+   * fraction (|x| < 2^52). */
   double x = work_ns - 1e-9;
-  if (SC_UNLIKELY(!(x < (double)SC_TIME_MAX))) return SC_TIME_MAX;
   int64_t i = (int64_t)x;
   return i + ((double)i < x);
 }

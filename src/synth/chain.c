@@ -172,8 +172,21 @@ uint32_t sc__syn_last_compute(builder *B) {
 
 /* Emits a compute op of ns taking the pending waits (last_compute names it);
  * merged workloads add it to the chain instead (see above). */
+/* An op longer than SC_WORK_MAX (ir_int.h): refused, the build stops. */
+static void work_overflow(builder *B, const char *what, double ns) {
+  if (!B->rc)
+    B->rc = sc__error(B->ctx, SC_EUNSUPPORTED,
+                      "%s would take %.3g ns, more than %.3g ns (13 days): the model or batch is "
+                      "out of any physical range",
+                      what, ns, SC_WORK_MAX);
+}
+
 void sc__syn_compute(builder *B, const where *w, int kind, int label, double ns) {
   uint8_t cat = kind == SC_OP_OPTIMIZER ? SC_CAT_OPTIMIZER : SC_CAT_COMPUTE;
+  if (SC_UNLIKELY(!(ns <= SC_WORK_MAX))) {
+    work_overflow(B, "a kernel", ns);
+    return;
+  }
   if (!B->mg.on) {
     sc_op op = compute_op(w, kind, label, cat, ns);
     sc__syn_emit(B, SC_ST_COMPUTE, &op, B->wait, B->nwait);
@@ -268,6 +281,10 @@ static double tp_coll_ns(builder *B, int coll, double bytes) {
     if (M->price[i].coll == coll && M->price[i].bytes == bytes) return M->price[i].ns;
   sc_placement pl = {(int64_t)B->sh->t, 1, (int64_t)B->sh->t};
   double ns = B->cost->comm->coll_ns(B->cost, coll, bytes, &pl);
+  if (SC_UNLIKELY(!(ns <= SC_WORK_MAX))) {
+    work_overflow(B, "a TP collective", ns);
+    ns = 0;
+  }
   int i = M->nprice < TP_PRICES ? M->nprice++ : M->price_next++ % TP_PRICES;
   M->price[i].coll = coll;
   M->price[i].bytes = bytes;
