@@ -1,22 +1,23 @@
 /*
  * interf_kineto.c: training pairs for the learned interference model, read
- * from Kineto (PyTorch profiler) Chrome traces in one streaming pass: bytes
- * (plain or gzip, inflated with zlib) go through the JSON pull tokenizer
- * (json.c); only GPU kernel events are kept, compactly. At the end of a trace
- * every compute kernel is matched with the NCCL kernels running on other
- * streams of its device, and each overlapped run of a kernel (same name and
- * launch shape) is paired with the median of its runs alone.
+ * from Kineto (PyTorch profiler) Chrome traces in one streaming pass: stored
+ * bytes go through the importers' compression feed (trace/feed.c: plain,
+ * gzip, zstd) to the Chrome-trace reader (trace/chrome.c); only GPU kernel
+ * events are kept, compactly. At the end of a trace every compute kernel is
+ * matched with the NCCL kernels running on other streams of its device, and
+ * each overlapped run of a kernel (same name and launch shape) is paired
+ * with the median of its runs alone.
  */
 #include "cost/interf_int.h"
-#include "base/json_int.h"
+#include "trace/chrome_int.h"
+#include "trace/feed_int.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
 
-#define ZBUF_BYTES (1u << 16)
+#define READ_BYTES (1u << 16)     /* sc_interf_load_file's read size */
 #define NAME_MAX_BYTES (1u << 16) /* longer kernel names are cut (classification only) */
 
 /* One GPU kernel of the trace being read. */
@@ -33,7 +34,7 @@ typedef struct kern {
   uint8_t kind;      /* compute: SC_OP_*; NCCL: SC_ICOLL_* */
 } kern;
 
-/* What the event being parsed has said so far. */
+/* What an event says, as far as kernels go. */
 typedef struct event {
   int is_x, is_kernel, has_ts, has_dur;
   int64_t ts, dur, device, stream, tid;
@@ -44,10 +45,14 @@ typedef struct event {
   int esize;           /* bytes per element of args "dtype", 0 unknown */
 } event;
 
-enum { TK_OTHER = 0, TK_EVENTS, TK_DEVPROPS, TK_DISTINFO };
-enum { EK_OTHER = 0, EK_PH, EK_CAT, EK_NAME, EK_TS, EK_DUR, EK_ARGS, EK_TID };
-enum { AK_OTHER = 0, AK_DEVICE, AK_STREAM, AK_GRID, AK_BLOCK, AK_COLL, AK_IN, AK_OUT, AK_GROUP,
+/* Members of args we read (member ids, in arg_keys order), and the
+ * distributedInfo and top-level members. */
+enum { AK_DEVICE = SC_CHROME_ARG, AK_STREAM, AK_GRID, AK_BLOCK, AK_COLL, AK_IN, AK_OUT, AK_GROUP,
        AK_DTYPE };
+static const char *const arg_keys[] = {"device", "stream", "grid", "block", "Collective name",
+                                       "In msg nelems", "Out msg nelems", "Group size", "dtype", NULL};
+static const char *const dist_keys[] = {"world_size", NULL};
+static const char *const meta_keys[] = {"deviceProperties", NULL};
 
 struct sc_interf_data {
   sc_ctx *ctx;
@@ -58,17 +63,11 @@ struct sc_interf_data {
   /* The trace being read. */
   int active;
   char name[256];
-  int enc;            /* 0: not known yet, 1: plain, 2: gzip */
-  int z_ready, z_done;
-  z_stream z;
-  char *zbuf;
-  sc_json j;
-  int json_ready;
-  int ev_depth;       /* depth of event objects; 0: not inside traceEvents */
-  int top_key, ev_key, arg_key, in_event, in_args, in_shape;
-  event ev;
-  char *ev_name;
-  size_t ev_name_len, ev_name_cap;
+  sc_feed feed;       /* stored bytes (plain, gzip, zstd) to the reader */
+  sc_chrome c;        /* the Chrome-trace reader: events and metadata */
+  int feed_ready, chrome_ready;
+  char *ev_name;      /* a kernel name with escapes (or too long), decoded */
+  size_t ev_name_cap;
   int64_t ndev, world;
   kern *k;
   size_t nk, kcap;
@@ -144,27 +143,6 @@ static int dtype_size(const char *t) {
   return 0;
 }
 
-/* The hook-based allocator for zlib, which frees without a size: a header
- * carries it. */
-typedef union zhdr {
-  size_t n;
-  max_align_t align;
-} zhdr;
-
-static voidpf z_alloc(voidpf ud, uInt items, uInt size) {
-  size_t n = (size_t)items * size + sizeof(zhdr);
-  zhdr *h = sc__malloc((sc_ctx *)ud, n);
-  if (!h) return Z_NULL;
-  h->n = n;
-  return h + 1;
-}
-
-static void z_free(voidpf ud, voidpf p) {
-  if (!p) return;
-  zhdr *h = (zhdr *)p - 1;
-  sc__free((sc_ctx *)ud, h, h->n);
-}
-
 static int failf(sc_interf_data *d, int code, const char *fmt, ...) SC_PRINTF(3, 4);
 static int failf(sc_interf_data *d, int code, const char *fmt, ...) {
   char msg[SC_ERRMSG_MAX];
@@ -194,10 +172,10 @@ int sc_interf_data_new(sc_ctx *ctx, const sc_interf_extract_options *opt, sc_int
 }
 
 static void trace_release(sc_interf_data *d) {
-  if (d->z_ready) inflateEnd(&d->z);
-  d->z_ready = 0;
-  if (d->json_ready) sc__json_free(&d->j);
-  d->json_ready = 0;
+  if (d->feed_ready) sc__feed_free(&d->feed);
+  d->feed_ready = 0;
+  if (d->chrome_ready) sc__chrome_free(&d->c);
+  d->chrome_ready = 0;
   d->active = 0;
 }
 
@@ -206,7 +184,6 @@ void sc_interf_data_free(sc_interf_data *d) {
   sc_ctx *ctx = d->ctx;
   trace_release(d);
   sc__free(ctx, d->samples, d->samples_cap * sizeof *d->samples);
-  sc__free(ctx, d->zbuf, d->zbuf ? ZBUF_BYTES : 0);
   sc__free(ctx, d->ev_name, d->ev_name_cap);
   sc__free(ctx, d->k, d->kcap * sizeof *d->k);
   sc__free(ctx, d, sizeof *d);
@@ -235,16 +212,26 @@ void sc_interf_data_stats(const sc_interf_data *d, sc_interf_stats *out) {
 
 /* ------------------------------------------------------------ events */
 
-static void event_reset(sc_interf_data *d) {
-  memset(&d->ev, 0, sizeof d->ev);
-  d->ev.shape = FNV_OFFSET;
-  d->ev_name_len = 0;
-}
-
-/* A complete event object: keeps GPU kernels. */
-static int event_done(sc_interf_data *d) {
-  event *e = &d->ev;
+/* Keeps a GPU kernel event (e; its name raw in ce). */
+static int event_done(sc_interf_data *d, const event *e, const sc_chrome_str *raw) {
   if (!e->is_x || !e->is_kernel || !e->has_ts || !e->has_dur || e->dur <= 0) return SC_OK;
+  /* The name, NUL-terminated: in place when it has no escapes, else decoded
+   * from its first NAME_MAX_BYTES raw bytes. */
+  const char *name = "";
+  size_t name_len = 0;
+  if (raw->s && !raw->escaped && raw->n <= NAME_MAX_BYTES) {
+    name = raw->s;
+    name_len = raw->n;
+  } else if (raw->s) {
+    size_t n = raw->n < NAME_MAX_BYTES ? raw->n : NAME_MAX_BYTES;
+    if (sc__grow(d->ctx, (void **)&d->ev_name, 1, &d->ev_name_cap, n + 1)) return SC_ENOMEM;
+    if (raw->escaped) n = sc__json_unescape(raw->s, n, d->ev_name, n + 1);
+    else memcpy(d->ev_name, raw->s, n);
+    if (n > d->ev_name_cap - 1) n = d->ev_name_cap - 1;
+    d->ev_name[n] = 0;
+    name = d->ev_name;
+    name_len = n;
+  }
   if (sc__grow(d->ctx, (void **)&d->k, sizeof *d->k, &d->kcap, d->nk + 1)) return SC_ENOMEM;
   kern *k = &d->k[d->nk++];
   memset(k, 0, sizeof *k);
@@ -252,7 +239,6 @@ static int event_done(sc_interf_data *d) {
   k->dur = e->dur;
   k->device = e->has_device ? e->device : 0;
   k->stream = e->has_stream ? e->stream : e->tid;
-  const char *name = d->ev_name_len ? d->ev_name : "";
   if (!strncmp(name, "nccl", 4)) {
     k->nccl = 1;
     k->kind = (uint8_t)nccl_coll(e->coll, name);
@@ -263,35 +249,19 @@ static int event_done(sc_interf_data *d) {
     return SC_OK;
   }
   k->kind = (uint8_t)sc__interf_kernel_kind(name);
-  k->key = fnv(fnv(FNV_OFFSET, name, d->ev_name_len), (const char *)&e->shape, sizeof e->shape);
+  k->key = fnv(fnv(FNV_OFFSET, name, name_len), (const char *)&e->shape, sizeof e->shape);
   d->st.kernels++;
   return SC_OK;
 }
 
 /* A string value: raw token bytes decoded into buf (cap bytes). */
-static void token_text(const sc_jtok *t, char *buf, size_t cap) {
-  if (t->escaped) sc__json_unescape(t->s, t->n, buf, cap);
+static void token_text(const char *s, size_t n, int escaped, char *buf, size_t cap) {
+  if (escaped) sc__json_unescape(s, n, buf, cap);
   else {
-    size_t n = t->n < cap - 1 ? t->n : cap - 1;
-    memcpy(buf, t->s, n);
+    n = n < cap - 1 ? n : cap - 1;
+    memcpy(buf, s, n);
     buf[n] = 0;
   }
-}
-
-static int tok_is(const sc_jtok *t, const char *s) {
-  size_t n = strlen(s);
-  return t->n == n && !memcmp(t->s, s, n);
-}
-
-static int set_name(sc_interf_data *d, const sc_jtok *t) {
-  size_t n = t->n < NAME_MAX_BYTES ? t->n : NAME_MAX_BYTES;
-  if (sc__grow(d->ctx, (void **)&d->ev_name, 1, &d->ev_name_cap, n + 1)) return SC_ENOMEM;
-  if (t->escaped) n = sc__json_unescape(t->s, n, d->ev_name, n + 1);
-  else memcpy(d->ev_name, t->s, n);
-  if (n > d->ev_name_cap - 1) n = d->ev_name_cap - 1;
-  d->ev_name[n] = 0;
-  d->ev_name_len = n;
-  return SC_OK;
 }
 
 /* An integer value given as a number or a string of digits. */
@@ -300,169 +270,109 @@ static int tok_int(const sc_jtok *t, int64_t *v) {
          sc__json_int(t->s, t->n, v) == SC_OK;
 }
 
-/* One token of the document: tracks where it is and fills the event. */
-static int on_token(sc_interf_data *d, const sc_jtok *t) {
-  int depth = t->depth, ed = d->ev_depth;
-  /* Top level: the object's keys, or a bare array of events. */
-  if (depth == 0) {
-    if (t->type == SC_JT_ARR_BEGIN) d->ev_depth = 1;
-    return SC_OK;
+/* One kept member of args (id key, value tokens v[0..n)) into e: grid and
+ * block arrays hash their numbers; other values are read as scalars (an
+ * object reads as no value). */
+static void arg_value(event *e, int key, const sc_jtok *v, size_t n) {
+  const sc_jtok *t = v;
+  if (t->type == SC_JT_ARR_BEGIN) {
+    if (key != AK_GRID && key != AK_BLOCK) return;
+    e->shape = fnv(e->shape, key == AK_GRID ? "g" : "b", 1);
+    for (size_t i = 1; i < n; i++)
+      if (v[i].depth == 1 && v[i].type == SC_JT_NUMBER) e->shape = fnv(fnv(e->shape, v[i].s, v[i].n), ",", 1);
+    return;
   }
-  if (depth == 1 && t->type == SC_JT_KEY) {
-    d->top_key = tok_is(t, "traceEvents")      ? TK_EVENTS
-                 : tok_is(t, "deviceProperties") ? TK_DEVPROPS
-                 : tok_is(t, "distributedInfo")  ? TK_DISTINFO
-                                                 : TK_OTHER;
-    return SC_OK;
-  }
-  if (depth == 1 && t->type == SC_JT_ARR_BEGIN && d->top_key == TK_EVENTS) {
-    d->ev_depth = ed = 2;
-    return SC_OK;
-  }
-  if (depth == 1 && t->type == SC_JT_ARR_END && d->ev_depth == 2) {
-    d->ev_depth = 0;
-    return SC_OK;
-  }
-  if (d->top_key == TK_DEVPROPS && depth == 2 && t->type == SC_JT_OBJ_BEGIN) {
-    d->ndev++;
-    return SC_OK;
-  }
-  if (d->top_key == TK_DISTINFO && depth == 2) {
-    if (t->type == SC_JT_KEY) d->arg_key = tok_is(t, "world_size") ? AK_GROUP : AK_OTHER;
-    else if (d->arg_key == AK_GROUP) {
-      int64_t v;
-      if (tok_int(t, &v) && v > 0) d->world = v;
-      d->arg_key = AK_OTHER;
-    }
-    return SC_OK;
-  }
-  if (!ed) return SC_OK;
-  /* Inside traceEvents. */
-  if (depth == ed) {
-    if (t->type == SC_JT_OBJ_BEGIN) {
-      event_reset(d);
-      d->in_event = 1;
-      d->in_args = 0;
-    } else if (t->type == SC_JT_OBJ_END && d->in_event) {
-      d->in_event = 0;
-      return event_done(d);
-    }
-    return SC_OK;
-  }
-  if (!d->in_event) return SC_OK;
-  event *e = &d->ev;
-  if (depth == ed + 1) { /* the event's keys and values */
-    if (t->type == SC_JT_KEY) {
-      d->ev_key = tok_is(t, "ph")     ? EK_PH
-                  : tok_is(t, "cat")  ? EK_CAT
-                  : tok_is(t, "name") ? EK_NAME
-                  : tok_is(t, "ts")   ? EK_TS
-                  : tok_is(t, "dur")  ? EK_DUR
-                  : tok_is(t, "args") ? EK_ARGS
-                  : tok_is(t, "tid")  ? EK_TID
-                                      : EK_OTHER;
-      return SC_OK;
-    }
-    if (t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) { /* a nested value closes */
-      d->in_args = 0;
-      return SC_OK;
-    }
-    int key = d->ev_key;
-    d->ev_key = EK_OTHER;
-    switch (key) {
-    case EK_PH:
-      e->is_x = t->type == SC_JT_STRING && tok_is(t, "X");
-      break;
-    case EK_CAT: {
+  switch (key) {
+  case AK_DEVICE: e->has_device = tok_int(t, &e->device); break;
+  case AK_STREAM: e->has_stream = tok_int(t, &e->stream); break;
+  case AK_IN: tok_int(t, &e->in_nelems); break;
+  case AK_OUT: tok_int(t, &e->out_nelems); break;
+  case AK_GROUP: tok_int(t, &e->group); break;
+  case AK_COLL:
+    if (t->type == SC_JT_STRING) token_text(t->s, t->n, t->escaped, e->coll, sizeof e->coll);
+    break;
+  case AK_DTYPE:
+    if (t->type == SC_JT_STRING) {
       char buf[32];
-      if (t->type != SC_JT_STRING) break;
-      token_text(t, buf, sizeof buf);
-      e->is_kernel = !strcmp(buf, "kernel") || !strcmp(buf, "Kernel");
-      break;
+      token_text(t->s, t->n, t->escaped, buf, sizeof buf);
+      e->esize = dtype_size(buf);
     }
-    case EK_NAME:
-      if (t->type == SC_JT_STRING) return set_name(d, t);
-      break;
-    case EK_TS:
-      if (t->type == SC_JT_NUMBER) e->has_ts = sc__json_us_to_ns(t->s, t->n, &e->ts) == SC_OK;
-      break;
-    case EK_DUR:
-      if (t->type == SC_JT_NUMBER) e->has_dur = sc__json_us_to_ns(t->s, t->n, &e->dur) == SC_OK;
-      break;
-    case EK_TID:
-      tok_int(t, &e->tid);
-      break;
-    case EK_ARGS:
-      if (t->type == SC_JT_OBJ_BEGIN) d->in_args = 1;
-      break;
-    default:
-      break;
-    }
+    break;
+  default: break;
+  }
+}
+
+/* A completed event from the Chrome-trace reader: its members in document
+ * order, then kept if it is a GPU kernel. */
+static int on_event(void *ud, const sc_chrome_event *ce) {
+  sc_interf_data *d = ud;
+  event e;
+  memset(&e, 0, sizeof e);
+  e.shape = FNV_OFFSET;
+  if (ce->cat.s) {
+    char buf[32];
+    token_text(ce->cat.s, ce->cat.n, ce->cat.escaped, buf, sizeof buf);
+    e.is_kernel = !strcmp(buf, "kernel") || !strcmp(buf, "Kernel");
+  }
+  e.has_ts = ce->has_ts; /* the last number decides */
+  e.ts = ce->ts_ns;
+  e.has_dur = ce->has_dur;
+  e.dur = ce->dur_ns;
+  for (size_t i = 0; i < ce->nm; i++) {
+    const sc_chrome_member *m = &ce->m[i];
+    const sc_jtok *t = sc__chrome_value(ce, m);
+    if (m->key == SC_CHROME_PH) e.is_x = t->type == SC_JT_STRING && t->n == 1 && t->s[0] == 'X';
+    else if (m->key == SC_CHROME_TID) tok_int(t, &e.tid);
+    else if (m->key >= SC_CHROME_ARG) arg_value(&e, m->key, t, m->count);
+  }
+  return event_done(d, &e, &ce->name);
+}
+
+/* distributedInfo.world_size and deviceProperties (devices per node). */
+static int on_item(void *ud, const sc_chrome_item *it) {
+  sc_interf_data *d = ud;
+  if (it->section == SC_CHROME_DIST) {
+    int64_t v;
+    if (tok_int(it->tok, &v) && v > 0) d->world = v;
     return SC_OK;
   }
-  if (!d->in_args) return SC_OK;
-  if (depth == ed + 2) { /* args keys and scalar values */
-    if (t->type == SC_JT_KEY) {
-      d->arg_key = tok_is(t, "device")            ? AK_DEVICE
-                   : tok_is(t, "stream")          ? AK_STREAM
-                   : tok_is(t, "grid")            ? AK_GRID
-                   : tok_is(t, "block")           ? AK_BLOCK
-                   : tok_is(t, "Collective name") ? AK_COLL
-                   : tok_is(t, "In msg nelems")   ? AK_IN
-                   : tok_is(t, "Out msg nelems")  ? AK_OUT
-                   : tok_is(t, "Group size")      ? AK_GROUP
-                   : tok_is(t, "dtype")           ? AK_DTYPE
-                                                  : AK_OTHER;
-      return SC_OK;
-    }
-    int key = d->arg_key;
-    if (t->type == SC_JT_ARR_BEGIN) {
-      d->in_shape = key == AK_GRID || key == AK_BLOCK ? key : 0;
-      if (d->in_shape) e->shape = fnv(e->shape, key == AK_GRID ? "g" : "b", 1);
-      return SC_OK;
-    }
-    if (t->type == SC_JT_ARR_END) {
-      d->in_shape = 0;
-      return SC_OK;
-    }
-    d->arg_key = AK_OTHER;
-    switch (key) {
-    case AK_DEVICE: e->has_device = tok_int(t, &e->device); break;
-    case AK_STREAM: e->has_stream = tok_int(t, &e->stream); break;
-    case AK_IN: tok_int(t, &e->in_nelems); break;
-    case AK_OUT: tok_int(t, &e->out_nelems); break;
-    case AK_GROUP: tok_int(t, &e->group); break;
-    case AK_COLL:
-      if (t->type == SC_JT_STRING) token_text(t, e->coll, sizeof e->coll);
-      break;
-    case AK_DTYPE:
-      if (t->type == SC_JT_STRING) {
-        char buf[32];
-        token_text(t, buf, sizeof buf);
-        e->esize = dtype_size(buf);
-      }
-      break;
-    default: break;
-    }
-    return SC_OK;
-  }
-  if (depth == ed + 3 && d->in_shape && t->type == SC_JT_NUMBER) {
-    e->shape = fnv(fnv(e->shape, t->s, t->n), ",", 1);
-  }
+  for (size_t i = 0; i < it->ntok; i++)
+    if (it->tok[i].depth == 1 && it->tok[i].type == SC_JT_OBJ_BEGIN) d->ndev++;
   return SC_OK;
 }
 
-/* Pulls every token of the bytes fed so far. */
-static int drain(sc_interf_data *d) {
-  sc_jtok t;
-  int r;
-  while ((r = sc__json_next(&d->j, &t)) == 1)
-    if ((r = on_token(d, &t))) return failf(d, r, "out of memory");
-  if (r < 0 && !d->rc) /* the tokenizer reports a failed carry allocation as a message */
-    d->rc = sc__error(d->ctx, strcmp(d->j.errmsg, "out of memory") ? SC_EINVAL : SC_ENOMEM,
-                      "%s:%llu: %s", d->name, (unsigned long long)d->j.err_off, d->j.errmsg);
-  if (r < 0) return d->rc;
-  return SC_OK;
+/* ph and tid are members, read with this reader's own rules (the last ph
+ * exactly "X"; thread ids as numbers or digit strings); timestamps out of
+ * range count as absent. */
+static const sc_chrome_spec interf_spec = {.members = 1u << SC_CHROME_PH | 1u << SC_CHROME_TID,
+                                           .arg_keys = arg_keys,
+                                           .dist_keys = dist_keys,
+                                           .meta_keys = meta_keys,
+                                           .event = on_event,
+                                           .item = on_item};
+
+/* A failed Chrome-trace reader call: malformed JSON as "name:offset: ...",
+ * the callbacks' out of memory as "name: out of memory". */
+static int chrome_failed(sc_interf_data *d, int rc) {
+  if (d->rc) return d->rc;
+  if (d->c.err_kind == SC_CHROME_EJSON)
+    return d->rc = sc__error(d->ctx, rc, "%s:%llu: %s", d->name, (unsigned long long)d->c.err_off,
+                             d->c.errmsg);
+  return failf(d, rc, "out of memory");
+}
+
+/* The feed's sink: decompressed bytes to the Chrome-trace reader. */
+static int to_reader(void *ud, const char *buf, size_t len) {
+  sc_interf_data *d = ud;
+  int rc = sc__chrome_feed(&d->c, buf, len);
+  return rc ? chrome_failed(d, rc) : SC_OK;
+}
+
+/* A failed feed call: its own errors (corrupt or truncated data) as
+ * "name: message"; the reader's are already set. */
+static int feed_failed(sc_interf_data *d, int rc) {
+  if (d->rc) return d->rc;
+  return failf(d, rc, "%s", d->feed.errmsg[0] ? d->feed.errmsg : "out of memory");
 }
 
 /* ------------------------------------------------------------ reading */
@@ -472,14 +382,17 @@ int sc_interf_trace_begin(sc_interf_data *d, const char *name) {
   trace_release(d);
   d->rc = SC_OK;
   sc__strlcpy(d->name, name ? name : "<trace>", sizeof d->name);
-  d->enc = 0;
-  d->z_done = 0;
-  d->ev_depth = d->top_key = d->ev_key = d->arg_key = 0;
-  d->in_event = d->in_args = d->in_shape = 0;
   d->ndev = d->world = 0;
   d->nk = 0;
-  sc__json_init(&d->j, d->ctx);
-  d->json_ready = 1;
+  int rc = sc__feed_init(&d->feed, d->ctx, to_reader, d);
+  if (rc) return rc;
+  d->feed_ready = 1;
+  rc = sc__chrome_init(&d->c, d->ctx, &interf_spec, d);
+  if (rc) {
+    trace_release(d);
+    return rc;
+  }
+  d->chrome_ready = 1;
   d->active = 1;
   return SC_OK;
 }
@@ -487,64 +400,9 @@ int sc_interf_trace_begin(sc_interf_data *d, const char *name) {
 int sc_interf_trace_feed(sc_interf_data *d, const void *buf, size_t len) {
   if (!d || !d->active) return SC_EINVAL;
   if (d->rc) return d->rc;
-  const unsigned char *p = buf;
   if (!len) return SC_OK;
-  if (!d->enc) {
-    /* No JSON text starts with 0x1f: the first byte of a gzip member. */
-    d->enc = p[0] == 0x1f ? 2 : 1;
-    if (d->enc == 2) {
-      memset(&d->z, 0, sizeof d->z);
-      d->z.zalloc = z_alloc;
-      d->z.zfree = z_free;
-      d->z.opaque = d->ctx;
-      if (!d->zbuf && !(d->zbuf = sc__malloc(d->ctx, ZBUF_BYTES))) return SC_ENOMEM;
-      if (inflateInit2(&d->z, 15 + 16) != Z_OK) return failf(d, SC_ENOMEM, "cannot start zlib");
-      d->z_ready = 1;
-    }
-  }
-  if (d->enc == 1) {
-    sc__json_feed(&d->j, (const char *)p, len);
-    return drain(d);
-  }
-  d->z.next_in = (Bytef *)(uintptr_t)p;
-  d->z.avail_in = (uInt)len; /* callers feed buffers far below 4 GiB; see sc_interf_load_file */
-  while (d->z.avail_in > 0) {
-    if (d->z_done) {
-      /* Another gzip member follows (concatenated files). */
-      if (inflateReset(&d->z) != Z_OK) return failf(d, SC_EINVAL, "bad gzip data");
-      d->z_done = 0;
-    }
-    d->z.next_out = (Bytef *)d->zbuf;
-    d->z.avail_out = ZBUF_BYTES;
-    int zr = inflate(&d->z, Z_NO_FLUSH);
-    if (zr == Z_MEM_ERROR) return failf(d, SC_ENOMEM, "out of memory in zlib");
-    if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-      return failf(d, SC_EINVAL, "gzip: %s", d->z.msg ? d->z.msg : "corrupt data");
-    size_t got = ZBUF_BYTES - d->z.avail_out;
-    if (got) {
-      sc__json_feed(&d->j, d->zbuf, got);
-      if (drain(d)) return d->rc;
-    }
-    if (zr == Z_STREAM_END) d->z_done = 1;
-    else if (zr == Z_BUF_ERROR && !got) break;
-  }
-  /* Output may still be pending with all input consumed. */
-  while (!d->z_done) {
-    d->z.next_out = (Bytef *)d->zbuf;
-    d->z.avail_out = ZBUF_BYTES;
-    int zr = inflate(&d->z, Z_NO_FLUSH);
-    size_t got = ZBUF_BYTES - d->z.avail_out;
-    if (got) {
-      sc__json_feed(&d->j, d->zbuf, got);
-      if (drain(d)) return d->rc;
-    }
-    if (zr == Z_STREAM_END) d->z_done = 1;
-    if (zr == Z_MEM_ERROR) return failf(d, SC_ENOMEM, "out of memory in zlib");
-    if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-      return failf(d, SC_EINVAL, "gzip: %s", d->z.msg ? d->z.msg : "corrupt data");
-    if (!got) break;
-  }
-  return SC_OK;
+  int rc = sc__feed_put(&d->feed, buf, len);
+  return rc ? feed_failed(d, rc) : SC_OK;
 }
 
 /* ------------------------------------------------------------ pairing */
@@ -689,12 +547,8 @@ static int pair_kernel(sc_interf_data *d, const kern *c, size_t lo, size_t hi, c
 int sc_interf_trace_end(sc_interf_data *d) {
   if (!d || !d->active) return SC_EINVAL;
   int rc = d->rc;
-  if (!rc && d->enc == 2 && !d->z_done) rc = failf(d, SC_EINVAL, "truncated gzip data");
-  if (!rc) {
-    sc__json_end(&d->j);
-    rc = drain(d);
-  }
-  if (!rc && d->enc == 0) rc = failf(d, SC_EINVAL, "empty trace");
+  if (!rc && (rc = sc__feed_end(&d->feed))) rc = feed_failed(d, rc);
+  if (!rc && (rc = sc__chrome_end(&d->c))) rc = chrome_failed(d, rc);
   trace_release(d);
   if (rc) return rc;
   d->st.traces++;
@@ -740,14 +594,14 @@ int sc_interf_load_file(sc_interf_data *d, const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return sc__error(d->ctx, SC_EREAD, "%s: cannot open: %s", path, strerror(errno));
   int rc = sc_interf_trace_begin(d, path);
-  char *buf = rc ? NULL : sc__malloc(d->ctx, ZBUF_BYTES);
+  char *buf = rc ? NULL : sc__malloc(d->ctx, READ_BYTES);
   if (!rc && !buf) rc = SC_ENOMEM;
   size_t n;
-  while (!rc && (n = fread(buf, 1, ZBUF_BYTES, f)) > 0) rc = sc_interf_trace_feed(d, buf, n);
+  while (!rc && (n = fread(buf, 1, READ_BYTES, f)) > 0) rc = sc_interf_trace_feed(d, buf, n);
   if (!rc && ferror(f)) rc = sc__error(d->ctx, SC_EREAD, "%s: read error", path);
   if (!rc) rc = sc_interf_trace_end(d);
   else trace_release(d);
-  sc__free(d->ctx, buf, buf ? ZBUF_BYTES : 0);
+  sc__free(d->ctx, buf, buf ? READ_BYTES : 0);
   fclose(f);
   return rc;
 }

@@ -438,7 +438,7 @@ static int chk_data(sc_trace_reader *r, const char *buf, size_t len) {
     c->mode = buf[i] == '{' ? 2 : 1;
   }
   if (c->mode == 2) return json_data(r, buf, len);
-  return proto_data(r, (const unsigned char *)buf, len, r->out_bytes);
+  return proto_data(r, (const unsigned char *)buf, len, r->feed.out_bytes);
 }
 
 typedef struct ikey { int64_t stream; uint64_t id; uint32_t i; } ikey;
@@ -622,7 +622,7 @@ static int chk_build(sc_trace_reader *r) {
   if (c->mode == 1 && (c->in_msg || c->len_shift))
     return sc__trace_fail(r, SC_EINVAL, c->msg_off, "truncated Chakra trace (the file ends inside a message)");
   if (c->mode == 0) return sc__trace_fail(r, SC_EINVAL, 0, "empty Chakra trace");
-  if (!c->nnodes) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no Chakra nodes to import");
+  if (!c->nnodes) return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes, "no Chakra nodes to import");
   int64_t rank = rank_from_name(r->name, r->rank_hint);
   if (c->world > 0 && job->world < c->world) job->world = c->world;
   int64_t world = job->world > rank ? job->world : rank + 1;

@@ -21,7 +21,7 @@
  * kernel with a counted warning. Operators whose tensors are all 0-dim are
  * host-side scalars (optimizer step counters) and launch nothing.
  */
-#include "base/json_int.h"
+#include "trace/chrome_int.h"
 #include "trace/trace_int.h"
 
 #include <math.h>
@@ -276,12 +276,15 @@ typedef struct xev {
   uint8_t in_autograd;   /* runs inside an autograd node (the C++ engine) */
 } xev;
 
-enum { F_NONE = 0, F_PH, F_CAT, F_NAME, F_TS, F_DUR, F_TID, F_ARGS, A_DIMS, A_TYPES, A_CONC, A_OTHER };
-enum { RK_NONE = 0, RK_EVENTS, RK_DIST, RK_SKIP };
+/* Members of args we read (member ids, in arg_keys order) and the
+ * distributedInfo members. */
+enum { A_DIMS = SC_CHROME_ARG, A_TYPES, A_CONC };
+static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inputs", NULL};
+enum { D_RANK = 0, D_WORLD };
+static const char *const dist_keys[] = {"rank", "world_size", NULL};
 
 typedef struct xin {
-  sc_json j;
-  int root_array, in_events, saw_events, skip, root_key, field;
+  sc_chrome c;
   /* the event being read */
   char ph;
   int is_cpu_op, is_step, is_gpu;
@@ -299,7 +302,6 @@ typedef struct xin {
   uint32_t *cur_conc;
   size_t ncur_conc, cur_conc_cap;
   /* distributedInfo */
-  int di_key;
   int64_t rank, world;
   int have_rank;
   /* records */
@@ -314,15 +316,34 @@ typedef struct xin {
   int64_t gpu_events;
 } xin;
 
-#define KEY(t, lit) ((t)->n == sizeof(lit) - 1 && !memcmp((t)->s, lit, sizeof(lit) - 1))
+/* Raw string s[0..n) equal to lit. */
+#define IS(s, n, lit) ((n) == sizeof(lit) - 1 && !memcmp(s, lit, sizeof(lit) - 1))
 
 static xin *X(sc_trace_reader *r) { return r->state; }
+
+static int on_event(void *ud, const sc_chrome_event *ce);
+static int on_item(void *ud, const sc_chrome_item *it);
+
+/* Names and thread ids are members: interned in document order with the
+ * concrete inputs. */
+static const sc_chrome_spec exsitu_spec = {
+    .members = 1u << SC_CHROME_NAME | 1u << SC_CHROME_TID,
+    .arg_keys = arg_keys,
+    .dist_keys = dist_keys,
+    .not_object = "not a trace: the top level is not an object",
+    .ts_range = "timestamp out of range",
+    .dur_range = "duration out of range",
+    .event = on_event,
+    .item = on_item};
 
 static int xs_open(sc_trace_reader *r) {
   xin *x = sc__calloc(r->ctx, 1, sizeof *x);
   if (!x) return SC_ENOMEM;
-  sc__json_init(&x->j, r->ctx);
-  x->skip = -1;
+  int rc = sc__chrome_init(&x->c, r->ctx, &exsitu_spec, r);
+  if (rc) {
+    sc__free(r->ctx, x, sizeof *x);
+    return rc;
+  }
   x->rank = -1;
   r->state = x;
   return SC_OK;
@@ -333,7 +354,7 @@ static int xs_open(sc_trace_reader *r) {
 static void xs_close(sc_trace_reader *r) {
   xin *x = X(r);
   sc_ctx *ctx = r->ctx;
-  sc__json_free(&x->j);
+  sc__chrome_free(&x->c);
   FREE_ARR(ctx, x->cur_dims, x->cur_dims_cap);
   FREE_ARR(ctx, x->cur_eb, x->cur_eb_cap);
   FREE_ARR(ctx, x->cur_conc, x->cur_conc_cap);
@@ -410,218 +431,152 @@ static int end_event(sc_trace_reader *r) {
   return sc__trace_push(ctx, (void **)&x->ev, sizeof e, &x->nev, &x->ev_cap, &e);
 }
 
-static int on_token(sc_trace_reader *r, const sc_jtok *t) {
-  xin *x = X(r);
+static int push_dim(sc_ctx *ctx, xin *x, int64_t v) {
+  return sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &v);
+}
+
+/* "Input Dims" (v, n tokens): per input its rank then its sizes, in the
+ * dims layout. An entry that is not an array (null: a scalar argument) has
+ * no shape; one with nested arrays (a tensor list) or a size that is not a
+ * non-negative integer has an unknown shape (rank 0); object entries are
+ * passed over. */
+static int input_dims(sc_trace_reader *r, xin *x, const sc_jtok *v, size_t n) {
   sc_ctx *ctx = r->ctx;
-  int d = t->depth;
-  if (x->skip >= 0) {
-    if ((t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) && d == x->skip) x->skip = -1;
-    return SC_OK;
-  }
-  int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
-  if (d == 0) {
-    if (t->type == SC_JT_ARR_BEGIN) {
-      x->root_array = x->in_events = x->saw_events = 1;
-    } else if (t->type == SC_JT_ARR_END) {
-      x->in_events = 0;
-    } else if (t->type != SC_JT_OBJ_BEGIN && t->type != SC_JT_OBJ_END) {
-      return sc__trace_fail(r, SC_EINVAL, t->offset, "not a trace: the top level is not an object");
-    }
-    return SC_OK;
-  }
-  int evd = x->root_array ? 1 : 2;
-  if (!x->root_array && d == 1) {
-    if (t->type == SC_JT_KEY) {
-      x->root_key = KEY(t, "traceEvents") ? RK_EVENTS : KEY(t, "distributedInfo") ? RK_DIST : RK_SKIP;
-      return SC_OK;
-    }
-    if (t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) {
-      x->in_events = 0;
-      x->root_key = RK_NONE;
-      return SC_OK;
-    }
-    if (x->root_key == RK_EVENTS && t->type == SC_JT_ARR_BEGIN) {
-      x->in_events = x->saw_events = 1;
-      return SC_OK;
-    }
-    if (x->root_key == RK_DIST && t->type == SC_JT_OBJ_BEGIN) return SC_OK;
-    if (begin) x->skip = d;
-    return SC_OK;
-  }
-  if (!x->root_array && d == 2 && x->root_key == RK_DIST) {
-    if (t->type == SC_JT_KEY) {
-      x->di_key = KEY(t, "rank") ? 1 : KEY(t, "world_size") ? 2 : 0;
-      return SC_OK;
-    }
-    if (begin) {
-      x->skip = d;
-      return SC_OK;
-    }
-    int64_t v;
-    if (t->type == SC_JT_NUMBER && x->di_key && !sc__json_int(t->s, t->n, &v)) {
-      if (x->di_key == 1) x->rank = v, x->have_rank = 1;
-      else x->world = v;
-    }
-    return SC_OK;
-  }
-  if (!x->in_events) {
-    if (begin) x->skip = d;
-    return SC_OK;
-  }
-  if (d == evd) {
-    if (t->type == SC_JT_OBJ_BEGIN) {
-      reset_event(x, t->offset);
-      x->field = F_NONE;
-      return SC_OK;
-    }
-    if (t->type == SC_JT_OBJ_END) return end_event(r);
-    if (begin) x->skip = d;
-    return SC_OK;
-  }
-  if (d == evd + 1) { /* event fields */
-    if (t->type == SC_JT_KEY) {
-      x->field = KEY(t, "ph") ? F_PH : KEY(t, "cat") ? F_CAT : KEY(t, "name") ? F_NAME
-                 : KEY(t, "ts") ? F_TS : KEY(t, "dur") ? F_DUR : KEY(t, "tid") ? F_TID
-                 : KEY(t, "args") ? F_ARGS : F_NONE;
-      return SC_OK;
-    }
-    if (x->field == F_ARGS && t->type == SC_JT_OBJ_BEGIN) return SC_OK;
-    if (t->type == SC_JT_OBJ_END) return SC_OK;
-    if (begin) {
-      x->skip = d;
-      return SC_OK;
-    }
-    switch (x->field) {
-    case F_PH:
-      if (t->type == SC_JT_STRING && t->n >= 1) x->ph = t->s[0];
-      break;
-    case F_CAT:
-      if (t->type == SC_JT_STRING) {
-        x->is_cpu_op = KEY(t, "cpu_op") || KEY(t, "Operator");
-        x->is_step = KEY(t, "user_annotation") || KEY(t, "python_function");
-        x->is_gpu = KEY(t, "kernel") || KEY(t, "Kernel") || KEY(t, "gpu_memcpy") || KEY(t, "gpu_memset") ||
-                    KEY(t, "Memcpy") || KEY(t, "Memset");
-      }
-      break;
-    case F_NAME:
-      if (t->type == SC_JT_STRING) {
-        if (intern_tok(r, t, &x->name)) return SC_ENOMEM;
-        x->has_name = 1;
-      }
-      break;
-    case F_TS:
-      if (t->type == SC_JT_NUMBER) {
-        if (sc__json_us_to_ns(t->s, t->n, &x->ts))
-          return sc__trace_fail(r, SC_EINVAL, t->offset, "timestamp out of range");
-        x->has_ts = 1;
-      }
-      break;
-    case F_DUR:
-      if (t->type == SC_JT_NUMBER) {
-        if (sc__json_us_to_ns(t->s, t->n, &x->dur))
-          return sc__trace_fail(r, SC_EINVAL, t->offset, "duration out of range");
-        x->has_dur = 1;
-      }
-      break;
-    case F_TID:
-      if (t->type == SC_JT_NUMBER) {
-        if (sc__json_int(t->s, t->n, &x->tid)) x->tid = 0;
-      } else if (t->type == SC_JT_STRING) {
-        uint32_t id;
-        if (intern_tok(r, t, &id)) return SC_ENOMEM;
-        x->tid = -1 - (int64_t)id;
-      }
-      break;
-    default:
-      break;
-    }
-    return SC_OK;
-  }
-  if (d == evd + 2) { /* args fields */
-    if (t->type == SC_JT_KEY) {
-      x->field = KEY(t, "Input Dims") ? A_DIMS : KEY(t, "Input type") ? A_TYPES
-                 : KEY(t, "Concrete Inputs") ? A_CONC : A_OTHER;
-      return SC_OK;
-    }
-    if (t->type == SC_JT_ARR_BEGIN && (x->field == A_DIMS || x->field == A_TYPES || x->field == A_CONC)) {
-      if (x->field == A_DIMS) {
-        x->ncur_dims = 0;
-        x->cur_inputs = 0;
-      }
-      return SC_OK;
-    }
-    if (t->type == SC_JT_ARR_END) {
-      x->field = A_OTHER;
-      return SC_OK;
-    }
-    if (begin) x->skip = d;
-    return SC_OK;
-  }
-  /* Inside an args array. */
-  if (x->field == A_DIMS) {
-    if (d == evd + 3 && t->type == SC_JT_ARR_BEGIN) { /* one input */
-      int64_t zero = 0;
-      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
-        return SC_ENOMEM;
+  if (v[0].type != SC_JT_ARR_BEGIN) return SC_OK;
+  x->ncur_dims = 0;
+  x->cur_inputs = 0;
+  for (size_t i = 1; i < n;) {
+    const sc_jtok *t = &v[i];
+    int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
+    if (t->depth == 1 && t->type == SC_JT_ARR_BEGIN) { /* one input */
+      if (push_dim(ctx, x, 0)) return SC_ENOMEM;
       x->cur_rank_at = x->ncur_dims - 1;
       x->cur_bad_input = 0;
       x->cur_inputs++;
-      return SC_OK;
-    }
-    if (d == evd + 3 && t->type == SC_JT_ARR_END) {
+    } else if (t->depth == 1 && t->type == SC_JT_ARR_END) {
       if (x->cur_bad_input) { /* a tensor list (nested arrays): shape unknown */
         x->ncur_dims = x->cur_rank_at + 1;
         x->cur_dims[x->cur_rank_at] = 0;
       }
       x->cur_rank_at = SIZE_MAX;
-      return SC_OK;
-    }
-    if (d == evd + 4 && t->type == SC_JT_NUMBER && x->cur_rank_at != SIZE_MAX) {
-      int64_t v;
-      if (sc__json_int(t->s, t->n, &v) || v < 0) {
+    } else if (t->depth == 2 && t->type == SC_JT_NUMBER && x->cur_rank_at != SIZE_MAX) {
+      int64_t d;
+      if (sc__json_int(t->s, t->n, &d) || d < 0) {
         x->cur_bad_input = 1;
-        return SC_OK;
+      } else {
+        if (push_dim(ctx, x, d)) return SC_ENOMEM;
+        x->cur_dims[x->cur_rank_at]++;
       }
-      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &v))
-        return SC_ENOMEM;
-      x->cur_dims[x->cur_rank_at]++;
-      return SC_OK;
-    }
-    if (d == evd + 3 && !begin) { /* a non-array input (null): no shape */
-      int64_t zero = 0;
-      if (sc__trace_push(ctx, (void **)&x->cur_dims, sizeof *x->cur_dims, &x->ncur_dims, &x->cur_dims_cap, &zero))
-        return SC_ENOMEM;
+    } else if (t->depth == 1 && !begin) { /* a non-array input (null): no shape */
+      if (push_dim(ctx, x, 0)) return SC_ENOMEM;
       x->cur_inputs++;
-      return SC_OK;
-    }
-    if (begin) {
+    } else if (begin && t->depth > 0) {
       x->cur_bad_input = 1;
-      x->skip = d;
+      i = sc__chrome_next(v, n, i);
+      continue;
     }
-    return SC_OK;
+    i++;
   }
-  if (x->field == A_TYPES && d == evd + 3 && t->type == SC_JT_STRING) {
-    char buf[64];
-    size_t n = t->n < sizeof buf - 1 ? t->n : sizeof buf - 1;
-    memcpy(buf, t->s, n);
-    double b = sc__dtype_bytes(buf, n);
-    uint8_t v = (uint8_t)(b > 0 && b < 255 ? b : 0);
-    return sc__trace_push(ctx, (void **)&x->cur_eb, 1, &x->ncur_eb, &x->cur_eb_cap, &v);
-  }
-  if (x->field == A_CONC && d == evd + 3 && t->type == SC_JT_STRING) {
-    uint32_t id;
-    if (intern_tok(r, t, &id)) return SC_ENOMEM;
-    return sc__trace_push(ctx, (void **)&x->cur_conc, sizeof *x->cur_conc, &x->ncur_conc, &x->cur_conc_cap, &id);
-  }
-  if (begin) x->skip = d;
   return SC_OK;
 }
 
-static int pump(sc_trace_reader *r) { return sc__trace_pump(r, &X(r)->j, on_token); }
+/* "Input type" / "Concrete Inputs" (v, n tokens): their string entries, as
+ * element sizes or interned strings. */
+static int input_strings(sc_trace_reader *r, xin *x, int key, const sc_jtok *v, size_t n) {
+  sc_ctx *ctx = r->ctx;
+  if (v[0].type != SC_JT_ARR_BEGIN) return SC_OK;
+  for (size_t i = 1; i < n; i = sc__chrome_next(v, n, i)) {
+    const sc_jtok *t = &v[i];
+    if (t->depth != 1 || t->type != SC_JT_STRING) continue;
+    if (key == A_TYPES) {
+      char buf[64];
+      size_t len = t->n < sizeof buf - 1 ? t->n : sizeof buf - 1;
+      memcpy(buf, t->s, len);
+      double b = sc__dtype_bytes(buf, len);
+      uint8_t eb = (uint8_t)(b > 0 && b < 255 ? b : 0);
+      if (sc__trace_push(ctx, (void **)&x->cur_eb, 1, &x->ncur_eb, &x->cur_eb_cap, &eb)) return SC_ENOMEM;
+    } else {
+      uint32_t id;
+      if (intern_tok(r, t, &id) ||
+          sc__trace_push(ctx, (void **)&x->cur_conc, sizeof *x->cur_conc, &x->ncur_conc, &x->cur_conc_cap, &id))
+        return SC_ENOMEM;
+    }
+  }
+  return SC_OK;
+}
+
+/* A completed event from the Chrome-trace reader. Its members are taken in
+ * document order: names, string thread ids and concrete inputs are interned
+ * as they come, which fixes the string ids of the job. */
+static int on_event(void *ud, const sc_chrome_event *ce) {
+  sc_trace_reader *r = ud;
+  xin *x = X(r);
+  reset_event(x, ce->offset);
+  x->ph = ce->ph;
+  if (ce->cat.s) {
+    const char *c = ce->cat.s;
+    size_t n = ce->cat.n;
+    x->is_cpu_op = IS(c, n, "cpu_op") || IS(c, n, "Operator");
+    x->is_step = IS(c, n, "user_annotation") || IS(c, n, "python_function");
+    x->is_gpu = IS(c, n, "kernel") || IS(c, n, "Kernel") || IS(c, n, "gpu_memcpy") || IS(c, n, "gpu_memset") ||
+                IS(c, n, "Memcpy") || IS(c, n, "Memset");
+  }
+  /* Any number gives the event a time (one out of range failed the import). */
+  x->has_ts = ce->has_ts;
+  x->ts = ce->ts_ns;
+  x->has_dur = ce->has_dur;
+  x->dur = ce->dur_ns;
+  for (size_t i = 0; i < ce->nm; i++) {
+    const sc_chrome_member *m = &ce->m[i];
+    const sc_jtok *t = sc__chrome_value(ce, m);
+    int rc = SC_OK;
+    switch (m->key) {
+    case SC_CHROME_NAME:
+      if (t->type == SC_JT_STRING) {
+        rc = intern_tok(r, t, &x->name);
+        x->has_name = 1;
+      }
+      break;
+    case SC_CHROME_TID:
+      if (t->type == SC_JT_NUMBER) {
+        if (sc__json_int(t->s, t->n, &x->tid)) x->tid = 0;
+      } else if (t->type == SC_JT_STRING) {
+        uint32_t id;
+        rc = intern_tok(r, t, &id);
+        x->tid = -1 - (int64_t)id;
+      }
+      break;
+    case A_DIMS:
+      rc = input_dims(r, x, t, m->count);
+      break;
+    case A_TYPES:
+    case A_CONC:
+      rc = input_strings(r, x, m->key, t, m->count);
+      break;
+    default:
+      break;
+    }
+    if (rc) return SC_ENOMEM;
+  }
+  return end_event(r);
+}
+
+/* distributedInfo: rank and world_size (integers). */
+static int on_item(void *ud, const sc_chrome_item *it) {
+  xin *x = X(ud);
+  const sc_jtok *t = it->tok;
+  int64_t v;
+  if (t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &v)) {
+    if (it->key == D_RANK) x->rank = v, x->have_rank = 1;
+    else x->world = v;
+  }
+  return SC_OK;
+}
 
 static int xs_data(sc_trace_reader *r, const char *buf, size_t len) {
-  sc__json_feed(&X(r)->j, buf, len);
-  return pump(r);
+  sc_chrome *c = &X(r)->c;
+  int rc = sc__chrome_feed(c, buf, len);
+  return rc ? sc__trace_chrome_fail(r, c, rc) : SC_OK;
 }
 
 /* ------------------------------------------------------------ shapes */
@@ -953,7 +908,7 @@ static int xs_build(sc_trace_reader *r) {
   xin *x = X(r);
   sc_ctx *ctx = r->ctx;
   sc_job *job = r->job;
-  if (!x->saw_events) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no traceEvents array: not a trace");
+  if (!x->c.saw_events) return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes, "no traceEvents array: not a trace");
   if (x->gpu_events)
     return sc__trace_fail(r, SC_EINVAL, 0,
                           "%lld GPU kernel/copy events: this trace ran on a GPU, import it with `import kineto`",
@@ -1104,7 +1059,7 @@ static int xs_build(sc_trace_reader *r) {
   }
   if (!rc && (b.pending || b.pending_cpp)) rc = emit_host(&b);
   if (!rc && !b.kernels)
-    rc = sc__trace_fail(r, SC_EINVAL, r->out_bytes,
+    rc = sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes,
                         "no operators with input shapes (profile with record_shapes=True)");
   if (!rc && !b.grads)
     sc__job_warn(job, "%s: no AccumulateGrad events: no gradients for data parallelism", r->name);
@@ -1120,11 +1075,9 @@ static int xs_build(sc_trace_reader *r) {
 }
 
 static int xs_finish(sc_trace_reader *r) {
-  xin *x = X(r);
-  sc__json_end(&x->j);
-  sc__json_feed(&x->j, "", 0);
-  int rc = pump(r);
-  if (rc) return rc;
+  sc_chrome *c = &X(r)->c;
+  int rc = sc__chrome_end(c);
+  if (rc) return sc__trace_chrome_fail(r, c, rc);
   return xs_build(r);
 }
 

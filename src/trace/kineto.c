@@ -1,14 +1,15 @@
 /*
  * kineto.c: importer of PyTorch profiler (Kineto) Chrome-trace JSON, one
- * rank per file. Pass 1 streams the tokens and keeps compact records of what
- * matters (GPU kernels/copies/memsets, the CUDA runtime calls that launch or
- * wait for them, profiler steps, c10d annotations, CUDA sync records,
+ * rank per file. Pass 1 takes the events and metadata the Chrome-trace
+ * reader (chrome.c) hands out and keeps compact records of what matters (GPU
+ * kernels/copies/memsets, the CUDA runtime calls that launch or wait for
+ * them, profiler steps, c10d annotations, CUDA sync records,
  * distributedInfo, deviceProperties); everything else is dropped as it goes
  * by. At the end, pass 2 rebuilds the rank's program: GPU ops per stream,
  * NCCL kernels as collectives, the host launch timeline with its syncs, and
  * cross-stream dependencies (CUDA events when recorded, else inferred).
  */
-#include "base/json_int.h"
+#include "trace/chrome_int.h"
 #include "trace/trace_int.h"
 #include "ir/ir_int.h"
 
@@ -35,14 +36,21 @@ enum {
   CAT_SYNC /* cuda_sync: CUDA event / stream synchronisation activity */
 };
 
-/* Fields of an event (and of its args) that we read. */
+/* Members of an event's args that we read: member ids, in the order of
+ * arg_keys (the Chrome-trace reader numbers them from SC_CHROME_ARG). */
 enum {
-  F_NONE = 0,
-  F_PH, F_CAT, F_NAME, F_TID, F_TS, F_DUR, F_ARGS,
-  /* args */
-  A_DEVICE, A_STREAM, A_CORR, A_BYTES, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE, A_DTYPE,
+  A_DEVICE = SC_CHROME_ARG, A_STREAM, A_CORR, A_BYTES, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE, A_DTYPE,
   A_COLL_NAME, A_PG_RANKS, A_PG_NAME, A_INPUT_DIMS, A_INPUT_TYPE, A_WAIT_STREAM, A_WAIT_CORR
 };
+static const char *const arg_keys[] = {"device", "stream", "correlation", "bytes", "In msg nelems",
+                                       "Out msg nelems", "Group size", "dtype", "Collective name",
+                                       "Process Group Ranks", "Process Group Name", "Input Dims",
+                                       "Input type", "wait_on_stream",
+                                       "wait_on_cuda_event_record_corr_id", NULL};
+/* distributedInfo members and top-level members we read. */
+enum { D_RANK = 0, D_WORLD, D_PGCONFIG };
+static const char *const dist_keys[] = {"rank", "world_size", "pg_config", NULL};
+static const char *const meta_keys[] = {"deviceProperties", NULL};
 
 /* Kinds of CUDA runtime calls we keep. */
 enum { RT_LAUNCH = 0, RT_SYNC_STREAM, RT_SYNC_DEVICE, RT_SYNC_EVENT, RT_MEMCPY_SYNC, RT_EVENT_RECORD,
@@ -101,8 +109,9 @@ typedef struct kev {
   int has_ts, has_dur, has_stream, has_corr;
   int64_t ts, dur, tid, device, stream, corr, in_nelems, out_nelems, gsize, wait_stream, wait_corr;
   double bytes;
-  char name[NAME_MAX_BYTES];
-  size_t name_len;
+  const char *name;     /* the raw name in the event, or name_buf when it had escapes */
+  size_t name_len;      /* at most NAME_MAX_BYTES - 1 */
+  char name_buf[NAME_MAX_BYTES];
   char coll_name[64], dtype[32], pg_name[64], input_type[32];
   int64_t input_elems;  /* product of the first "Input Dims" entry; -1 none */
   int64_t *pg_ranks;    /* parsed "Process Group Ranks" */
@@ -112,20 +121,11 @@ typedef struct kev {
 } kev;
 
 typedef struct kin {
-  sc_json j;
-  int root_array;       /* the file is a bare array of events */
-  int in_events;        /* inside traceEvents */
-  int saw_events;
-  int skip;             /* skipping a value: the depth of its END */
-  int root_key;         /* what the current top-level value is */
-  int field;            /* which event field the next value fills */
-  int dims_state;       /* reading "Input Dims": 0 none, 1 in outer, 2 in first inner, 3 done */
+  sc_chrome c;
   kev ev;
   /* distributedInfo */
   int64_t rank, world;
   int have_rank;
-  int di_key;
-  int pg_key;
   uint32_t pg_cur_name;
   int64_t *pg_cur_ranks;
   size_t pg_cur_n, pg_cur_cap;
@@ -134,7 +134,6 @@ typedef struct kin {
   kpg *pgs;
   size_t npgs, pgs_cap;
   /* deviceProperties */
-  int dev_key;
   kdev dev_cur;
   kdev *devs;
   size_t ndevs, devs_cap;
@@ -152,88 +151,25 @@ typedef struct kin {
   int64_t min_device;   /* device of the first GPU event */
 } kin;
 
-enum { RK_NONE = 0, RK_EVENTS, RK_DIST, RK_DEVPROPS, RK_SKIP };
+/* ------------------------------------------------------------ names */
 
-/* ------------------------------------------------------------ keys */
-
-static int key_is(const sc_jtok *t, const char *lit, size_t n) {
-  return t->n == n && !memcmp(t->s, lit, n);
-}
-#define KEY(t, lit) key_is(t, lit, sizeof(lit) - 1)
-
-static int event_field(const sc_jtok *t) {
-  switch (t->n) {
-  case 2:
-    if (KEY(t, "ph")) return F_PH;
-    if (KEY(t, "ts")) return F_TS;
-    break;
-  case 3:
-    if (KEY(t, "cat")) return F_CAT;
-    if (KEY(t, "tid")) return F_TID;
-    if (KEY(t, "dur")) return F_DUR;
-    break;
-  case 4:
-    if (KEY(t, "name")) return F_NAME;
-    if (KEY(t, "args")) return F_ARGS;
-    break;
-  }
-  return F_NONE;
-}
-
-static int args_field(const sc_jtok *t) {
-  switch (t->n) {
-  case 5:
-    if (KEY(t, "bytes")) return A_BYTES;
-    if (KEY(t, "dtype")) return A_DTYPE;
-    break;
-  case 6:
-    if (KEY(t, "device")) return A_DEVICE;
-    if (KEY(t, "stream")) return A_STREAM;
-    break;
-  case 10:
-    if (KEY(t, "Group size")) return A_GROUP_SIZE;
-    if (KEY(t, "Input Dims")) return A_INPUT_DIMS;
-    if (KEY(t, "Input type")) return A_INPUT_TYPE;
-    break;
-  case 11:
-    if (KEY(t, "correlation")) return A_CORR;
-    break;
-  case 13:
-    if (KEY(t, "In msg nelems")) return A_IN_NELEMS;
-    break;
-  case 14:
-    if (KEY(t, "Out msg nelems")) return A_OUT_NELEMS;
-    if (KEY(t, "wait_on_stream")) return A_WAIT_STREAM;
-    break;
-  case 15:
-    if (KEY(t, "Collective name")) return A_COLL_NAME;
-    break;
-  case 18:
-    if (KEY(t, "Process Group Name")) return A_PG_NAME;
-    break;
-  case 19:
-    if (KEY(t, "Process Group Ranks")) return A_PG_RANKS;
-    break;
-  case 33:
-    if (KEY(t, "wait_on_cuda_event_record_corr_id")) return A_WAIT_CORR;
-    break;
-  }
-  return F_NONE;
-}
+/* A name table entry with its length (looked up once per event). */
+#define NAMED(lit, v) {lit, sizeof(lit) - 1, v}
 
 static int category(const char *s, size_t n) {
   static const struct {
     const char *name;
+    size_t n;
     int cat;
-  } t[] = {{"kernel", CAT_KERNEL},         {"Kernel", CAT_KERNEL},
-           {"gpu_memcpy", CAT_MEMCPY},     {"Memcpy", CAT_MEMCPY},
-           {"gpu_memset", CAT_MEMSET},     {"Memset", CAT_MEMSET},
-           {"cuda_runtime", CAT_RUNTIME},  {"cuda_driver", CAT_RUNTIME},
-           {"Runtime", CAT_RUNTIME},       {"cpu_op", CAT_CPU_OP},
-           {"Operator", CAT_CPU_OP},       {"user_annotation", CAT_ANNOTATION},
-           {"cuda_sync", CAT_SYNC}};
+  } t[] = {NAMED("kernel", CAT_KERNEL),         NAMED("Kernel", CAT_KERNEL),
+           NAMED("gpu_memcpy", CAT_MEMCPY),     NAMED("Memcpy", CAT_MEMCPY),
+           NAMED("gpu_memset", CAT_MEMSET),     NAMED("Memset", CAT_MEMSET),
+           NAMED("cuda_runtime", CAT_RUNTIME),  NAMED("cuda_driver", CAT_RUNTIME),
+           NAMED("Runtime", CAT_RUNTIME),       NAMED("cpu_op", CAT_CPU_OP),
+           NAMED("Operator", CAT_CPU_OP),       NAMED("user_annotation", CAT_ANNOTATION),
+           NAMED("cuda_sync", CAT_SYNC)};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    if (strlen(t[i].name) == n && !memcmp(t[i].name, s, n)) return t[i].cat;
+    if (t[i].n == n && !memcmp(t[i].name, s, n)) return t[i].cat;
   return CAT_OTHER;
 }
 
@@ -244,17 +180,18 @@ static int runtime_kind(const char *s, size_t n) {
   if (n >= 23 && !memcmp(s, "cudaLaunchCooperativeKe", 23)) return RT_LAUNCH;
   static const struct {
     const char *name;
+    size_t n;
     int kind;
-  } t[] = {{"cudaMemcpyAsync", RT_LAUNCH},      {"cudaMemsetAsync", RT_LAUNCH},
-           {"cudaMemcpy2DAsync", RT_LAUNCH},    {"cudaMemcpyPeerAsync", RT_LAUNCH},
-           {"cudaMemset", RT_LAUNCH},           {"cudaGraphLaunch", RT_LAUNCH},
-           {"cuMemcpyAsync", RT_LAUNCH},        {"cuMemsetD8Async", RT_LAUNCH},
-           {"cudaMemcpy", RT_MEMCPY_SYNC},      {"cudaMemcpy2D", RT_MEMCPY_SYNC},
-           {"cudaStreamSynchronize", RT_SYNC_STREAM}, {"cudaDeviceSynchronize", RT_SYNC_DEVICE},
-           {"cudaEventSynchronize", RT_SYNC_EVENT},   {"cudaEventRecord", RT_EVENT_RECORD},
-           {"cudaEventRecordWithFlags", RT_EVENT_RECORD}, {"cudaStreamWaitEvent", RT_STREAM_WAIT}};
+  } t[] = {NAMED("cudaMemcpyAsync", RT_LAUNCH),      NAMED("cudaMemsetAsync", RT_LAUNCH),
+           NAMED("cudaMemcpy2DAsync", RT_LAUNCH),    NAMED("cudaMemcpyPeerAsync", RT_LAUNCH),
+           NAMED("cudaMemset", RT_LAUNCH),           NAMED("cudaGraphLaunch", RT_LAUNCH),
+           NAMED("cuMemcpyAsync", RT_LAUNCH),        NAMED("cuMemsetD8Async", RT_LAUNCH),
+           NAMED("cudaMemcpy", RT_MEMCPY_SYNC),      NAMED("cudaMemcpy2D", RT_MEMCPY_SYNC),
+           NAMED("cudaStreamSynchronize", RT_SYNC_STREAM), NAMED("cudaDeviceSynchronize", RT_SYNC_DEVICE),
+           NAMED("cudaEventSynchronize", RT_SYNC_EVENT),   NAMED("cudaEventRecord", RT_EVENT_RECORD),
+           NAMED("cudaEventRecordWithFlags", RT_EVENT_RECORD), NAMED("cudaStreamWaitEvent", RT_STREAM_WAIT)};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    if (strlen(t[i].name) == n && !memcmp(t[i].name, s, n)) return t[i].kind;
+    if (t[i].n == n && !memcmp(t[i].name, s, n)) return t[i].kind;
   return -1;
 }
 
@@ -262,11 +199,29 @@ static int runtime_kind(const char *s, size_t n) {
 
 static kin *K(sc_trace_reader *r) { return r->state; }
 
+static int on_event(void *ud, const sc_chrome_event *ce);
+static int on_item(void *ud, const sc_chrome_item *it);
+
+/* tid is a member: its warnings come in document order with the args ones. */
+static const sc_chrome_spec kineto_spec = {
+    .members = 1u << SC_CHROME_TID,
+    .arg_keys = arg_keys,
+    .dist_keys = dist_keys,
+    .meta_keys = meta_keys,
+    .not_object = "not a Kineto trace: the top level is not an object",
+    .ts_range = "timestamp out of range",
+    .dur_range = "timestamp out of range",
+    .event = on_event,
+    .item = on_item};
+
 static int kin_open(sc_trace_reader *r) {
   kin *k = sc__calloc(r->ctx, 1, sizeof *k);
   if (!k) return SC_ENOMEM;
-  sc__json_init(&k->j, r->ctx);
-  k->skip = -1;
+  int rc = sc__chrome_init(&k->c, r->ctx, &kineto_spec, r);
+  if (rc) {
+    sc__free(r->ctx, k, sizeof *k);
+    return rc;
+  }
   k->rank = -1;
   k->min_device = -1;
   r->state = k;
@@ -278,7 +233,7 @@ static int kin_open(sc_trace_reader *r) {
 static void kin_close(sc_trace_reader *r) {
   kin *k = K(r);
   sc_ctx *ctx = r->ctx;
-  sc__json_free(&k->j);
+  sc__chrome_free(&k->c);
   FREE_ARR(ctx, k->ev.pg_ranks, k->ev.pg_ranks_cap);
   FREE_ARR(ctx, k->pg_cur_ranks, k->pg_cur_cap);
   FREE_ARR(ctx, k->pgs, k->pgs_cap);
@@ -310,13 +265,6 @@ static int tok_i64(sc_trace_reader *r, const sc_jtok *t, int64_t *v, const char 
     sc__job_warn(r->job, "%s: non-integer \"%s\" ignored", r->name, what);
     return 0;
   }
-  return 1;
-}
-
-static int tok_ns(sc_trace_reader *r, const sc_jtok *t, int64_t *v) {
-  if (t->type != SC_JT_NUMBER) return 0;
-  if (sc__json_us_to_ns(t->s, t->n, v))
-    return sc__trace_fail(r, SC_EINVAL, t->offset, "timestamp out of range");
   return 1;
 }
 
@@ -472,44 +420,69 @@ static void reset_event(kev *e, uint64_t off) {
   e->in_nelems = e->out_nelems = e->gsize = 0;
   e->wait_stream = e->wait_corr = -1;
   e->bytes = 0;
+  e->name = e->name_buf;
   e->name_len = 0;
-  e->name[0] = e->coll_name[0] = e->dtype[0] = e->pg_name[0] = e->input_type[0] = 0;
+  e->name_buf[0] = e->coll_name[0] = e->dtype[0] = e->pg_name[0] = e->input_type[0] = 0;
   e->input_elems = -1;
   e->npg_ranks = 0;
   e->has_pg_ranks = 0;
   e->offset = off;
 }
 
-/* A value of an event field (depth 3) or args field (depth 4). */
-static int event_value(sc_trace_reader *r, const sc_jtok *t) {
-  kin *k = K(r);
-  kev *e = &k->ev;
+/* "Input Dims" (v, n tokens): the element count of its first array entry,
+ * the one c10d records a collective's input tensor in. Non-array entries
+ * before it, and containers inside it, are passed over. */
+static void input_dims(kev *e, const sc_jtok *v, size_t n) {
+  if (v[0].type != SC_JT_ARR_BEGIN) return;
+  int state = 1; /* 1: before the first inner array, 2: inside it, 3: after */
+  for (size_t i = 1; i < n;) {
+    const sc_jtok *t = &v[i];
+    if (state == 1 && t->depth == 1 && t->type == SC_JT_ARR_BEGIN) {
+      state = 2;
+      e->input_elems = 1;
+    } else if (state == 2 && t->depth == 2 && t->type == SC_JT_NUMBER) {
+      int64_t x;
+      if (!sc__json_int(t->s, t->n, &x) && x >= 0 && (x == 0 || e->input_elems <= INT64_MAX / x))
+        e->input_elems *= x;
+      else e->input_elems = -1;
+    } else if (state == 2 && t->depth == 1 && t->type == SC_JT_ARR_END) {
+      state = 3;
+    } else if (t->depth > 0) {
+      i = sc__chrome_next(v, n, i);
+      continue;
+    }
+    i++;
+  }
+}
+
+/* "Input type" (v, n tokens): its first string entry. */
+static void input_type(kev *e, const sc_jtok *v, size_t n) {
+  if (v[0].type != SC_JT_ARR_BEGIN) return;
+  for (size_t i = 1; i < n; i = sc__chrome_next(v, n, i))
+    if (v[i].depth == 1 && v[i].type == SC_JT_STRING) {
+      tok_str(&v[i], e->input_type, sizeof e->input_type);
+      return;
+    }
+}
+
+/* A kept member of the event (id key, value tokens v[0..n)): its value into
+ * e. Scalars where a scalar is read; containers only for Input Dims / type. */
+static int event_value(sc_trace_reader *r, kev *e, int key, const sc_jtok *v, size_t n) {
+  const sc_jtok *t = v;
   int str = t->type == SC_JT_STRING;
-  switch (k->field) {
-  case F_PH:
-    if (str && t->n) e->ph = t->s[0];
-    break;
-  case F_CAT:
-    if (str) e->cat = (uint8_t)category(t->s, t->n);
-    break;
-  case F_NAME:
-    if (str) e->name_len = tok_str(t, e->name, sizeof e->name);
-    break;
-  case F_TID:
+  if (key == A_INPUT_DIMS) {
+    input_dims(e, v, n);
+    return SC_OK;
+  }
+  if (key == A_INPUT_TYPE) {
+    input_type(e, v, n);
+    return SC_OK;
+  }
+  if (t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN) return SC_OK;
+  switch (key) {
+  case SC_CHROME_TID:
     if (t->type == SC_JT_NUMBER) tok_i64(r, t, &e->tid, "tid");
     break;
-  case F_TS: {
-    int rc = tok_ns(r, t, &e->ts);
-    if (rc < 0) return rc;
-    e->has_ts = rc;
-    break;
-  }
-  case F_DUR: {
-    int rc = tok_ns(r, t, &e->dur);
-    if (rc < 0) return rc;
-    e->has_dur = rc;
-    break;
-  }
   case A_DEVICE:
     tok_i64(r, t, &e->device, "device");
     if (e->device < 0 || e->device > 0xffff) e->device = 0;
@@ -521,8 +494,8 @@ static int event_value(sc_trace_reader *r, const sc_jtok *t) {
     e->has_corr = tok_i64(r, t, &e->corr, "correlation");
     break;
   case A_BYTES: {
-    int64_t v;
-    if (tok_i64(r, t, &v, "bytes") && v > 0) e->bytes = (double)v;
+    int64_t x;
+    if (tok_i64(r, t, &x, "bytes") && x > 0) e->bytes = (double)x;
     break;
   }
   case A_IN_NELEMS:
@@ -550,17 +523,41 @@ static int event_value(sc_trace_reader *r, const sc_jtok *t) {
     if (str) tok_str(t, e->pg_name, sizeof e->pg_name);
     break;
   case A_PG_RANKS:
-    if (str) {
-      if (t->escaped) break; /* a rank list has no escapes */
-      return parse_rank_list(r, e, t->s, t->n);
-    }
+    if (str && !t->escaped) return parse_rank_list(r, e, t->s, t->n); /* a rank list has no escapes */
     break;
   }
   return SC_OK;
 }
 
+/* A completed event from the Chrome-trace reader: its members, in document
+ * order (so warnings come in the order the values do), then the record. */
+static int on_event(void *ud, const sc_chrome_event *ce) {
+  sc_trace_reader *r = ud;
+  kev *e = &K(r)->ev;
+  reset_event(e, ce->offset);
+  e->ph = ce->ph;
+  if (ce->cat.s) e->cat = (uint8_t)category(ce->cat.s, ce->cat.n);
+  if (ce->name.s && !ce->name.escaped) { /* used in place, cut as a copy would be */
+    e->name = ce->name.s;
+    e->name_len = ce->name.n < NAME_MAX_BYTES - 1 ? ce->name.n : NAME_MAX_BYTES - 1;
+  } else if (ce->name.s) {
+    size_t n = sc__json_unescape(ce->name.s, ce->name.n, e->name_buf, sizeof e->name_buf);
+    e->name_len = n < NAME_MAX_BYTES - 1 ? n : NAME_MAX_BYTES - 1;
+  }
+  /* The last value wins: a later "ts" that is not a number hides one. */
+  e->has_ts = ce->has_ts && !ce->ts_shadowed;
+  e->ts = ce->ts_ns;
+  e->has_dur = ce->has_dur && !ce->dur_shadowed;
+  e->dur = ce->dur_ns;
+  for (size_t i = 0; i < ce->nm; i++) {
+    const sc_chrome_member *m = &ce->m[i];
+    int rc = event_value(r, e, m->key, sc__chrome_value(ce, m), m->count);
+    if (rc) return rc;
+  }
+  return end_event(r);
+}
+
 /* distributedInfo: rank, world_size, pg_config (a list of process groups). */
-enum { DI_NONE = 0, DI_RANK, DI_WORLD, DI_PGCONFIG };
 enum { PG_NONE = 0, PG_NAME, PG_RANKS, PG_SIZE };
 
 static int end_pg(sc_trace_reader *r) {
@@ -577,221 +574,110 @@ static int end_pg(sc_trace_reader *r) {
   return PUSH(r->ctx, k->pgs, k->npgs, k->pgs_cap, &pg);
 }
 
-/* Handles one token. Depth layout: root object (0), its members (1), events
- * in traceEvents (2), their fields (3), args fields (4), values nested in
- * args (5+). */
-static int on_token(sc_trace_reader *r, const sc_jtok *t) {
+static int key_is(const sc_jtok *t, const char *lit) {
+  size_t n = strlen(lit);
+  return t->n == n && !memcmp(t->s, lit, n);
+}
+
+/* pg_config (v, n tokens): [{"pg_name": .., "ranks": [..], "pg_size": ..}, ..];
+ * each group is made when its object ends. Depths: entries 1, their
+ * members 2, ranks 3; what is not read is passed over whole. */
+static int pg_config(sc_trace_reader *r, const sc_jtok *v, size_t n) {
   kin *k = K(r);
-  int d = t->depth;
-  if (k->skip >= 0) {
-    if ((t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) && d == k->skip) k->skip = -1;
-    return SC_OK;
+  if (v[0].type != SC_JT_ARR_BEGIN) return SC_OK;
+  int pg_key = PG_NONE;
+  for (size_t i = 1; i < n;) {
+    const sc_jtok *t = &v[i];
+    int d = t->depth, rc = SC_OK;
+    if (d == 1 && t->type == SC_JT_OBJ_BEGIN) {
+      k->pg_cur_name = 0;
+      k->pg_cur_n = 0;
+      k->pg_cur_has_ranks = 0;
+      k->pg_cur_size = 0;
+    } else if (d == 1 && t->type == SC_JT_OBJ_END) {
+      rc = end_pg(r);
+    } else if (d == 2 && t->type == SC_JT_KEY) {
+      pg_key = key_is(t, "pg_name") ? PG_NAME : key_is(t, "ranks") ? PG_RANKS
+               : key_is(t, "pg_size") ? PG_SIZE : PG_NONE;
+    } else if (d == 2 && pg_key == PG_RANKS && t->type == SC_JT_ARR_BEGIN) {
+      k->pg_cur_has_ranks = 1;
+    } else if (d == 2 && t->type == SC_JT_ARR_END) {
+      /* end of ranks */
+    } else if (d == 2 && pg_key == PG_NAME && t->type == SC_JT_STRING) {
+      char tmp[64];
+      size_t len = tok_str(t, tmp, sizeof tmp);
+      if (sc__job_intern(r->job, tmp, len, &k->pg_cur_name)) rc = SC_ENOMEM;
+    } else if (d == 2 && pg_key == PG_SIZE && t->type != SC_JT_OBJ_BEGIN && t->type != SC_JT_ARR_BEGIN) {
+      tok_i64(r, t, &k->pg_cur_size, "pg_size");
+    } else if (d == 3 && pg_key == PG_RANKS && t->type == SC_JT_NUMBER) {
+      int64_t x;
+      if (tok_i64(r, t, &x, "ranks") && x >= 0) rc = PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &x);
+    } else if (d > 0) {
+      i = sc__chrome_next(v, n, i);
+      continue;
+    }
+    if (rc) return rc;
+    i++;
   }
-  int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
-  if (d == 0) {
-    if (t->type == SC_JT_ARR_BEGIN) { /* bare array of events (Chrome trace) */
-      k->root_array = 1;
-      k->in_events = 1;
-      k->saw_events = 1;
-    } else if (t->type == SC_JT_ARR_END) {
-      k->in_events = 0;
-    } else if (t->type != SC_JT_OBJ_BEGIN && t->type != SC_JT_OBJ_END) {
-      return sc__trace_fail(r, SC_EINVAL, t->offset, "not a Kineto trace: the top level is not an object");
-    }
-    return SC_OK;
-  }
-  int ev_depth = k->root_array ? 1 : 2; /* depth of an event's braces */
-  if (!k->root_array && d == 1) {
-    if (t->type == SC_JT_KEY) {
-      k->root_key = KEY(t, "traceEvents") ? RK_EVENTS
-                    : KEY(t, "distributedInfo") ? RK_DIST
-                    : KEY(t, "deviceProperties") ? RK_DEVPROPS
-                                                  : RK_SKIP;
-      return SC_OK;
-    }
-    if (t->type == SC_JT_OBJ_END || t->type == SC_JT_ARR_END) {
-      k->in_events = 0;
-      k->root_key = RK_NONE;
-      return SC_OK;
-    }
-    if (k->root_key == RK_EVENTS && t->type == SC_JT_ARR_BEGIN) {
-      k->in_events = 1;
-      k->saw_events = 1;
-      return SC_OK;
-    }
-    if ((k->root_key == RK_DIST && t->type == SC_JT_OBJ_BEGIN) ||
-        (k->root_key == RK_DEVPROPS && t->type == SC_JT_ARR_BEGIN))
-      return SC_OK;
-    if (begin) k->skip = d;
-    return SC_OK;
-  }
-  if (k->in_events) {
-    if (d == ev_depth) {
-      if (t->type == SC_JT_OBJ_BEGIN) {
-        reset_event(&k->ev, t->offset);
-        k->field = F_NONE;
-        return SC_OK;
-      }
-      if (t->type == SC_JT_OBJ_END) return end_event(r);
-      if (begin) k->skip = d; /* an array inside traceEvents: not an event */
-      return SC_OK;
-    }
-    if (d == ev_depth + 1) { /* event fields */
-      if (t->type == SC_JT_KEY) {
-        k->field = event_field(t);
-        return SC_OK;
-      }
-      if (k->field == F_ARGS && t->type == SC_JT_OBJ_BEGIN) return SC_OK;
-      if (t->type == SC_JT_OBJ_END) return SC_OK; /* end of args */
-      if (begin) {
-        k->skip = d;
-        return SC_OK;
-      }
-      return event_value(r, t);
-    }
-    if (d == ev_depth + 2) { /* args fields */
-      if (t->type == SC_JT_KEY) {
-        k->field = args_field(t);
-        return SC_OK;
-      }
-      if (k->field == A_INPUT_DIMS && t->type == SC_JT_ARR_BEGIN) {
-        k->dims_state = 1;
-        return SC_OK;
-      }
-      if (k->field == A_INPUT_TYPE && t->type == SC_JT_ARR_BEGIN) {
-        k->dims_state = 11;
-        return SC_OK;
-      }
-      if (t->type == SC_JT_ARR_END) {
-        k->dims_state = 0;
-        return SC_OK;
-      }
-      if (begin) {
-        k->skip = d;
-        return SC_OK;
-      }
-      return event_value(r, t);
-    }
-    /* Inside an args value: only the first entries of Input Dims / type. */
-    kev *e = &k->ev;
-    if (k->dims_state == 1 && d == ev_depth + 3 && t->type == SC_JT_ARR_BEGIN) {
-      k->dims_state = 2;
-      e->input_elems = 1;
-      return SC_OK;
-    }
-    if (k->dims_state == 2 && d == ev_depth + 4 && t->type == SC_JT_NUMBER) {
-      int64_t v;
-      if (!sc__json_int(t->s, t->n, &v) && v >= 0 && (v == 0 || e->input_elems <= INT64_MAX / v))
-        e->input_elems *= v;
-      else e->input_elems = -1;
-      return SC_OK;
-    }
-    if (k->dims_state == 2 && d == ev_depth + 3 && t->type == SC_JT_ARR_END) {
-      k->dims_state = 3;
-      return SC_OK;
-    }
-    if (k->dims_state == 11 && d == ev_depth + 3 && t->type == SC_JT_STRING) {
-      tok_str(t, e->input_type, sizeof e->input_type);
-      k->dims_state = 12;
-      return SC_OK;
-    }
-    if (begin) k->skip = d;
-    return SC_OK;
-  }
-  if (k->root_key == RK_DIST) {
-    if (d == 2) {
-      if (t->type == SC_JT_KEY) {
-        k->di_key = KEY(t, "rank") ? DI_RANK : KEY(t, "world_size") ? DI_WORLD
-                    : KEY(t, "pg_config") ? DI_PGCONFIG : DI_NONE;
-        return SC_OK;
-      }
-      if (k->di_key == DI_PGCONFIG && t->type == SC_JT_ARR_BEGIN) return SC_OK;
-      if (t->type == SC_JT_ARR_END) return SC_OK;
-      if (begin) {
-        k->skip = d;
-        return SC_OK;
-      }
-      if (k->di_key == DI_RANK && tok_i64(r, t, &k->rank, "rank")) k->have_rank = 1;
-      if (k->di_key == DI_WORLD) tok_i64(r, t, &k->world, "world_size");
-      return SC_OK;
-    }
-    if (k->di_key == DI_PGCONFIG) {
-      if (d == 3 && t->type == SC_JT_OBJ_BEGIN) {
-        k->pg_cur_name = 0;
-        k->pg_cur_n = 0;
-        k->pg_cur_has_ranks = 0;
-        k->pg_cur_size = 0;
-        return SC_OK;
-      }
-      if (d == 3 && t->type == SC_JT_OBJ_END) return end_pg(r);
-      if (d == 4) {
-        if (t->type == SC_JT_KEY) {
-          k->pg_key = KEY(t, "pg_name") ? PG_NAME : KEY(t, "ranks") ? PG_RANKS
-                      : KEY(t, "pg_size") ? PG_SIZE : PG_NONE;
-          return SC_OK;
-        }
-        if (k->pg_key == PG_RANKS && t->type == SC_JT_ARR_BEGIN) {
-          k->pg_cur_has_ranks = 1;
-          return SC_OK;
-        }
-        if (t->type == SC_JT_ARR_END) return SC_OK;
-        if (begin) {
-          k->skip = d;
-          return SC_OK;
-        }
-        if (k->pg_key == PG_NAME && t->type == SC_JT_STRING) {
-          char tmp[64];
-          size_t n = tok_str(t, tmp, sizeof tmp);
-          if (sc__job_intern(r->job, tmp, n, &k->pg_cur_name)) return SC_ENOMEM;
-        }
-        if (k->pg_key == PG_SIZE) tok_i64(r, t, &k->pg_cur_size, "pg_size");
-        return SC_OK;
-      }
-      if (d == 5 && k->pg_key == PG_RANKS && t->type == SC_JT_NUMBER) {
-        int64_t v;
-        if (tok_i64(r, t, &v, "ranks") && v >= 0)
-          return PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &v);
-        return SC_OK;
-      }
-    }
-    if (begin) k->skip = d;
-    return SC_OK;
-  }
-  if (k->root_key == RK_DEVPROPS) {
-    if (d == 2 && t->type == SC_JT_OBJ_BEGIN) {
-      k->dev_cur.id = -1;
-      k->dev_cur.name = 0;
-      return SC_OK;
-    }
-    if (d == 2 && t->type == SC_JT_OBJ_END)
-      return k->dev_cur.id >= 0 ? PUSH(r->ctx, k->devs, k->ndevs, k->devs_cap, &k->dev_cur) : SC_OK;
-    if (d == 3) {
-      if (t->type == SC_JT_KEY) {
-        k->dev_key = KEY(t, "id") ? 1 : KEY(t, "name") ? 2 : 0;
-        return SC_OK;
-      }
-      if (begin) {
-        k->skip = d;
-        return SC_OK;
-      }
-      if (k->dev_key == 1) tok_i64(r, t, &k->dev_cur.id, "id");
-      if (k->dev_key == 2 && t->type == SC_JT_STRING) {
-        char tmp[128];
-        size_t n = tok_str(t, tmp, sizeof tmp);
-        if (sc__job_intern(r->job, tmp, n, &k->dev_cur.name)) return SC_ENOMEM;
-      }
-      return SC_OK;
-    }
-  }
-  if (begin) k->skip = d;
   return SC_OK;
 }
 
-static int pump(sc_trace_reader *r) { return sc__trace_pump(r, &K(r)->j, on_token); }
+/* deviceProperties (v, n tokens): [{"id": 0, "name": "NVIDIA ..."}, ..]. */
+static int device_props(sc_trace_reader *r, const sc_jtok *v, size_t n) {
+  kin *k = K(r);
+  if (v[0].type != SC_JT_ARR_BEGIN) return SC_OK;
+  int dev_key = 0;
+  for (size_t i = 1; i < n;) {
+    const sc_jtok *t = &v[i];
+    int d = t->depth, rc = SC_OK;
+    int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
+    if (d == 1 && t->type == SC_JT_OBJ_BEGIN) {
+      k->dev_cur.id = -1;
+      k->dev_cur.name = 0;
+    } else if (d == 1 && t->type == SC_JT_OBJ_END) {
+      if (k->dev_cur.id >= 0) rc = PUSH(r->ctx, k->devs, k->ndevs, k->devs_cap, &k->dev_cur);
+    } else if (d == 2 && t->type == SC_JT_KEY) {
+      dev_key = key_is(t, "id") ? 1 : key_is(t, "name") ? 2 : 0;
+    } else if (d == 2 && !begin) {
+      if (dev_key == 1) tok_i64(r, t, &k->dev_cur.id, "id");
+      if (dev_key == 2 && t->type == SC_JT_STRING) {
+        char tmp[128];
+        size_t len = tok_str(t, tmp, sizeof tmp);
+        if (sc__job_intern(r->job, tmp, len, &k->dev_cur.name)) rc = SC_ENOMEM;
+      }
+    } else if (d > 0) {
+      i = sc__chrome_next(v, n, i);
+      continue;
+    }
+    if (rc) return rc;
+    i++;
+  }
+  return SC_OK;
+}
+
+/* A distributedInfo member or deviceProperties from the Chrome-trace reader. */
+static int on_item(void *ud, const sc_chrome_item *it) {
+  sc_trace_reader *r = ud;
+  kin *k = K(r);
+  const sc_jtok *t = it->tok;
+  if (it->section == SC_CHROME_META) return device_props(r, it->tok, it->ntok);
+  switch (it->key) {
+  case D_RANK:
+    if (tok_i64(r, t, &k->rank, "rank")) k->have_rank = 1;
+    break;
+  case D_WORLD:
+    tok_i64(r, t, &k->world, "world_size");
+    break;
+  case D_PGCONFIG:
+    return pg_config(r, it->tok, it->ntok);
+  }
+  return SC_OK;
+}
 
 static int kin_data(sc_trace_reader *r, const char *buf, size_t len) {
-  sc__json_feed(&K(r)->j, buf, len);
-  return pump(r);
+  sc_chrome *c = &K(r)->c;
+  int rc = sc__chrome_feed(c, buf, len);
+  return rc ? sc__trace_chrome_fail(r, c, rc) : SC_OK;
 }
 
 /* ------------------------------------------------------------ pass 2 */
@@ -1021,7 +907,7 @@ static int select_ops(build *b) {
   if (nolaunch)
     sc__job_warn_n(job, nolaunch, "%s: GPU ops without a launch record (launched before the profiler "
                                   "started?)", r->name);
-  if (!ng) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no GPU activity inside the profiler steps");
+  if (!ng) return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes, "no GPU activity inside the profiler steps");
   sort_items(keys, ng, sizeof *keys, cmp_skey);
   b->g = sc__malloc(ctx, ng * sizeof *b->g);
   if (!b->g) return SC_ENOMEM;
@@ -1570,9 +1456,9 @@ static int kin_build(sc_trace_reader *r) {
   sc_ctx *ctx = r->ctx;
   sc_job *job = r->job;
   int rc = SC_OK;
-  if (!k->saw_events) return sc__trace_fail(r, SC_EINVAL, r->out_bytes, "no traceEvents array: not a Kineto trace");
+  if (!k->c.saw_events) return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes, "no traceEvents array: not a Kineto trace");
   if (!k->ngpu)
-    return sc__trace_fail(r, SC_EINVAL, r->out_bytes,
+    return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes,
                           "no GPU kernels, copies or memsets (profile with CUDA activities)");
   /* Rank and world. */
   int64_t rank = k->have_rank ? k->rank : r->rank_hint;
@@ -1614,11 +1500,9 @@ static int kin_build(sc_trace_reader *r) {
 }
 
 static int kin_finish(sc_trace_reader *r) {
-  kin *k = K(r);
-  sc__json_end(&k->j);
-  sc__json_feed(&k->j, "", 0);
-  int rc = pump(r);
-  if (rc) return rc;
+  sc_chrome *c = &K(r)->c;
+  int rc = sc__chrome_end(c);
+  if (rc) return sc__trace_chrome_fail(r, c, rc);
   return kin_build(r);
 }
 

@@ -1,13 +1,14 @@
 /*
  * trace_int.h: the trace reader behind sc_trace_open/feed/finish. trace.c
- * recognises the compression (plain, gzip, zstd) from the first bytes and
- * hands decompressed bytes to a format handler; kineto.c and chakra.c are
- * the handlers. A handler sees one file (one rank) and adds it to the job
- * when the input ends.
+ * puts the compression feed (feed.c: plain, gzip, zstd from the first bytes)
+ * in front of a format handler: kineto.c, exsitu.c (both on the Chrome-trace
+ * reader chrome.c) and chakra.c. A handler sees one file (one rank) and adds
+ * it to the job when the input ends.
  */
 #ifndef SC_TRACE_INT_H
 #define SC_TRACE_INT_H
 
+#include "trace/feed_int.h"
 #include "trace/job_int.h"
 
 typedef struct sc_trace_handler {
@@ -30,16 +31,9 @@ struct sc_trace_reader {
   int64_t rank_hint;
   const sc_trace_handler *h;
   void *state;             /* handler state */
-  /* Compression, chosen from the first bytes. */
-  int comp;                /* 0 undecided, 1 plain, 2 gzip, 3 zstd */
-  unsigned char head[4];
-  size_t nhead;
-  void *z;                 /* z_stream or ZSTD_DStream */
-  int zend;                /* the compressed stream ended cleanly */
-  unsigned char *out;      /* decompression output buffer */
-  uint64_t in_bytes, out_bytes;
+  sc_feed feed;            /* stored bytes in, decompressed bytes to h->data;
+                            * feed.out_bytes: decompressed bytes so far */
   int err;                 /* sticky error code */
-  int finished;
 };
 
 /* Handlers. The Chakra one reads both the protobuf ET and the PyTorch host
@@ -52,11 +46,6 @@ extern const sc_trace_handler sc__exsitu_handler; /* exsitu.c: `import cpu` */
 int sc__trace_fail(sc_trace_reader *r, int code, uint64_t offset, const char *fmt, ...)
     SC_PRINTF(4, 5);
 
-/* Size-prefixed allocation through the context hook, for libraries whose
- * free callback does not pass the size (zlib, zstd, protobuf-c). */
-void *sc__trace_alloc(sc_ctx *ctx, size_t n);
-void sc__trace_free_block(sc_ctx *ctx, void *p);
-
 struct sc_json;
 struct sc_jtok;
 /* Pulls every token the JSON tokenizer j has from its input and hands it to
@@ -64,6 +53,13 @@ struct sc_jtok;
  * JSON as "name:offset: invalid JSON: ..."). The JSON readers' data step. */
 int sc__trace_pump(sc_trace_reader *r, struct sc_json *j,
                    int (*on_token)(sc_trace_reader *r, const struct sc_jtok *t));
+struct sc_chrome;
+/* Makes a failure of the Chrome-trace reader c (rc from sc__chrome_feed /
+ * sc__chrome_end) the reader's sticky error, worded as the JSON readers
+ * word it: "name:offset: invalid JSON: ...", "name:offset: out of memory",
+ * "name:offset: <the spec's message>"; a callback's own error is kept as it
+ * is. Returns the sticky code. */
+int sc__trace_chrome_fail(sc_trace_reader *r, const struct sc_chrome *c, int rc);
 /* Appends item (size bytes) to a growing array of *n items. 0 or SC_ENOMEM. */
 int sc__trace_push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item);
 

@@ -1,12 +1,15 @@
 /*
  * fuzz_kineto.c: libFuzzer harness for trace import and the .scw reader. The
  * first byte picks the path: Kineto JSON, Chakra (protobuf or host JSON), a
- * .scw image, or an ex-situ CPU trace (`import cpu`); the second where the input is split in two feeds (so token
- * and message boundaries fall anywhere). Whatever imports or reads is also
- * written, read back and replayed. Any input must give 0 or a clean error
- * code, never a crash, leak or UB.
+ * .scw image, or an ex-situ CPU trace (`import cpu`); the second where the
+ * input is split in two feeds (so token and message boundaries fall
+ * anywhere). Whatever imports or reads is also written, read back and
+ * replayed; Kineto input also goes through the interference data reader
+ * (`calibrate --interference`, the same Chrome-trace reader and feed). Any
+ * input must give 0 or a clean error code, never a crash, leak or UB.
  *   make fuzz-kineto  (clang -fsanitize=fuzzer,address,undefined; bounded run)
  */
+#include "stepcast/interference.h"
 #include "stepcast/trace.h"
 
 #include <stddef.h>
@@ -53,6 +56,24 @@ static void replay(sc_ctx *ctx, const sc_job *job, int64_t scale_dp) {
   free(trace.p);
 }
 
+/* The interference data reader on the same bytes, split the same way, and
+ * the fit when pairs came out. */
+static void interference(sc_ctx *ctx, const uint8_t *data, size_t size, size_t cut) {
+  sc_interf_data *d;
+  if (sc_interf_data_new(ctx, NULL, &d)) return;
+  int rc = sc_interf_trace_begin(d, "fuzz.json");
+  if (!rc) rc = sc_interf_trace_feed(d, data, cut);
+  if (!rc) rc = sc_interf_trace_feed(d, data + cut, size - cut);
+  if (!rc) rc = sc_interf_trace_end(d);
+  sc_interf_stats st;
+  sc_interf_data_stats(d, &st);
+  if (!rc && st.pairs > 0 && st.pairs < 10000) {
+    sc_interf_fit_result res;
+    (void)sc_interf_fit(d, NULL, &res);
+  }
+  sc_interf_data_free(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) return 0;
   int mode = data[0] % 4;
@@ -75,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!rc) rc = sc_trace_finish(r);
     sc_trace_free(r);
     if (!rc) rc = sc_job_finish(job);
+    if (mode == 0) interference(ctx, data, size, cut);
   }
   if (!rc) {
     img a = {0};

@@ -1,0 +1,426 @@
+/*
+ * chrome.c: the Chrome-trace / Kineto document reader (see chrome_int.h).
+ * One walk over the tokens of json.c knows the layout (the top-level
+ * members, the events of traceEvents or of a bare array, their members and
+ * args); what a reader registered is copied aside as it streams by and handed
+ * out when its value completes, everything else is skipped unread.
+ */
+#include "trace/chrome_int.h"
+
+#include <stdio.h>
+
+/* What the current top-level member is. */
+enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_META, TOP_SKIP };
+/* c->field for an event's "args" member (the others are SC_CHROME_PH..TID). */
+#define FIELD_ARGS (-2)
+
+/* ------------------------------------------------------------ keys */
+
+static size_t len_group(size_t n) { return n < SC_CHROME_KEY_LEN ? n : SC_CHROME_KEY_LEN; }
+
+/* Registers the NULL-terminated list, grouped by length. 0 or SC_EINVAL
+ * (too many keys). */
+static int keys_init(sc_chrome_keys *k, const char *const *list) {
+  memset(k, 0, sizeof *k);
+  int n = 0;
+  while (list && list[n]) n++;
+  if (n > SC_CHROME_MAX_KEYS) return SC_EINVAL;
+  for (size_t g = 0; g <= SC_CHROME_KEY_LEN; g++) {
+    k->first[g] = (uint8_t)k->total;
+    for (int i = 0; i < n; i++) {
+      size_t len = strlen(list[i]);
+      if (len_group(len) != g) continue;
+      k->s[k->total] = list[i];
+      k->n[k->total] = len;
+      k->index[k->total++] = i;
+      k->count[g]++;
+    }
+  }
+  return SC_OK;
+}
+
+/* Index in the spec's list of the raw key s[0..n), or -1. */
+static int key_find(const sc_chrome_keys *k, const char *s, size_t n) {
+  size_t g = len_group(n);
+  for (int i = k->first[g], end = i + k->count[g]; i < end; i++)
+    if (k->n[i] == n && k->s[i][0] == s[0] && !memcmp(k->s[i], s, n)) return k->index[i];
+  return -1;
+}
+
+/* The standard member a raw event key names: SC_CHROME_PH..TID,
+ * FIELD_ARGS, or -1. */
+static int std_field(const sc_jtok *t) {
+  const char *s = t->s;
+  switch (t->n) {
+  case 2:
+    if (s[0] == 'p' && s[1] == 'h') return SC_CHROME_PH;
+    if (s[0] == 't' && s[1] == 's') return SC_CHROME_TS;
+    break;
+  case 3:
+    if (!memcmp(s, "cat", 3)) return SC_CHROME_CAT;
+    if (!memcmp(s, "tid", 3)) return SC_CHROME_TID;
+    if (!memcmp(s, "dur", 3)) return SC_CHROME_DUR;
+    if (!memcmp(s, "pid", 3)) return SC_CHROME_PID;
+    break;
+  case 4:
+    if (!memcmp(s, "name", 4)) return SC_CHROME_NAME;
+    if (!memcmp(s, "args", 4)) return FIELD_ARGS;
+    break;
+  }
+  return -1;
+}
+
+static int is_key(const sc_jtok *t, const char *lit, size_t n) { return t->n == n && !memcmp(t->s, lit, n); }
+
+/* ------------------------------------------------------------ errors */
+
+static int fail(sc_chrome *c, int kind, int code, uint64_t off, const char *msg) {
+  if (!c->err) {
+    c->err = code;
+    c->err_kind = kind;
+    c->err_off = off;
+    c->errmsg = msg;
+  }
+  return c->err;
+}
+
+/* ------------------------------------------------------------ kept values */
+
+/* Drops what was kept (the next event or metadata value starts afresh). */
+static void keep_reset(sc_chrome *c) {
+  c->nm = c->ntok = c->ntext = 0;
+  c->keep_depth = -1;
+}
+
+/* Makes room for need more bytes of kept text. The text moves to a larger
+ * block (rarely: it grows to the largest event once), and the kept tokens
+ * are pointed at the new copy. 0 or SC_ENOMEM. */
+static int text_room(sc_chrome *c, size_t need) {
+  if (need <= c->text_cap - c->ntext) return SC_OK;
+  size_t cap = c->text_cap ? c->text_cap : 4096;
+  while (cap - c->ntext < need) {
+    if (cap > SIZE_MAX / 2) return SC_ENOMEM;
+    cap *= 2;
+  }
+  char *text = sc__malloc(c->ctx, cap);
+  if (!text) return SC_ENOMEM;
+  if (c->ntext) memcpy(text, c->text, c->ntext);
+  for (size_t i = 0; i < c->ntok; i++)
+    if (c->tok[i].s) c->tok[i].s = text + (c->tok[i].s - c->text);
+  sc__free(c->ctx, c->text, c->text_cap);
+  c->text = text;
+  c->text_cap = cap;
+  return SC_OK;
+}
+
+/* Copies token t, at depth `depth` relative to its value, aside (its text
+ * NUL-terminated). 0 or SC_ENOMEM. */
+static int keep(sc_chrome *c, const sc_jtok *t, int depth) {
+  if (c->ntok == c->tok_cap && sc__grow(c->ctx, (void **)&c->tok, sizeof *c->tok, &c->tok_cap, c->ntok + 1))
+    return SC_ENOMEM;
+  if (t->s && text_room(c, t->n + 1)) return SC_ENOMEM;
+  sc_jtok *k = &c->tok[c->ntok++];
+  *k = *t;
+  k->depth = depth;
+  if (t->s) {
+    char *p = c->text + c->ntext;
+    memcpy(p, t->s, t->n);
+    p[t->n] = 0;
+    c->ntext += t->n + 1;
+    k->s = p;
+  }
+  return SC_OK;
+}
+
+/* Starts a member with id key whose value's first token comes next; its
+ * token count is set when the value is complete. */
+static int member(sc_chrome *c, int key) {
+  if (c->nm == c->m_cap && sc__grow(c->ctx, (void **)&c->m, sizeof *c->m, &c->m_cap, c->nm + 1))
+    return SC_ENOMEM;
+  c->m[c->nm].key = key;
+  c->m[c->nm].first = (uint32_t)c->ntok;
+  c->m[c->nm].count = 1;
+  c->nm++;
+  return SC_OK;
+}
+
+static sc_chrome_str kept_str(const sc_chrome *c, int i) {
+  sc_chrome_str s = {NULL, 0, 0};
+  if (i >= 0) s = sc__chrome_str_of(&c->tok[i]);
+  return s;
+}
+
+/* ------------------------------------------------------------ events */
+
+static void event_begin(sc_chrome *c, uint64_t offset) {
+  keep_reset(c);
+  memset(&c->ev, 0, sizeof c->ev);
+  c->ev.offset = offset;
+  c->ph_i = c->cat_i = c->name_i = c->pid_i = c->tid_i = -1;
+  c->field = c->arg = -1;
+}
+
+static int event_done(sc_chrome *c) {
+  sc_chrome_event *e = &c->ev;
+  e->ph_s = kept_str(c, c->ph_i);
+  e->cat = kept_str(c, c->cat_i);
+  e->name = kept_str(c, c->name_i);
+  e->pid = c->pid_i >= 0 ? &c->tok[c->pid_i] : NULL;
+  e->tid = c->tid_i >= 0 ? &c->tok[c->tid_i] : NULL;
+  e->m = c->m;
+  e->nm = c->nm;
+  e->tok = c->tok;
+  int rc = c->spec->event ? c->spec->event(c->ud, e) : SC_OK;
+  keep_reset(c);
+  return rc ? fail(c, SC_CHROME_ECALLBACK, rc, c->ev.offset, "") : SC_OK;
+}
+
+/* A scalar value of standard member c->field: folded into the summary
+ * fields; its token is kept when it is needed after this call (as a member
+ * the spec asks for, or as the summary's ph, cat or name). */
+static int std_value(sc_chrome *c, const sc_jtok *t) {
+  int f = c->field, str = t->type == SC_JT_STRING;
+  int as_member = (c->spec->members >> f) & 1;
+  if (f == SC_CHROME_TS || f == SC_CHROME_DUR) {
+    sc_chrome_event *e = &c->ev;
+    int is_ts = f == SC_CHROME_TS;
+    if (t->type == SC_JT_NUMBER) {
+      int64_t v;
+      int ok = sc__json_us_to_ns(t->s, t->n, &v) == SC_OK;
+      const char *msg = is_ts ? c->spec->ts_range : c->spec->dur_range;
+      if (!ok && msg) return fail(c, SC_CHROME_EFORMAT, SC_EINVAL, t->offset, msg);
+      *(is_ts ? &e->has_ts : &e->has_dur) = ok;
+      *(is_ts ? &e->ts_shadowed : &e->dur_shadowed) = 0;
+      if (ok) *(is_ts ? &e->ts_ns : &e->dur_ns) = v;
+    } else {
+      *(is_ts ? &e->ts_shadowed : &e->dur_shadowed) = 1;
+    }
+  }
+  int summary = str && (f == SC_CHROME_PH || f == SC_CHROME_CAT || f == SC_CHROME_NAME);
+  if (!as_member && !summary) return SC_OK;
+  if ((as_member && member(c, f)) || keep(c, t, 0)) return SC_ENOMEM;
+  int i = (int)c->ntok - 1;
+  switch (f) {
+  case SC_CHROME_PH:
+    if (str) {
+      c->ph_i = i;
+      if (t->n) c->ev.ph = t->s[0];
+    }
+    break;
+  case SC_CHROME_CAT:
+    if (str) c->cat_i = i;
+    break;
+  case SC_CHROME_NAME:
+    if (str) c->name_i = i;
+    break;
+  case SC_CHROME_PID:
+    c->pid_i = i;
+    break;
+  case SC_CHROME_TID:
+    c->tid_i = i;
+    break;
+  }
+  return SC_OK;
+}
+
+/* A token inside an event; rel = its depth minus the event's. Events'
+ * members are at rel 1, args members at rel 2 (any other container is
+ * skipped, so deeper tokens are kept values or skipped ones). */
+static int event_token(sc_chrome *c, const sc_jtok *t, int rel, int begin) {
+  int type = t->type;
+  if (rel == 0) {
+    if (type == SC_JT_OBJ_BEGIN) event_begin(c, t->offset);
+    else if (type == SC_JT_OBJ_END) return event_done(c);
+    else if (begin) c->skip = t->depth; /* an array in traceEvents: not an event */
+    return SC_OK;
+  }
+  if (rel == 1) {
+    if (type == SC_JT_KEY) {
+      c->field = std_field(t);
+      return SC_OK;
+    }
+    if (c->field == FIELD_ARGS && type == SC_JT_OBJ_BEGIN) return SC_OK; /* into args */
+    if (type == SC_JT_OBJ_END) return SC_OK;                              /* out of args */
+    if (begin) {
+      c->skip = t->depth;
+      return SC_OK;
+    }
+    return c->field >= 0 ? std_value(c, t) : SC_OK;
+  }
+  if (type == SC_JT_KEY) {
+    c->arg = key_find(&c->args, t->s, t->n);
+    return SC_OK;
+  }
+  if (c->arg < 0) {
+    if (begin) c->skip = t->depth;
+    return SC_OK;
+  }
+  int rc = member(c, SC_CHROME_ARG + c->arg);
+  if (!rc) rc = keep(c, t, 0);
+  if (!rc && begin) {
+    c->keep_depth = t->depth;
+    c->keep_item = 0;
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+static int item_done(sc_chrome *c, int section, int key) {
+  sc_chrome_item it = {section, key, c->tok, c->ntok};
+  int rc = c->spec->item ? c->spec->item(c->ud, &it) : SC_OK;
+  uint64_t off = c->ntok ? c->tok[0].offset : 0;
+  keep_reset(c);
+  return rc ? fail(c, SC_CHROME_ECALLBACK, rc, off, "") : SC_OK;
+}
+
+/* The first token of a registered metadata value: a scalar is handed out at
+ * once, a container once its END arrives. */
+static int item_begin(sc_chrome *c, const sc_jtok *t, int section, int key, int begin) {
+  keep_reset(c);
+  int rc = keep(c, t, 0);
+  if (rc) return rc;
+  if (!begin) return item_done(c, section, key);
+  c->keep_depth = t->depth;
+  c->keep_item = section;
+  c->keep_key = key;
+  return SC_OK;
+}
+
+/* A token at depth 1 of a top-level object: member names and values. */
+static int top_token(sc_chrome *c, const sc_jtok *t, int begin) {
+  int type = t->type;
+  if (type == SC_JT_KEY) {
+    c->top_key = -1;
+    if (is_key(t, "traceEvents", 11)) c->top = TOP_EVENTS;
+    else if (is_key(t, "distributedInfo", 15)) c->top = TOP_DIST;
+    else if ((c->top_key = key_find(&c->meta, t->s, t->n)) >= 0) c->top = TOP_META;
+    else c->top = TOP_SKIP;
+    return SC_OK;
+  }
+  if (type == SC_JT_OBJ_END || type == SC_JT_ARR_END) { /* traceEvents or distributedInfo ends */
+    c->evd = 0;
+    c->top = TOP_NONE;
+    return SC_OK;
+  }
+  if (c->top == TOP_EVENTS && type == SC_JT_ARR_BEGIN) {
+    c->evd = 2;
+    c->saw_events = 1;
+    return SC_OK;
+  }
+  if (c->top == TOP_DIST && type == SC_JT_OBJ_BEGIN) {
+    c->arg = -1;
+    return SC_OK;
+  }
+  if (c->top == TOP_META) return item_begin(c, t, SC_CHROME_META, c->top_key, begin);
+  if (begin) c->skip = t->depth;
+  return SC_OK;
+}
+
+/* A token at depth 2 inside distributedInfo: its members. */
+static int dist_token(sc_chrome *c, const sc_jtok *t, int begin) {
+  if (t->type == SC_JT_KEY) {
+    c->arg = key_find(&c->dist, t->s, t->n);
+    return SC_OK;
+  }
+  if (c->arg < 0) {
+    if (begin) c->skip = t->depth;
+    return SC_OK;
+  }
+  return item_begin(c, t, SC_CHROME_DIST, c->arg, begin);
+}
+
+/* ------------------------------------------------------------ the walk */
+
+/* One token of the document: skipped, kept as part of a value, or placed
+ * (top level, events, distributedInfo). 0 or an error code (a callback's,
+ * SC_ENOMEM, or the spec's format error, set on c). */
+static int on_token(sc_chrome *c, const sc_jtok *t) {
+  int d = t->depth, type = t->type;
+  int end = type == SC_JT_OBJ_END || type == SC_JT_ARR_END;
+  if (c->skip >= 0) {
+    if (end && d == c->skip) c->skip = -1;
+    return SC_OK;
+  }
+  if (c->keep_depth >= 0) { /* inside a kept container value */
+    int rc = keep(c, t, d - c->keep_depth);
+    if (rc || !end || d != c->keep_depth) return rc;
+    c->keep_depth = -1;
+    if (c->keep_item) return item_done(c, c->keep_item, c->keep_key);
+    c->m[c->nm - 1].count = (uint32_t)(c->ntok - c->m[c->nm - 1].first);
+    return SC_OK;
+  }
+  int begin = type == SC_JT_OBJ_BEGIN || type == SC_JT_ARR_BEGIN;
+  if (d == 0) {
+    if (type == SC_JT_ARR_BEGIN) { /* a bare array of events */
+      c->root_array = 1;
+      c->evd = 1;
+      c->saw_events = 1;
+    } else if (type == SC_JT_ARR_END) {
+      c->evd = 0;
+    } else if (type != SC_JT_OBJ_BEGIN && type != SC_JT_OBJ_END && c->spec->not_object) {
+      return fail(c, SC_CHROME_EFORMAT, SC_EINVAL, t->offset, c->spec->not_object);
+    }
+    return SC_OK;
+  }
+  if (c->evd && d >= c->evd) return event_token(c, t, d - c->evd, begin);
+  if (d == 1 && !c->root_array) return top_token(c, t, begin);
+  if (d == 2 && c->top == TOP_DIST) return dist_token(c, t, begin);
+  if (begin) c->skip = d;
+  return SC_OK;
+}
+
+/* Pulls every token of the input so far through the walk. */
+static int pump(sc_chrome *c) {
+  sc_jtok t;
+  int rc;
+  while ((rc = sc__json_next(&c->j, &t)) == 1) {
+    int e = on_token(c, &t);
+    if (e) return c->err ? c->err : fail(c, SC_CHROME_ECALLBACK, e, t.offset, "");
+  }
+  if (rc < 0) return fail(c, SC_CHROME_EJSON, rc, c->j.err_off, c->j.errmsg);
+  return SC_OK;
+}
+
+int sc__chrome_init(sc_chrome *c, sc_ctx *ctx, const sc_chrome_spec *spec, void *ud) {
+  memset(c, 0, sizeof *c);
+  if (keys_init(&c->args, spec->arg_keys) || keys_init(&c->dist, spec->dist_keys) ||
+      keys_init(&c->meta, spec->meta_keys))
+    return SC_EINVAL;
+  sc__json_init(&c->j, ctx);
+  c->ctx = ctx;
+  c->spec = spec;
+  c->ud = ud;
+  c->skip = -1;
+  c->keep_depth = -1;
+  c->field = c->arg = c->top_key = -1;
+  c->ph_i = c->cat_i = c->name_i = c->pid_i = c->tid_i = -1;
+  c->errmsg = "";
+  return SC_OK;
+}
+
+void sc__chrome_free(sc_chrome *c) {
+  sc_ctx *ctx = c->ctx;
+  if (!ctx) return;
+  sc__json_free(&c->j);
+  sc__free(ctx, c->m, c->m_cap * sizeof *c->m);
+  sc__free(ctx, c->tok, c->tok_cap * sizeof *c->tok);
+  sc__free(ctx, c->text, c->text_cap);
+  c->m = NULL;
+  c->tok = NULL;
+  c->text = NULL;
+  c->m_cap = c->tok_cap = c->text_cap = 0;
+}
+
+int sc__chrome_feed(sc_chrome *c, const char *buf, size_t len) {
+  if (c->err) return c->err;
+  sc__json_feed(&c->j, buf, len);
+  return pump(c);
+}
+
+int sc__chrome_end(sc_chrome *c) {
+  if (c->err) return c->err;
+  sc__json_end(&c->j);
+  sc__json_feed(&c->j, "", 0);
+  return pump(c);
+}

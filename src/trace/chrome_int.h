@@ -1,0 +1,194 @@
+/*
+ * chrome_int.h: the one reader of Chrome-trace / Kineto JSON documents, behind
+ * kineto.c, exsitu.c and analysis/interf_kineto.c: walks the tokens of json.c
+ * and hands each completed event, and each metadata member a reader asked
+ * for, to callbacks. Nothing else is kept: memory is that of the largest event.
+ */
+#ifndef SC_CHROME_INT_H
+#define SC_CHROME_INT_H
+
+#include "base/json_int.h"
+
+/* Keys a reader may register per list (args, distributedInfo, top level). */
+#define SC_CHROME_MAX_KEYS 32
+
+/* Member ids of an event: the standard members, then args key i of the
+ * reader's spec as SC_CHROME_ARG + i. */
+enum {
+  SC_CHROME_PH = 0,
+  SC_CHROME_CAT,
+  SC_CHROME_NAME,
+  SC_CHROME_TS,
+  SC_CHROME_DUR,
+  SC_CHROME_PID,
+  SC_CHROME_TID,
+  SC_CHROME_ARG
+};
+
+/* A string as it stands in the document: raw bytes between the quotes
+ * (escapes not decoded; decode with sc__json_unescape when `escaped`),
+ * followed by a NUL in memory. s is NULL when absent. */
+typedef struct sc_chrome_str {
+  const char *s;
+  size_t n;
+  int escaped;
+} sc_chrome_str;
+
+/* One member kept from an event, in document order: a standard member the
+ * spec asks for (spec->members) whose value is a scalar, or a registered
+ * args member (any value). Its value is
+ * the tokens e->tok[first .. first + count): a scalar is one token; an array
+ * or object runs from its BEGIN to its END token. Token depths are relative
+ * to the value (0: the value itself), offsets are stream offsets, and s
+ * (NUL-terminated) lives as long as the event. */
+typedef struct sc_chrome_member {
+  int key;
+  uint32_t first, count;
+} sc_chrome_member;
+
+/* A completed event (a JSON object in traceEvents). Borrowed for the
+ * callback only. The summary fields hold the last value of each standard
+ * member that has the type they need (members that are objects or arrays
+ * are skipped); readers with finer rules (document order, warnings, ids as
+ * strings) read the members. */
+typedef struct sc_chrome_event {
+  uint64_t offset;         /* stream offset of the event's '{' */
+  char ph;                 /* first byte of the last non-empty string "ph"; 0 none */
+  sc_chrome_str ph_s;      /* the last string "ph", raw */
+  sc_chrome_str cat, name; /* the last string "cat" / "name", raw */
+  /* "ts" / "dur": the last number, microseconds as int64 ns
+   * (sc__json_us_to_ns): has_ts says it parsed (one out of range is the
+   * spec's error, or clears has_ts); ts_ns is the last that parsed.
+   * ts_shadowed: a scalar other than a number came after it, for readers
+   * that let the last value win whatever its type. */
+  int has_ts, has_dur;
+  int ts_shadowed, dur_shadowed;
+  int64_t ts_ns, dur_ns;
+  /* "pid" / "tid": the last scalar value, raw (numbers, or strings in some
+   * traces), when the spec keeps them as members; else NULL. */
+  const sc_jtok *pid, *tid;
+  const sc_chrome_member *m; /* kept members, in document order */
+  size_t nm;
+  const sc_jtok *tok;      /* their value tokens */
+} sc_chrome_event;
+
+/* Metadata: a registered member of distributedInfo, or a registered
+ * top-level member other than traceEvents and distributedInfo. */
+enum { SC_CHROME_DIST = 1, SC_CHROME_META };
+
+typedef struct sc_chrome_item {
+  int section;             /* SC_CHROME_DIST or SC_CHROME_META */
+  int key;                 /* index in the spec's dist_keys / meta_keys */
+  const sc_jtok *tok;      /* the value's tokens, as for an event member */
+  size_t ntok;
+} sc_chrome_item;
+
+/* What a reader wants. Key lists are NULL-terminated (or NULL for none),
+ * matched against the raw key bytes; at most SC_CHROME_MAX_KEYS each. */
+typedef struct sc_chrome_spec {
+  /* Standard members to keep as members, a bit per id (1 << SC_CHROME_TID
+   * | ...): for readers that need them in document order with args. */
+  unsigned members;
+  const char *const *arg_keys;  /* members of an event's "args" to keep */
+  const char *const *dist_keys; /* members of distributedInfo to hand out */
+  const char *const *meta_keys; /* other top-level members to hand out */
+  /* Format errors, raised at the token ("name:offset: message"); NULL
+   * accepts the input instead: */
+  const char *not_object;       /* the top-level value is a scalar (else: no events) */
+  const char *ts_range;         /* a numeric "ts" outside int64 ns (else: no ts) */
+  const char *dur_range;        /* the same for "dur" */
+  /* Called at each event's '}' and at the end of each registered metadata
+   * value. A non-zero return stops the reader with that code
+   * (SC_CHROME_ECALLBACK). Either may be NULL. */
+  int (*event)(void *ud, const sc_chrome_event *e);
+  int (*item)(void *ud, const sc_chrome_item *it);
+} sc_chrome_spec;
+
+/* Registered keys, grouped by length (most keys in a trace have a length
+ * no registered key has, and are rejected by one test). */
+#define SC_CHROME_KEY_LEN 64 /* keys at least this long share the last group */
+typedef struct sc_chrome_keys {
+  const char *s[SC_CHROME_MAX_KEYS]; /* sorted by length */
+  size_t n[SC_CHROME_MAX_KEYS];
+  int index[SC_CHROME_MAX_KEYS];     /* position in the spec's list */
+  uint8_t first[SC_CHROME_KEY_LEN + 1], count[SC_CHROME_KEY_LEN + 1];
+  int total;
+} sc_chrome_keys;
+
+/* Error kinds (err_kind). */
+enum {
+  SC_CHROME_EJSON = 1, /* the tokenizer's: malformed JSON, or SC_ENOMEM for a token's carry */
+  SC_CHROME_EFORMAT,   /* one of the spec's format errors (SC_EINVAL) */
+  SC_CHROME_ECALLBACK  /* a callback's code, or SC_ENOMEM keeping an event: no message */
+};
+
+typedef struct sc_chrome {
+  sc_json j;
+  sc_ctx *ctx;
+  const sc_chrome_spec *spec;
+  void *ud;
+  sc_chrome_keys args, dist, meta;
+  /* Where the walk is. */
+  int root_array;      /* the document is a bare array of events */
+  int evd;             /* depth of event objects while inside the events; 0 outside */
+  int saw_events;      /* a traceEvents array (or a bare array) was seen */
+  int skip;            /* skipping a value: the depth of its END; -1 none */
+  int top;             /* what the current top-level member is (chrome.c) */
+  int top_key;         /* its registered index, for metadata */
+  int field;           /* the standard member whose value comes next; -1 none */
+  int arg;             /* the registered args key whose value comes next; -1 none */
+  int keep_depth;      /* depth of the container value being kept; -1 none */
+  int keep_item;       /* the value kept is metadata (SC_CHROME_DIST/META), not a member */
+  int keep_key;
+  /* The event or metadata value being kept. */
+  sc_chrome_event ev;
+  int ph_i, cat_i, name_i, pid_i, tid_i; /* tokens of the summary fields; -1 none */
+  sc_chrome_member *m;
+  size_t nm, m_cap;
+  sc_jtok *tok;        /* kept tokens; their s points into `text` */
+  size_t ntok, tok_cap;
+  char *text;          /* kept token text, each NUL-terminated */
+  size_t ntext, text_cap;
+  /* Sticky error. */
+  int err, err_kind;
+  uint64_t err_off;
+  const char *errmsg;  /* the tokenizer's message or the spec's; "" for callbacks */
+} sc_chrome;
+
+/* Prepares a reader for one document; spec (borrowed, must outlive c) says
+ * what to keep and whom to call with ud. 0, or SC_EINVAL for more than
+ * SC_CHROME_MAX_KEYS keys in a list (then nothing to free). */
+int sc__chrome_init(sc_chrome *c, sc_ctx *ctx, const sc_chrome_spec *spec, void *ud);
+/* Releases the tokenizer and the kept-value buffers. */
+void sc__chrome_free(sc_chrome *c);
+/* Reads the next bytes of the document (any split), calling back as events
+ * and metadata values complete. Returns 0 or the sticky error code: see
+ * err_kind, err_off (stream offset) and errmsg. */
+int sc__chrome_feed(sc_chrome *c, const char *buf, size_t len);
+/* Ends the document (a number at the very end completes; truncation is an
+ * error). Returns 0 or the sticky error code, as sc__chrome_feed. */
+int sc__chrome_end(sc_chrome *c);
+
+/* The raw string of a token (KEY or STRING) as an sc_chrome_str. */
+static inline sc_chrome_str sc__chrome_str_of(const sc_jtok *t) {
+  sc_chrome_str s = {t->s, t->n, t->escaped};
+  return s;
+}
+
+/* Index just past the value that starts at tok[i] of a kept value of ntok
+ * tokens: i + 1 for a scalar, past the matching END for a container. For
+ * readers walking a kept array or object that skip what they do not read. */
+static inline size_t sc__chrome_next(const sc_jtok *tok, size_t ntok, size_t i) {
+  if (tok[i].type != SC_JT_OBJ_BEGIN && tok[i].type != SC_JT_ARR_BEGIN) return i + 1;
+  int d = tok[i].depth;
+  for (size_t j = i + 1; j < ntok; j++)
+    if ((tok[j].type == SC_JT_OBJ_END || tok[j].type == SC_JT_ARR_END) && tok[j].depth == d) return j + 1;
+  return ntok;
+}
+
+/* The value tokens of member m of event e. */
+static inline const sc_jtok *sc__chrome_value(const sc_chrome_event *e, const sc_chrome_member *m) {
+  return e->tok + m->first;
+}
+
+#endif /* SC_CHROME_INT_H */

@@ -1,0 +1,397 @@
+/*
+ * test_chrome.c: the Chrome-trace / Kineto document reader
+ * (src/trace/chrome.c). Events as handed out (summary fields, kept members
+ * in document order, args values as relative-depth tokens, offsets),
+ * distributedInfo and top-level metadata, a bare array of events; the same
+ * callbacks whatever the split of the input (every byte offset, byte by
+ * byte); malformed JSON, the spec's format errors and callback errors with
+ * their offsets; failed allocations.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "sctest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/chrome_int.h"
+
+static sc_ctx *ctx;
+
+static int setup(void **state) {
+  (void)state;
+  return sc_ctx_new(NULL, NULL, &ctx);
+}
+static int teardown(void **state) {
+  (void)state;
+  sc_ctx_free(ctx);
+  return 0;
+}
+
+typedef sc_test_buf buf;
+
+static void logf_(buf *b, const char *fmt, ...) {
+  char tmp[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  assert_true(n >= 0 && (size_t)n < sizeof tmp);
+  sc_test_buf_write(b, tmp, (size_t)n);
+}
+
+/* ------------------------------------------------------------ a recorder */
+
+/* Writes what the reader hands out as text, so that runs compare with a
+ * string compare. */
+typedef struct rec {
+  buf log;
+  int fail_at;  /* callback number that fails (1-based; 0 never) */
+  int calls;
+} rec;
+
+static const char *type_name(sc_jtype t) {
+  static const char *const n[] = {"?", "{", "}", "[", "]", "K", "S", "N", "T", "F", "0"};
+  return n[t];
+}
+
+static void log_tokens(buf *b, const sc_jtok *t, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    /* The text is NUL-terminated in place. */
+    if (t[i].s) assert_int_equal(t[i].s[t[i].n], 0);
+    logf_(b, "%s%d%s%.*s%s", type_name(t[i].type), t[i].depth, t[i].escaped ? "e" : "",
+          t[i].s ? (int)t[i].n : 0, t[i].s ? t[i].s : "", i + 1 < n ? "," : "");
+  }
+}
+
+static void log_str(buf *b, const char *what, sc_chrome_str s) {
+  if (s.s) logf_(b, " %s=%.*s%s", what, (int)s.n, s.s, s.escaped ? "(e)" : "");
+}
+
+static int rec_event(void *ud, const sc_chrome_event *e) {
+  rec *r = ud;
+  r->calls++;
+  buf *b = &r->log;
+  logf_(b, "E@%llu", (unsigned long long)e->offset);
+  if (e->ph) logf_(b, " ph=%c", e->ph);
+  log_str(b, "cat", e->cat);
+  log_str(b, "name", e->name);
+  /* "~": a non-number came after it */
+  if (e->has_ts) logf_(b, " ts=%lld%s", (long long)e->ts_ns, e->ts_shadowed ? "~" : "");
+  if (e->has_dur) logf_(b, " dur=%lld%s", (long long)e->dur_ns, e->dur_shadowed ? "~" : "");
+  if (e->pid) logf_(b, " pid=%.*s", (int)e->pid->n, e->pid->s);
+  if (e->tid) logf_(b, " tid=%.*s", (int)e->tid->n, e->tid->s);
+  for (size_t i = 0; i < e->nm; i++) {
+    logf_(b, " m%d:", e->m[i].key);
+    log_tokens(b, sc__chrome_value(e, &e->m[i]), e->m[i].count);
+  }
+  logf_(b, "\n");
+  return r->calls == r->fail_at ? SC_ENOMEM : SC_OK;
+}
+
+static int rec_item(void *ud, const sc_chrome_item *it) {
+  rec *r = ud;
+  r->calls++;
+  logf_(&r->log, "%s%d:", it->section == SC_CHROME_DIST ? "D" : "M", it->key);
+  log_tokens(&r->log, it->tok, it->ntok);
+  logf_(&r->log, "\n");
+  return r->calls == r->fail_at ? SC_EINVAL : SC_OK;
+}
+
+static const char *const arg_keys[] = {"device", "Input Dims", "name", "x", NULL};
+static const char *const dist_keys[] = {"rank", "pg_config", NULL};
+static const char *const meta_keys[] = {"deviceProperties", "schemaVersion", NULL};
+
+static const sc_chrome_spec spec_all = {
+    .members = 1u << SC_CHROME_TID | 1u << SC_CHROME_PID | 1u << SC_CHROME_NAME | 1u << SC_CHROME_TS,
+    .arg_keys = arg_keys,
+    .dist_keys = dist_keys,
+    .meta_keys = meta_keys,
+    .not_object = "not an object",
+    .ts_range = "ts out of range",
+    .dur_range = "dur out of range",
+    .event = rec_event,
+    .item = rec_item};
+
+/* Reads doc through spec, fed in pieces cut at cuts[0..ncuts), into r.
+ * Returns the reader's code; *c (when given) is left to inspect, freed. */
+static int read_doc(const sc_chrome_spec *spec, const char *doc, size_t len, const size_t *cuts, int ncuts,
+                    rec *r, sc_chrome *out) {
+  sc_chrome c;
+  assert_int_equal(sc__chrome_init(&c, ctx, spec, r), 0);
+  int rc = 0;
+  size_t prev = 0;
+  for (int k = 0; k <= ncuts && !rc; k++) {
+    size_t end = k < ncuts ? cuts[k] : len;
+    rc = sc__chrome_feed(&c, doc + prev, end - prev);
+    prev = end;
+  }
+  if (!rc) rc = sc__chrome_end(&c);
+  if (out) *out = c;
+  sc__chrome_free(&c);
+  return rc;
+}
+
+/* ------------------------------------------------------------ documents */
+
+static const char doc_full[] =
+    "{\"schemaVersion\": 1, \"traceName\": \"x\", \"stackFrames\": {\"1\": {\"name\": \"f\"}},\n"
+    " \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100\"}],\n"
+    " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 8,"
+    " \"pg_config\": [{\"pg_name\": \"0\", \"ranks\": [0, 1]}]},\n"
+    " \"traceEvents\": [\n"
+    "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\\u0041\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1682725898094377.891, \"dur\": 12.5,"
+    " \"args\": {\"External id\": 5, \"device\": 1, \"grid\": [1, 2], \"Input Dims\": [[2, 3], [], null, [[4]]],"
+    " \"name\": {\"a\": [true, false, null]}}},\n"
+    "  {\"name\": \"first\", \"ph\": \"i\", \"name\": \"second\", \"ts\": 5, \"ts\": \"x\", \"dur\": [1],"
+    " \"tid\": \"thread 2\", \"cat\": 7},\n"
+    "  [{\"ph\": \"X\"}], 5, \"s\",\n"
+    "  {\"args\": {\"x\": 1.5e3, \"device\": \"0\"}, \"args\": {\"x\": -0}}, {}\n"
+    " ],\n"
+    " \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": 1700000000000000000\n"
+    "}\n";
+
+/* What rec logs for doc_full with spec_all. */
+static const char doc_full_log[] =
+    "M1:N01\n"
+    "M0:[0,{1,K2id,N20,K2name,S2NVIDIA H100,}1,]0\n"
+    "D0:N03\n"
+    "D1:[0,{1,K2pg_name,S20,K2ranks,[2,N30,N31,]2,}1,]0\n"
+    "E@272 ph=X cat=kernel name=gemm\\u0041(e) ts=1682725898094377891 dur=12500 pid=0 tid=7"
+    " m2:S0egemm\\u0041 m5:N00 m6:N07 m3:N01682725898094377.891 m7:N01"
+    " m8:[0,[1,N22,N23,]1,[1,]1,01null,[1,[2,N34,]2,]1,]0 m9:{0,K1a,[1,T2true,F2false,02null,]1,}0\n"
+    "E@521 ph=i name=second ts=5000~ tid=thread 2 m2:S0first m2:S0second m3:N05 m3:S0x m6:S0thread 2\n"
+    "E@657 m10:N01.5e3 m7:S00 m10:N0-0\n"
+    "E@715\n";
+
+static void test_chrome_events(void **state) {
+  (void)state;
+  rec r = {0};
+  sc_chrome c;
+  int rc = read_doc(&spec_all, doc_full, strlen(doc_full), NULL, 0, &r, &c);
+  if (rc) fail_msg("rc %d: %s at %llu", rc, c.errmsg, (unsigned long long)c.err_off);
+  assert_true(c.saw_events);
+  if (strcmp(r.log.p, doc_full_log)) fail_msg("got:\n%s\nexpected:\n%s", r.log.p, doc_full_log);
+  free(r.log.p);
+}
+
+/* The summary rules, one at a time. */
+static void test_chrome_summary(void **state) {
+  (void)state;
+  static const struct {
+    const char *doc, *log;
+  } cases[] = {
+      /* last string wins; non-strings and containers leave it */
+      {"[{\"cat\": \"a\", \"cat\": 5, \"cat\": [\"b\"], \"ph\": \"\", \"ph\": \"Xy\", \"ph\": \"\"}]",
+       "E@1 ph=X cat=a\n"},
+      /* the last number is the time; a later non-number marks it shadowed */
+      {"[{\"ts\": 1, \"ts\": null}, {\"ts\": null, \"ts\": 2.0005, \"dur\": -1.5}]",
+       "E@1 ts=1000~ m3:N01 m3:00null\nE@24 ts=2001 dur=-1500 m3:00null m3:N02.0005\n"},
+      /* a bare array: events at depth 1, no metadata */
+      {"[{\"ph\": \"X\", \"args\": {\"device\": 2}}, [], {\"tid\": 1}]",
+       "E@1 ph=X m7:N02\nE@41 tid=1 m6:N01\n"},
+      /* escapes stay raw and flagged */
+      {"[{\"name\": \"a\\\"b\", \"cat\": \"c\\\\d\"}]", "E@1 cat=c\\\\d(e) name=a\\\"b(e) m2:S0ea\\\"b\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rec r = {0};
+    sc_chrome c;
+    int rc = read_doc(&spec_all, cases[i].doc, strlen(cases[i].doc), NULL, 0, &r, &c);
+    if (rc) fail_msg("case %zu: rc %d: %s", i, rc, c.errmsg);
+    if (strcmp(r.log.p ? r.log.p : "", cases[i].log))
+      fail_msg("case %zu: got:\n%s\nexpected:\n%s", i, r.log.p, cases[i].log);
+    assert_true(c.saw_events);
+    free(r.log.p);
+  }
+  /* Nothing registered: events still come with their summary; metadata
+   * and args are skipped unread. */
+  static const sc_chrome_spec bare = {.event = rec_event};
+  rec r = {0};
+  const char *doc = "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": [{\"ph\": \"X\", \"tid\": 3, "
+                    "\"args\": {\"device\": 1}}]}";
+  assert_int_equal(read_doc(&bare, doc, strlen(doc), NULL, 0, &r, NULL), 0);
+  assert_string_equal(r.log.p, "E@49 ph=X\n");
+  free(r.log.p);
+  /* No events array: not seen; traceEvents that is not an array neither. */
+  static const char *const none[] = {"{\"schemaVersion\": 1}", "{\"traceEvents\": {\"a\": [1]}}",
+                                     "{\"traceEvents\": 5}"};
+  for (size_t i = 0; i < 3; i++) {
+    rec q = {0};
+    sc_chrome c;
+    assert_int_equal(read_doc(&spec_all, none[i], strlen(none[i]), NULL, 0, &q, &c), 0);
+    assert_false(c.saw_events);
+    free(q.log.p);
+  }
+}
+
+/* Every split point, pairs of split points on a shorter document, and byte
+ * by byte give the same callbacks. */
+static void test_chrome_split(void **state) {
+  (void)state;
+  size_t len = strlen(doc_full);
+  for (size_t k = 0; k <= len; k++) {
+    rec r = {0};
+    assert_int_equal(read_doc(&spec_all, doc_full, len, &k, 1, &r, NULL), 0);
+    if (strcmp(r.log.p, doc_full_log)) fail_msg("cut at %zu:\n%s", k, r.log.p);
+    free(r.log.p);
+  }
+  size_t *cuts = malloc(len * sizeof *cuts);
+  for (size_t k = 0; k < len; k++) cuts[k] = k + 1;
+  rec r = {0};
+  assert_int_equal(read_doc(&spec_all, doc_full, len, cuts, (int)len - 1, &r, NULL), 0);
+  assert_string_equal(r.log.p, doc_full_log);
+  free(r.log.p);
+  free(cuts);
+  const char *small = "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1.5,\"args\":{\"x\":[1,{\"y\":\"z\\n\"}]}}]}";
+  size_t sl = strlen(small);
+  rec ref = {0};
+  assert_int_equal(read_doc(&spec_all, small, sl, NULL, 0, &ref, NULL), 0);
+  assert_string_equal(ref.log.p, "E@16 ph=X ts=1500 m3:N01.5 m10:[0,N11,{1,K2y,S2ez\\n,}1,]0\n");
+  for (size_t a = 1; a < sl; a++)
+    for (size_t b = a; b < sl; b++) {
+      size_t c2[2] = {a, b};
+      rec q = {0};
+      assert_int_equal(read_doc(&spec_all, small, sl, c2, 2, &q, NULL), 0);
+      if (strcmp(q.log.p, ref.log.p)) fail_msg("cuts %zu %zu:\n%s", a, b, q.log.p);
+      free(q.log.p);
+    }
+  free(ref.log.p);
+}
+
+/* Values longer than the kept text's first block move it: tokens kept
+ * before the move must still read right. */
+static void test_chrome_large_values(void **state) {
+  (void)state;
+  buf d = {0}, want = {0};
+  logf_(&d, "[{\"ph\": \"X\", \"name\": \"");
+  for (int i = 0; i < 3000; i++) logf_(&d, "n%d", i % 10);
+  logf_(&d, "\", \"args\": {\"Input Dims\": [");
+  for (int i = 0; i < 2000; i++) logf_(&d, "%s[%d, %d]", i ? ", " : "", i, i + 1);
+  logf_(&d, "], \"device\": \"");
+  for (int i = 0; i < 5000; i++) logf_(&d, "d");
+  logf_(&d, "\"}}]");
+  rec r = {0};
+  static const sc_chrome_spec s = {.members = 1u << SC_CHROME_NAME, .arg_keys = arg_keys, .event = rec_event};
+  assert_int_equal(read_doc(&s, d.p, d.len, NULL, 0, &r, NULL), 0);
+  logf_(&want, "E@1 ph=X name=");
+  for (int i = 0; i < 3000; i++) logf_(&want, "n%d", i % 10);
+  logf_(&want, " m2:S0");
+  for (int i = 0; i < 3000; i++) logf_(&want, "n%d", i % 10);
+  logf_(&want, " m8:[0,");
+  for (int i = 0; i < 2000; i++) logf_(&want, "[1,N2%d,N2%d,]1,", i, i + 1);
+  logf_(&want, "]0 m7:S0");
+  for (int i = 0; i < 5000; i++) logf_(&want, "d");
+  logf_(&want, "\n");
+  assert_string_equal(r.log.p, want.p);
+  free(r.log.p);
+  free(d.p);
+  free(want.p);
+}
+
+/* Errors: kind, code, offset and message, the same whatever the split. */
+static void test_chrome_errors(void **state) {
+  (void)state;
+  static const struct {
+    const char *doc;
+    int rc, kind;
+    uint64_t off;
+    const char *msg;
+  } cases[] = {
+      {"{\"traceEvents\": [{\"ph\": }]}", SC_EINVAL, SC_CHROME_EJSON, 24, "unexpected '}'"},
+      {"{\"traceEvents\": [{\"ph\": \"X\"}", SC_EINVAL, SC_CHROME_EJSON, 28, "unexpected end of input"},
+      {"", SC_EINVAL, SC_CHROME_EJSON, 0, "empty input"},
+      {"\"just a string\"", SC_EINVAL, SC_CHROME_EFORMAT, 0, "not an object"},
+      {"  42 43", SC_EINVAL, SC_CHROME_EFORMAT, 2, "not an object"}, /* before the grammar error */
+      {"[{\"ts\": 1e30}]", SC_EINVAL, SC_CHROME_EFORMAT, 8, "ts out of range"},
+      {"[{\"dur\": 9223372036854775808}]", SC_EINVAL, SC_CHROME_EFORMAT, 9, "dur out of range"},
+      {"[{\"ts\": 1e30, \"x\": ]", SC_EINVAL, SC_CHROME_EFORMAT, 8, "ts out of range"}, /* first error wins */
+      {"[{\"ts\": 1}, {\"ts\": 2}]", SC_ENOMEM, SC_CHROME_ECALLBACK, 12, ""},            /* 2nd callback fails */
+      {"{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": [1]}}", SC_EINVAL, SC_CHROME_ECALLBACK, 49, ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t len = strlen(cases[i].doc);
+    for (size_t cut = 0; cut <= len; cut++) {
+      rec r = {0};
+      r.fail_at = 2;
+      sc_chrome c;
+      int rc = read_doc(&spec_all, cases[i].doc, len, &cut, 1, &r, &c);
+      if (rc != cases[i].rc || c.err_kind != cases[i].kind || c.err_off != cases[i].off ||
+          strcmp(c.errmsg, cases[i].msg))
+        fail_msg("case %zu cut %zu: rc %d kind %d off %llu \"%s\"", i, cut, rc, c.err_kind,
+                 (unsigned long long)c.err_off, c.errmsg);
+      free(r.log.p);
+    }
+  }
+  /* Without the spec's messages the same input reads: a scalar document has
+   * no events, a timestamp out of range is no timestamp. */
+  static const sc_chrome_spec lax = {.event = rec_event};
+  rec r = {0};
+  assert_int_equal(read_doc(&lax, "\"s\"", 3, NULL, 0, &r, NULL), 0);
+  assert_null(r.log.p);
+  const char *range = "[{\"ts\": 5, \"ts\": 1e30, \"dur\": 2}]";
+  assert_int_equal(read_doc(&lax, range, strlen(range), NULL, 0, &r, NULL), 0);
+  assert_string_equal(r.log.p, "E@1 dur=2000\n");
+  free(r.log.p);
+  /* Errors are sticky. */
+  sc_chrome c;
+  rec q = {0};
+  assert_int_equal(sc__chrome_init(&c, ctx, &spec_all, &q), 0);
+  assert_int_equal(sc__chrome_feed(&c, "[1,,", 4), SC_EINVAL);
+  assert_int_equal(sc__chrome_feed(&c, "2]", 2), SC_EINVAL);
+  assert_int_equal(sc__chrome_end(&c), SC_EINVAL);
+  assert_int_equal(c.err_off, 3);
+  sc__chrome_free(&c);
+  /* Too many keys for a list. */
+  const char *many[SC_CHROME_MAX_KEYS + 2];
+  for (int k = 0; k <= SC_CHROME_MAX_KEYS; k++) many[k] = "k";
+  many[SC_CHROME_MAX_KEYS + 1] = NULL;
+  sc_chrome_spec big = {.arg_keys = many};
+  assert_int_equal(sc__chrome_init(&c, ctx, &big, NULL), SC_EINVAL);
+  sc__chrome_free(&c); /* harmless after a failed init */
+}
+
+/* Any one allocation failing: SC_ENOMEM (a callback-kind error: no message
+ * of its own, or the tokenizer's for a cut token), nothing leaks (ASan). */
+static void test_chrome_alloc_failures(void **state) {
+  (void)state;
+  sc_test_budget b = {0, 0};
+  sc_ctx *c2;
+  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c2), 0);
+  size_t len = strlen(doc_full), cut = len / 2;
+  long total = 0;
+  for (long k = 0; k == 0 || k <= total; k++) {
+    b.count = 0;
+    b.fail_at = k;
+    rec r = {0};
+    sc_chrome c;
+    assert_int_equal(sc__chrome_init(&c, c2, &spec_all, &r), 0);
+    int rc = sc__chrome_feed(&c, doc_full, cut);
+    if (!rc) rc = sc__chrome_feed(&c, doc_full + cut, len - cut);
+    if (!rc) rc = sc__chrome_end(&c);
+    sc__chrome_free(&c);
+    free(r.log.p);
+    if (k == 0) {
+      assert_int_equal(rc, 0);
+      total = b.count;
+    } else if (rc != SC_ENOMEM) {
+      fail_msg("allocation %ld of %ld: rc %d", k, total, rc);
+    }
+  }
+  assert_true(total > 0);
+  sc_ctx_free(c2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_chrome_events),       cmocka_unit_test(test_chrome_summary),
+      cmocka_unit_test(test_chrome_split),        cmocka_unit_test(test_chrome_large_values),
+      cmocka_unit_test(test_chrome_errors),       cmocka_unit_test(test_chrome_alloc_failures),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

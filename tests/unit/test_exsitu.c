@@ -1,0 +1,236 @@
+/*
+ * test_exsitu.c: the ex-situ importer (src/trace/exsitu.c, `import cpu`): a
+ * CPU-profiled step becomes shaped kernels (convolution, GEMM, memory-bound,
+ * gradients ready), round-trips through .scw, replays priced on a GPU with
+ * and without DDP; GPU traces, missing shapes and missing durations are
+ * refused with their messages.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "sctest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/job_int.h"
+#include "stepcast/trace.h"
+#include "ir/ir_int.h"
+
+static sc_ctx *ctx;
+
+static int setup(void **state) {
+  (void)state;
+  return sc_ctx_new(NULL, NULL, &ctx);
+}
+static int teardown(void **state) {
+  (void)state;
+  sc_ctx_free(ctx);
+  return 0;
+}
+
+typedef sc_test_buf buf;
+
+/* Imports one file image as one rank, fed in pieces of `piece` bytes. */
+static int import_mem(sc_job *job, sc_trace_format fmt, const char *name, const void *data, size_t len,
+                      size_t piece, int64_t hint) {
+  sc_trace_reader *r;
+  int rc = sc_trace_open(job, fmt, name, hint, &r);
+  if (rc) return rc;
+  const unsigned char *p = data;
+  for (size_t off = 0; !rc && off < len; off += piece)
+    rc = sc_trace_feed(r, p + off, len - off < piece ? len - off : piece);
+  if (!rc) rc = sc_trace_finish(r);
+  sc_trace_free(r);
+  return rc;
+}
+
+static void job_image(const sc_job *job, buf *out) {
+  out->len = 0;
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, out), 0);
+}
+
+static const sc_jop *find_op(const sc_job *job, const sc_jrank *r, const char *prefix, int nth) {
+  for (size_t k = 0; k < r->nops; k++)
+    if (!strncmp(sc__job_str(job, r->ops[k].name), prefix, strlen(prefix)) && nth-- == 0) return &r->ops[k];
+  return NULL;
+}
+
+/* The config the CLI builds for a replay: the cluster for `world` ranks. */
+static void replay_config(sc_config *cfg, int64_t world, int64_t gpn) {
+  sc_config_default(cfg);
+  assert_int_equal(sc_config_set(ctx, cfg, "cluster.gpu=a100-80gb"), 0);
+  cfg->parallel.tp = cfg->parallel.pp = cfg->parallel.cp = cfg->parallel.vpp = 1;
+  cfg->parallel.dp = 0;
+  cfg->cluster.num_gpus = world;
+  cfg->cluster.nodes = 0;
+  cfg->cluster.gpus_per_node = gpn;
+  cfg->training.micro_batch = 1;
+  cfg->training.global_batch = world;
+  assert_int_equal(sc_config_resolve(ctx, cfg), 0);
+}
+
+/* ------------------------------------------------------------ ex-situ */
+
+/* A CPU trace as tools/trace_torch.py writes it: forward conv (with its
+ * scalar arguments), linear (addmm under aten::linear), backward with a
+ * convolution_backward (its children are the CPU's own kernels: dropped),
+ * an autograd node, two AccumulateGrad and a view. Times in us. */
+static const char exsitu_json[] =
+    "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50,"
+    "\"args\":{\"Input Dims\":[[8,3,32,32],[16,3,3,3],[16],[],[],[],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::convolution\",\"pid\":1,\"tid\":1,\"ts\":11,\"dur\":48,"
+    "\"args\":{\"Input Dims\":[[8,3,32,32],[16,3,3,3],[16],[],[],[],[],[],[]],"
+    "\"Input type\":[\"float\",\"float\",\"float\",\"\",\"\",\"\",\"\",\"\",\"\"],"
+    "\"Concrete Inputs\":[\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\",\"False\",\"[0, 0]\",\"1\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::view\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":2,"
+    "\"args\":{\"Input Dims\":[[8,16,16,16],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":30,"
+    "\"args\":{\"Input Dims\":[[8,4096],[10,4096],[10]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":85,\"dur\":20,"
+    "\"args\":{\"Input Dims\":[[10],[8,4096],[4096,10],[],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"autograd::engine::evaluate_function: ConvolutionBackward0\","
+    "\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::convolution_backward\",\"pid\":1,\"tid\":1,\"ts\":201,\"dur\":98,"
+    "\"args\":{\"Input Dims\":[[8,16,16,16],[8,3,32,32],[16,3,3,3],[],[],[],[],[],[],[],[]],"
+    "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"[2, 2]\",\"[1, 1]\",\"[1, 1]\",\"False\",\"[0, 0]\",\"1\","
+    "\"[False, True, True]\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::fill_\",\"pid\":1,\"tid\":1,\"ts\":250,\"dur\":10,"
+    "\"args\":{\"Input Dims\":[[16,3,3,3],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
+    "\"ts\":310,\"dur\":5,\"args\":{\"Input Dims\":[[16,3,3,3]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
+    "\"ts\":320,\"dur\":5,\"args\":{\"Input Dims\":[[10,4096]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[10,4096],[10,4096],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":410,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[],[],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::frobnicate\",\"pid\":1,\"tid\":1,\"ts\":420,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[10,4096]]}}"
+    "]}";
+
+static void test_exsitu(void **state) {
+  (void)state;
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  size_t len = sizeof exsitu_json - 1;
+  int rc = import_mem(job, SC_TRACE_CPU, "cpu.json", exsitu_json, len, 7, 0);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc_job_finish(job), 0);
+  const sc_jrank *r = &job->ranks[0];
+  /* Kernels: conv forward; addmm (not aten::linear); the weight gradient
+   * only (the input needs none); fill_ inside convolution_backward is its
+   * implementation: dropped; 2 AccumulateGrad adds; one add_; the unknown
+   * operator. The view and the 0-dim add_ launch nothing. */
+  size_t kernels = 0, grads = 0, host = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    kernels += r->ops[k].kind == SC_JOP_KERNEL;
+    grads += r->ops[k].kind == SC_JOP_GRAD;
+    host += r->ops[k].kind == SC_JOP_HOST;
+  }
+  assert_int_equal(kernels, 7);
+  assert_int_equal(grads, 2);
+  const sc_jop *conv = find_op(job, r, "aten::convolution", 0);
+  assert_non_null(conv);
+  assert_true(conv->shape > 0);
+  const sc_jshape *sh = &r->shapes[conv->shape - 1];
+  /* 32x32 input, 3x3 kernel, stride 2, padding 1: 16x16 output. */
+  assert_int_equal(sh->cls, SC_JSHAPE_CONV);
+  assert_true(sh->m == 8 * 16 * 16 && sh->n == 16 && sh->k == 27);
+  assert_true(conv->flops == 2.0 * 8 * 16 * 16 * 16 * 27);
+  const sc_jop *mm = find_op(job, r, "aten::addmm", 0);
+  sh = &r->shapes[mm->shape - 1];
+  assert_true(sh->cls == SC_JSHAPE_GEMM && sh->m == 8 && sh->n == 10 && sh->k == 4096);
+  const sc_jop *wg = find_op(job, r, "aten::convolution_backward", 0);
+  sh = &r->shapes[wg->shape - 1];
+  assert_true(sh->m == 16 && sh->n == 27 && sh->k == 8 * 16 * 16); /* weight gradient */
+  assert_null(find_op(job, r, "aten::convolution_backward", 1));
+  assert_null(find_op(job, r, "aten::fill_", 0));
+  const sc_jop *g = find_op(job, r, "grad ready", 1);
+  assert_true(g->bytes == 10 * 4096 * 4.0);
+  /* Every kernel waits for its launch, a host op. */
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].kind == SC_JOP_KERNEL) {
+      assert_int_equal(r->ops[k].ndeps, 1);
+      assert_int_equal(r->ops[r->deps[r->ops[k].dep_off]].kind, SC_JOP_HOST);
+    }
+  /* Counted warning for the unknown operator. */
+  buf wb = {0};
+  assert_int_equal(sc_job_write_warnings(job, sc_test_buf_write, &wb), 0);
+  assert_non_null(strstr(wb.p, "unknown operator aten::frobnicate"));
+  /* Round trip through .scw keeps shapes. */
+  buf img = {0};
+  job_image(job, &img);
+  sc_job *back;
+  assert_int_equal(sc_job_read(ctx, "x.scw", img.p, img.len, &back), 0);
+  buf img2 = {0};
+  job_image(back, &img2);
+  assert_int_equal(img.len, img2.len);
+  assert_memory_equal(img.p, img2.p, img.len);
+  /* Replay: priced on the GPU; the host dispatch bounds this tiny step. */
+  sc_config cfg;
+  replay_config(&cfg, 1, 0);
+  cfg.training.precision = SC_PREC_FP32;
+  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_result res, res2;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), 0);
+  assert_int_equal(res.priced_ops, (int64_t)(kernels + host));
+  assert_int_equal(res.ddp_buckets, 0);
+  assert_true(res.predicted_step_s > 0 && res.gpu_busy_s > 0);
+  /* Host time grows the step: 10 us per operator instead of 1. */
+  cfg.costs.host_op_us = 1;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), 0);
+  cfg.costs.host_op_us = 10;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res2), 0);
+  assert_true(res2.predicted_step_s > res.predicted_step_s);
+  /* DDP on 16 ranks (2 nodes): both gradients (1.8 KiB + 160 KiB) fit the
+   * first 1 MiB bucket: one all-reduce; a 1 KiB first bucket closes after the
+   * first gradient: two. */
+  replay_config(&cfg, 16, 8);
+  cfg.training.precision = SC_PREC_FP32;
+  o.scale_dp = 16;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), 0);
+  assert_int_equal(res.ddp_buckets, 1);
+  assert_int_equal(res.modelled_collectives, 1);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0);
+  o.ddp_first_bucket_mb = 1.0 / 1024;
+  o.ddp_bucket_mb = 1.0 / 16;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res2), 0);
+  assert_int_equal(res2.ddp_buckets, 2);
+  assert_true(res2.predicted_step_s > res.predicted_step_s * 0.99);
+  /* A GPU trace is refused, with a pointer to the right importer. */
+  sc_job *bad;
+  assert_int_equal(sc_job_new(ctx, &bad), 0);
+  const char *gpu = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1}]}";
+  assert_int_equal(import_mem(bad, SC_TRACE_CPU, "g.json", gpu, strlen(gpu), 64, 0), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "import kineto"));
+  sc_job_free(bad);
+  assert_int_equal(sc_job_new(ctx, &bad), 0);
+  const char *noshape = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":1,\"dur\":1}]}";
+  assert_int_equal(import_mem(bad, SC_TRACE_CPU, "n.json", noshape, strlen(noshape), 64, 0), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "record_shapes"));
+  sc_job_free(bad);
+  assert_int_equal(sc_job_new(ctx, &bad), 0);
+  const char *nodur = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":1}]}";
+  assert_int_equal(import_mem(bad, SC_TRACE_CPU, "d.json", nodur, strlen(nodur), 64, 0), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "d.json:16: operator event without \"dur\""));
+  sc_job_free(bad);
+  free(wb.p);
+  free(img.p);
+  free(img2.p);
+  sc_job_free(back);
+  sc_job_free(job);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_exsitu),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
