@@ -271,7 +271,7 @@ typedef struct gdef {   /* a group in the replayed job */
 static void free_groups(sc_ctx *ctx, gdef *g, size_t n) {
   if (!g) return;
   for (size_t i = 0; i < n; i++) sc__free(ctx, g[i].members, (g[i].n ? g[i].n : 1) * sizeof *g[i].members);
-  sc__free(ctx, g, n * sizeof *g);
+  sc__free(ctx, g, (n ? n : 1) * sizeof *g);
 }
 
 /* New member lists: the world group grows to the new world; a group with

@@ -146,6 +146,7 @@ typedef struct sim {
   rstate *ranks;
   ginst *inst;
   uint32_t ninst;
+  size_t inst_cap;    /* entries allocated for inst (at least 1 for explicit ones) */
   uint32_t *inst_of;  /* [nsim * SC_GRP_COUNT]; NULL for explicit workloads */
   uint32_t *members;
   size_t nmembers;    /* entries of members */
@@ -556,7 +557,8 @@ static sc_placement group_placement(const sim *S, int kind, int64_t r) {
 static int copy_groups(sim *S) {
   const sc_workload *wl = S->wl;
   S->ninst = wl->ngroups;
-  S->inst = sc__calloc(S->ctx, wl->ngroups ? wl->ngroups : 1, sizeof(ginst));
+  S->inst_cap = wl->ngroups ? wl->ngroups : 1;
+  S->inst = sc__calloc(S->ctx, S->inst_cap, sizeof(ginst));
   size_t n = 0;
   for (uint32_t g = 0; g < wl->ngroups; g++) {
     size_t end = (size_t)wl->groups[g].mem_off + wl->groups[g].nmem;
@@ -588,6 +590,7 @@ static int build_groups(sim *S) {
     total_inst += (size_t)group_nkeys(S, k);
   }
   S->ninst = (uint32_t)total_inst;
+  S->inst_cap = total_inst;
   S->inst = sc__calloc(S->ctx, total_inst, sizeof(ginst));
   S->inst_of = sc__malloc(S->ctx, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
   S->nmembers = (size_t)S->nsim * SC_GRP_COUNT;
@@ -1042,7 +1045,7 @@ static void finish(sim *S, uint32_t id) {
 static void sim_free(sim *S) {
   sc_ctx *ctx = S->ctx;
   sc__free(ctx, S->ranks, sizeof(rstate) * S->nsim);
-  sc__free(ctx, S->inst, sizeof(ginst) * S->ninst);
+  sc__free(ctx, S->inst, sizeof(ginst) * S->inst_cap);
   sc__free(ctx, S->inst_of, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
   sc__free(ctx, S->members, sizeof(uint32_t) * S->nmembers);
   sc__free(ctx, S->acts, sizeof(activity) * S->nsim * SC_ST_COUNT);

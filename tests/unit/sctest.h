@@ -1,15 +1,20 @@
 /*
  * sctest.h: helpers shared by the unit tests: a growing in-memory output
- * sink (for traces, reports, .scw files) and an allocator hook that fails one
- * chosen allocation (for out-of-memory paths). Header-only, test code only.
+ * sink (for traces, reports, .scw files), shared test configs, a checking
+ * allocator that verifies every free's size, finds leaks and fails chosen
+ * allocations, contexts with the IR checkers on, and the data directory.
+ * Header-only, test code only.
  */
 #ifndef SC_TEST_H
 #define SC_TEST_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sc_int.h"
 #include "stepcast/stepcast.h"
 
 /* Growing, NUL-terminated buffer; zero-initialise, free(b.p) when done. */
@@ -72,21 +77,125 @@ static inline int sc_test_small_llama(sc_ctx *ctx, sc_config *cfg) {
   return rc;
 }
 
-/* sc_alloc_fn that counts allocations and fails the one numbered fail_at
- * (1-based; 0 = never); later ones succeed again. */
-typedef struct sc_test_budget {
-  long count, fail_at;
-} sc_test_budget;
+/* ------------------------------------------------------------ allocator */
 
-static inline void *sc_test_failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  sc_test_budget *b = ud;
-  (void)osize;
+/* The unit tests' allocator (sc_alloc_fn): every block carries a header with
+ * its size, so a resize or free that names a different old size (the
+ * allocator contract: sc__free(ctx, p, n) with the n it was allocated with)
+ * aborts with both sizes. It counts live blocks and bytes, and fails the
+ * allocation call numbered fail_at (1-based over calls with nsize > 0; 0:
+ * never), and every later one too when sticky. */
+typedef struct sc_test_heap {
+  long count;   /* allocation and resize calls so far */
+  long fail_at; /* the call that fails; 0: none */
+  int sticky;   /* fail every call from fail_at on */
+  long live;    /* blocks allocated and not freed */
+  size_t bytes; /* their sizes */
+} sc_test_heap;
+
+typedef union sc_test_block {
+  struct {
+    size_t size;
+    uint64_t magic;
+  } h;
+  max_align_t align;
+} sc_test_block;
+
+#define SC_TEST_MAGIC UINT64_C(0x5374657063617374) /* "Stepcast" */
+
+static inline sc_test_block *sc_test_block_of(void *ptr, size_t osize, const char *what) {
+  sc_test_block *b = (sc_test_block *)ptr - 1;
+  if (b->h.magic != SC_TEST_MAGIC) {
+    fprintf(stderr, "sctest: %s of %p, a block this allocator never returned\n", what, ptr);
+    abort();
+  }
+  if (b->h.size != osize) {
+    fprintf(stderr, "sctest: %s of a %zu-byte block as %zu bytes\n", what, b->h.size, osize);
+    abort();
+  }
+  return b;
+}
+
+static inline void *sc_test_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  sc_test_heap *hp = ud;
   if (nsize == 0) {
-    free(ptr);
+    if (ptr) {
+      sc_test_block *b = sc_test_block_of(ptr, osize, "free");
+      b->h.magic = 0;
+      hp->live--;
+      hp->bytes -= osize;
+      free(b);
+    }
     return NULL;
   }
-  if (++b->count == b->fail_at) return NULL;
-  return realloc(ptr, nsize);
+  hp->count++;
+  if (hp->fail_at > 0 && (hp->count == hp->fail_at || (hp->sticky && hp->count > hp->fail_at)))
+    return NULL;
+  if (nsize > SIZE_MAX - sizeof(sc_test_block)) return NULL;
+  sc_test_block *old = ptr ? sc_test_block_of(ptr, osize, "resize") : NULL;
+  sc_test_block *b = realloc(old, sizeof *b + nsize);
+  if (!b) return NULL;
+  if (old) {
+    hp->bytes -= osize;
+  } else {
+    hp->live++;
+  }
+  b->h.size = nsize;
+  b->h.magic = SC_TEST_MAGIC;
+  hp->bytes += nsize;
+  return b + 1;
+}
+
+/* A heap failing call fail_at (after the context exists: the count starts
+ * once sc_test_ctx_on has made it). */
+static inline sc_test_heap sc_test_heap_failing(long fail_at, int sticky) {
+  sc_test_heap h = {0, 0, 0, 0, 0};
+  h.fail_at = fail_at;
+  h.sticky = sticky;
+  return h;
+}
+
+/* The heap behind sc_test_ctx_new's contexts; at exit it must be empty. */
+static sc_test_heap sc_test_main_heap;
+
+static void sc_test_check_leaks(void) {
+  if (sc_test_main_heap.live != 0) {
+    fprintf(stderr, "sctest: %ld blocks (%zu bytes) never freed\n", sc_test_main_heap.live,
+            sc_test_main_heap.bytes);
+    _Exit(1);
+  }
+}
+
+/* A context over heap hp with the IR checkers on (as debug builds have them),
+ * whatever NDEBUG says; the heap's count restarts after the context itself. */
+static inline int sc_test_ctx_on(sc_test_heap *hp, sc_ctx **out) {
+  long fail_at = hp->fail_at;
+  hp->fail_at = 0;
+  int rc = sc_ctx_new(sc_test_alloc, hp, out);
+  hp->fail_at = fail_at;
+  hp->count = 0;
+  if (rc == SC_OK) sc__ctx_set_checks(*out, 1);
+  return rc;
+}
+
+/* The usual test context: on the main heap, which the program checks for
+ * leaks when it exits. */
+static inline int sc_test_ctx_new(sc_ctx **out) {
+  static int registered;
+  if (!registered) registered = atexit(sc_test_check_leaks) == 0;
+  return sc_test_ctx_on(&sc_test_main_heap, out);
+}
+
+/* ------------------------------------------------------------ data files */
+
+/* The source tree's root: $SC_SOURCE_DIR when set (ctest sets it), else the
+ * tree the test was built from, so a test binary run by hand finds its data. */
+static inline const char *sc_test_source_dir(void) {
+  const char *root = getenv("SC_SOURCE_DIR");
+#ifdef SC_TEST_SOURCE_DIR
+  if (!root || !*root) root = SC_TEST_SOURCE_DIR;
+#endif
+  return root && *root ? root : ".";
 }
 
 #endif /* SC_TEST_H */

@@ -24,7 +24,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 static int teardown(void **state) {
   (void)state;
@@ -37,8 +37,8 @@ typedef sc_test_buf buf;
 /* Path under the source tree (SC_SOURCE_DIR, set by ctest; else "."). */
 static const char *src_path(const char *rel) {
   static char p[4096];
-  const char *root = getenv("SC_SOURCE_DIR");
-  snprintf(p, sizeof p, "%s/%s", root ? root : ".", rel);
+  const char *root = sc_test_source_dir();
+  snprintf(p, sizeof p, "%s/%s", root, rel);
   return p;
 }
 

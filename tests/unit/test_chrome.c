@@ -25,7 +25,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 static int teardown(void **state) {
   (void)state;
@@ -360,9 +360,9 @@ static void test_chrome_errors(void **state) {
  * of its own, or the tokenizer's for a cut token), nothing leaks (ASan). */
 static void test_chrome_alloc_failures(void **state) {
   (void)state;
-  sc_test_budget b = {0, 0};
+  sc_test_heap b = {0};
   sc_ctx *c2;
-  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c2), 0);
+  assert_int_equal(sc_test_ctx_on(&b, &c2), 0);
   size_t len = strlen(doc_full), cut = len / 2;
   long total = 0;
   for (long k = 0; k == 0 || k <= total; k++) {
@@ -385,6 +385,7 @@ static void test_chrome_alloc_failures(void **state) {
   }
   assert_true(total > 0);
   sc_ctx_free(c2);
+  assert_int_equal(b.live, 0);
 }
 
 int main(void) {

@@ -20,12 +20,13 @@
 
 #include "analysis/comm_api_int.h"
 #include "ir/ir_int.h"
+#include "sctest.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 
 static int teardown(void **state) {
@@ -52,9 +53,9 @@ static sc_comm_estimate predict(const sc_comm *m, int op, double bytes, int64_t 
 }
 
 static void load(sc_nccltests *t, const char *rel) {
-  const char *root = getenv("SC_SOURCE_DIR");
+  const char *root = sc_test_source_dir();
   char p[1024];
-  snprintf(p, sizeof p, "%s/%s", root ? root : ".", rel);
+  snprintf(p, sizeof p, "%s/%s", root, rel);
   if (sc_nccltests_load(ctx, p, t)) fail_msg("%s", sc_errmsg(ctx));
 }
 
@@ -544,7 +545,7 @@ static void test_heldout_accuracy(void **state) {
 static void test_config_wiring(void **state) {
   (void)state;
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(NULL, NULL, &c), 0);
+  assert_int_equal(sc_test_ctx_new(&c), 0);
   sc_config cfg;
   sc_config_default(&cfg);
   static const char yaml[] = "calibration:\n  nccl_nic_eff: 0.5\n  nccl_ll_frac: 0.25\n";

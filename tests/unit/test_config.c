@@ -17,12 +17,13 @@
 #include <unistd.h>
 
 #include "input/config_int.h"
+#include "sctest.h"
 
 /* ---------------------------------------------------------------- helpers */
 
 static sc_ctx *new_ctx(void) {
   sc_ctx *ctx = NULL;
-  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
+  assert_int_equal(sc_test_ctx_new(&ctx), SC_OK);
   return ctx;
 }
 
@@ -806,25 +807,6 @@ static void test_never_crash(void **state) {
   sc_ctx_free(ctx);
 }
 
-/* Allocator that fails after `budget` successful allocations. */
-typedef struct failing {
-  int budget;
-  int live;
-} failing;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  failing *f = ud;
-  (void)osize;
-  if (nsize == 0) {
-    if (ptr) f->live--;
-    free(ptr);
-    return NULL;
-  }
-  if (f->budget-- <= 0) return NULL;
-  if (!ptr) f->live++;
-  return realloc(ptr, nsize);
-}
-
 static void test_alloc_failure(void **state) {
   (void)state;
   char path[] = "/tmp/test_config_alloc_XXXXXX";
@@ -838,10 +820,10 @@ static void test_alloc_failure(void **state) {
   for (int i = 0; i < 2000; i++) fputs("# padding padding padding padding\n", fp);
   fclose(fp);
   int ok = 0;
-  for (int budget = 1; budget < 10 && !ok; budget++) {
-    failing f = {budget, 0};
+  for (long k = 1; k < 10 && !ok; k++) {
+    sc_test_heap f = sc_test_heap_failing(k, 1); /* calls k, k+1, ... fail */
     sc_ctx *ctx;
-    assert_int_equal(sc_ctx_new(failing_alloc, &f, &ctx), SC_OK);
+    assert_int_equal(sc_test_ctx_on(&f, &ctx), SC_OK);
     sc_config c, before;
     sc_config_default(&c);
     before = c;
@@ -862,8 +844,7 @@ static void test_alloc_failure(void **state) {
 /* The examples load and resolve; the spelled-out default equals the default. */
 static void test_examples(void **state) {
   (void)state;
-  const char *src = getenv("SC_SOURCE_DIR");
-  if (!src) src = ".";
+  const char *src = sc_test_source_dir();
   static const char *const names[] = {"gpt3-175b-1024.yaml", "llama3-70b-h100-512.yaml",
                                       "gpt3-13b-a100-64.yaml", "llama3-8b-quick.yaml"};
   sc_ctx *ctx = new_ctx();
@@ -936,11 +917,12 @@ static void test_docs(void **state) {
   }
   sc_ctx_free(ctx);
   /* The checked-in docs/CONFIG.md is the generator's output. */
-  const char *src = getenv("SC_SOURCE_DIR");
+  const char *src = sc_test_source_dir();
   if (src) {
     char path[1024];
     snprintf(path, sizeof path, "%s/docs/CONFIG.md", src);
     FILE *fp = fopen(path, "rb");
+    if (!fp) fail_msg("cannot open %s", path);
     if (fp) {
       static char disk[1 << 16];
       size_t n = fread(disk, 1, sizeof disk - 1, fp);

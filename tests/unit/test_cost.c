@@ -11,13 +11,14 @@
 
 #include "cost/cost_int.h"
 #include "ir/ir_int.h"
+#include "sctest.h"
 
 static sc_cost cost;
 
 static int setup(void **state) {
   (void)state;
   sc_ctx *ctx;
-  if (sc_ctx_new(NULL, NULL, &ctx)) return -1;
+  if (sc_test_ctx_new(&ctx)) return -1;
   sc_config cfg;
   sc_config_default(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc__cost_init(ctx, &cfg, &cost);

@@ -12,29 +12,13 @@
 #include <string.h>
 
 #include "base/sc_int.h"
-
-typedef struct counting {
-  long allocs, frees, fail_after; /* fail_after < 0: never fail */
-} counting;
-
-static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  counting *c = ud;
-  (void)osize;
-  if (nsize == 0) {
-    if (ptr) c->frees++;
-    free(ptr);
-    return NULL;
-  }
-  if (c->fail_after >= 0 && c->allocs >= c->fail_after) return NULL;
-  if (!ptr) c->allocs++;
-  return realloc(ptr, nsize);
-}
+#include "sctest.h"
 
 static void test_hook_and_errors(void **state) {
   (void)state;
-  counting c = {0, 0, -1};
+  sc_test_heap h = {0};
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(counting_alloc, &c, &ctx), SC_OK);
+  assert_int_equal(sc_ctx_new(sc_test_alloc, &h, &ctx), SC_OK);
   assert_string_equal(sc_errmsg(ctx), "");
   assert_int_equal(sc__error(ctx, SC_EINVAL, "%s:%d: bad %s", "f.yaml", 3, "thing"), SC_EINVAL);
   assert_string_equal(sc_errmsg(ctx), "f.yaml:3: bad thing");
@@ -43,19 +27,20 @@ static void test_hook_and_errors(void **state) {
   for (int i = 0; i < 80; i++) assert_int_equal(((unsigned char *)p)[i], 0);
   sc__free(ctx, p, 80);
   sc_ctx_free(ctx);
-  assert_int_equal(c.allocs, c.frees); /* the context itself went through the hook */
+  assert_int_equal(h.count, 2); /* the context itself went through the hook */
+  assert_int_equal(h.live, 0);
   assert_string_equal(sc_strerror(SC_ENOMEM), "out of memory");
   assert_string_equal(sc_strerror(12345), "unknown error");
 }
 
 static void test_allocation_failure(void **state) {
   (void)state;
-  counting c = {0, 0, 0};
+  sc_test_heap h = sc_test_heap_failing(1, 1);
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(counting_alloc, &c, &ctx), SC_ENOMEM);
+  assert_int_equal(sc_ctx_new(sc_test_alloc, &h, &ctx), SC_ENOMEM);
   assert_null(ctx);
-  c.fail_after = 1; /* the context succeeds, the next allocation fails */
-  assert_int_equal(sc_ctx_new(counting_alloc, &c, &ctx), SC_OK);
+  h = sc_test_heap_failing(2, 1); /* the context succeeds, the next allocation fails */
+  assert_int_equal(sc_ctx_new(sc_test_alloc, &h, &ctx), SC_OK);
   assert_null(sc__malloc(ctx, 100));
   assert_non_null(strstr(sc_errmsg(ctx), "out of memory"));
   assert_null(sc__calloc(ctx, SIZE_MAX / 2, 4)); /* overflow, not a wrap-around */
@@ -65,7 +50,7 @@ static void test_allocation_failure(void **state) {
 static void test_grow(void **state) {
   (void)state;
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
+  assert_int_equal(sc_test_ctx_new(&ctx), SC_OK);
   int *v = NULL;
   size_t cap = 0;
   for (size_t i = 0; i < 1000; i++) {
@@ -81,7 +66,7 @@ static void test_grow(void **state) {
 static void test_read_file(void **state) {
   (void)state;
   sc_ctx *ctx;
-  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
+  assert_int_equal(sc_test_ctx_new(&ctx), SC_OK);
   char path[] = "/tmp/stepcast-test-ctx-XXXXXX";
   int fd = mkstemp(path);
   assert_true(fd >= 0);

@@ -25,7 +25,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 static int teardown(void **state) {
   (void)state;

@@ -26,7 +26,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 static int teardown(void **state) {
   (void)state;
@@ -283,9 +283,9 @@ static void test_feed_alloc_failures(void **state) {
   size_t n, gzn, zsn;
   char *text = sample(&n);
   unsigned char *gz = gzip_of(text, n, &gzn), *zs = zstd_of(text, n, &zsn);
-  sc_test_budget b = {0, 0};
+  sc_test_heap b = {0};
   sc_ctx *c2;
-  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c2), 0);
+  assert_int_equal(sc_test_ctx_on(&b, &c2), 0);
   for (int e = 0; e < 2; e++) {
     const unsigned char *p = e ? zs : gz;
     size_t len = e ? zsn : gzn;
@@ -310,6 +310,7 @@ static void test_feed_alloc_failures(void **state) {
     }
   }
   sc_ctx_free(c2);
+  assert_int_equal(b.live, 0);
   free(text);
   free(gz);
   free(zs);

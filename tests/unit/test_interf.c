@@ -25,7 +25,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 
 static int teardown(void **state) {
@@ -400,9 +400,9 @@ static void test_allocation_failures(void **state) {
   (void)state;
   size_t gz;
   unsigned char *z = gzip_of(trace_text, strlen(trace_text), &gz);
-  sc_test_budget b = {0, 0};
+  sc_test_heap b = {0};
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c), 0);
+  assert_int_equal(sc_test_ctx_on(&b, &c), 0);
   long total = 0;
   for (long k = 0; k == 0 || k <= total; k++) {
     b.count = 0;
@@ -424,6 +424,7 @@ static void test_allocation_failures(void **state) {
     }
   }
   sc_ctx_free(c);
+  assert_int_equal(b.live, 0);
   free(z);
 }
 
@@ -437,8 +438,8 @@ static const char *const hta[] = {
 };
 
 static void path_of(char *buf, size_t n, const char *rel) {
-  const char *root = getenv("SC_SOURCE_DIR");
-  snprintf(buf, n, "%s/%s", root ? root : ".", rel);
+  const char *root = sc_test_source_dir();
+  snprintf(buf, n, "%s/%s", root, rel);
 }
 
 /* The shipped traces give the pairs and the fit documented in

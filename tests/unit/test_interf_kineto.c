@@ -27,7 +27,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 static int teardown(void **state) {
   (void)state;
@@ -47,8 +47,8 @@ static const char *const trace_rel = "validation/traces/hta/nccl_parser_config_n
 
 static int load_forms(forms *f) {
   char path[4096];
-  const char *root = getenv("SC_SOURCE_DIR");
-  snprintf(path, sizeof path, "%s/%s", root ? root : ".", trace_rel);
+  const char *root = sc_test_source_dir();
+  snprintf(path, sizeof path, "%s/%s", root, trace_rel);
   FILE *fp = fopen(path, "rb");
   if (!fp) return -1;
   buf g = {0};

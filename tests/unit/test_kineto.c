@@ -28,7 +28,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 static int teardown(void **state) {
   (void)state;
@@ -53,8 +53,8 @@ static void bprintf(buf *b, const char *fmt, ...) {
 /* Path under the source tree (SC_SOURCE_DIR, set by ctest; else "."). */
 static const char *src_path(const char *rel) {
   static char p[4096];
-  const char *root = getenv("SC_SOURCE_DIR");
-  snprintf(p, sizeof p, "%s/%s", root ? root : ".", rel);
+  const char *root = sc_test_source_dir();
+  snprintf(p, sizeof p, "%s/%s", root, rel);
   return p;
 }
 
@@ -436,20 +436,6 @@ static void test_kineto_errors(void **state) {
 }
 
 /* Allocation failures anywhere: an error, never a crash or a leak (ASan). */
-typedef struct failing {
-  long left;
-} failing;
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  failing *f = ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (f->left-- == 0) return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_alloc_failures(void **state) {
   (void)state;
   buf b = {0};
@@ -458,10 +444,9 @@ static void test_alloc_failures(void **state) {
   size_t gzn = gzip_mem(b.p, b.len, &gz);
   int ok = 0;
   for (long n = 0; n < 400 && !ok; n++) {
-    failing f = {1 << 30};
+    sc_test_heap f = sc_test_heap_failing(n + 1, 0);
     sc_ctx *c;
-    assert_int_equal(sc_ctx_new(failing_alloc, &f, &c), 0);
-    f.left = n;
+    assert_int_equal(sc_test_ctx_on(&f, &c), 0);
     sc_job *job = NULL;
     int rc = sc_job_new(c, &job);
     if (!rc) rc = import_mem(job, SC_TRACE_KINETO, "f.json.gz", gz, gzn, 700, 0);
@@ -476,8 +461,8 @@ static void test_alloc_failures(void **state) {
     if (rc) assert_int_equal(rc, SC_ENOMEM);
     else ok = 1;
     sc_job_free(job);
-    f.left = 1 << 30;
     sc_ctx_free(c);
+    assert_int_equal(f.live, 0);
   }
   assert_true(ok); /* enough allocations eventually succeed */
   free(gz);

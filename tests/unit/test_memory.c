@@ -30,7 +30,7 @@ static const sc_shape *shape_of(const sc_config *cfg) {
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 
 static int teardown(void **state) {

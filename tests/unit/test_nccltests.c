@@ -16,12 +16,13 @@
 #include <string.h>
 
 #include "stepcast/comm.h"
+#include "sctest.h"
 
 static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 
 static int teardown(void **state) {
@@ -31,8 +32,8 @@ static int teardown(void **state) {
 }
 
 static void path_of(char *buf, size_t cap, const char *rel) {
-  const char *root = getenv("SC_SOURCE_DIR");
-  snprintf(buf, cap, "%s/%s", root ? root : ".", rel);
+  const char *root = sc_test_source_dir();
+  snprintf(buf, cap, "%s/%s", root, rel);
 }
 
 static void load(sc_nccltests *t, const char *rel) {
@@ -391,24 +392,6 @@ static void test_malformed(void **state) {
 
 /* ------------------------------------------------------------ allocation */
 
-typedef struct failing {
-  long left; /* allocations that succeed before the next fails */
-  long live;
-} failing;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  failing *f = ud;
-  (void)osize;
-  if (nsize == 0) {
-    if (ptr) f->live--;
-    free(ptr);
-    return NULL;
-  }
-  if (f->left-- <= 0) return NULL;
-  if (!ptr) f->live++;
-  return realloc(ptr, nsize);
-}
-
 /* Every allocation of a parse can fail: SC_ENOMEM, nothing leaked. */
 static void test_allocation_failures(void **state) {
   (void)state;
@@ -416,11 +399,9 @@ static void test_allocation_failures(void **state) {
   path_of(p, sizeof p, "validation/nccl/azure-ndv4-a100/all_reduce_128gpu.log");
   int ok = 0;
   for (long n = 0; n < 200 && !ok; n++) {
-    failing f = {n, 0};
+    sc_test_heap f = sc_test_heap_failing(n + 1, 1); /* n succeed, then all fail */
     sc_ctx *c;
-    f.left = 1 << 30;
-    assert_int_equal(sc_ctx_new(failing_alloc, &f, &c), 0);
-    f.left = n;
+    assert_int_equal(sc_test_ctx_on(&f, &c), 0);
     sc_nccltests t;
     int rc = sc_nccltests_load(c, p, &t);
     if (rc == 0) {
@@ -430,7 +411,7 @@ static void test_allocation_failures(void **state) {
     } else {
       assert_int_equal(rc, SC_ENOMEM);
     }
-    f.left = 1 << 30;
+    f.fail_at = 0;
     sc_ctx_free(c);
     assert_int_equal(f.live, 0);
   }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "stepcast/stepcast.h"
+#include "sctest.h"
 
 typedef struct sink {
   char buf[8192];
@@ -33,7 +34,7 @@ static sc_result res;
 static int setup(void **state) {
   (void)state;
   sc_ctx *ctx;
-  if (sc_ctx_new(NULL, NULL, &ctx)) return -1;
+  if (sc_test_ctx_new(&ctx)) return -1;
   sc_config_default(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc_simulate(ctx, &cfg, NULL, NULL, &res);
   sc_ctx_free(ctx);

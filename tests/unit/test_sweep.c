@@ -22,7 +22,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 
 static int teardown(void **state) {
@@ -326,9 +326,9 @@ static void test_allocation_failures(void **state) {
   close(fd);
   o.out_path = path;
   o.resume = 1; /* the same file is reused: resumed rows exercise the reader */
-  sc_test_budget b = {0, 0};
+  sc_test_heap b = {0};
   sc_ctx *c;
-  assert_int_equal(sc_ctx_new(sc_test_failing_alloc, &b, &c), 0);
+  assert_int_equal(sc_test_ctx_on(&b, &c), 0);
   sc_sweep_result r;
   long before = b.count;
   assert_int_equal(sc_sweep_run(c, &base, &o, &r), 0);
@@ -348,6 +348,7 @@ static void test_allocation_failures(void **state) {
   }
   b.fail_at = 0;
   sc_ctx_free(c);
+  assert_int_equal(b.live, 0);
   unlink(path);
 }
 

@@ -34,7 +34,7 @@ static sc_ctx *ctx;
 
 static int setup(void **state) {
   (void)state;
-  return sc_ctx_new(NULL, NULL, &ctx);
+  return sc_test_ctx_new(&ctx);
 }
 
 static int teardown(void **state) {
@@ -46,8 +46,8 @@ static int teardown(void **state) {
 
 /* Path under the source tree (SC_SOURCE_DIR, set by ctest; else "."). */
 static const char *src_path(char *buf, size_t n, const char *rel) {
-  const char *root = getenv("SC_SOURCE_DIR");
-  snprintf(buf, n, "%s/%s", root ? root : ".", rel);
+  const char *root = sc_test_source_dir();
+  snprintf(buf, n, "%s/%s", root, rel);
   return buf;
 }
 
@@ -425,34 +425,20 @@ static void test_calibration(void **state) {
 }
 
 /* Allocation failures while loading are reported, never crash or leak. */
-typedef struct budget {
-  int left;
-} budget;
-
-static void *failing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget *b = ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  if (b->left-- <= 0) return NULL;
-  return realloc(ptr, nsize);
-}
-
 static void test_allocation_failures(void **state) {
   (void)state;
   const char *text = HEADER ROW("a", "calibration", "1", "", "\"q, \"\"x\"\"\"")
       ROW("b", "", "2", "", "");
   for (int n = 0; n < 400; n++) {
-    budget b = {n};
+    sc_test_heap b = sc_test_heap_failing(n + 1, 1); /* n succeed, then all fail */
     sc_ctx *c;
-    if (sc_ctx_new(failing_alloc, &b, &c)) continue;
+    assert_int_equal(sc_test_ctx_on(&b, &c), 0);
     sc_caseset *set = NULL;
     int rc = sc_caseset_new(c, &set);
     if (!rc) rc = sc_caseset_load_string(set, "t.csv", text, strlen(text), NULL);
     sc_caseset_free(set);
     sc_ctx_free(c);
+    assert_int_equal(b.live, 0);
     if (rc == 0) return; /* enough allocations to succeed */
     assert_int_equal(rc, SC_ENOMEM);
   }
