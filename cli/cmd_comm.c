@@ -188,7 +188,7 @@ size_t sc_cli_warmup_rows(const sc_comm_compare_row *rows, size_t n, double *map
 }
 
 const sc_hw *sc_cli_guess_gpu(const char *file, const char *devices) {
-  const sc_hw *hw = sc_comm_guess_hw(devices);
+  const sc_hw *hw = sc_hw_match(devices);
   if (!hw)
     sc_cli_error(sc_exit_code(SC_EINVAL),
                  "%s: cannot tell the GPU from its device names (\"%s\"); give --gpu", file,

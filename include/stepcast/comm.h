@@ -175,10 +175,6 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
  * provenance given in `note`, may be NULL). */
 int sc_comm_write_calibration(const sc_comm *m, const char *note, sc_write_fn out, void *ud);
 
-/* Guesses a hardware preset from an nccl-tests device name ("A100-SXM4-40GB",
- * "NVIDIA H100 80GB HBM3"); NULL when unknown. */
-const sc_hw *sc_comm_guess_hw(const char *device_name);
-
 #ifdef __cplusplus
 }
 #endif

@@ -110,6 +110,10 @@ typedef struct sc_hw {
 size_t sc_hw_count(void);
 const sc_hw *sc_hw_at(size_t i);          /* NULL when out of range */
 const sc_hw *sc_hw_find(const char *name); /* NULL when unknown */
+/* The preset for a device name as CUDA, nvidia-smi or nccl-tests print it
+ * ("NVIDIA A100-SXM4-80GB" -> a100-80gb); NULL for a part without one
+ * (PCIe and NVL boards, A800, H20, unknown names). */
+const sc_hw *sc_hw_match(const char *device_name);
 
 /* ---------------------------------------------------------------- config */
 

@@ -6,7 +6,6 @@
  */
 #include "analysis/comm_api_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,31 +23,6 @@ const char *sc_comm_algo_name(int algo) {
 
 const char *sc_comm_proto_name(int proto) {
   return proto >= 0 && proto < SC_PROTO_COUNT ? proto_names[proto] : "?";
-}
-
-/* Device names as the CUDA runtime reports them ("A100-SXM4-40GB", "NVIDIA
- * H100 80GB HBM3", "NVIDIA H200"). A800/H20 and other export variants have
- * different links and no preset: NULL, the caller must name one. */
-const sc_hw *sc_comm_guess_hw(const char *device_name) {
-  char s[96];
-  size_t n = 0;
-  for (const char *p = device_name ? device_name : ""; *p && n + 1 < sizeof s; p++)
-    s[n++] = (char)tolower((unsigned char)*p);
-  s[n] = 0;
-  const char *key = NULL;
-  if (strstr(s, "a100"))
-    key = strstr(s, "80g") ? "a100-80gb" : "a100-40gb";
-  else if (strstr(s, "h100"))
-    key = "h100-sxm";
-  else if (strstr(s, "h800"))
-    key = "h800";
-  else if (strstr(s, "h200"))
-    key = "h200";
-  else if (strstr(s, "b200"))
-    key = "b200";
-  else if (strstr(s, "v100"))
-    key = "v100-32gb";
-  return key ? sc_hw_find(key) : NULL;
 }
 
 /* ------------------------------------------------------------ instance */

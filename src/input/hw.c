@@ -98,3 +98,32 @@ const sc_hw *sc_hw_find(const char *name) {
   }
   return NULL;
 }
+
+/* Device names as the CUDA runtime, nvidia-smi and nccl-tests print them
+ * ("NVIDIA A100-SXM4-80GB", "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3",
+ * "NVIDIA H200"), matched lower-cased, first row that fits. PCIe and NVL
+ * boards (other clocks, links and memory), GH200 (other memory) and export
+ * variants (A800, H20: other links) have no preset: NULL, so the caller asks for one rather than
+ * pricing the wrong part. */
+static const struct {
+  const char *part, *needs, *preset; /* needs: a further substring, or NULL */
+} device_map[] = {
+    {"pcie", NULL, NULL},         {" nvl", NULL, NULL},           {"gh200", NULL, NULL},
+    {"a100", "80g", "a100-80gb"},
+    {"a100", NULL, "a100-40gb"},  {"h100", NULL, "h100-sxm"},     {"h800", NULL, "h800"},
+    {"h200", NULL, "h200"},       {"b200", NULL, "b200"},         {"v100", NULL, "v100-32gb"},
+};
+
+const sc_hw *sc_hw_match(const char *device_name) {
+  char s[128];
+  size_t n = 0;
+  for (const char *p = device_name ? device_name : ""; *p && n + 1 < sizeof s; p++)
+    s[n++] = (char)tolower((unsigned char)*p);
+  s[n] = 0;
+  for (size_t i = 0; i < sizeof device_map / sizeof device_map[0]; i++) {
+    if (!strstr(s, device_map[i].part)) continue;
+    if (device_map[i].needs && !strstr(s, device_map[i].needs)) continue;
+    return device_map[i].preset ? sc_hw_find(device_map[i].preset) : NULL;
+  }
+  return NULL;
+}

@@ -400,18 +400,9 @@ int sc_job_finish(sc_job *job) {
 /* ------------------------------------------------------------ hardware */
 
 const char *sc_job_gpu_preset(const sc_job *job) {
-  /* Device names as CUDA reports them, matched on distinctive substrings. */
-  static const struct {
-    const char *needle, *preset;
-  } map[] = {{"A100-SXM4-80GB", "a100-80gb"}, {"A100 80GB", "a100-80gb"},
-             {"A100-SXM-80GB", "a100-80gb"},  {"A100-PCIE-80GB", "a100-80gb"},
-             {"A100", "a100-40gb"},            {"H100", "h100-sxm"},
-             {"H800", "h800"},                 {"H200", "h200"},
-             {"B200", "b200"},                 {"V100", "v100-32gb"}};
   for (size_t i = 0; i < job->nranks; i++) {
-    const char *g = sc__job_str(job, job->ranks[i].gpu);
-    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-      if (strstr(g, map[k].needle)) return map[k].preset;
+    const sc_hw *hw = sc_hw_match(sc__job_str(job, job->ranks[i].gpu));
+    if (hw) return hw->name;
   }
   return NULL;
 }

@@ -71,6 +71,28 @@ static void test_find_unknown(void **state) {
   assert_null(sc_hw_find("mi300x"));
 }
 
+/* Device names as CUDA, nvidia-smi and nccl-tests print them; parts without
+ * a preset of their own (other boards, export variants) match nothing. */
+static void test_match_device_names(void **state) {
+  (void)state;
+  assert_ptr_equal(sc_hw_match("NVIDIA H100 80GB HBM3"), sc_hw_find("h100-sxm"));
+  assert_ptr_equal(sc_hw_match("A100-SXM4-40GB"), sc_hw_find("a100-40gb"));
+  assert_ptr_equal(sc_hw_match("NVIDIA A100-SXM4-80GB"), sc_hw_find("a100-80gb"));
+  assert_ptr_equal(sc_hw_match("nvidia a100 80gb hbm2e"), sc_hw_find("a100-80gb"));
+  assert_ptr_equal(sc_hw_match("NVIDIA H200"), sc_hw_find("h200"));
+  assert_ptr_equal(sc_hw_match("NVIDIA H800"), sc_hw_find("h800"));
+  assert_ptr_equal(sc_hw_match("NVIDIA B200"), sc_hw_find("b200"));
+  assert_ptr_equal(sc_hw_match("Tesla V100-SXM2-32GB"), sc_hw_find("v100-32gb"));
+  assert_null(sc_hw_match("NVIDIA H100 PCIe"));
+  assert_null(sc_hw_match("NVIDIA H100 NVL"));
+  assert_null(sc_hw_match("NVIDIA A100-PCIE-40GB"));
+  assert_null(sc_hw_match("NVIDIA A800-SXM4-80GB"));
+  assert_null(sc_hw_match("NVIDIA H20"));
+  assert_null(sc_hw_match("NVIDIA GH200 480GB"));
+  assert_null(sc_hw_match(""));
+  assert_null(sc_hw_match(NULL));
+}
+
 static void test_names_unique(void **state) {
   (void)state;
   for (size_t i = 0; i < sc_hw_count(); i++) {
@@ -167,6 +189,7 @@ int main(void) {
       cmocka_unit_test(test_find_every_preset),
       cmocka_unit_test(test_find_case_insensitive),
       cmocka_unit_test(test_find_unknown),
+      cmocka_unit_test(test_match_device_names),
       cmocka_unit_test(test_names_unique),
       cmocka_unit_test(test_fields_filled),
       cmocka_unit_test(test_precision_ordering),
