@@ -84,39 +84,7 @@ static uint64_t fnv(uint64_t h, const char *s, size_t n) {
   return h;
 }
 
-static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
-
-/* Case-insensitive substring test. */
-static int has(const char *s, const char *needle) {
-  size_t m = strlen(needle);
-  for (; *s; s++) {
-    size_t i = 0;
-    while (i < m && s[i] && lower((unsigned char)s[i]) == needle[i]) i++;
-    if (i == m) return 1;
-  }
-  return 0;
-}
-
-static int has_any(const char *s, const char *const *needles) {
-  for (; *needles; needles++)
-    if (has(s, *needles)) return 1;
-  return 0;
-}
-
-int sc__interf_kernel_kind(const char *name) {
-  static const char *const optimizer[] = {"adam", "multi_tensor_apply", "sgd_", NULL};
-  static const char *const attention[] = {"flash", "fmha", "attention", "attn", NULL};
-  static const char *const gemm[] = {"gemm", "cutlass", "xmma", "matmul", "cublas", "wgrad",
-                                     "dgrad", "fprop", "conv", "1688", "16816", NULL};
-  static const char *const norm[] = {"norm", "reduce", "softmax", "bn_", "scan", "sort",
-                                     "radix", "histogram", "topk", "entropy", "nll_loss",
-                                     "welford", NULL};
-  if (has_any(name, optimizer)) return SC_OP_OPTIMIZER;
-  if (has_any(name, attention)) return SC_OP_ATTN;
-  if (has_any(name, gemm)) return SC_OP_GEMM;
-  if (has_any(name, norm)) return SC_OP_NORM;
-  return SC_OP_ELEMWISE;
-}
+static int has(const char *s, const char *needle) { return sc__contains_nocase(s, needle); }
 
 /* Collective of an NCCL kernel, from the profiler's "Collective name" when
  * given, else from the kernel name (ncclKernel_AllReduce_RING_LL_Sum_float,
@@ -248,7 +216,7 @@ static int event_done(sc_interf_data *d, const event *e, const sc_chrome_str *ra
     d->st.nccl_kernels++;
     return SC_OK;
   }
-  k->kind = (uint8_t)sc__interf_kernel_kind(name);
+  k->kind = (uint8_t)sc__kernel_kind(name);
   k->key = fnv(fnv(FNV_OFFSET, name, name_len), (const char *)&e->shape, sizeof e->shape);
   d->st.kernels++;
   return SC_OK;

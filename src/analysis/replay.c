@@ -107,17 +107,6 @@ static sc_placement place(const int64_t *m, size_t n, int64_t gpn) {
   return acc.pl;
 }
 
-/* Kernel class from its name, for the op kind shown in traces (durations are
- * the traced ones whatever the class). */
-static int kernel_kind(const char *name) {
-  if (strstr(name, "gemm") || strstr(name, "GEMM") || strstr(name, "cutlass") || strstr(name, "xmma") ||
-      strstr(name, "cublas") || strstr(name, "matmul"))
-    return SC_OP_GEMM;
-  if (strstr(name, "flash") || strstr(name, "fmha") || strstr(name, "attention")) return SC_OP_ATTN;
-  if (strstr(name, "norm") || strstr(name, "Norm")) return SC_OP_NORM;
-  return SC_OP_ELEMWISE;
-}
-
 typedef struct okey { uint32_t stream, idx; } okey;
 
 /* Per-rank conversion state. */
@@ -632,7 +621,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
         op->dep_off = (uint32_t)p->ndeps;
         switch (jo->kind) {
         case SC_JOP_KERNEL:
-          op->kind = (uint8_t)kernel_kind(sc__job_str(job, jo->name));
+          op->kind = (uint8_t)sc__kernel_kind(sc__job_str(job, jo->name));
           op->cat = SC_CAT_COMPUTE;
           op->work = (double)jo->dur_ns;
           if (jo->shape) {

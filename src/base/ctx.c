@@ -67,6 +67,16 @@ int sc_exit_code(int code) {
   return 1;
 }
 
+int sc__contains_nocase(const char *s, const char *needle) {
+  size_t m = strlen(needle);
+  for (; *s; s++) {
+    size_t i = 0;
+    while (i < m && s[i] && (s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]) == needle[i]) i++;
+    if (i == m) return 1;
+  }
+  return 0;
+}
+
 int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -46,6 +46,9 @@ int sc__error_at(sc_ctx *ctx, int code, const char *file, int64_t where, const c
 int sc__error_atv(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt,
                   va_list ap);
 
+/* 1 when needle (lower-case ASCII) occurs in s, ignoring ASCII case. */
+int sc__contains_nocase(const char *s, const char *needle);
+
 /* Allocation through the context hook. sc__malloc returns NULL on failure and
  * sets the context error to SC_ENOMEM's message. */
 void *sc__malloc(sc_ctx *ctx, size_t n);

@@ -86,10 +86,6 @@ typedef struct sc_interf_sample {
 int sc__interf_fit(sc_ctx *ctx, const sc_interf_sample *s, size_t n, double ridge, double huber,
                    double *w);
 
-/* Compute op kind (SC_OP_*) of a CUDA kernel from its name: GEMM, attention,
- * norm/reduction, optimizer, otherwise elementwise. */
-int sc__interf_kernel_kind(const char *name);
-
 /* The context and the training pairs of a data set. */
 sc_ctx *sc__interf_data_ctx(const sc_interf_data *d);
 const sc_interf_sample *sc__interf_data_samples(const sc_interf_data *d, size_t *n);

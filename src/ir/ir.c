@@ -43,6 +43,33 @@ int sc__opkind_is_compute(int kind) {
   return kind >= 0 && kind < SC_OP_KIND_COUNT && is_compute[kind];
 }
 
+static int contains_any(const char *s, const char *const *needles) {
+  for (; *needles; needles++)
+    if (sc__contains_nocase(s, *needles)) return 1;
+  return 0;
+}
+
+/* Substrings of CUDA kernel names per class, tried in this order (an
+ * optimizer's multi_tensor_apply kernel is not a GEMM, a fused attention
+ * kernel's inner GEMMs make it attention): cuBLAS/CUTLASS GEMM and
+ * convolution kernels (xmma, implicit-GEMM fprop/dgrad/wgrad, the mma tile
+ * shapes 1688/16816), fused attention (FlashAttention, cuDNN fmha), the
+ * reductions (norms, softmax, loss, sort, top-k, scans). */
+int sc__kernel_kind(const char *name) {
+  static const char *const optimizer[] = {"adam", "multi_tensor_apply", "sgd_", NULL};
+  static const char *const attention[] = {"flash", "fmha", "attention", "attn", NULL};
+  static const char *const gemm[] = {"gemm", "cutlass", "xmma", "matmul", "cublas", "wgrad",
+                                     "dgrad", "fprop", "conv", "1688", "16816", NULL};
+  static const char *const norm[] = {"norm", "reduce", "softmax", "bn_", "scan", "sort",
+                                     "radix", "histogram", "topk", "entropy", "nll_loss",
+                                     "welford", NULL};
+  if (contains_any(name, optimizer)) return SC_OP_OPTIMIZER;
+  if (contains_any(name, attention)) return SC_OP_ATTN;
+  if (contains_any(name, gemm)) return SC_OP_GEMM;
+  if (contains_any(name, norm)) return SC_OP_NORM;
+  return SC_OP_ELEMWISE;
+}
+
 /* The breakdown categories an op's time counts under (public names). */
 const char *sc_category_key(int cat) {
   static const char *const keys[] = {

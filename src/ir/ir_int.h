@@ -242,5 +242,9 @@ const char *sc__stream_name(int s);
 const char *sc__label_name(int l);
 const char *sc__coll_name(int c);
 int sc__opkind_is_compute(int kind);
+/* Compute op kind (SC_OP_*) of a CUDA kernel from its name: optimizer,
+ * attention, GEMM, norm/reduction, otherwise elementwise. The one kernel
+ * classifier, for replayed traces and interference training pairs. */
+int sc__kernel_kind(const char *name);
 
 #endif /* SC_IR_INT_H */

@@ -44,18 +44,18 @@ static void test_keys_and_classes(void **state) {
                    SC_CALIB_INTERF_FIRST + SC_IF_log_group);
   assert_int_equal(sc__calib_key_find("interference_w_nope"), -1);
   assert_string_equal(sc__calib_keys[SC_CALIB_INTERF_FIRST + SC_IF_p2p].key, "interference_w_p2p");
-  assert_int_equal(sc__interf_kernel_kind("ampere_sgemm_128x64_nn"), SC_OP_GEMM);
-  assert_int_equal(sc__interf_kernel_kind("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>"),
+  assert_int_equal(sc__kernel_kind("ampere_sgemm_128x64_nn"), SC_OP_GEMM);
+  assert_int_equal(sc__kernel_kind("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm>"),
                    SC_OP_GEMM);
-  assert_int_equal(sc__interf_kernel_kind("sm80_xmma_wgrad_implicit_gemm_indexed"), SC_OP_GEMM);
-  assert_int_equal(sc__interf_kernel_kind("flash_fwd_kernel<Flash_fwd_kernel_traits>"),
+  assert_int_equal(sc__kernel_kind("sm80_xmma_wgrad_implicit_gemm_indexed"), SC_OP_GEMM);
+  assert_int_equal(sc__kernel_kind("flash_fwd_kernel<Flash_fwd_kernel_traits>"),
                    SC_OP_ATTN);
-  assert_int_equal(sc__interf_kernel_kind("void at::native::reduce_kernel<512, 1>"), SC_OP_NORM);
-  assert_int_equal(sc__interf_kernel_kind("cuApplyLayerNorm"), SC_OP_NORM);
-  assert_int_equal(sc__interf_kernel_kind("multi_tensor_apply_kernel<AdamFunctor>"),
+  assert_int_equal(sc__kernel_kind("void at::native::reduce_kernel<512, 1>"), SC_OP_NORM);
+  assert_int_equal(sc__kernel_kind("cuApplyLayerNorm"), SC_OP_NORM);
+  assert_int_equal(sc__kernel_kind("multi_tensor_apply_kernel<AdamFunctor>"),
                    SC_OP_OPTIMIZER);
   /* a lambda in template arguments is not the LAMB optimizer */
-  assert_int_equal(sc__interf_kernel_kind("vectorized_elementwise_kernel<{lambda(float)#1}>"),
+  assert_int_equal(sc__kernel_kind("vectorized_elementwise_kernel<{lambda(float)#1}>"),
                    SC_OP_ELEMWISE);
   /* the constant model reads its table by kernel class */
   sc_cost_params p;
