@@ -1,6 +1,6 @@
 /*
  * interference.h: learning how overlapping communication slows computation.
- * Kineto traces (PyTorch profiler Chrome-trace JSON, plain or gzip) are fed
+ * Kineto traces (PyTorch profiler Chrome-trace JSON: plain, gzip or zstd) are fed
  * through a streaming reader that pairs each compute kernel overlapped by an
  * NCCL kernel with the same kernel's runs alone; a robust ridge regression
  * fits the `learned` interference model on those pairs and reports its error
@@ -52,8 +52,8 @@ void sc_interf_data_free(sc_interf_data *d);
 
 /* Starts reading one trace (name is used in messages). */
 int sc_interf_trace_begin(sc_interf_data *d, const char *name);
-/* Feeds the trace's next bytes exactly as stored; gzip is recognised by its
- * magic number and inflated on the fly. Buffers may split the data anywhere.
+/* Feeds the trace's next bytes exactly as stored; gzip and zstd are
+ * recognised by their magic numbers and decompressed on the fly. Buffers may split the data anywhere.
  * Returns 0 or SC_EINVAL / SC_EREAD / SC_ENOMEM ("name:offset: message"). */
 int sc_interf_trace_feed(sc_interf_data *d, const void *buf, size_t len);
 /* Ends the trace and adds its training pairs to the set. */
