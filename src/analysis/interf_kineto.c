@@ -113,12 +113,12 @@ static int dtype_size(const char *t) {
 
 static int failf(sc_interf_data *d, int code, const char *fmt, ...) SC_PRINTF(3, 4);
 static int failf(sc_interf_data *d, int code, const char *fmt, ...) {
-  char msg[SC_ERRMSG_MAX];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (!d->rc) d->rc = sc__error(d->ctx, code, "%s: %s", d->name, msg);
+  if (!d->rc) {
+    va_list ap;
+    va_start(ap, fmt);
+    d->rc = sc__error_atv(d->ctx, code, d->name, SC_AT_NONE, fmt, ap);
+    va_end(ap);
+  }
   return d->rc;
 }
 

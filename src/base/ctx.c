@@ -89,7 +89,7 @@ int sc__error_atv(sc_ctx *ctx, int code, const char *file, int64_t where, const 
                   va_list ap) {
   char msg[SC_ERRMSG_MAX];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  if (where > 0) return sc__error(ctx, code, "%s:%lld: %s", file, (long long)where, msg);
+  if (where >= 0) return sc__error(ctx, code, "%s:%lld: %s", file, (long long)where, msg);
   return sc__error(ctx, code, "%s: %s", file, msg);
 }
 

@@ -38,9 +38,10 @@ static inline int sc__checks(const sc_ctx *ctx) { return ctx->checks; }
  * `return sc__error(ctx, SC_EINVAL, "%s:%d: ...", file, line)`. */
 int sc__error(sc_ctx *ctx, int code, const char *fmt, ...) SC_PRINTF(3, 4);
 
-/* Sets the context error to "FILE:WHERE: message" (a line or a byte offset;
- * where <= 0: "FILE: message") and returns code: the one formatter of input
- * errors, for every reader. */
+/* Sets the context error to "FILE:WHERE: message" (a line, from 1, or a byte
+ * offset, from 0; where = SC_AT_NONE: "FILE: message") and returns code: the
+ * one formatter of input errors, for every reader. */
+#define SC_AT_NONE (-1)
 int sc__error_at(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt, ...)
     SC_PRINTF(5, 6);
 int sc__error_atv(sc_ctx *ctx, int code, const char *file, int64_t where, const char *fmt,

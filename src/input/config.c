@@ -725,7 +725,7 @@ static int is_null(const yaml_node_t *node) {
 /* The text of a key node, or an error naming what was found instead. */
 static int key_text(loader *L, const yaml_node_t *key, const char *where, const char **out) {
   if (!key || key->type != YAML_SCALAR_NODE)
-    return sc__error_at(L->ctx, SC_EINVAL, L->file, key ? node_line(key) : 0,
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, key ? node_line(key) : SC_AT_NONE,
                    "%s: keys must be plain names, got %s", where, key ? node_kind(key) : "nothing");
   const char *s = (const char *)key->data.scalar.value;
   if (strlen(s) != key->data.scalar.length)

@@ -15,14 +15,11 @@
 #include <stdio.h>
 
 int sc__trace_fail(sc_trace_reader *r, int code, uint64_t offset, const char *fmt, ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   if (!r->err) {
-    r->err = code;
-    sc__error(r->ctx, code, "%s:%llu: %s", r->name, (unsigned long long)offset, msg);
+    va_list ap;
+    va_start(ap, fmt);
+    r->err = sc__error_atv(r->ctx, code, r->name, (int64_t)offset, fmt, ap);
+    va_end(ap);
   }
   return r->err;
 }
