@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Most keys --params names for the collective model (it has fewer). */
+#define SC_COMM_MAX_FIT_KEYS 64
+
 /* Opens the YAML output (atomic: outfile.h): path, or stdout without -o.
  * NULL after printing. */
 static FILE *open_output(sc_cli_out *o, const char *path) {
@@ -154,6 +157,9 @@ static int nccl_report(sc_comm *m, const sc_nccltests *t, const char *const *fil
 
 int sc_cli_calibrate_nccl(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_cli_list files = {0};
+  const char *params[SC_COMM_MAX_FIT_KEYS];
+  size_t nparams = 0;
+  char plist[1024];
   const char *outpath = NULL, *gpu = NULL;
   sc_comm_cluster cl;
   memset(&cl, 0, sizeof cl);
@@ -182,6 +188,10 @@ int sc_cli_calibrate_nccl(const sc_cli_cmd *cmd, int argc, char **argv) {
     } else if (sc_cli_is(&a, "--op")) {
       if ((op = sc_comm_op_find(v)) < 0)
         code = sc_cli_error(SC_CLI_EXIT_USAGE, "unknown collective \"%s\"", v);
+    } else if (sc_cli_is(&a, "--params")) {
+      snprintf(plist, sizeof plist, "%s", v);
+      nparams = split_list(plist, params, SC_COMM_MAX_FIT_KEYS);
+      if (!nparams) code = sc_cli_error(SC_CLI_EXIT_USAGE, "--params needs key names");
     } else code = sc_cli_unhandled(&a);
   }
   if (!code && r < 0) code = a.exit;
@@ -219,6 +229,7 @@ int sc_cli_calibrate_nccl(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_comm_new(ctx, &cl, &m);
   }
   double mape = 0;
+  if (!rc && !code && nparams) rc = sc_comm_fit_only(m, params, nparams);
   if (!rc && !code) rc = sc_comm_calibrate(m, t, (size_t)nfiles, &mape);
   char note[4096];
   if (!rc && !code)

@@ -143,18 +143,25 @@ static int print_table(sc_comm *m, const comm_opts *o) {
   if (gpn > o->gpus) gpn = o->gpus;
   int64_t nodes = (o->gpus + gpn - 1) / gpn;
   const char *redop = op == SC_COMM_ALL_REDUCE || op == SC_COMM_REDUCE_SCATTER ? "sum" : "none";
+  /* the one-time first-call setup does not depend on the size */
+  int rc0 = sc_comm_predict(m, op, o->min_bytes, o->gpus, per_node, &e);
+  if (rc0) return rc0;
+  double setup_us = e.setup_us;
   if (o->json)
     printf("{\"op\":\"%s\",\"gpu\":\"%s\",\"gpus\":%lld,\"gpus_per_node\":%lld,\"nodes\":%lld,"
-           "\"rows\":[",
-           sc_comm_op_name(op), o->cl.gpu, (long long)o->gpus, (long long)gpn, (long long)nodes);
+           "\"first_call_setup_us\":%.6g,\"rows\":[",
+           sc_comm_op_name(op), o->cl.gpu, (long long)o->gpus, (long long)gpn, (long long)nodes,
+           setup_us);
   else
     printf("# stepcast comm: predicted %s on %lld x %s (%lld node%s, %lld per node), "
-           "model nccl v4\n#\n"
-           "# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %s\n"
-           "# %10s  %12s  %8s  %6s  %7s  %6s  %6s\n",
+           "model nccl v5\n"
+           "# first call: + %.1f us once (setup; not in the times below, not paid by training)\n#\n"
+           "# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %6s  %s\n"
+           "# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %6s\n",
            sc_comm_op_name(op), (long long)o->gpus, o->cl.gpu, (long long)nodes,
-           nodes == 1 ? "" : "s", (long long)gpn, "size", "count", "type", "redop", "time", "algbw",
-           "busbw", "algorithm", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+           nodes == 1 ? "" : "s", (long long)gpn, setup_us, "size", "count", "type", "redop",
+           "time", "algbw", "busbw", "reduce", "algorithm", "(B)", "(elements)", "", "", "(us)",
+           "(GB/s)", "(GB/s)", "(us)");
   int first = 1;
   for (double b = o->min_bytes; b <= o->max_bytes;
        b = floor(b * o->factor) > b ? floor(b * o->factor) : b + 1) {
@@ -162,16 +169,17 @@ static int print_table(sc_comm *m, const comm_opts *o) {
     if (rc) return rc;
     if (o->json) {
       printf("%s{\"bytes\":%.0f,\"time_us\":%.6g,\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,"
-             "\"algo\":\"%s\",\"proto\":\"%s\"}",
-             first ? "" : ",", b, e.time_us, e.algbw_gbps, e.busbw_gbps, sc_comm_algo_name(e.algo),
-             sc_comm_proto_name(e.proto));
+             "\"reduce_us\":%.6g,\"algo\":\"%s\",\"proto\":\"%s\"}",
+             first ? "" : ",", b, e.time_us, e.algbw_gbps, e.busbw_gbps, e.reduce_us,
+             sc_comm_algo_name(e.algo), sc_comm_proto_name(e.proto));
     } else {
-      char t[32], ab[32], bb[32];
+      char t[32], ab[32], bb[32], rd[32];
       fixed(t, sizeof t, 7, e.time_us);
       fixed(ab, sizeof ab, 6, e.algbw_gbps);
       fixed(bb, sizeof bb, 6, e.busbw_gbps);
-      printf("%12.0f  %12.0f  %8s  %6s  %7s  %6s  %6s  %s/%s\n", b, floor(b / 4), "float", redop, t,
-             ab, bb, sc_comm_algo_name(e.algo), sc_comm_proto_name(e.proto));
+      fixed(rd, sizeof rd, 6, e.reduce_us);
+      printf("%12.0f  %12.0f  %8s  %6s  %7s  %6s  %6s  %6s  %s/%s\n", b, floor(b / 4), "float",
+             redop, t, ab, bb, rd, sc_comm_algo_name(e.algo), sc_comm_proto_name(e.proto));
     }
     first = 0;
   }
@@ -211,14 +219,20 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
   if (o->json) {
     printf("{\"rows\":[");
     for (size_t i = 0; i < n; i++)
-      printf("%s{\"bytes\":%.0f,\"measured_us\":%.6g,\"predicted_us\":%.6g,\"error_pct\":%.4g%s}",
+    {
+      printf("%s{\"bytes\":%.0f,\"measured_us\":%.6g,\"predicted_us\":%.6g,\"error_pct\":%.4g%s",
              i ? "," : "", rows[i].bytes, rows[i].measured_us, rows[i].predicted_us,
              rows[i].error_pct, rows[i].warmup ? ",\"warmup\":true" : "");
+      if (!isnan(rows[i].first_call_us))
+        printf(",\"first_call_us\":%.6g,\"first_call_predicted_us\":%.6g,\"setup_share_us\":%.6g",
+               rows[i].first_call_us, rows[i].first_call_predicted_us, rows[i].setup_share_us);
+      printf("}");
+    }
     printf("],\"mape_pct\":%.4g,\"mape_all_pct\":%.4g}\n", mape, all);
   } else {
     int op = o->op >= 0 ? o->op : t->op;
     int64_t ranks = o->gpus > 0 ? o->gpus : t->ranks > 0 ? t->ranks : sc_nccltests_infer_ranks(t);
-    printf("# stepcast comm: %s vs the \"nccl\" v4 model: %s on %lld x %s\n"
+    printf("# stepcast comm: %s vs the \"nccl\" v5 model: %s on %lld x %s\n"
            "# measured = the smaller of out-of-place and in-place time\n#\n"
            "# %10s  %10s  %10s  %8s\n# %10s  %10s  %10s  %8s\n",
            t->origin, sc_comm_op_name(op), (long long)ranks, o->cl.gpu, "size", "measured",
@@ -229,6 +243,12 @@ static int print_compare(sc_comm *m, const comm_opts *o, const sc_nccltests *t) 
       fixed(pr, sizeof pr, 10, rows[i].predicted_us);
       printf("%12.0f  %10s  %10s  %+8.1f%s\n", rows[i].bytes, me, pr, rows[i].error_pct,
              rows[i].warmup ? "  warm-up, not counted" : "");
+      if (!isnan(rows[i].first_call_us))
+        printf("# first call (out-of-place) %.2f us, predicted %.2f us with the setup (%.2f us per "
+               "iteration): %+.1f%%\n",
+               rows[i].first_call_us, rows[i].first_call_predicted_us, rows[i].setup_share_us,
+               100.0 * (rows[i].first_call_predicted_us - rows[i].first_call_us) /
+                   rows[i].first_call_us);
     }
     if (warm)
       printf("# MAPE %.1f%% over %zu rows (%.1f%% with the warm-up row: the run's first size took\n"

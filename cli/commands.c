@@ -71,6 +71,9 @@ static const sc_cli_opt cal_nccl_opts[] = {
     {"--nvlink-gbps", "GB", "NVLink bandwidth per direction, GB/s (default: the preset's)", 0},
     {"--sharp", NULL, "the network has in-switch reduction (CollNet/SHARP)", 0},
     {"--op", "OP", "collective of files whose output and name do not tell it", 0},
+    {"--params", "K1,K2,...", "fit only these nccl_* keys; the others keep the GPU's defaults "
+                              "(default: every fitted key)",
+     0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt cal_interf_opts[] = {

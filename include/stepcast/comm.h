@@ -1,7 +1,7 @@
 /*
  * comm.h: collective communication on its own: a reader of nccl-tests output
  * (all_reduce_perf and friends), the NCCL-faithful collective cost model the
- * simulator uses ("nccl" v4, docs/COMM.md), its calibration from nccl-tests
+ * simulator uses ("nccl" v5, docs/COMM.md), its calibration from nccl-tests
  * rows, and the tables behind `stepcast comm` and `stepcast calibrate`.
  *
  * Ownership: sc_nccltests is a caller-owned struct whose rows array belongs to
@@ -73,6 +73,7 @@ typedef struct sc_nccltests {
   int mixed_gpus;               /* 1 when ranks report different device names */
   int64_t nthread, ngpus;       /* from "# nThread N nGpus G ..."; 0 if absent */
   int64_t min_bytes, max_bytes; /* idem */
+  int64_t warmup_iters, iters;  /* "warmup iters: W iters: I"; 0 if absent */
   double avg_busbw_gbps;        /* "# Avg bus bandwidth"; NAN if absent */
   size_t nrows;
   sc_nccltests_row *rows;       /* nrows entries, owned: sc_nccltests_free */
@@ -102,6 +103,13 @@ double sc_nccltests_row_time_us(const sc_nccltests_row *r);
  * the smaller of the two is taken. Comparisons report it but leave it out of
  * their error; the fit leaves it out. */
 int sc_nccltests_row_is_warmup(const sc_nccltests *t, size_t i);
+/* 1 when row i is a run's first row (with a size and an out-of-place
+ * time) and that out-of-place time, the first call the run timed, is more
+ * than twice the time of the next row: the call paid a one-time setup (NCCL
+ * connecting peers on first use) that nccl-tests spreads over its
+ * iterations. The 64- and 128-GPU Azure logs have one (315 and 1242 us for
+ * 1 KiB, against 73 and 92 us for 2 KiB). */
+int sc_nccltests_row_is_first_call(const sc_nccltests *t, size_t i);
 /* Ranks implied by busbw/algbw of the rows for t->op (nccl-tests prints
  * busbw = algbw * factor(n)); 0 when the op has no n-dependent factor, the
  * rows disagree, or no row has both numbers. For outputs without device
@@ -136,6 +144,8 @@ typedef struct sc_comm_estimate {
   double time_us;
   double algbw_gbps, busbw_gbps;
   int algo, proto; /* NCCL's pick: its own tuning model (Volta/Ampere), else the fastest */
+  double reduce_us; /* the part of time_us the GPUs spend reducing (nccl_reduce_passes) */
+  double setup_us;  /* one-time first-call setup, not in time_us (nccl_setup_us) */
 } sc_comm_estimate;
 
 /* Predicts one collective of `bytes` (nccl-tests size) over `gpus` ranks
@@ -151,6 +161,11 @@ typedef struct sc_comm_compare_row {
   double predicted_us;
   double error_pct; /* 100 * (predicted - measured) / measured */
   int warmup;       /* sc_nccltests_row_is_warmup: reported, not in the MAPE */
+  /* A first-call row (sc_nccltests_row_is_first_call): its out-of-place
+   * time, and the prediction with the one-time setup spread over the run's
+   * iterations (setup_us / iters) added; NAN for other rows. */
+  double first_call_us, first_call_predicted_us;
+  double setup_share_us; /* setup_us / iters added to this row; 0 for other rows */
 } sc_comm_compare_row;
 
 /* Predicts every row of t with a measured time (op = t->op unless op >= 0;
@@ -170,6 +185,11 @@ int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpu
  * success the model holds the fitted parameters; *mape_pct (may be NULL) gets
  * the in-sample mean absolute error over the rows used. */
 int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, double *mape_pct);
+/* Restricts what the next sc_comm_calibrate moves to the named keys
+ * ("nccl_nic_eff", ...), each one the fit moves by default; the others keep
+ * the model's current values. keys NULL or n 0: every fitted key again.
+ * SC_EINVAL (nothing changed) for a name that is not such a key. */
+int sc_comm_fit_only(sc_comm *m, const char *const *keys, size_t n);
 
 /* Writes the parameters as YAML: a `calibration:` mapping (plus comments on
  * provenance given in `note`, may be NULL). */

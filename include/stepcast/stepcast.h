@@ -222,6 +222,9 @@ typedef struct sc_nccl_params {
   double sharp;                 /* nccl_sharp */
   double select;                /* nccl_select */
   double host_launch_us;        /* nccl_host_launch_us */
+  double reduce_passes;         /* nccl_reduce_passes */
+  double setup_us;              /* nccl_setup_us */
+  double ring_mix;              /* nccl_ring_mix */
 } sc_nccl_params;
 
 /* Coefficients of the learned interference model, one per feature

@@ -71,6 +71,8 @@ int sc_comm_predict(const sc_comm *m, int op, double bytes, int64_t gpus, int64_
   sc_placement pl;
   placement(m, gpus, gpus_per_node, &pl);
   out->time_us = sc__comm_time_us(&m->topo, &m->params, op, bytes, &pl, &out->algo, &out->proto);
+  out->reduce_us = sc__comm_reduce_us(&m->topo, &m->params, op, bytes, &pl, out->algo);
+  out->setup_us = sc__comm_setup_us(&m->params, &pl);
   if (out->time_us > 0) {
     out->algbw_gbps = bytes / (out->time_us * 1e3);
     out->busbw_gbps = out->algbw_gbps * sc_comm_bus_factor(op, gpus);
@@ -101,6 +103,10 @@ int64_t sc__comm_file_gpus_per_thread(const sc_nccltests *t) {
   return t->ngpus > 1 ? t->ngpus : 1;
 }
 
+int64_t sc__comm_file_iters(const sc_nccltests *t) {
+  return t->iters > 0 ? t->iters : 20; /* nccl-tests' default -n */
+}
+
 int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpus,
                     int64_t gpus_per_node, sc_comm_compare_row *rows, size_t *nout,
                     double *mape_pct) {
@@ -119,7 +125,8 @@ int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpu
   size_t counted = 0;
   for (size_t i = 0; i < t->nrows; i++) {
     double meas = sc_nccltests_row_time_us(&t->rows[i]);
-    if (!(meas > 0)) continue;
+    /* zero-byte rows time an empty call, which NCCL returns from at once */
+    if (!(meas > 0) || t->rows[i].bytes <= 0) continue;
     sc_comm_compare_row *r = &rows[(*nout)++];
     r->warmup = sc_nccltests_row_is_warmup(t, i);
     r->bytes = (double)t->rows[i].bytes;
@@ -127,6 +134,14 @@ int sc_comm_compare(const sc_comm *m, const sc_nccltests *t, int op, int64_t gpu
     r->predicted_us = sc__comm_bench_time_us(&m->topo, &m->params, op, r->bytes, &pl,
                                              sc__comm_file_gpus_per_thread(t), NULL, NULL);
     r->error_pct = 100.0 * (r->predicted_us - meas) / meas;
+    r->first_call_us = r->first_call_predicted_us = NAN;
+    r->setup_share_us = 0;
+    if (sc_nccltests_row_is_first_call(t, i)) {
+      r->setup_share_us =
+          sc__comm_setup_us(&m->params, &pl) / (double)sc__comm_file_iters(t);
+      r->first_call_us = t->rows[i].time_us[0];
+      r->first_call_predicted_us = r->predicted_us + r->setup_share_us;
+    }
     if (!r->warmup) sum += fabs(r->error_pct), counted++;
   }
   if (counted) *mape_pct = sum / (double)counted;

@@ -16,6 +16,8 @@ struct sc_comm {
   sc_comm_topo topo;
   sc_comm_params params;
   int64_t gpus_per_node;
+  int fit_only;                            /* 1: fit only the keys fit_key marks */
+  unsigned char fit_key[SC_COMM_PARAM_COUNT]; /* sc_comm_fit_only */
 };
 
 /* The placement an nccl-tests file ran on: its device lines, or the caller's
@@ -26,5 +28,8 @@ int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpu
 
 /* GPUs one host thread of an nccl-tests run drives (its "nGpus"), >= 1. */
 int64_t sc__comm_file_gpus_per_thread(const sc_nccltests *t);
+/* Iterations nccl-tests averaged a row over (its -n, 20 when the header
+ * does not say). */
+int64_t sc__comm_file_iters(const sc_nccltests *t);
 
 #endif /* SC_COMM_API_INT_H */

@@ -98,6 +98,49 @@ static double nelder_mead(fit *F, double *x, double step) {
   return sc__nelder_mead(objective_cb, F, F->k, x, &o, NULL);
 }
 
+/* The first-call setup (nccl_setup_us) from the files' first-call rows
+ * (sc_nccltests_row_is_first_call) across nodes, in closed form once the
+ * steady-state parameters are fitted: each such row's out-of-place excess
+ * over the steady prediction, times the iterations nccl-tests spread it
+ * over, per rank and remote node (sc__comm_setup_us); their mean. Files
+ * without one leave the parameter as it was: it is what they cannot tell. */
+static void fit_setup(sc_comm *m, const sc_nccltests *files, size_t nfiles) {
+  double sum = 0;
+  int cnt = 0;
+  for (size_t f = 0; f < nfiles; f++) {
+    const sc_nccltests *t = &files[f];
+    sc_placement pl;
+    if (t->op < 0 || sc__comm_file_placement(m, t, 0, 0, &pl) || pl.nodes <= 1) continue;
+    for (size_t r = 0; r < t->nrows; r++) {
+      if (!sc_nccltests_row_is_first_call(t, r)) continue;
+      double steady = sc__comm_bench_time_us(&m->topo, &m->params, t->op,
+                                             (double)t->rows[r].bytes, &pl,
+                                             sc__comm_file_gpus_per_thread(t), NULL, NULL);
+      double excess = (t->rows[r].time_us[0] - steady) * (double)sc__comm_file_iters(t);
+      if (excess > 0) sum += excess / ((double)pl.n * (double)(pl.nodes - 1)), cnt++;
+    }
+  }
+  if (cnt) m->params.setup_us = sum / cnt;
+}
+
+int sc_comm_fit_only(sc_comm *m, const char *const *keys, size_t n) {
+  unsigned char mark[SC_COMM_PARAM_COUNT];
+  memset(mark, 0, sizeof mark);
+  for (size_t j = 0; keys && j < n; j++) {
+    int found = -1;
+    for (int i = 0; i < SC_COMM_PARAM_COUNT; i++)
+      if (!strcmp(keys[j], sc__nccl_keys[i].key)) found = i;
+    if (found < 0 || !sc__nccl_keys[found].fitted)
+      return sc__error(m->ctx, SC_EINVAL, "\"%s\" is not a fitted key of the collective model "
+                                          "(docs/COMM.md section 2)",
+                       keys[j]);
+    mark[found] = 1;
+  }
+  memcpy(m->fit_key, mark, sizeof mark);
+  m->fit_only = keys && n > 0;
+  return SC_OK;
+}
+
 int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, double *mape_pct) {
   sc_ctx *ctx = m->ctx;
   size_t total = 0;
@@ -144,7 +187,7 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
   F.nrows = n;
   double x[SC_COMM_PARAM_COUNT];
   for (int i = 0; i < SC_COMM_PARAM_COUNT; i++) {
-    if (!sc__nccl_keys[i].fitted) continue;
+    if (!sc__nccl_keys[i].fitted || (m->fit_only && !m->fit_key[i])) continue;
     const sc_calib_key *d = &sc__nccl_keys[i];
     F.idx[F.k] = i;
     F.x0[F.k] = to_coord(d, d->prior);
@@ -161,6 +204,7 @@ int sc_comm_calibrate(sc_comm *m, const sc_nccltests *files, size_t nfiles, doub
     if (stalled && r >= 2) break;
   }
   apply(&F, x, &m->params);
+  fit_setup(m, files, nfiles);
 
   if (mape_pct) {
     double sum = 0;

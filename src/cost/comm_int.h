@@ -48,6 +48,16 @@ double sc__comm_bench_time_us(const sc_comm_topo *t, const sc_comm_params *p, in
                               double bytes, const sc_placement *pl, int64_t gpus_per_thread,
                               int *algo, int *proto);
 
+/* The reduction term of a candidate (us): reduce_passes HBM passes over the
+ * bytes the GPU reduces with algorithm `algo` (0 for collectives that
+ * reduce nothing and for NVLS / CollNet, whose switches reduce). Included
+ * in sc__comm_time_us; returned on its own for reporting. */
+double sc__comm_reduce_us(const sc_comm_topo *t, const sc_comm_params *p, int op, double bytes,
+                          const sc_placement *pl, int algo);
+/* One-time first-call setup of a collective over the placement (us):
+ * setup_us x ranks x (nodes - 1); 0 inside a node. Benchmarks only. */
+double sc__comm_setup_us(const sc_comm_params *p, const sc_placement *pl);
+
 /* The registered model ("nccl", version 4). */
 extern const sc_comm_model sc__comm_nccl_model;
 

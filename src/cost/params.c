@@ -61,17 +61,17 @@ void sc__cost_compute_priors(const sc_hw *hw, sc_cost_params *p) {
 static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
   sc__cost_compute_priors(hw, p);
   if (!strncasecmp(hw->name, "a100", 4)) {
-    p->gemm_eff = 0.675732;
-    p->gemm_dim_half = 86.7266;
-    p->mem_eff = 0.740299;
-    p->kernel_overhead_us = 1.8585;
+    p->gemm_eff = 0.674182;
+    p->gemm_dim_half = 86.1492;
+    p->mem_eff = 0.74232;
+    p->kernel_overhead_us = 1.85979;
   } else if (!strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
              !strncasecmp(hw->name, "h200", 4)) {
-    p->gemm_eff = 0.604987;
-    p->gemm_dim_half = 74.3807;
-    p->attn_eff = 0.257367;
-    p->mem_eff = 0.776195;
-    p->kernel_overhead_us = 2.0714;
+    p->gemm_eff = 0.593911;
+    p->gemm_dim_half = 74.8913;
+    p->attn_eff = 0.264419;
+    p->mem_eff = 0.778141;
+    p->kernel_overhead_us = 2.07408;
   }
 }
 

@@ -111,7 +111,13 @@
   X(nccl_select, select, 1.0, 2.0, 0, 0.0, "",  \
     "who picks algorithm and protocol: 1 the fastest calibrated candidate, 2 NCCL 2.8-2.12's " "own tuning model (the calibrated model prices its pick)")\
   X(nccl_host_launch_us, host_launch_us, 0.0, 50.0, 1, 4.5, "us",  \
-    "host time to launch one GPU's share of a call: nccl-tests -g G (one thread, G GPUs) cannot " "go faster than G times it; benchmarks only, not the engine (prior: 4.5 us, the 1-GPU log)")
+    "host time to launch one GPU's share of a call: nccl-tests -g G (one thread, G GPUs) cannot " "go faster than G times it; benchmarks only, not the engine (prior: 4.5 us, the 1-GPU log)")\
+  X(nccl_reduce_passes, reduce_passes, 0.0, 20.0, 1, 0.5, "",  \
+    "HBM passes over every reduced byte that the links do not hide (the reduce kernel reads two " "operands and writes one; all-reduce and reduce-scatter pay it, all-gather does not; prior: 0.5)")\
+  X(nccl_setup_us, setup_us, 0.0, 10000.0, 0, 0.0, "us",  \
+    "first-call setup per rank and remote node (connections made on first use): a call's first " "run costs this x ranks x (nodes - 1) once, paid by nccl-tests' first row, never by the engine; " "calibrate --nccl-tests sets it from first-call rows")\
+  X(nccl_ring_mix, ring_mix, 1.0, 64.0, 1, 8.0, "",  \
+    "exponent k of the smooth minimum (b_nvl^-k + b_net^-k)^(-1/k) of NVLink and network rates " "of a ring or tree across nodes: both links stream through the same GPU (prior: 8)")
 
 /* X(name, doc): the features of the learned interference model
  * (src/cost/interf.c), in coefficient order; the calibration key of feature

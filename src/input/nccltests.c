@@ -406,7 +406,13 @@ static void run_line(parser *P, char **tok, int n) {
   for (int i = 0; i + 1 < n; i++) {
     int64_t v;
     if (!parse_i64(tok[i + 1], &v)) continue;
-    if (!strcmp(tok[i], "nThread"))
+    if (!strcmp(tok[i], "iters:")) {
+      /* "warmup iters: 5 iters: 20 agg iters: 1" */
+      if (i > 0 && !strcmp(tok[i - 1], "warmup"))
+        P->t->warmup_iters = v;
+      else if (!(i > 0 && !strcmp(tok[i - 1], "agg")))
+        P->t->iters = v;
+    } else if (!strcmp(tok[i], "nThread"))
       P->t->nthread = v;
     else if (!strcmp(tok[i], "nGpus"))
       P->t->ngpus = v;
@@ -640,14 +646,32 @@ double sc_nccltests_row_time_us(const sc_nccltests_row *r) {
   return fmin(r->time_us[0], r->time_us[1]);
 }
 
+static size_t first_sized_row(const sc_nccltests *t);
+
 int sc_nccltests_row_is_warmup(const sc_nccltests *t, size_t i) {
-  size_t first = 0;
-  while (first < t->nrows && !(sc_nccltests_row_time_us(&t->rows[first]) > 0)) first++;
+  /* zero-byte rows (nccl-tests -b 0 prints a few) time an empty call */
+  size_t first = first_sized_row(t);
   if (i != first || first >= t->nrows) return 0;
   size_t next = first + 1;
   while (next < t->nrows && !(sc_nccltests_row_time_us(&t->rows[next]) > 0)) next++;
   if (next >= t->nrows || t->rows[next].bytes <= t->rows[first].bytes) return 0;
   return sc_nccltests_row_time_us(&t->rows[first]) > 2.0 * sc_nccltests_row_time_us(&t->rows[next]);
+}
+
+/* The first row with a size and a measured time; t->nrows if none. */
+static size_t first_sized_row(const sc_nccltests *t) {
+  size_t i = 0;
+  while (i < t->nrows && !(t->rows[i].bytes > 0 && sc_nccltests_row_time_us(&t->rows[i]) > 0)) i++;
+  return i;
+}
+
+int sc_nccltests_row_is_first_call(const sc_nccltests *t, size_t i) {
+  size_t first = first_sized_row(t);
+  if (i != first || first >= t->nrows || !(t->rows[first].time_us[0] > 0)) return 0;
+  size_t next = first + 1;
+  while (next < t->nrows && !(sc_nccltests_row_time_us(&t->rows[next]) > 0)) next++;
+  if (next >= t->nrows || t->rows[next].bytes <= t->rows[first].bytes) return 0;
+  return t->rows[first].time_us[0] > 2.0 * sc_nccltests_row_time_us(&t->rows[next]);
 }
 
 int64_t sc_nccltests_infer_ranks(const sc_nccltests *t) {

@@ -65,7 +65,7 @@ static void test_registry_and_default(void **state) {
   (void)state;
   const sc_comm_model *m = sc__comm_model_find("nccl");
   assert_non_null(m);
-  assert_int_equal(m->version, 4);
+  assert_int_equal(m->version, 5);
   assert_null(sc__comm_model_find("nccl-ring-tree")); /* the legacy alpha-beta model is gone */
   sc_config cfg;
   sc_config_default(&cfg);
@@ -294,7 +294,25 @@ static void test_collectives_relate(void **state) {
   double rs = predict(m, SC_COMM_REDUCE_SCATTER, b, 16, 8).time_us;
   /* ring all-reduce = reduce-scatter + all-gather */
   assert_true(ar > ag && ar < 2.5 * ag);
-  assert_true(fabs(ag - rs) < 1e-9 * ag);
+  /* reduce-scatter moves what all-gather moves and also reduces: the
+   * difference is its reduction term, reduce_passes x (n-1)/n x S over HBM */
+  sc_comm_estimate rse = predict(m, SC_COMM_REDUCE_SCATTER, b, 16, 8);
+  assert_true(predict(m, SC_COMM_ALL_GATHER, b, 16, 8).reduce_us == 0);
+  assert_true(rse.reduce_us > 0 && fabs(rs - ag - rse.reduce_us) < 1e-9 * ag);
+  assert_true(fabs(rse.reduce_us - 0.519 * 15.0 / 16.0 * b / (2039.0 * 1e3)) < 1e-6 * rse.reduce_us);
+  assert_true(predict(m, SC_COMM_ALL_REDUCE, b, 16, 8).reduce_us > 0);
+  /* the first-call setup grows with ranks x remote nodes; none in a node */
+  assert_true(predict(m, SC_COMM_ALL_REDUCE, b, 8, 8).setup_us == 0);
+  assert_true(fabs(predict(m, SC_COMM_ALL_REDUCE, b, 16, 8).setup_us - 27.0 * 16 * 1) < 1e-9);
+  /* NVLS reduces in the switch: no reduction on the GPUs */
+  sc_comm *h = model("h100-sxm", 0);
+  sc_comm_estimate nv = predict(h, SC_COMM_ALL_REDUCE, 1e9, 8, 8);
+  assert_int_equal(nv.algo, SC_ALGO_NVLS);
+  assert_true(nv.reduce_us == 0);
+  /* NVLS keeps its algorithm bandwidth when the group shrinks */
+  sc_comm_estimate nv4 = predict(h, SC_COMM_ALL_REDUCE, 1e9, 4, 4);
+  assert_true(nv4.algo == SC_ALGO_NVLS && fabs(nv4.algbw_gbps - nv.algbw_gbps) < 1e-6 * nv.algbw_gbps);
+  sc_comm_free(h);
   /* all-to-all across nodes costs more than inside one */
   assert_true(predict(m, SC_COMM_ALL_TO_ALL, b, 16, 8).time_us >
               predict(m, SC_COMM_ALL_TO_ALL, b, 8, 8).time_us);
@@ -483,13 +501,13 @@ static void test_heldout_accuracy(void **state) {
     int gpus;
     double max_mape[3]; /* < 64 KiB, 64 KiB - 16 MiB, > 16 MiB */
   } heldout[] = {
-      {2, {7.2 + 1.5, 2.9 + 1.5, 6.9 + 1.5}},
+      {2, {7.0 + 1.5, 3.0 + 1.5, 6.9 + 1.5}},
       {4, {4.3 + 1.5, 2.8 + 1.5, 2.1 + 1.5}},
       /* small band: without the warm-up row (1 KiB, 294 us in both
        * columns; 20.2 % with it); the rest is a step at 16-32 KiB the
        * model does not have */
-      {64, {9.3 + 1.5, 7.0 + 1.5, 5.3 + 1.5}},
-      {128, {8.7 + 1.5, 6.3 + 1.5, 3.7 + 1.5}},
+      {64, {9.2 + 1.5, 7.1 + 1.5, 5.1 + 1.5}},
+      {128, {8.6 + 1.5, 6.5 + 1.5, 3.4 + 1.5}},
   };
   char rel[256];
   sc_nccltests t[3];
@@ -533,6 +551,121 @@ static void test_heldout_accuracy(void **state) {
   }
   sc_comm_free(m);
   for (int i = 0; i < 3; i++) sc_nccltests_free(ctx, &t[i]);
+}
+
+/* The first-call setup: on the Azure logs the first out-of-place call of
+ * 64 GPUs fixes nccl_setup_us (closed form after the steady-state fit), and
+ * the shipped value predicts the held-out first call of 128 GPUs within
+ * 10% (1129 against 1242 us; docs/COMM.md section 4). */
+static void test_first_call_setup(void **state) {
+  (void)state;
+  sc_nccltests t64, t128;
+  load(&t64, "validation/nccl/azure-ndv4-a100/all_reduce_64gpu.log");
+  load(&t128, "validation/nccl/azure-ndv4-a100/all_reduce_128gpu.log");
+  assert_int_equal(t64.iters, 50);
+  assert_int_equal(t64.warmup_iters, 20);
+  assert_true(sc_nccltests_row_is_first_call(&t64, 0) && !sc_nccltests_row_is_first_call(&t64, 1));
+  assert_true(sc_nccltests_row_is_first_call(&t128, 0));
+  /* 128 GPUs: only the out-of-place column paid it; not a warm-up row */
+  assert_false(sc_nccltests_row_is_warmup(&t128, 0));
+  sc_comm *m = model("a100-40gb", 0);
+  sc_comm_compare_row rows[64];
+  size_t n;
+  double mape;
+  assert_int_equal(sc_comm_compare(m, &t128, -1, 0, 0, rows, &n, &mape), 0);
+  assert_true(!isnan(rows[0].first_call_us) && isnan(rows[1].first_call_us));
+  double err = (rows[0].first_call_predicted_us - rows[0].first_call_us) / rows[0].first_call_us;
+  print_message("128 GPUs first call: %.1f us measured, %.1f predicted (%+.1f%%)\n",
+                rows[0].first_call_us, rows[0].first_call_predicted_us, 100 * err);
+  assert_true(fabs(err) < 0.10 + 0.015);
+  /* fitting the 64-GPU log gives the setup back (only its steady keys
+   * refitted, to keep the test quick) */
+  static const char *const keys[] = {"nccl_nvlink_eff"};
+  assert_int_equal(sc_comm_fit_only(m, keys, 1), 0);
+  m->params.setup_us = 1;
+  assert_int_equal(sc_comm_calibrate(m, &t64, 1, NULL), 0);
+  assert_true(fabs(m->params.setup_us - 27.0) < 1.0);
+  static const char *const bad[] = {"nccl_channels"};
+  assert_int_equal(sc_comm_fit_only(m, bad, 1), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "\"nccl_channels\" is not a fitted key"));
+  sc_comm_free(m);
+  sc_nccltests_free(ctx, &t64);
+  sc_nccltests_free(ctx, &t128);
+}
+
+/* The held-out guard of the other collectives (H100, docs/COMM.md section
+ * 4, tools/comm_heldout.sh): fit the keys the H100 logs identify on the
+ * calibration GPU counts (8 on one node, 40 on 10 nodes), predict every
+ * held-out log; each guard is the MAPE when this test was last changed plus
+ * 1.5 points. The cluster's logs start at 32 MiB, so they are one band
+ * (> 16 MiB). The 10-node send/recv logs are a known miss: that job's
+ * network carried p2p at half the NIC rate its own 2-node run reaches. */
+static void test_heldout_collectives(void **state) {
+  (void)state;
+  static const char dir[] = "validation/nccl/";
+  static const char *const train[] = {
+      "h100-together/all_gather_8gpu.log",      "h100-together/reduce_scatter_8gpu.log",
+      "h100-cluster01/all_gather_8gpu.log",     "h100-cluster01/reduce_scatter_8gpu.log",
+      "h100-cluster01/all_reduce_8gpu.log",     "h100-cluster01/alltoall_8gpu.log",
+      "h100-cluster01/sendrecv_8gpu.log",       "h100-cluster01/all_gather_40gpu.log",
+      "h100-cluster01/reduce_scatter_40gpu.log", "h100-cluster01/all_reduce_40gpu.log",
+      "h100-cluster01/alltoall_40gpu.log"};
+  static const char *const keys[] = {
+      "nccl_nvlink_eff", "nccl_nic_eff",         "nccl_channel_us",         "nccl_base_scale",
+      "nccl_tree_hop_scale", "nccl_net_bulk_hop_scale", "nccl_ll128_frac", "nccl_pipe_kib",
+      "nccl_mem_passes", "nccl_host_launch_us", "nccl_reduce_passes",      "nccl_ring_mix"};
+  static const struct {
+    const char *file;
+    double max_mape;
+  } heldout[] = {
+      {"all_gather_4gpu.log", 4.2},          {"all_gather_10gpu.log", 5.8},
+      {"all_gather_20gpu.log", 10.7},        {"all_gather_80gpu.log", 20.2},
+      {"reduce_scatter_4gpu.log", 4.2},      {"reduce_scatter_10gpu.log", 6.2},
+      {"reduce_scatter_20gpu.log", 10.4},    {"reduce_scatter_80gpu.log", 20.0},
+      {"all_reduce_4gpu.log", 11.8},         {"all_reduce_10gpu.log", 7.1},
+      {"all_reduce_20gpu.log", 6.2},         {"all_reduce_80gpu.log", 17.3},
+      {"alltoall_4gpu.log", 6.8},            {"alltoall_10gpu.log", 9.0},
+      {"alltoall_20gpu.log", 8.6},           {"alltoall_80gpu.log", 8.9},
+      {"alltoall_2gpu_2nodes.log", 9.4},     {"alltoall_16gpu_2nodes.log", 1.7},
+      {"sendrecv_4gpu.log", 19.2},           {"sendrecv_2gpu_2nodes.log", 9.3},
+      {"sendrecv_16gpu_2nodes.log", 4.9},    {"sendrecv_10gpu.log", 48.5},
+      {"sendrecv_20gpu.log", 47.7},          {"sendrecv_80gpu.log", 68.4},
+  };
+  enum { NTRAIN = sizeof train / sizeof train[0] };
+  char rel[256];
+  sc_nccltests t[NTRAIN];
+  for (int i = 0; i < NTRAIN; i++) {
+    snprintf(rel, sizeof rel, "%s%s", dir, train[i]);
+    load(&t[i], rel);
+  }
+  sc_comm *m = model("h100-sxm", 0);
+  assert_int_equal(sc_comm_fit_only(m, keys, sizeof keys / sizeof keys[0]), 0);
+  double fit_mape;
+  assert_int_equal(sc_comm_calibrate(m, t, NTRAIN, &fit_mape), 0);
+  print_message("H100 in-sample MAPE: %.1f%%\n", fit_mape);
+  assert_true(fit_mape < 7.2 + 1.0);
+  /* the fit is the shipped Hopper defaults */
+  sc_comm *def = model("h100-sxm", 0);
+  assert_true(fabs(m->params.nic_eff - def->params.nic_eff) < 0.001);
+  assert_true(fabs(m->params.nvlink_eff - def->params.nvlink_eff) < 0.001);
+  sc_comm_free(def);
+  for (size_t h = 0; h < sizeof heldout / sizeof heldout[0]; h++) {
+    sc_nccltests v;
+    snprintf(rel, sizeof rel, "%sh100-cluster01/%s", dir, heldout[h].file);
+    load(&v, rel);
+    sc_comm_compare_row rows[64];
+    size_t n;
+    double mape;
+    assert_int_equal(sc_comm_compare(m, &v, -1, 0, 0, rows, &n, &mape), 0);
+    assert_true(n > 0 && rows[0].bytes > 16777216);
+    print_message("%-28s %6.1f\n", heldout[h].file, mape);
+    if (mape > heldout[h].max_mape + 1.5)
+      fail_msg("%s: MAPE %.1f%% above the guard %.1f%%", heldout[h].file, mape,
+               heldout[h].max_mape + 1.5);
+    sc_nccltests_free(ctx, &v);
+  }
+  sc_comm_free(m);
+  for (int i = 0; i < NTRAIN; i++) sc_nccltests_free(ctx, &t[i]);
 }
 
 /* `calibration: nccl_*` keys in a config reach the model the engine uses;
@@ -585,6 +718,8 @@ int main(void) {
       cmocka_unit_test(test_calibration_deterministic),
       cmocka_unit_test(test_compare_without_devices),
       cmocka_unit_test(test_heldout_accuracy),
+      cmocka_unit_test(test_first_call_setup),
+      cmocka_unit_test(test_heldout_collectives),
       cmocka_unit_test(test_config_wiring),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

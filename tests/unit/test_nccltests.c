@@ -460,6 +460,40 @@ static void test_warmup_rows(void **state) {
   sc_nccltests_free(ctx, &t);
 }
 
+/* First-call rows (the out-of-place column of a run's first sized row),
+ * zero-byte rows (nccl-tests -b 0) skipped by both detectors, and the
+ * header's iteration counts. */
+static void test_first_call_rows(void **state) {
+  (void)state;
+  sc_nccltests t;
+  parse(&t, "# nThread 1 nGpus 8 minBytes 0 maxBytes 4096 step: 2(factor) warmup iters: 5 "
+            "iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+            "           0     0  float  sum     0.9  0.00  0.00  0     0.9  0.00  0.00  0\n"
+            "        1024   256  float  sum  1242.3  0.00  0.00  0    92.0  0.01  0.02  0\n"
+            "        2048   512  float  sum   102.7  0.02  0.04  0    91.9  0.02  0.04  0\n"
+            "        4096  1024  float  sum   300.0  0.05  0.10  0    95.0  0.05  0.11  0\n");
+  assert_int_equal(t.warmup_iters, 5);
+  assert_int_equal(t.iters, 20);
+  assert_int_equal(sc_nccltests_row_is_first_call(&t, 0), 0);
+  assert_int_equal(sc_nccltests_row_is_first_call(&t, 1), 1);
+  assert_int_equal(sc_nccltests_row_is_first_call(&t, 3), 0); /* not the first row */
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 1), 0);     /* in-place 92: steady */
+  sc_nccltests_free(ctx, &t);
+  parse(&t, "           0     0  float  sum     0.9  0.00  0.00  0     0.9  0.00  0.00  0\n"
+            "        1024   256  float  sum   300.0  0.00  0.00  0   290.0  0.00  0.00  0\n"
+            "        2048   512  float  sum    80.0  0.03  0.05  0    73.0  0.03  0.06  0\n");
+  assert_int_equal(t.iters, 0);
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 0), 0);
+  assert_int_equal(sc_nccltests_row_is_warmup(&t, 1), 1);
+  assert_int_equal(sc_nccltests_row_is_first_call(&t, 1), 1);
+  sc_nccltests_free(ctx, &t);
+  /* an in-place-only row has no first call */
+  parse(&t, "        1024   256  float  sum     N/A   N/A   N/A  0   300.0  0.00  0.00  0\n"
+            "        2048   512  float  sum    80.0  0.03  0.05  0    73.0  0.03  0.06  0\n");
+  assert_int_equal(sc_nccltests_row_is_first_call(&t, 0), 0);
+  sc_nccltests_free(ctx, &t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shipped_files),
@@ -472,6 +506,7 @@ int main(void) {
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_allocation_failures),
       cmocka_unit_test(test_warmup_rows),
+      cmocka_unit_test(test_first_call_rows),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
