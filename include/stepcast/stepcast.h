@@ -117,10 +117,29 @@ const sc_hw *sc_hw_match(const char *device_name);
 
 /* ---------------------------------------------------------------- config */
 
-typedef enum { SC_ACT_GELU = 0, SC_ACT_SWIGLU } sc_activation;
+/* FFN activations: GeLU (two GEMMs), SwiGLU (gated, three GEMMs), squared
+ * ReLU (Nemotron; not gated, two GEMMs). */
+typedef enum { SC_ACT_GELU = 0, SC_ACT_SWIGLU, SC_ACT_RELU2 } sc_activation;
 typedef enum { SC_PREC_BF16 = 0, SC_PREC_FP16, SC_PREC_FP8, SC_PREC_FP32 } sc_precision;
 typedef enum { SC_RECOMPUTE_NONE = 0, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL } sc_recompute;
-typedef enum { SC_SCHED_1F1B = 0, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED } sc_schedule;
+/* Pipeline schedules: 1F1B, GPipe, Megatron's interleaved 1F1B (vpp > 1),
+ * and the zero-bubble schedules of Qi et al. 2024 that split the backward
+ * into input-grad (B) and weight-grad (W) passes: ZB-H1 (1F1B order, W
+ * deferred into the bubbles) and ZB-V (two chunks per stage in a V). */
+typedef enum {
+  SC_SCHED_1F1B = 0,
+  SC_SCHED_GPIPE,
+  SC_SCHED_INTERLEAVED,
+  SC_SCHED_ZB_H1,
+  SC_SCHED_ZBV
+} sc_schedule;
+/* Context-parallel attention exchange (Megatron / Transformer Engine
+ * cp_comm_type): ring of K/V chunks, all-to-all over heads (Ulysses), K/V
+ * all-gather, or all-to-all inside a node with a ring across nodes. */
+typedef enum { SC_CP_P2P = 0, SC_CP_A2A, SC_CP_ALLGATHER, SC_CP_A2A_P2P } sc_cp_comm;
+/* FP8 scaling recipes (Transformer Engine / torchao): delayed scaling (amax
+ * history), current per-tensor scaling, row-wise scaling. */
+typedef enum { SC_FP8_DELAYED = 0, SC_FP8_TENSORWISE, SC_FP8_ROWWISE } sc_fp8_recipe;
 /* How communication running on a rank slows its compute kernels (docs/INTERFERENCE.md):
  * not at all, by a constant factor per kernel class, or by a regression model
  * learned from traces (`stepcast calibrate --interference`). */
@@ -139,6 +158,8 @@ typedef enum {
   SC_ENUM_SCHEDULE,
   SC_ENUM_INTERFERENCE,
   SC_ENUM_ATTENTION,
+  SC_ENUM_CP_COMM,
+  SC_ENUM_FP8_RECIPE,
   SC_ENUM_COUNT
 } sc_enum;
 
@@ -162,6 +183,7 @@ typedef struct sc_model_cfg {
   int64_t seq_len;        /* sequence length s, tokens */
   sc_activation activation;
   int tied_embeddings;    /* 1: LM head shares the input embedding */
+  int64_t head_dim;       /* attention head dim (kv_channels); 0 = hidden / heads */
 } sc_model_cfg;
 
 typedef struct sc_training_cfg {
@@ -170,6 +192,8 @@ typedef struct sc_training_cfg {
   sc_precision precision; /* compute dtype of GEMMs and attention */
   sc_recompute recompute;
   sc_attention attention; /* attention implementation */
+  sc_fp8_recipe fp8_recipe; /* scaling of fp8 GEMM inputs (precision fp8) */
+  int fp8_attention;      /* 1: attention in fp8 too (else bf16) */
 } sc_training_cfg;
 
 typedef struct sc_parallel_cfg {
@@ -183,6 +207,15 @@ typedef struct sc_parallel_cfg {
   int overlap_param_gather;  /* 1: param all-gather overlaps forward */
   int tp_comm_overlap;       /* 1: SP all-gather/reduce-scatter pipelined with GEMMs */
   int64_t dp_bucket_elems;   /* gradient bucket size, elements */
+  sc_cp_comm cp_comm;        /* context-parallel attention exchange */
+  int64_t fsdp_shard;        /* ZeRO-3/FSDP shard group (data-parallel ranks); 0 = dp */
+  int fsdp_reshard_after_forward; /* 1: parameters gathered again for backward */
+  int64_t fsdp_prefetch;     /* FSDP units gathered ahead of the one computing */
+  int fsdp_fp8_allgather;    /* 1: FSDP gathers fp8 weights (precision fp8) */
+  int64_t pp_first_layers;   /* layers of the first stage; 0 = even split */
+  int64_t pp_last_layers;    /* layers of the last stage; 0 = even split */
+  int pp_embedding_in_split; /* 1: the embedding counts as a layer in the split */
+  int pp_loss_in_split;      /* 1: the LM head and loss count as a layer */
 } sc_parallel_cfg;
 
 typedef struct sc_cluster_cfg {
@@ -273,7 +306,7 @@ typedef struct sc_sim_cfg {
   int share_links;        /* 1: concurrent network transfers share the NIC */
 } sc_sim_cfg;
 
-#define SC_CONFIG_MAX_FIELDS 64
+#define SC_CONFIG_MAX_FIELDS 96
 
 typedef struct sc_config {
   char origin[256];       /* file name the config was read from, for messages */
@@ -334,6 +367,8 @@ const char *sc_model_preset_name(size_t i);
 #define SC_CATEGORY_LIST(X)                         \
   X(SC_CAT_COMPUTE, "compute", "compute")           \
   X(SC_CAT_TP, "tp_comm", "exposed TP comm")        \
+  X(SC_CAT_CP, "cp_comm", "exposed CP comm")        \
+  X(SC_CAT_EP, "ep_comm", "exposed EP comm")        \
   X(SC_CAT_PP, "pp_comm", "exposed PP comm")        \
   X(SC_CAT_DP, "dp_comm", "exposed DP comm")        \
   X(SC_CAT_BUBBLE, "bubble", "pipeline bubble")     \

@@ -438,7 +438,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
   sc_workload wl;
   memset(&wl, 0, sizeof wl);
   wl.nprogs = (int64_t)nr;
-  wl.map = (sc_mapping){1, 1, W2, 1, W2, gpn};
+  wl.map = (sc_mapping){1, 1, W2, 1, W2, gpn, W2, 1};
   wl.progs = sc__calloc(ctx, nr, sizeof *wl.progs);
   uint32_t *rank_prog = sc__malloc(ctx, nr * sizeof *rank_prog);
   int64_t *rank_global = sc__malloc(ctx, nr * sizeof *rank_global);

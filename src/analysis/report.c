@@ -43,6 +43,8 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
   SC_WRITE(rc, sc__writef(w, ud, "\n  where the step goes (mean over ranks)\n"));
   for (int c = 0; c < SC_CAT_COUNT; c++) {
     double s = r->breakdown_s[c];
+    /* context and expert parallel exist only in some jobs: shown when used */
+    if ((c == SC_CAT_CP || c == SC_CAT_EP) && s == 0) continue;
     SC_WRITE(rc, sc__writef(w, ud, "    %-18s %9.3f s  %5.1f %%\n", sc_category_label(c), s,
                      r->step_time_s > 0 ? 100.0 * s / r->step_time_s : 0.0));
   }

@@ -41,13 +41,13 @@ static double track_item(const void *ud, int64_t stage, int64_t chunk) {
 
 /* Bytes the unmerged workload's programs and the engine's per-rank state take,
  * estimated from the schedule before anything is built: per pipeline stage
- * 2 * m * vpp passes of lpc layers, at most 24 ops (32 B each, with ~8 B of
+ * 2 * m * vpp passes of at most lpc_max layers, at most 24 ops (32 B each, with ~8 B of
  * dependencies) per layer pass and 16 around it (measured: ~20 on the
  * default example); per simulated rank ~1 KiB of engine state. */
 double sc__plan_estimate_bytes(const sc_plan *plan) {
   const sc_shape *sh = &plan->shape;
   double passes = 2.0 * (double)sh->m * (double)sh->vpp;
-  double ops = (double)sh->pp * passes * (24.0 * (double)sh->lpc + 16.0);
+  double ops = (double)sh->pp * passes * (24.0 * (double)sh->lpc_max + 16.0);
   double ranks = plan->cfg->simulation.fold ? (double)sh->pp
                                            : (double)(sh->tp * sh->pp * sh->dp * sh->cp);
   return ops * 40.0 + ranks * 1024.0;

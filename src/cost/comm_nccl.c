@@ -22,8 +22,10 @@ _Static_assert((int)SC_COMM_ALL_REDUCE == (int)SC_COLL_ALLREDUCE &&
                    (int)SC_COMM_ALL_GATHER == (int)SC_COLL_ALLGATHER &&
                    (int)SC_COMM_REDUCE_SCATTER == (int)SC_COLL_REDUCESCATTER &&
                    (int)SC_COMM_ALL_TO_ALL == (int)SC_COLL_ALLTOALL &&
-                   (int)SC_COMM_BROADCAST == (int)SC_COLL_BROADCAST,
-               "sc_comm_op must start with the SC_COLL_* list in the same order");
+                   (int)SC_COMM_BROADCAST == (int)SC_COLL_BROADCAST &&
+                   (int)SC_COMM_SEND_RECV == (int)SC_COLL_SENDRECV &&
+                   (int)SC_COMM_OP_COUNT == (int)SC_COLL_COUNT,
+               "sc_comm_op must be the SC_COLL_* list in the same order");
 
 /* sc_comm_params starts with sc_nccl_params' members, in the same order, so
  * the key table's member offsets serve both. */

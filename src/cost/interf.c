@@ -44,6 +44,7 @@ int sc__interf_coll_of(int coll) {
   case SC_COLL_ALLGATHER: return SC_ICOLL_ALLGATHER;
   case SC_COLL_REDUCESCATTER: return SC_ICOLL_REDUCESCATTER;
   case SC_COLL_ALLTOALL: return SC_ICOLL_P2P; /* NCCL: grouped send/recv */
+  case SC_COLL_SENDRECV: return SC_ICOLL_P2P;
   default: return SC_ICOLL_OTHER;
   }
 }

@@ -55,7 +55,8 @@ typedef struct rstate {
    * default: 94% of the dependency checks of a full rescan fail), so a blocked
    * stream records the exact op it waits on and is only looked at again once
    * that op is done; try_advance examines just the streams marked ready. */
-  uint8_t ready;              /* bit s: stream s may be able to start its head op */
+  uint16_t ready;             /* bit s: stream s may be able to start its head op */
+  uint16_t running;           /* bit s: stream s runs an activity (st[s] == ST_RUN) */
   uint8_t compute_cat;        /* category of the op on the compute stream, if any */
   int32_t n_comp, n_net;
   uint32_t stage;
@@ -65,7 +66,7 @@ typedef struct rstate {
   int32_t n_comm;
   uint32_t act[SC_ST_COUNT];  /* running or pending activity per stream */
   uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
-  uint8_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
+  uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
   uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
   int32_t n_cat[SC_CAT_COUNT];
   int64_t global;             /* global rank */
@@ -417,7 +418,8 @@ static int trace_begin(sim *S) {
                 tb->first ? "" : ",\n", (long long)r->global, (long long)r->global, r->stage);
     tb->first = 0;
     for (int s = 0; s < SC_ST_COUNT; s++)
-      tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+      if (s < SC_ST_BWD_RECV + 1 || wl->progs[r->stage].nops[s]) /* the streams it uses */
+        tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
                 (long long)r->global, s,
                 wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s) : sc__stream_name(s));
     if (!mt->hook) continue;
@@ -500,56 +502,87 @@ static int64_t node_of(const sim *S, int64_t global) {
   return global / S->wl->map.gpus_per_node;
 }
 
-/* Key of the group instance of `kind` that global rank r belongs to, or -1. */
-static int64_t group_key(const sim *S, int kind, int64_t r) {
+/* The group instance of `kind` that global rank r belongs to: its key (-1:
+ * r is in none), and its members as first + i * step, i < n (ascending, so
+ * nodes change monotonically). Ranks are tp fastest, then cp, dp, pp; j is
+ * the rank's index in the stage's dp x cp block, c and d its cp and dp
+ * indices (see SC_GROUP_LIST). */
+typedef struct gspan {
+  int64_t key, first, step, n;
+} gspan;
+
+static gspan group_of(const sim *S, int kind, int64_t r) {
   const sc_mapping *m = &S->wl->map;
-  int64_t tpcp = m->tp * m->cp;
+  int64_t tp = m->tp, cp = m->cp, dp = m->dp, stage = stage_of(S, r), base = stage * S->stride;
+  int64_t tpi = r % tp, j = (r % S->stride) / tp, c = j % cp, d = j / cp;
+  int64_t k = m->cp_in, F = m->shard * cp; /* shard block in dp x cp indices */
+  gspan g = {-1, 0, 1, 1};
   switch (kind) {
   case SC_GRP_TP:
-    return r / m->tp;
+    g = (gspan){r / tp, r - tpi, 1, tp};
+    break;
   case SC_GRP_DP:
-    return stage_of(S, r) * tpcp + r % tpcp;
-  case SC_GRP_EMBED: {
-    int64_t st = stage_of(S, r);
-    if (!S->wl->tied_embed_sync || (st != 0 && st != m->pp - 1)) return -1;
-    return r % S->stride;
+    g = (gspan){stage * tp + tpi, base + tpi, tp, cp * dp};
+    break;
+  case SC_GRP_CP:
+    g = (gspan){(stage * dp + d) * tp + tpi, base + d * cp * tp + tpi, tp, cp};
+    break;
+  case SC_GRP_CP_IN: {
+    int64_t cb = c / k;
+    g = (gspan){((stage * dp + d) * (cp / k) + cb) * tp + tpi, base + (d * cp + cb * k) * tp + tpi,
+                tp, k};
+    break;
   }
+  case SC_GRP_CP_OUT: {
+    int64_t ci = c % k;
+    g = (gspan){((stage * dp + d) * k + ci) * tp + tpi, base + (d * cp + ci) * tp + tpi, k * tp,
+                cp / k};
+    break;
   }
-  return -1;
+  case SC_GRP_SHARD: {
+    int64_t blk = j / F;
+    g = (gspan){(stage * (dp * cp / F) + blk) * tp + tpi, base + blk * F * tp + tpi, tp, F};
+    break;
+  }
+  case SC_GRP_REPLICA: {
+    int64_t pos = j % F;
+    g = (gspan){(stage * F + pos) * tp + tpi, base + pos * tp + tpi, F * tp, dp * cp / F};
+    break;
+  }
+  case SC_GRP_EMBED: /* same position in the first and last stage */
+    if (!S->wl->tied_embed_sync || (stage != 0 && stage != m->pp - 1)) break;
+    g = (gspan){r % S->stride, r % S->stride, (m->pp - 1) * S->stride, m->pp > 1 ? 2 : 1};
+    if (g.step == 0) g.step = 1;
+    break;
+  }
+  return g;
 }
 
+/* Key of the group instance of `kind` that global rank r belongs to, or -1. */
+static int64_t group_key(const sim *S, int kind, int64_t r) { return group_of(S, kind, r).key; }
+
+/* Number of instances of group kind `kind` (keys are below it). */
 static int64_t group_nkeys(const sim *S, int kind) {
   const sc_mapping *m = &S->wl->map;
+  int64_t tp = m->tp, cp = m->cp, dp = m->dp, pp = m->pp;
   switch (kind) {
-  case SC_GRP_TP:
-    return m->world / m->tp;
-  case SC_GRP_DP:
-    return m->pp * m->tp * m->cp;
-  default:
-    return S->stride;
+  case SC_GRP_TP: return m->world / tp;
+  case SC_GRP_DP: return pp * tp;
+  case SC_GRP_CP: return pp * dp * tp;
+  case SC_GRP_CP_IN: return pp * dp * (cp / m->cp_in) * tp;
+  case SC_GRP_CP_OUT: return pp * dp * m->cp_in * tp;
+  case SC_GRP_SHARD: return pp * (dp / m->shard) * tp;
+  case SC_GRP_REPLICA: return pp * m->shard * cp * tp;
+  default: return S->stride;
   }
 }
 
-/* Placement of the full logical group of `kind` containing global rank r:
- * members are enumerated in ascending rank order, so nodes change monotonically. */
+/* Placement of the full logical group of `kind` containing global rank r. */
 static sc_placement group_placement(const sim *S, int kind, int64_t r) {
-  const sc_mapping *m = &S->wl->map;
-  int64_t tpcp = m->tp * m->cp;
-  int64_t first, step, n;
-  switch (kind) {
-  case SC_GRP_TP:
-    first = r - r % m->tp, step = 1, n = m->tp;
-    break;
-  case SC_GRP_DP:
-    first = stage_of(S, r) * S->stride + r % tpcp, step = tpcp, n = m->dp;
-    break;
-  default: /* embedding: same position in the first and last stage */
-    first = r % S->stride, step = (m->pp - 1) * S->stride, n = m->pp > 1 ? 2 : 1;
-    break;
-  }
+  gspan g = group_of(S, kind, r);
   sc_placement_acc acc;
   sc__placement_begin(&acc);
-  for (int64_t i = 0; i < n; i++) sc__placement_add(&acc, node_of(S, first + i * (step ? step : 1)));
+  for (int64_t i = 0; i < g.n; i++) sc__placement_add(&acc, node_of(S, g.first + i * g.step));
   return acc.pl;
 }
 
@@ -585,20 +618,22 @@ static int build_groups(sim *S) {
   if (S->explicit_wl) return copy_groups(S);
   size_t total_inst = 0;
   int64_t base[SC_GRP_COUNT];
+  unsigned used = 0; /* group kinds some collective names: only those get instances */
+  for (int64_t s = 0; s < S->wl->nprogs; s++) used |= S->wl->progs[s].groups_used;
   for (int k = 0; k < SC_GRP_COUNT; k++) {
     base[k] = (int64_t)total_inst;
-    total_inst += (size_t)group_nkeys(S, k);
+    if (used & (1u << k)) total_inst += (size_t)group_nkeys(S, k);
   }
   S->ninst = (uint32_t)total_inst;
-  S->inst_cap = total_inst;
-  S->inst = sc__calloc(S->ctx, total_inst, sizeof(ginst));
+  S->inst_cap = total_inst ? total_inst : 1; /* no collective at all: one unused */
+  S->inst = sc__calloc(S->ctx, S->inst_cap, sizeof(ginst));
   S->inst_of = sc__malloc(S->ctx, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
   S->nmembers = (size_t)S->nsim * SC_GRP_COUNT;
   S->members = sc__malloc(S->ctx, sizeof(uint32_t) * S->nmembers);
   if (!S->inst || !S->inst_of || !S->members) return SC_ENOMEM;
   for (uint32_t i = 0; i < S->nsim; i++) {
     for (int k = 0; k < SC_GRP_COUNT; k++) {
-      int64_t key = group_key(S, k, S->ranks[i].global);
+      int64_t key = used & (1u << k) ? group_key(S, k, S->ranks[i].global) : -1;
       uint32_t id = key < 0 ? NONE : (uint32_t)(base[k] + key);
       S->inst_of[(size_t)i * SC_GRP_COUNT + k] = id;
       if (id != NONE) S->inst[id].nmem++;
@@ -654,6 +689,8 @@ static inline int op_is_compute(uint8_t kind) { return op_kind_compute[kind]; }
 static int rank_category(const rstate *r) {
   if (r->n_comp > 0) return r->compute_cat;
   if (r->n_cat[SC_CAT_TP]) return SC_CAT_TP;
+  if (r->n_cat[SC_CAT_CP]) return SC_CAT_CP;
+  if (r->n_cat[SC_CAT_EP]) return SC_CAT_EP;
   if (r->n_cat[SC_CAT_PP]) return SC_CAT_PP;
   if (r->n_cat[SC_CAT_DP]) return SC_CAT_DP;
   return SC_CAT_BUBBLE;
@@ -681,9 +718,8 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   if (!S->learned)
     return sc__interf_constant_s(p, op->kind);
   double s = 0;
-  for (int st = 0; st < SC_ST_COUNT; st++) {
-    if (r->st[st] != ST_RUN) continue;
-    const activity *c = &S->acts[r->act[st]];
+  for (unsigned run = r->running; run; run &= run - 1) {
+    const activity *c = &S->acts[r->act[lowest_bit(run)]];
     if (c->type == ACT_COMPUTE || c->op->kind == SC_OP_HOST) continue;
     sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
     if (c->type == ACT_COLL) {
@@ -728,9 +764,8 @@ static inline void schedule_end(sim *S, uint32_t id) {
 
 /* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
 static void rescale_rank(sim *S, rstate *r) {
-  for (int s = 0; s < SC_ST_COUNT; s++) {
-    if (r->st[s] != ST_RUN) continue;
-    uint32_t id = r->act[s];
+  for (unsigned run = r->running; run; run &= run - 1) {
+    uint32_t id = r->act[lowest_bit(run)];
     activity *a = &S->acts[id];
     if (!S->interf && !a->net) continue;
     double rate = act_rate(S, a);
@@ -765,6 +800,7 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   rstate *r = &S->ranks[rank];
   account(S, r);
   r->st[stream] = ST_RUN;
+  r->running |= (uint16_t)(1u << stream);
   r->act[stream] = id;
   /* Cached for rank_category: reading it through the activity misses cache. */
   if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
@@ -783,8 +819,8 @@ RARE static void wake_waiters(rstate *r, int d) {
   for (unsigned w = r->waiters[d]; w; w &= w - 1) {
     int s = lowest_bit(w);
     if (r->head[d] > r->wait_idx[s]) {
-      r->ready |= (uint8_t)(1u << s);
-      r->waiters[d] &= (uint8_t)~(1u << s);
+      r->ready |= (uint16_t)(1u << s);
+      r->waiters[d] &= (uint16_t)~(1u << s);
     } else if (r->wait_idx[s] + 1 < next) next = r->wait_idx[s] + 1;
   }
   r->wake_head[d] = next;
@@ -799,9 +835,10 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   r->st[stream] = ST_IDLE;
+  r->running &= (uint16_t)~(1u << stream);
   r->act[stream] = NONE;
   r->head[stream]++;
-  r->ready |= (uint8_t)(1u << stream);
+  r->ready |= (uint16_t)(1u << stream);
   if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
   r->end_ns = S->now;
   S->ops++;
@@ -945,7 +982,7 @@ static void try_advance(sim *S, uint32_t rank) {
       uint32_t dep = unmet_dep(r, p, op);
       if (dep != NONE) { /* look again once that op is done (see release) */
         uint32_t d = SC_DEP_STREAM(dep), idx = SC_DEP_INDEX(dep);
-        r->waiters[d] |= (uint8_t)(1u << s);
+        r->waiters[d] |= (uint16_t)(1u << s);
         r->wait_idx[s] = idx;
         if (idx + 1 < r->wake_head[d]) r->wake_head[d] = idx + 1;
         continue;
@@ -971,12 +1008,9 @@ static void try_advance(sim *S, uint32_t rank) {
     case SC_OP_SEND:
     case SC_OP_RECV: {
       int is_send = op->kind == SC_OP_SEND;
-      int fwd = (s == SC_ST_FWD_SEND || s == SC_ST_FWD_RECV);
-      int delta = (fwd == is_send) ? 1 : -1;
-      int ps = fwd ? (is_send ? SC_ST_FWD_RECV : SC_ST_FWD_SEND)
-                   : (is_send ? SC_ST_BWD_RECV : SC_ST_BWD_SEND);
+      int ps = sc__p2p_streams[s].peer;
       uint32_t peer;
-      if (!S->explicit_wl) peer = peer_of(S, rank, delta);
+      if (!S->explicit_wl) peer = peer_of(S, rank, sc__p2p_streams[s].delta);
       else { /* the op names its peer and the peer's stream */
         peer = SC_DEP_INDEX(op->peer);
         ps = (int)SC_DEP_STREAM(op->peer);
@@ -1088,7 +1122,7 @@ static int run(sim *S) {
       r->stage = (uint32_t)stage_of(S, r->global);
     }
     for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
-    r->ready = (uint8_t)((1u << SC_ST_COUNT) - 1);
+    r->ready = (uint16_t)((1u << SC_ST_COUNT) - 1);
   }
   int rc = build_groups(S);
   if (rc) return rc;

@@ -34,6 +34,8 @@ enum {
   T_SCHEDULE,
   T_INTERFERENCE,
   T_ATTENTION,
+  T_CP_COMM,
+  T_FP8_RECIPE,
   T_TYPE_COUNT
 };
 
@@ -58,6 +60,8 @@ static const type_info types[T_TYPE_COUNT] = {
     [T_SCHEDULE] = {"enum", "a pipeline schedule", SC_ENUM_SCHEDULE},
     [T_INTERFERENCE] = {"enum", "an interference model", SC_ENUM_INTERFERENCE},
     [T_ATTENTION] = {"enum", "an attention implementation", SC_ENUM_ATTENTION},
+    [T_CP_COMM] = {"enum", "a context-parallel exchange", SC_ENUM_CP_COMM},
+    [T_FP8_RECIPE] = {"enum", "an fp8 recipe", SC_ENUM_FP8_RECIPE},
 };
 
 /* Storage sizes per type, checked against the struct members at compile time
@@ -77,6 +81,8 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_SCHEDULE(s) ((s) == sizeof(sc_schedule) && (s) == sizeof(int))
 #define SIZE_OK_INTERFERENCE(s) ((s) == sizeof(sc_interference) && (s) == sizeof(int))
 #define SIZE_OK_ATTENTION(s) ((s) == sizeof(sc_attention) && (s) == sizeof(int))
+#define SIZE_OK_CP_COMM(s) ((s) == sizeof(sc_cp_comm) && (s) == sizeof(int))
+#define SIZE_OK_FP8_RECIPE(s) ((s) == sizeof(sc_fp8_recipe) && (s) == sizeof(int))
 
 #define SC_X_CHECK(sec, key, type, member, unit, def, lo, hi, doc) \
   _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)), \
@@ -1246,6 +1252,116 @@ static double precision_peak(const sc_hw *hw, sc_precision p) {
 }
 
 /* All derivations and cross-field checks; *c is a working copy. */
+/* Layers per pipeline stage. Even when pp * vpp divides the layers (or the
+ * units, counting the embedding / loss as layers); otherwise first and last
+ * stages as given or derived (equal middle stages of ceil(layers / pp),
+ * rounded up to whole chunks, the rest split between the ends). Every
+ * stage's layers must split into its vpp chunks. Fills pp_first_layers and
+ * pp_last_layers when the split is uneven. */
+static int resolve_pipeline_split(sc_ctx *ctx, sc_config *c) {
+  const sc_model_cfg *m = &c->model;
+  sc_parallel_cfg *p = &c->parallel;
+  char w[320];
+  int64_t L = m->layers, pp = p->pp, v = p->vpp, F = p->pp_first_layers, Z = p->pp_last_layers;
+  int counted = p->pp_embedding_in_split || p->pp_loss_in_split;
+  if (counted && (F || Z))
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.pp_first_layers / pp_last_layers and "
+                     "pp_embedding_in_split / pp_loss_in_split are two ways to balance the "
+                     "stages: give one",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
+                               SC_FIELD_parallel_pp_last_layers,
+                               SC_FIELD_parallel_pp_embedding_in_split));
+  if (pp == 1) {
+    if ((F && F != L) || (Z && Z != L) || counted) {
+      if (!counted)
+        return sc__error(ctx, SC_EINVAL,
+                         "%s: parallel.pp_first_layers / pp_last_layers need parallel.pp > 1",
+                         where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
+                                   SC_FIELD_parallel_pp_last_layers, -1));
+    }
+    p->pp_first_layers = p->pp_last_layers = 0;
+    if (L % v)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.vpp=%" PRId64 " does not divide model.layers=%" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_model_layers, -1),
+                       v, L);
+    return SC_OK;
+  }
+  if (counted) {
+    int64_t units = L + p->pp_embedding_in_split + p->pp_loss_in_split;
+    if (units % mul_sat(pp, v))
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: model.layers=%" PRId64 " plus the embedding / loss counted as layers "
+                       "(%" PRId64 " units) do not split over parallel.pp*vpp = %" PRId64
+                       "*%" PRId64 " model chunks",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp_embedding_in_split,
+                                 SC_FIELD_parallel_pp_loss_in_split, SC_FIELD_parallel_pp),
+                       L, units, pp, v);
+    return SC_OK;
+  }
+  int given = F || Z;
+  if (!given && L % mul_sat(pp, v) == 0 && L >= pp * v) return SC_OK;
+  if (!given && p->schedule == SC_SCHED_ZBV)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.schedule=zbv splits model.layers=%" PRId64
+                     " evenly over 2 * pp = %" PRId64 " model chunks: it must divide them",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
+                               SC_FIELD_model_layers),
+                     L, 2 * pp);
+  if (!given) { /* derive: equal middle stages, the rest at the ends */
+    int64_t mid = (L + pp - 1) / pp;
+    mid = (mid + v - 1) / v * v;
+    int64_t rest = L - (pp - 2) * mid;
+    F = rest / 2 / v * v;
+    Z = rest - F;
+    if (pp == 2) F = L / 2 / v * v, Z = L - F;
+    if (F < v || Z < v || Z % v || (pp > 2 && mid * (pp - 2) + F + Z != L))
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.pp*vpp = %" PRId64 "*%" PRId64
+                       " does not divide model.layers=%" PRId64
+                       " and no split with equal middle stages fits; give "
+                       "parallel.pp_first_layers and pp_last_layers",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp, SC_FIELD_model_layers,
+                                 SC_FIELD_parallel_vpp),
+                       pp, v, L);
+  } else {
+    /* One end given: the other stages (the other end included) share the
+     * rest evenly. */
+    int64_t others = pp - (F ? 1 : 0) - (Z ? 1 : 0);
+    int64_t rest = L - F - Z;
+    if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && rest < others))
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.pp_first_layers + pp_last_layers = %" PRId64 " + %" PRId64
+                       " leave %" PRId64 " of model.layers=%" PRId64 " for %" PRId64
+                       " other stages (each needs at least one)",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
+                                 SC_FIELD_parallel_pp_last_layers, SC_FIELD_model_layers),
+                       F, Z, rest, L, others);
+    if (others > 0 && rest % others)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: the %" PRId64 " layers left by parallel.pp_first_layers / "
+                       "pp_last_layers do not split evenly over the other %" PRId64 " stages",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
+                                 SC_FIELD_parallel_pp_last_layers, SC_FIELD_parallel_pp),
+                       rest, others);
+    int64_t each = others > 0 ? rest / others : 0;
+    if (!F) F = each;
+    if (!Z) Z = each;
+    int64_t mid = pp > 2 ? (L - F - Z) / (pp - 2) : 0;
+    if (F % v || Z % v || mid % v)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: stage layers %" PRId64 " (first), %" PRId64 " (middle), %" PRId64
+                       " (last) do not split into parallel.vpp=%" PRId64 " model chunks",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
+                                 SC_FIELD_parallel_pp_last_layers, SC_FIELD_parallel_vpp),
+                       F, mid, Z, v);
+  }
+  p->pp_first_layers = F;
+  p->pp_last_layers = Z;
+  return SC_OK;
+}
+
 static int resolve(sc_ctx *ctx, sc_config *c) {
   char w[320], err[SC_ERRMSG_MAX];
   int rc;
@@ -1264,19 +1380,17 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   sc_cluster_cfg *cl = &c->cluster;
   sc_training_cfg *t = &c->training;
 
-  if (p->cp > 1)
-    return sc__error(ctx, SC_EUNSUPPORTED,
-                     "%s: parallel.cp=%" PRId64 ": context parallelism is not modelled yet",
-                     sc__config_where(c, SC_FIELD_parallel_cp, w, sizeof w), p->cp);
-
-  /* Model shape. Megatron-LM requires hidden % heads == 0 (head dim h/a). */
+  /* Model shape. Without a head dim Megatron-LM requires hidden % heads == 0
+   * (head dim h/a); with one (kv_channels) the query width a*d is free. */
   if (!m->kv_heads) m->kv_heads = m->heads;
   if (!m->ffn_hidden) m->ffn_hidden = default_ffn_hidden(m->hidden, m->activation);
-  if (m->hidden % m->heads)
+  if (!m->head_dim && m->hidden % m->heads)
     return sc__error(ctx, SC_EINVAL,
-                     "%s: model.hidden=%" PRId64 " is not a multiple of model.heads=%" PRId64,
+                     "%s: model.hidden=%" PRId64 " is not a multiple of model.heads=%" PRId64
+                     " (or give model.head_dim)",
                      where_any(c, w, sizeof w, SC_FIELD_model_hidden, SC_FIELD_model_heads, -1),
                      m->hidden, m->heads);
+  if (!m->head_dim) m->head_dim = m->hidden / m->heads;
   if (m->kv_heads > m->heads || m->heads % m->kv_heads)
     return sc__error(ctx, SC_EINVAL,
                      "%s: model.kv_heads=%" PRId64 " does not divide model.heads=%" PRId64,
@@ -1368,22 +1482,37 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_ffn_hidden, -1),
                      p->tp, m->ffn_hidden);
 
-  /* Pipeline: equal layers per stage (per model chunk when interleaved). */
-  int64_t chunks = mul_sat(p->pp, p->vpp);
-  if (m->layers % chunks || chunks > m->layers) {
-    if (p->vpp > 1)
+  /* Schedules and model chunks: vpp > 1 means interleaved unless zbv is
+   * named; zbv is always two chunks per stage (the V). */
+  if (p->schedule == SC_SCHED_ZBV) {
+    if (p->vpp > 2)
       return sc__error(ctx, SC_EINVAL,
-                       "%s: parallel.pp*vpp = %" PRId64 "*%" PRId64
-                       " does not divide model.layers=%" PRId64,
-                       where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_pp,
-                                 SC_FIELD_model_layers),
-                       p->pp, p->vpp, m->layers);
-    return sc__error(ctx, SC_EINVAL,
-                     "%s: parallel.pp=%" PRId64 " does not divide model.layers=%" PRId64,
-                     where_any(c, w, sizeof w, SC_FIELD_parallel_pp, SC_FIELD_model_layers, -1),
-                     p->pp, m->layers);
+                       "%s: parallel.schedule=zbv places two model chunks per stage: "
+                       "parallel.vpp must be 2 or unset, got %" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_schedule,
+                                 -1),
+                       p->vpp);
+    if (p->pp < 2)
+      return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=zbv requires parallel.pp > 1",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
+                                 -1));
+    if (p->pp_first_layers || p->pp_last_layers || p->pp_embedding_in_split ||
+        p->pp_loss_in_split)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.schedule=zbv puts the first and last layers on one stage: "
+                       "it takes an even split (no pp_first_layers, pp_last_layers, "
+                       "pp_embedding_in_split or pp_loss_in_split)",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
+                                 SC_FIELD_parallel_pp_last_layers, SC_FIELD_parallel_schedule));
+    p->vpp = 2;
   }
-  if (p->vpp > 1 && p->schedule != SC_SCHED_INTERLEAVED) {
+  if (p->schedule == SC_SCHED_ZB_H1 && p->vpp > 1)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.schedule=zb-h1 runs one model chunk per stage: parallel.vpp=%" PRId64
+                     " needs schedule interleaved (or zbv for two chunks in a V)",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_schedule, -1),
+                     p->vpp);
+  if (p->vpp > 1 && p->schedule != SC_SCHED_INTERLEAVED && p->schedule != SC_SCHED_ZBV) {
     if (c->field_line[SC_FIELD_parallel_schedule] != 0)
       return sc__error(ctx, SC_EINVAL,
                        "%s: parallel.vpp=%" PRId64
@@ -1400,6 +1529,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
     return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=interleaved requires parallel.pp > 1",
                      where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
                                SC_FIELD_parallel_vpp));
+  if ((rc = resolve_pipeline_split(ctx, c))) return rc;
 
   /* Batch: every DP replica runs the same number of whole micro-batches. */
   int64_t per_step = mul_sat(t->micro_batch, p->dp);
@@ -1411,16 +1541,6 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_training_global_batch,
                                SC_FIELD_training_micro_batch, SC_FIELD_parallel_dp),
                      t->global_batch, t->micro_batch, p->dp, per_step);
-  int64_t micro_batches = t->global_batch / per_step;
-  /* Megatron-LM's interleaved schedule runs micro-batches in groups of pp. */
-  if (p->schedule == SC_SCHED_INTERLEAVED && micro_batches % p->pp)
-    return sc__error(ctx, SC_EINVAL,
-                     "%s: the interleaved schedule needs the micro-batches per "
-                     "replica (global_batch/(micro_batch*dp) = %" PRId64
-                     ") to be a multiple of parallel.pp=%" PRId64,
-                     where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_vpp,
-                               SC_FIELD_training_global_batch),
-                     micro_batches, p->pp);
 
   /* ZeRO stages: 1 and up shard the optimizer state like Megatron's
    * distributed optimizer (the same reduce-scatter / all-gather traffic). */
@@ -1429,6 +1549,55 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_parallel_zero_stage, -1, -1),
                      p->zero_stage);
   if (p->zero_stage >= 1) p->distributed_optimizer = 1;
+  /* FSDP / ZeRO-3 shard groups: a divisor of dp (hybrid sharding below dp). */
+  if (p->zero_stage < 3 && p->fsdp_shard)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.fsdp_shard=%" PRId64 " needs parallel.zero_stage=3 (parameter "
+                     "sharding), got zero_stage=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_fsdp_shard,
+                               SC_FIELD_parallel_zero_stage, -1),
+                     p->fsdp_shard, p->zero_stage);
+  if (p->zero_stage >= 3) {
+    if (!p->fsdp_shard) p->fsdp_shard = p->dp;
+    if (p->fsdp_shard > p->dp || p->dp % p->fsdp_shard)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.fsdp_shard=%" PRId64 " does not divide parallel.dp=%" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_fsdp_shard,
+                                 SC_FIELD_parallel_dp, SC_FIELD_cluster_num_gpus),
+                       p->fsdp_shard, p->dp);
+  }
+  if (p->fsdp_fp8_allgather && (p->zero_stage < 3 || t->precision != SC_PREC_FP8))
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.fsdp_fp8_allgather needs parallel.zero_stage=3 and "
+                     "training.precision=fp8",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_fsdp_fp8_allgather,
+                               SC_FIELD_training_precision, SC_FIELD_parallel_zero_stage));
+  if (t->fp8_attention && t->precision != SC_PREC_FP8)
+    return sc__error(ctx, SC_EINVAL, "%s: training.fp8_attention needs training.precision=fp8",
+                     where_any(c, w, sizeof w, SC_FIELD_training_fp8_attention,
+                               SC_FIELD_training_precision, -1));
+
+  /* Context parallelism: every CP rank holds two load-balanced chunks of
+   * the sequence (Megatron / Transformer Engine), so seq_len splits into
+   * 2 * cp; Ulysses all-to-all splits the heads of a TP rank instead. */
+  if (p->cp > 1) {
+    int64_t split = p->cp_comm == SC_CP_A2A ? p->cp : 2 * p->cp;
+    if (m->seq_len % split)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: model.seq_len=%" PRId64 " is not divisible by %s%" PRId64
+                       " (parallel.cp=%" PRId64 ", cp_comm %s)",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_cp, SC_FIELD_model_seq_len,
+                                 SC_FIELD_parallel_cp_comm),
+                       m->seq_len, p->cp_comm == SC_CP_A2A ? "cp = " : "2 * cp = ", split,
+                       p->cp, sc_enum_name(SC_ENUM_CP_COMM, p->cp_comm));
+    if ((p->cp_comm == SC_CP_A2A) && (m->heads / p->tp) % p->cp)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.cp_comm=a2a splits the %" PRId64
+                       " heads of a TP rank over parallel.cp=%" PRId64 ": cp must divide them",
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_cp_comm, SC_FIELD_parallel_cp,
+                                 SC_FIELD_model_heads),
+                       m->heads / p->tp, p->cp);
+  }
 
   /* Sequence parallelism shards the sequence over the TP group. */
   if (p->sequence_parallel && p->tp == 1) p->sequence_parallel = 0;
@@ -1439,13 +1608,13 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      "Megatron-LM's --tp-comm-overlap does)",
                      where_any(c, w, sizeof w, SC_FIELD_parallel_tp_comm_overlap,
                                SC_FIELD_parallel_sequence_parallel, -1));
-  if (p->sequence_parallel && m->seq_len % p->tp)
+  if (p->sequence_parallel && (m->seq_len / p->cp) % p->tp)
     return sc__error(ctx, SC_EINVAL,
-                     "%s: model.seq_len=%" PRId64 " is not divisible by parallel.tp=%" PRId64
-                     " (needed by sequence_parallel)",
+                     "%s: model.seq_len=%" PRId64 " per context-parallel rank (cp=%" PRId64
+                     ") is not divisible by parallel.tp=%" PRId64 " (needed by sequence_parallel)",
                      where_any(c, w, sizeof w, SC_FIELD_model_seq_len, SC_FIELD_parallel_tp,
                                SC_FIELD_parallel_sequence_parallel),
-                     m->seq_len, p->tp);
+                     m->seq_len, p->cp, p->tp);
   /* Derived values (dp, nodes, num_gpus, ...) within their ranges too. */
   for (int i = 0; i < SC_FIELD_COUNT; i++)
     if ((rc = check_field(c, i, err, sizeof err)))

@@ -17,7 +17,8 @@
  * type: POSINT (integer >= 1), COUNT (integer >= 0, 0 = derived), BOOL, REAL
  *   (real >= 0), FRAC (real in [0, 1]), LABEL (free string), GPU (hardware
  *   preset name), PRESET (model preset name), or one of the enum types
- *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE.
+ *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE, CP_COMM,
+ *   FP8_RECIPE.
  * member: the sc_config member the field lives in.
  * default: text parsed by sc_config_default ("" = left as the preset sets it).
  * lo, hi: the physical range of a number (integers and reals): a value
@@ -46,8 +47,12 @@
     "Vocabulary size V (padding for tensor parallelism is the simulator's "                      \
     "job).")                                                                                     \
   X(model, seq_len, POSINT, model.seq_len, "tokens", "", 1, 16777216, "Sequence length s.")                   \
+  X(model, head_dim, COUNT, model.head_dim, "elements", "", 1, 4096,                                    \
+    "Attention head dimension d (Megatron kv_channels); 0 = hidden / heads. Given, the "         \
+    "query width heads * d may differ from hidden (Qwen3, Gemma).")                               \
   X(model, activation, ACTIVATION, model.activation, "", "", 0, 0,                                     \
-    "FFN activation: gelu (two GEMMs) or swiglu (gated, three GEMMs).")                          \
+    "FFN activation: gelu (two GEMMs), swiglu (gated, three GEMMs) or relu2 (squared ReLU, "      \
+    "not gated: two GEMMs, Nemotron).")                                                          \
   X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "", 0, 0,                                 \
     "The LM head shares the input embedding matrix.")                                            \
   X(training, global_batch, POSINT, training.global_batch, "sequences", "1536", 1, 16777216,                  \
@@ -65,15 +70,47 @@
     "FlashAttention, 2021-22: batched QK^T and PV GEMMs over the full s x s "                    \
     "scores, fused scale-mask-softmax and dropout kernels streaming them through "               \
     "HBM; selective recompute re-runs this part).")                                              \
+  X(training, fp8_recipe, FP8_RECIPE, training.fp8_recipe, "", "delayed", 0, 0,                        \
+    "With precision fp8: how GEMM inputs are scaled. delayed (Transformer Engine's default: "     \
+    "scales from an amax history, one cast per input), tensorwise (current scaling: an amax "     \
+    "reduction over the tensor, then the cast; torchao's default) or rowwise (one scale per row, " \
+    "torchao rowwise: amax per row, cast, and the weight transposed and cast again).")            \
+  X(training, fp8_attention, BOOL, training.fp8_attention, "", "false", 0, 0,                         \
+    "With precision fp8: attention kernels in fp8 as well (Transformer Engine fp8 DPA); "          \
+    "default: attention in bf16 as the recipes run it.")                                         \
   X(parallel, tp, POSINT, parallel.tp, "GPUs", "8", 1, 1024,                                              \
     "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
     "model.kv_heads must divide it or be divisible by it.")                                      \
   X(parallel, pp, POSINT, parallel.pp, "GPUs", "16", 1, 1024,                                             \
-    "Pipeline-parallel stages; pp * vpp must divide model.layers.")                              \
+    "Pipeline-parallel stages. Without pp_first_layers / pp_last_layers the layers split "        \
+    "evenly when pp * vpp divides them; otherwise the first and last stages take fewer (see "     \
+    "pp_first_layers).")                                                                         \
+  X(parallel, pp_first_layers, COUNT, parallel.pp_first_layers, "layers", "0", 1, 4096,               \
+    "Transformer layers on the first stage (Megatron --decoder-first-pipeline-num-layers); the "  \
+    "stages between share the rest evenly. 0 = even split, or when pp * vpp does not divide the " \
+    "layers, the split with equal middle stages of ceil(layers / pp) layers and the rest shared " \
+    "by the first and last stage (Llama 3 405B: 126 layers over 16 stages = 7 + 14 x 8 + 7).")    \
+  X(parallel, pp_last_layers, COUNT, parallel.pp_last_layers, "layers", "0", 1, 4096,                 \
+    "Transformer layers on the last stage (--decoder-last-pipeline-num-layers); 0 = as "          \
+    "pp_first_layers says.")                                                                     \
+  X(parallel, pp_embedding_in_split, BOOL, parallel.pp_embedding_in_split, "", "false", 0, 0,         \
+    "The embedding counts as one layer when the layers are split over stages, so the first "      \
+    "stage holds one transformer layer fewer (Megatron --account-for-embedding-in-pipeline-split)."\
+    "")                                                                                          \
+  X(parallel, pp_loss_in_split, BOOL, parallel.pp_loss_in_split, "", "false", 0, 0,                   \
+    "The LM head and loss count as one layer in the split (Megatron "                            \
+    "--account-for-loss-in-pipeline-split).")                                                    \
   X(parallel, dp, COUNT, parallel.dp, "GPUs", "0", 1, 16777216,                                               \
     "Data-parallel size; 0 = cluster.num_gpus / (tp * pp * cp).")                                \
   X(parallel, cp, POSINT, parallel.cp, "GPUs", "1", 1, 1024,                                              \
-    "Context-parallel size (values above 1 are not modelled yet).")                              \
+    "Context-parallel size: the sequence is split over cp ranks (two load-balanced causal "       \
+    "chunks each); they also join the data-parallel gradient reduction (dp x cp).")              \
+  X(parallel, cp_comm, CP_COMM, parallel.cp_comm, "", "p2p", 0, 0,                                    \
+    "How context-parallel attention sees the other ranks' keys and values: p2p (a ring of K/V "   \
+    "chunks, cp - 1 exchanges each overlapped with a partial attention; backward also "           \
+    "circulates dK/dV), a2a (Ulysses: all-to-all over heads before and after attention), "       \
+    "allgather (K/V all-gathered, dK/dV reduce-scattered) or a2a+p2p (all-to-all among the CP "   \
+    "ranks of a node, ring across nodes).")                                                      \
   X(parallel, vpp, POSINT, parallel.vpp, "chunks", "1", 1, 64,                                          \
     "Model chunks per pipeline stage; above 1 selects the interleaved "                          \
     "schedule unless parallel.schedule is given.")                                               \
@@ -83,13 +120,31 @@
   X(parallel, distributed_optimizer, BOOL, parallel.distributed_optimizer, "", "false", 0, 0,          \
     "Shard optimizer state over the DP group (ZeRO-1).")                                         \
   X(parallel, zero_stage, COUNT, parallel.zero_stage, "", "0", 0, 3,                                     \
-    "DeepSpeed ZeRO stage 0-3 over the DP group: 1 shards optimizer states (implies "            \
-    "distributed_optimizer), 2 also gradients (memory; communication as stage 1: reduce-scatter " \
-    "+ all-gather), 3 also parameters (memory only: `run` rejects it, its per-layer gathers "    \
-    "are not modelled yet).")                                                                    \
+    "DeepSpeed ZeRO stage 0-3 over the data-parallel ranks (dp x cp): 1 shards optimizer states " \
+    "(implies distributed_optimizer), 2 also gradients (communication as stage 1: "              \
+    "reduce-scatter + all-gather), 3 also parameters: PyTorch FSDP / ZeRO-3, each layer's "       \
+    "parameters all-gathered before its forward and backward and its gradients reduce-scattered " \
+    "after its backward, every micro-batch.")                                                    \
+  X(parallel, fsdp_shard, COUNT, parallel.fsdp_shard, "GPUs", "0", 1, 16777216,                       \
+    "With zero_stage 3: data-parallel ranks a parameter is sharded over; a divisor of dp below it " \
+    "is hybrid sharding (HSDP: shard within groups of this size, all-reduce gradients across "   \
+    "them). 0 = dp (full sharding).")                                                            \
+  X(parallel, fsdp_reshard_after_forward, BOOL, parallel.fsdp_reshard_after_forward, "", "true", 0, 0, \
+    "With zero_stage 3: free the gathered parameters after each layer's forward and gather them " \
+    "again for its backward (FSDP FULL_SHARD); false keeps them (SHARD_GRAD_OP, ZeRO-2-like "     \
+    "traffic, more memory).")                                                                    \
+  X(parallel, fsdp_prefetch, COUNT, parallel.fsdp_prefetch, "layers", "1", 0, 8,                      \
+    "With zero_stage 3: layers whose parameter all-gather is issued ahead of the layer "          \
+    "computing (FSDP forward/backward prefetch); 0 = gather each layer only when it starts.")      \
+  X(parallel, fsdp_fp8_allgather, BOOL, parallel.fsdp_fp8_allgather, "", "false", 0, 0,                \
+    "With zero_stage 3 and precision fp8: gather the weights in fp8 (torchao "                   \
+    "enable_fsdp_float8_all_gather), half the bytes of bf16.")                                   \
   X(parallel, schedule, SCHEDULE, parallel.schedule, "", "1f1b", 0, 0,                                 \
-    "Pipeline schedule; interleaved needs vpp > 1 and a micro-batch count "                      \
-    "per replica that is a multiple of pp.")                                                     \
+    "Pipeline schedule: 1f1b, gpipe, interleaved (Megatron's interleaved 1F1B, vpp > 1, any "     \
+    "micro-batch count: a last group of fewer than pp micro-batches is allowed as in Megatron's " \
+    "flexible interleaving), zb-h1 or zbv (zero-bubble, Qi et al. 2024: the backward split into " \
+    "input-grad and weight-grad passes, weight grads filling the bubbles; zbv places two chunks " \
+    "per stage in a V and needs vpp = 2 or unset).")                                             \
   X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "true", 0, 0,               \
     "Overlap the DP gradient reduction with the backward pass.")                                 \
   X(parallel, overlap_param_gather, BOOL, parallel.overlap_param_gather, "", "false", 0, 0,            \

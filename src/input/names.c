@@ -1,6 +1,7 @@
 /*
  * names.c: the one table of names of the config's enums (activation,
- * precision, recompute, schedule, interference, attention): the YAML spelling
+ * precision, recompute, schedule, interference, attention, context-parallel
+ * exchange, fp8 recipe): the YAML spelling
  * the loader accepts and the label reports print. Config loading, docs,
  * reports, the memory table and the sweep all read it.
  */
@@ -9,7 +10,8 @@
 #include <string.h>
 
 /* X(value, yaml name, report label) per enum, in value order. */
-#define ACTIVATION_NAMES(X) X(SC_ACT_GELU, "gelu", "gelu") X(SC_ACT_SWIGLU, "swiglu", "swiglu")
+#define ACTIVATION_NAMES(X) \
+  X(SC_ACT_GELU, "gelu", "gelu") X(SC_ACT_SWIGLU, "swiglu", "swiglu") X(SC_ACT_RELU2, "relu2", "relu2")
 #define PRECISION_NAMES(X)                                                          \
   X(SC_PREC_BF16, "bf16", "bf16") X(SC_PREC_FP16, "fp16", "fp16")                   \
   X(SC_PREC_FP8, "fp8", "fp8") X(SC_PREC_FP32, "fp32", "fp32")
@@ -18,11 +20,18 @@
   X(SC_RECOMPUTE_FULL, "full", "full")
 #define SCHEDULE_NAMES(X)                                                           \
   X(SC_SCHED_1F1B, "1f1b", "1f1b") X(SC_SCHED_GPIPE, "gpipe", "gpipe")              \
-  X(SC_SCHED_INTERLEAVED, "interleaved", "interleaved-1f1b")
+  X(SC_SCHED_INTERLEAVED, "interleaved", "interleaved-1f1b")                        \
+  X(SC_SCHED_ZB_H1, "zb-h1", "zb-h1") X(SC_SCHED_ZBV, "zbv", "zb-v")
 #define INTERFERENCE_NAMES(X)                                                       \
   X(SC_INTERF_NONE, "none", "none") X(SC_INTERF_CONSTANT, "constant", "constant")   \
   X(SC_INTERF_LEARNED, "learned", "learned")
 #define ATTENTION_NAMES(X) X(SC_ATTN_FLASH, "flash", "flash") X(SC_ATTN_UNFUSED, "unfused", "unfused")
+#define CP_COMM_NAMES(X)                                                            \
+  X(SC_CP_P2P, "p2p", "p2p") X(SC_CP_A2A, "a2a", "a2a")                             \
+  X(SC_CP_ALLGATHER, "allgather", "allgather") X(SC_CP_A2A_P2P, "a2a+p2p", "a2a+p2p")
+#define FP8_RECIPE_NAMES(X)                                                         \
+  X(SC_FP8_DELAYED, "delayed", "delayed") X(SC_FP8_TENSORWISE, "tensorwise", "tensorwise") \
+  X(SC_FP8_ROWWISE, "rowwise", "rowwise")
 
 typedef struct enum_name {
   int value;
@@ -36,6 +45,8 @@ static const enum_name recompute[] = {RECOMPUTE_NAMES(SC_X_ROW)};
 static const enum_name schedule[] = {SCHEDULE_NAMES(SC_X_ROW)};
 static const enum_name interference[] = {INTERFERENCE_NAMES(SC_X_ROW)};
 static const enum_name attention[] = {ATTENTION_NAMES(SC_X_ROW)};
+static const enum_name cp_comm[] = {CP_COMM_NAMES(SC_X_ROW)};
+static const enum_name fp8_recipe[] = {FP8_RECIPE_NAMES(SC_X_ROW)};
 #undef SC_X_ROW
 
 static const struct {
@@ -46,6 +57,7 @@ static const struct {
     [SC_ENUM_ACTIVATION] = N(activation), [SC_ENUM_PRECISION] = N(precision),
     [SC_ENUM_RECOMPUTE] = N(recompute),   [SC_ENUM_SCHEDULE] = N(schedule),
     [SC_ENUM_INTERFERENCE] = N(interference), [SC_ENUM_ATTENTION] = N(attention),
+    [SC_ENUM_CP_COMM] = N(cp_comm),           [SC_ENUM_FP8_RECIPE] = N(fp8_recipe),
 #undef N
 };
 

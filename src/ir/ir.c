@@ -145,13 +145,16 @@ int sc__workload_check(sc_ctx *ctx, const sc_workload *wl) {
           return sc__error(ctx, SC_EINVAL, "stage %lld: collective without group", (long long)s);
       }
     }
-    /* p2p pairing: every send stream matches its peer's receive stream. */
-    int64_t next = (s + 1) % wl->nprogs;
-    int64_t prev = (s - 1 + wl->nprogs) % wl->nprogs;
-    if (p->nops[SC_ST_FWD_SEND] != wl->progs[next].nops[SC_ST_FWD_RECV] ||
-        p->nops[SC_ST_BWD_SEND] != wl->progs[prev].nops[SC_ST_BWD_RECV])
-      return sc__error(ctx, SC_EINVAL, "stage %lld: sends and receives do not pair up",
-                       (long long)s);
+    /* p2p pairing: every p2p stream matches its peer's stream. */
+    for (int st = 0; st < SC_ST_COUNT; st++) {
+      const sc_p2p_stream *ps = &sc__p2p_streams[st];
+      if (!ps->delta) continue;
+      int64_t peer = ((s + ps->delta) % wl->nprogs + wl->nprogs) % wl->nprogs;
+      if (p->nops[st] != wl->progs[peer].nops[ps->peer])
+        return sc__error(ctx, SC_EINVAL, "stage %lld: %s and stage %lld's %s do not pair up",
+                         (long long)s, sc__stream_name(st), (long long)peer,
+                         sc__stream_name(ps->peer));
+    }
   }
   return SC_OK;
 }

@@ -14,21 +14,44 @@
 #include "base/sc_int.h"
 
 /* X(id, name): streams of one rank. p2p streams are split by direction and
- * side so that every stream talks to exactly one peer. */
-#define SC_STREAM_LIST(X)          \
-  X(SC_ST_COMPUTE, "compute")      \
-  X(SC_ST_TP, "tp-comm")           \
-  X(SC_ST_DP, "dp-comm")           \
-  X(SC_ST_FWD_SEND, "pp-fwd-send") \
-  X(SC_ST_FWD_RECV, "pp-fwd-recv") \
-  X(SC_ST_BWD_SEND, "pp-bwd-send") \
-  X(SC_ST_BWD_RECV, "pp-bwd-recv")
+ * side so that every stream talks to exactly one peer: the next stage's
+ * forward activations and the previous stage's gradients, and for the V of
+ * ZB-V (chunk 1 runs from the last stage back to the first) the reverse pair.
+ * At most 15 streams (SC_DEP's 4 bits, one value kept for the synthesiser). */
+#define SC_STREAM_LIST(X)             \
+  X(SC_ST_COMPUTE, "compute")         \
+  X(SC_ST_TP, "tp-comm")              \
+  X(SC_ST_DP, "dp-comm")              \
+  X(SC_ST_FWD_SEND, "pp-fwd-send")    \
+  X(SC_ST_FWD_RECV, "pp-fwd-recv")    \
+  X(SC_ST_BWD_SEND, "pp-bwd-send")    \
+  X(SC_ST_BWD_RECV, "pp-bwd-recv")    \
+  X(SC_ST_CP, "cp-comm")              \
+  X(SC_ST_FSDP, "fsdp-gather")        \
+  X(SC_ST_RFWD_SEND, "pp-vfwd-send")  \
+  X(SC_ST_RFWD_RECV, "pp-vfwd-recv")  \
+  X(SC_ST_RBWD_SEND, "pp-vbwd-send")  \
+  X(SC_ST_RBWD_RECV, "pp-vbwd-recv")
 
 enum {
 #define SC_X_ENUM(id, name) id,
   SC_STREAM_LIST(SC_X_ENUM)
 #undef SC_X_ENUM
   SC_ST_COUNT
+};
+_Static_assert(SC_ST_COUNT <= 15, "streams are 4 bits in SC_DEP, one value reserved");
+
+/* Synthesised workloads' pipeline p2p: per stream, the stage offset of the
+ * peer (0: not a p2p stream) and the peer's stream. */
+typedef struct sc_p2p_stream {
+  int8_t delta;
+  int8_t peer;
+} sc_p2p_stream;
+static const sc_p2p_stream sc__p2p_streams[SC_ST_COUNT] = {
+    [SC_ST_FWD_SEND] = {1, SC_ST_FWD_RECV},    [SC_ST_FWD_RECV] = {-1, SC_ST_FWD_SEND},
+    [SC_ST_BWD_SEND] = {-1, SC_ST_BWD_RECV},   [SC_ST_BWD_RECV] = {1, SC_ST_BWD_SEND},
+    [SC_ST_RFWD_SEND] = {-1, SC_ST_RFWD_RECV}, [SC_ST_RFWD_RECV] = {1, SC_ST_RFWD_SEND},
+    [SC_ST_RBWD_SEND] = {1, SC_ST_RBWD_RECV},  [SC_ST_RBWD_RECV] = {-1, SC_ST_RBWD_SEND},
 };
 
 /* X(id, name, is_compute) */
@@ -56,7 +79,8 @@ enum {
   X(SC_COLL_ALLGATHER, "all_gather")      \
   X(SC_COLL_REDUCESCATTER, "reduce_scatter") \
   X(SC_COLL_ALLTOALL, "all_to_all")       \
-  X(SC_COLL_BROADCAST, "broadcast")
+  X(SC_COLL_BROADCAST, "broadcast")       \
+  X(SC_COLL_SENDRECV, "send_recv")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -65,11 +89,28 @@ enum {
   SC_COLL_COUNT
 };
 
-/* Group kinds a collective can name; the engine resolves the instance. */
-#define SC_GROUP_LIST(X)  \
-  X(SC_GRP_TP, "tp")      \
-  X(SC_GRP_DP, "dp")      \
-  X(SC_GRP_EMBED, "embedding")
+/* Group kinds a collective can name; the engine resolves the instance from
+ * the rank mapping (tp fastest, then cp, dp, pp):
+ *   tp     the tensor-parallel ranks;
+ *   dp     the data-parallel ranks with the context-parallel ones (dp x cp:
+ *          gradient reduction and optimizer sharding, as Megatron-LM does);
+ *   cp     the context-parallel ranks;
+ *   cp_in  / cp_out  hierarchical CP (a2a+p2p): the CP ranks on one node /
+ *          one per node-block, a ring across them;
+ *   shard  / replica  FSDP hybrid sharding: the dp x cp ranks a parameter
+ *          is sharded over / the copies of a shard;
+ *   embedding  the first and last stage's tied embeddings.
+ * A send_recv collective (every member sends to the next and receives from
+ * the previous one) is a ring exchange, as context parallelism runs it. */
+#define SC_GROUP_LIST(X)     \
+  X(SC_GRP_TP, "tp")         \
+  X(SC_GRP_DP, "dp")         \
+  X(SC_GRP_EMBED, "embedding") \
+  X(SC_GRP_CP, "cp")         \
+  X(SC_GRP_CP_IN, "cp_in")   \
+  X(SC_GRP_CP_OUT, "cp_out") \
+  X(SC_GRP_SHARD, "shard")   \
+  X(SC_GRP_REPLICA, "replica")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -91,7 +132,12 @@ enum {
   X(SC_L_RECV_ACT, "recv-activation") X(SC_L_SEND_GRAD, "send-grad")       \
   X(SC_L_RECV_GRAD, "recv-grad") X(SC_L_GRAD_AR, "grad-all-reduce")        \
   X(SC_L_GRAD_RS, "grad-reduce-scatter") X(SC_L_PARAM_AG, "param-all-gather") \
-  X(SC_L_EMBED_AR, "embedding-grad-all-reduce") X(SC_L_OPTIM, "optimizer-step")
+  X(SC_L_EMBED_AR, "embedding-grad-all-reduce") X(SC_L_OPTIM, "optimizer-step") \
+  X(SC_L_CP_KV, "cp-kv-exchange") X(SC_L_CP_DKV, "cp-dkv-exchange")        \
+  X(SC_L_CP_A2A, "cp-all-to-all") X(SC_L_CP_AG, "cp-kv-all-gather")        \
+  X(SC_L_CP_RS, "cp-dkv-reduce-scatter") X(SC_L_FSDP_AG, "fsdp-param-all-gather") \
+  X(SC_L_FSDP_RS, "fsdp-grad-reduce-scatter") X(SC_L_FSDP_AR, "hsdp-grad-all-reduce") \
+  X(SC_L_FP8_CAST, "fp8-cast") X(SC_L_FP8_AMAX, "fp8-amax")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -145,6 +191,9 @@ typedef struct sc_program {
    * of this one. Each of those ended in exactly one event (rate 1, never
    * re-queued), so the engine adds it to both its op and event counts. */
   int64_t nmerged;
+  /* Synthesised workloads: bit g set when a collective names group kind g
+   * (the engine builds instances of those only). */
+  uint16_t groups_used;
 } sc_program;
 
 /* Whole nanoseconds an activity with work_ns of work left takes at rate 1:
@@ -195,6 +244,8 @@ void sc__placement_add(sc_placement_acc *a, int64_t node);
  * dp, pp): rank = tp_rank + t*(cp_rank + c*(dp_rank + dp*pp_rank)). */
 typedef struct sc_mapping {
   int64_t tp, cp, dp, pp, world, gpus_per_node;
+  int64_t shard; /* FSDP: data-parallel ranks a parameter is sharded over (dp: no HSDP) */
+  int64_t cp_in; /* hierarchical CP: CP ranks of one inner (all-to-all) group (cp: none) */
 } sc_mapping;
 
 /* A communication group of an explicit workload: its simulated members

@@ -8,6 +8,7 @@
  * derives every term and compares it with Megatron-LM's own estimate.
  */
 #include "model/memory_int.h"
+#include "model/schedule_int.h"
 
 #include <math.h>
 
@@ -52,13 +53,25 @@
  * but keeps the fp32 log-sum-exp per query row and head (4 a s b). Full
  * recompute keeps only the layer input, e sbh (split with SP).
  */
+/* Per layer and micro-batch between a split backward's B and W passes: the
+ * inputs of the QKV, projection, FC1 and FC2 weight-grad GEMMs (stored as
+ * the forward stored them: h split with SP, qd/t, f/t) and their output
+ * grads (qkv_out/t, h, FC1's outputs/t, h; split with SP). */
+double sc__memory_layer_wgrad_act(const sc_shape *sh) {
+  double e = sh->elem_bytes, sb = sh->s * sh->b;
+  double fc1 = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+  double inputs = 2.0 * sh->h / sh->shard + sh->qd / sh->t + sh->f / sh->t;
+  double grads = sh->qkv_out / sh->t + 2.0 * sh->h / sh->shard + fc1;
+  return e * sb * (inputs + grads);
+}
+
 double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention) {
   double e = sh->elem_bytes;
   double sb = sh->s * sh->b, sbh = sb * sh->h;
   if (recompute == SC_RECOMPUTE_FULL) return e * sbh / sh->shard;
   double replicated = (4.0 * e + 2.0) * sbh;
-  double qkv = e * sbh / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
-  double split = e * sbh + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
+  double qkv = e * sb * sh->qd / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
+  double split = e * sb * sh->qd + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
   double bytes = replicated / sh->shard + qkv + split / sh->t;
   if (recompute == SC_RECOMPUTE_NONE) {
     if (flash_attention) bytes += 4.0 * sh->a * sb / sh->t;
@@ -88,7 +101,6 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   mm->dp = sh->dp;
   mm->vpp = sh->vpp;
   mm->m = sh->m;
-  mm->lpc = sh->lpc;
   mm->layer_params = sh->layer_params;
   mm->embed_params = sh->embed_params;
   mm->norm_params = sh->norm_params;
@@ -110,6 +122,7 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
 
   mm->act_layer = sc__memory_layer_act(sh, cfg->training.recompute, o->flash_attention);
   mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
+  mm->act_layer_w = sc__memory_layer_wgrad_act(sh);
   double e = sh->elem_bytes;
   double sb = sh->s * sh->b, sbh = sb * sh->h;
   /* Embedding: int64 token ids (replicated over TP) and the 1-byte dropout
@@ -131,16 +144,24 @@ static double stage_params(const sc_memory_model *mm, int64_t stage) {
 }
 
 double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
-  int64_t vs = chunk * mm->pp + stage;
-  double bytes = mm->act_layer * (double)mm->lpc;
+  int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
+  double bytes = mm->act_layer * (double)sc__shape_vs_layers(mm->sh, vs);
   if (vs == 0) bytes += mm->act_embed;
   if (vs == mm->pp * mm->vpp - 1) bytes += mm->act_head;
   return bytes;
 }
 
 static double item_embed_head(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
-  int64_t vs = chunk * mm->pp + stage;
+  int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
   return (vs == 0 ? mm->act_embed : 0.0) + (vs == mm->pp * mm->vpp - 1 ? mm->act_head : 0.0);
+}
+
+/* What a micro-batch still holds between its input-grad pass and its
+ * weight-grad pass (split backwards): per layer the weight-grad GEMMs'
+ * inputs and output grads. */
+static double item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
+  int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
+  return mm->act_layer_w * (double)sc__shape_vs_layers(mm->sh, vs);
 }
 
 /* Communicators a rank of `stage` belongs to: TP, DP, the pipeline's p2p
@@ -157,57 +178,55 @@ double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage) {
          communicators(mm, stage) * NCCL_COMM_BYTES + FRAMEWORK_FIXED_BYTES;
 }
 
-/* Peak of stored activations on a stage and the schedule items held then.
- * 1F1B (PipeDream-flush): stage i runs p-i-1 warm-up forwards, then one more
- * forward before its first backward, so min(p-i, m) micro-batches are held;
- * GPipe holds all m. Interleaved 1F1B (Megatron-LM): the order of workload.c's
- * schedule() -- warm-up of (p-i-1)*2 + (v-1)*p forwards, then forward/backward
- * pairs -- where forward k runs chunk (k mod pv)/p and backward k chunk
- * v-1-(k mod pv)/p; walked so the embedding and LM head, which live on one
- * chunk only, are counted when they are really held. */
+/* Peak of stored activations on a stage and the schedule items held then,
+ * walking the stage's schedule (model/schedule.c): a forward adds its
+ * chunk's activations, a backward frees them (a split backward keeps what
+ * the weight grads need until its W pass), so the embedding and LM head,
+ * which live on one chunk only, are counted when they are really held.
+ * ZB-V's order needs the whole pipeline: its bound, pp forwards of each chunk
+ * in flight (the list schedule's limit, sc__schedule_zbv_limit). */
 static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *bytes,
                           double *embed_head, double *items) {
-  const sc_parallel_cfg *par = &mm->cfg->parallel;
-  if (mm->vpp == 1 || par->schedule != SC_SCHED_INTERLEAVED) {
-    int64_t n = par->schedule == SC_SCHED_GPIPE ? mm->m
-                                                : (mm->pp - stage < mm->m ? mm->pp - stage : mm->m);
-    *bytes = (double)n * sc__memory_item_bytes(mm, stage, 0);
-    *embed_head = (double)n * item_embed_head(mm, stage, 0);
-    *items = (double)n;
-    return;
-  }
-  int64_t p = mm->pp, v = mm->vpp, total = mm->m * v;
-  int64_t warm = (p - stage - 1) * 2 + (v - 1) * p;
-  if (warm > total) warm = total;
-  double chunk_bytes[64], chunk_eh[64]; /* vpp <= 64: checked by the model init */
-  for (int64_t c = 0; c < v; c++) {
+  const sc_shape *sh = mm->sh;
+  double chunk_bytes[64], chunk_eh[64], chunk_w[64]; /* vpp <= 64: shape init */
+  for (int64_t c = 0; c < mm->vpp; c++) {
     chunk_bytes[c] = sc__memory_item_bytes(mm, stage, c);
     chunk_eh[c] = item_embed_head(mm, stage, c);
+    chunk_w[c] = item_wgrad_bytes(mm, stage, c);
   }
-#define FWD_CHUNK(k) (((k) % (p * v)) / p)
-#define BWD_CHUNK(k) (v - 1 - ((k) % (p * v)) / p)
-  double cur = 0, cur_eh = 0, best = -1, best_eh = 0;
-  int64_t held = 0, best_items = 0, f = 0, b = 0;
-  for (; f < total; f++) {
-    int64_t c = FWD_CHUNK(f);
-    cur += chunk_bytes[c];
-    cur_eh += chunk_eh[c];
-    held++;
-    if (cur > best) {
-      best = cur;
-      best_eh = cur_eh;
-      best_items = held;
-    }
-    if (f >= warm) { /* steady state: each forward is followed by a backward */
-      c = BWD_CHUNK(b);
-      cur -= chunk_bytes[c];
+  if (sh->cfg->parallel.schedule == SC_SCHED_ZBV) {
+    int64_t n = sc__schedule_zbv_limit(sh) / 2 < mm->m ? sc__schedule_zbv_limit(sh) / 2 : mm->m;
+    *bytes = (double)n * (chunk_bytes[0] + chunk_bytes[1]);
+    *embed_head = (double)n * (chunk_eh[0] + chunk_eh[1]);
+    *items = (double)(2 * n);
+    return;
+  }
+  int split = sc__schedule_split(sh);
+  double cur = 0, cur_eh = 0, best = 0, best_eh = 0;
+  int64_t held = 0, best_items = 0;
+  sc_sched_iter it;
+  sc_sched_item x;
+  sc__schedule_begin(sh, stage, &it);
+  while (sc__schedule_next(&it, &x)) {
+    int c = x.chunk;
+    if (x.pass == SC_PASS_F) {
+      cur += chunk_bytes[c];
+      cur_eh += chunk_eh[c];
+      held++;
+      if (cur > best) {
+        best = cur;
+        best_eh = cur_eh;
+        best_items = held;
+      }
+    } else if (x.pass == SC_PASS_B) {
+      cur -= chunk_bytes[c] - (split ? chunk_w[c] : 0.0);
       cur_eh -= chunk_eh[c];
+      if (!split) held--;
+    } else {
+      cur -= chunk_w[c];
       held--;
-      b++;
     }
   }
-#undef FWD_CHUNK
-#undef BWD_CHUNK
   *bytes = best;
   *embed_head = best_eh;
   *items = (double)best_items;

@@ -31,13 +31,13 @@ typedef struct sc_memory_model {
   const sc_config *cfg;       /* sh->cfg */
   sc_memory_opts o;
   int64_t tp, pp, dp, vpp, m; /* m: micro-batches per replica per step */
-  int64_t lpc;                /* layers per model chunk */
   double layer_params;        /* one layer's parameters on one TP rank */
   double embed_params;        /* word embedding (or LM head) shard */
   double norm_params;         /* final norm */
   double weight_bpp, grad_bpp, opt_bpp; /* bytes per parameter before sharding */
   double act_layer;           /* stored per layer per micro-batch (recompute mode) */
   double act_layer_full;      /* same without any recompute */
+  double act_layer_w;         /* held between a split backward's B and W passes */
   double act_embed, act_head; /* per micro-batch on the first / last virtual stage */
   double gather_bytes;        /* sequence-parallel all-gather output */
   double logits16_bytes;      /* 16-bit logits before the fp32 loss */
@@ -52,6 +52,7 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
  * rank, bytes, for `recompute` with the model's shape: Korthikanti et al.
  * 2022 Table 2 generalised to GQA, SwiGLU and any FFN width. */
 double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention);
+double sc__memory_layer_wgrad_act(const sc_shape *sh);
 
 /* Activations one schedule item (a forward pass of one micro-batch through
  * one model chunk) adds on `stage`, bytes: the chunk's layers plus embedding

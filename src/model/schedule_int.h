@@ -1,30 +1,70 @@
 /*
  * schedule_int.h: pipeline schedules. The order in which one pipeline stage
  * runs the forward and backward passes of its micro-batches and model chunks
- * (GPipe, 1F1B, interleaved 1F1B), derived from the shape alone, so that the
- * workload synthesiser and the memory model walk the same order.
+ * (GPipe, 1F1B, interleaved 1F1B, the zero-bubble ZB-H1 and ZB-V), derived
+ * from the shape alone, so that the workload synthesiser and the memory
+ * model walk the same order.
  */
 #ifndef SC_SCHEDULE_INT_H
 #define SC_SCHEDULE_INT_H
 
 #include "model/shape_int.h"
 
-/* One schedule item: a forward or backward pass of micro-batch mb through
- * model chunk `chunk` of the stage. */
+/* A pass: forward, backward (the whole backward, or only the input grads
+ * when the schedule splits it), weight grads (split schedules only). */
+enum { SC_PASS_F = 0, SC_PASS_B, SC_PASS_W };
+
+/* One schedule item: pass `pass` of micro-batch mb through model chunk
+ * `chunk` of the stage. */
 typedef struct sc_sched_item {
   uint32_t mb;
   uint16_t chunk;
-  uint8_t fwd;
+  uint8_t pass;
 } sc_sched_item;
 
-/* Items per stage: 2 * m * vpp. */
-static inline size_t sc__schedule_len(const sc_shape *sh) {
-  return (size_t)(2 * sh->m * sh->vpp);
+/* 1 when the schedule splits the backward into B and W passes (ZB-H1, ZB-V). */
+static inline int sc__schedule_split(const sc_shape *sh) {
+  sc_schedule k = sh->cfg->parallel.schedule;
+  return k == SC_SCHED_ZB_H1 || k == SC_SCHED_ZBV;
 }
 
-/* Fills items[sc__schedule_len(sh)] with the order stage `stage` runs its
- * passes in (the config's parallel.schedule; interleaved whenever vpp > 1).
- * Returns the count. */
-size_t sc__schedule_items(const sc_shape *sh, int64_t stage, sc_sched_item *items);
+/* Items per stage: 2 * m * vpp, or 3 * m * vpp with split backwards. */
+static inline size_t sc__schedule_len(const sc_shape *sh) {
+  return (size_t)((sc__schedule_split(sh) ? 3 : 2) * sh->m * sh->vpp);
+}
+
+/* Walks stage `stage`'s order one item at a time, in constant memory (every
+ * schedule but ZB-V, whose order needs the whole pipeline: next returns 0
+ * at once). next returns 1 and the item, or 0 after the last. */
+typedef struct sc_sched_iter {
+  const sc_shape *sh;
+  int64_t stage, total, warm, defer, f, b, w;
+  int kind, step;
+} sc_sched_iter;
+void sc__schedule_begin(const sc_shape *sh, int64_t stage, sc_sched_iter *it);
+int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out);
+
+/* Fills items[pp * sc__schedule_len(sh)] with every stage's order, stage by
+ * stage: the config's parallel.schedule (interleaved whenever vpp > 1 and
+ * the schedule is not zbv). ZB-V's order comes from a unit-time list
+ * schedule of the whole pipeline, the others from their formulas. 0,
+ * SC_ENOMEM or SC_EINTERNAL (with a message). */
+int sc__schedule_all(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items);
+
+/* Micro-batch and chunk of the k-th forward of an interleaved stage
+ * (Megatron's schedule table: micro-batches in groups of pp per chunk, a last
+ * group of m mod pp when pp does not divide m); backward k runs the same
+ * micro-batch through chunk vpp - 1 - chunk. */
+void sc__schedule_interleaved_fwd(const sc_shape *sh, int64_t k, uint32_t *mb, uint16_t *chunk);
+
+/* Warm-up forwards of stage `stage` before its first backward (1F1B, ZB-H1:
+ * pp - stage - 1; interleaved: (pp - stage - 1) * 2 + (vpp - 1) * pp), at
+ * most the forwards it runs. */
+int64_t sc__schedule_warmup(const sc_shape *sh, int64_t stage);
+
+/* ZB-V keeps at most this many model-chunk passes in flight (forward run,
+ * weight grads not yet) on a stage: 2 * pp, the activations of pp whole
+ * micro-batches, as 1F1B's first stage. */
+static inline int64_t sc__schedule_zbv_limit(const sc_shape *sh) { return 2 * sh->pp; }
 
 #endif /* SC_SCHEDULE_INT_H */

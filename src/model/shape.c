@@ -14,14 +14,15 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
   double h = (double)m->hidden, s = (double)m->seq_len, L = (double)m->layers;
   double a = (double)m->heads;
   double g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
+  double d = m->head_dim > 0 ? (double)m->head_dim : h / a, qd = a * d;
   double f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
   double V = (double)m->vocab;
   double tokens = (double)cfg->training.global_batch * s;
   /* Forward FLOPs per token and layer (Megatron num_floating_point_operations,
    * full s x s attention as in the 72/96 formulas of the SC21 paper). */
-  double qkv = 2.0 * h * (h + 2.0 * g * h / a);
-  double attn = 4.0 * s * h;
-  double proj = 2.0 * h * h;
+  double qkv = 2.0 * h * (qd + 2.0 * g * d);
+  double attn = 4.0 * s * qd;
+  double proj = 2.0 * qd * h;
   double mlp = 2.0 * h * f * (m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0);
   double layer = qkv + attn + proj + mlp;
   double logits = 2.0 * h * V;
@@ -39,9 +40,51 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
 static double layer_params(const sc_shape *sh) {
   double qkv_out = sh->qkv_out;
   double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
-  double weights = (sh->h * qkv_out + sh->h * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
+  double weights = (sh->h * qkv_out + sh->qd * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
   double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
   return weights + small;
+}
+
+/* Layers per model chunk of the first, middle and last stages (see
+ * sc_shape); nonzero when the split does not work out (a config that was not
+ * resolved). */
+static int split_layers(const sc_config *cfg, int64_t vpp, sc_shape *sh) {
+  const sc_parallel_cfg *par = &cfg->parallel;
+  int64_t L = cfg->model.layers, pp = par->pp;
+  sh->emb_unit = pp > 1 && par->pp_embedding_in_split;
+  sh->loss_unit = pp > 1 && par->pp_loss_in_split;
+  if (pp > 1 && (par->pp_first_layers || par->pp_last_layers)) {
+    int64_t F = par->pp_first_layers, Z = par->pp_last_layers;
+    if (!F || !Z || F + Z > L || F % vpp || Z % vpp) return 1;
+    if (pp > 2 && (L - F - Z) % ((pp - 2) * vpp)) return 1;
+    if (pp == 2 && F + Z != L) return 1;
+    sh->lpc_first = F / vpp;
+    sh->lpc_last = Z / vpp;
+    sh->lpc_mid = pp > 2 ? (L - F - Z) / ((pp - 2) * vpp) : 0;
+  } else {
+    int64_t units = L + sh->emb_unit + sh->loss_unit;
+    if (units % (pp * vpp)) return 1;
+    sh->lpc_first = sh->lpc_mid = sh->lpc_last = units / (pp * vpp);
+  }
+  sh->lpc_max = sh->lpc_first > sh->lpc_mid ? sh->lpc_first : sh->lpc_mid;
+  if (sh->lpc_last > sh->lpc_max) sh->lpc_max = sh->lpc_last;
+  return 0;
+}
+
+int64_t sc__shape_vs_layers(const sc_shape *sh, int64_t vs) {
+  /* the stage holding vs; ZB-V splits evenly, so any stage of the row */
+  int64_t s = vs % sh->pp;
+  int64_t n = s == 0 ? sh->lpc_first : s == sh->pp - 1 ? sh->lpc_last : sh->lpc_mid;
+  if (vs == 0) n -= sh->emb_unit;
+  if (vs == sh->pp * sh->vpp - 1) n -= sh->loss_unit;
+  return n;
+}
+
+int64_t sc__shape_vs_first_layer(const sc_shape *sh, int64_t vs) {
+  int64_t pp = sh->pp, c = vs / pp, s = vs % pp;
+  int64_t row = pp == 1 ? sh->lpc_first : sh->lpc_first + sh->lpc_last + (pp - 2) * sh->lpc_mid;
+  int64_t at = c * row + (s == 0 ? 0 : sh->lpc_first + (s - 1) * sh->lpc_mid);
+  return vs > 0 ? at - sh->emb_unit : at;
 }
 
 int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
@@ -54,8 +97,8 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   int64_t per_step = cfg->training.micro_batch * par->dp;
   if (!sh->hw || par->tp < 1 || par->pp < 1 || par->dp < 1 || par->cp < 1 ||
       cfg->training.micro_batch < 1 || m->layers < 1 || m->heads < 1 || m->hidden < 1 ||
-      per_step < 1 || cfg->training.global_batch % per_step || m->layers % (par->pp * vpp) ||
-      vpp > 64)
+      per_step < 1 || cfg->training.global_batch % per_step || vpp > 64 ||
+      m->seq_len % par->cp || split_layers(cfg, vpp, sh))
     return sc__error(ctx, SC_EINVAL,
                      "%s: the config was not resolved (sizes, divisibility, known gpu)",
                      cfg->origin);
@@ -66,24 +109,40 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->vpp = vpp;
   sh->layers = m->layers;
   sh->m = cfg->training.global_batch / per_step;
-  sh->lpc = m->layers / (par->pp * vpp);
 
   sh->b = (double)cfg->training.micro_batch;
   sh->s = (double)m->seq_len;
   sh->h = (double)m->hidden;
   sh->a = (double)m->heads;
   sh->g = (double)(m->kv_heads > 0 ? m->kv_heads : m->heads);
-  sh->d = sh->h / sh->a;
+  sh->d = m->head_dim > 0 ? (double)m->head_dim : sh->h / sh->a;
+  sh->qd = sh->a * sh->d;
+  sh->s_cp = sh->s / (double)par->cp;
+  /* Hierarchical CP: the all-to-all runs among the CP ranks that share a
+   * node (the largest divisor of cp whose TP x CP block fits a node and
+   * that splits the TP rank's heads), the ring across those groups. */
+  sh->cp_in = par->cp;
+  if (par->cp_comm == SC_CP_A2A_P2P) {
+    int64_t gpn = cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1;
+    sh->cp_in = 1;
+    for (int64_t k = par->cp; k > 1; k--)
+      if (par->cp % k == 0 && k * par->tp <= gpn && (m->heads / par->tp) % k == 0) {
+        sh->cp_in = k;
+        break;
+      }
+  }
   sh->f = (double)(m->ffn_hidden > 0 ? m->ffn_hidden : 4 * m->hidden);
   sh->t = (double)par->tp;
   sh->g_rank = sh->g >= sh->t ? sh->g / sh->t : 1.0;
-  sh->qkv_out = sh->h + 2.0 * sh->g_rank * sh->t * sh->d;
+  sh->qkv_out = sh->qd + 2.0 * sh->g_rank * sh->t * sh->d;
   /* Megatron pads the vocabulary to a multiple of 128 * tp. */
   double mult = 128.0 * sh->t;
   sh->v = ceil((double)m->vocab / mult) * mult;
   sh->sp = par->sequence_parallel && par->tp > 1;
   sh->shard = sh->sp ? sh->t : 1.0;
   sh->swiglu = m->activation == SC_ACT_SWIGLU;
+  sh->relu2 = m->activation == SC_ACT_RELU2;
+  sh->vshape = par->schedule == SC_SCHED_ZBV;
   sh->tied = m->tied_embeddings;
 
   sh->elem_bytes = sc__precision_elem_bytes(cfg->training.precision);
@@ -103,12 +162,12 @@ double sc__shape_stage_params(const sc_shape *sh, int64_t stage) {
   int64_t last_vs = sh->pp * sh->vpp - 1;
   double params = 0;
   for (int64_t c = 0; c < sh->vpp; c++) {
-    int64_t vs = c * sh->pp + stage;
-    params += sh->layer_params * (double)sh->lpc;
+    int64_t vs = sc__shape_vstage(sh, stage, c);
+    params += sh->layer_params * (double)sc__shape_vs_layers(sh, vs);
     if (vs == 0) params += sh->embed_params;
     /* The LM head: its own matrix, or with tied embeddings a copy kept on
      * the last stage and synchronised (shared when one stage holds both). */
-    if (vs == last_vs && (!sh->tied || sh->pp > 1)) params += sh->embed_params;
+    if (vs == last_vs && (!sh->tied || !sc__shape_ends_together(sh))) params += sh->embed_params;
     if (vs == last_vs) params += sh->norm_params;
   }
   return params;

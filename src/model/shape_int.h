@@ -21,23 +21,36 @@ typedef struct sc_shape {
   double h;      /* hidden */
   double a;      /* attention heads */
   double g;      /* key/value heads */
-  double d;      /* head dim h / a */
+  double d;      /* head dim (model.head_dim, h / a unless given) */
+  double qd;     /* query width a * d (h unless head_dim is given) */
+  double s_cp;   /* tokens of a sequence on one context-parallel rank: s / cp */
+  int64_t cp_in; /* cp_comm a2a+p2p: CP ranks of one all-to-all group (on one node);
+                    else cp */
   double f;      /* FFN inner size */
   double v;      /* vocabulary padded to a multiple of 128 * tp (Megatron) */
   double t;      /* tensor-parallel size */
   double g_rank; /* KV heads on one TP rank: a shard, or one replicated head when
                     tp > kv_heads (Megatron-LM's GQA layout) */
   double shard;  /* t with sequence parallelism, else 1: how activations split */
-  double qkv_out; /* QKV projection outputs summed over the TP group: h + 2 g_rank t d */
+  double qkv_out; /* QKV projection outputs summed over the TP group: qd + 2 g_rank t d */
   int sp;        /* sequence parallelism over TP (tp > 1) */
   int swiglu;    /* gated FFN: three GEMMs */
+  int relu2;     /* squared ReLU (not gated) */
   int tied;      /* LM head shares the input embedding */
 
   /* Parallel layout and schedule sizes. */
   int64_t tp, pp, dp, cp, vpp;
   int64_t layers;
   int64_t m;   /* micro-batches per replica per step */
-  int64_t lpc; /* layers per model chunk: layers / (pp * vpp) */
+  /* Layers per model chunk of the first, middle and last stage (uneven
+   * splits: parallel.pp_first_layers / pp_last_layers over vpp chunks), and
+   * whether the first / last model chunk counts the embedding / loss as one
+   * of them (pp_embedding_in_split / pp_loss_in_split). Read through
+   * sc__shape_vs_layers and sc__shape_vs_first_layer. */
+  int64_t lpc_first, lpc_mid, lpc_last;
+  int emb_unit, loss_unit;
+  int64_t lpc_max; /* most layers of any model chunk */
+  int vshape;      /* ZB-V: chunk 1 of stage s is virtual stage 2 pp - 1 - s */
 
   /* Bytes per element. */
   double elem_bytes; /* activations and GEMM operands: 4 for fp32, else 2 (fp8
@@ -58,6 +71,23 @@ typedef struct sc_shape {
  * SC_EINVAL with a message (unknown GPU, sizes that do not divide: a config
  * that was not resolved). No allocation. */
 int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *out);
+
+/* Virtual stage (position in the pipeline) of model chunk `chunk` of
+ * `stage`: chunk * pp + stage (interleaved), or the V of ZB-V. */
+static inline int64_t sc__shape_vstage(const sc_shape *sh, int64_t stage, int64_t chunk) {
+  return sh->vshape && chunk == 1 ? 2 * sh->pp - 1 - stage : chunk * sh->pp + stage;
+}
+
+/* 1 when one stage holds both the first and the last virtual stage (pp = 1,
+ * or the V of ZB-V): tied embeddings then need no synchronisation. */
+static inline int sc__shape_ends_together(const sc_shape *sh) {
+  return sh->pp == 1 || sh->vshape;
+}
+
+/* Transformer layers of virtual stage vs (see sc__shape_vstage) and the
+ * global index of its first layer. */
+int64_t sc__shape_vs_layers(const sc_shape *sh, int64_t vs);
+int64_t sc__shape_vs_first_layer(const sc_shape *sh, int64_t vs);
 
 /* Parameters held by one rank of pipeline stage `stage` (every model chunk
  * it runs): layers, embedding and LM head where the stage holds them, and

@@ -21,12 +21,13 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.ctx = ctx;
   B.cfg = cfg;
   B.cost = cost;
-  part_memo parts[2];
+  part_memo parts[3];
   memset(parts, 0, sizeof parts);
   B.parts = parts;
   B.mg.on = (flags & SC_WL_MERGE) != 0;
   wl->merged = B.mg.on;
   B.sh = sh;
+  B.bw_input = sc__schedule_split(sh);
   B.lparams = sh->layer_params;
   B.mg.inline_tp = B.mg.on && inline_tp;
   B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;
@@ -51,14 +52,6 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
     return sc__error(ctx, SC_EINVAL, "%s: global_batch does not split into micro-batches",
                      cfg->origin);
   B.m = cfg->training.global_batch / denom;
-  if (cfg->model.layers % (B.pp * B.vpp))
-    return sc__error(ctx, SC_EINVAL, "%s: model.layers=%lld is not divisible by pp*vpp=%lld",
-                     cfg->origin, (long long)cfg->model.layers, (long long)(B.pp * B.vpp));
-  B.lpc = cfg->model.layers / (B.pp * B.vpp);
-  if (B.vpp > 1 && B.m % B.pp)
-    return sc__error(ctx, SC_EINVAL,
-                     "%s: interleaved schedule needs micro-batches (%lld) divisible by pp=%lld",
-                     cfg->origin, (long long)B.m, (long long)B.pp);
   if (B.m > 0x7fffffff / 4 / B.vpp)
     return sc__error(ctx, SC_EUNSUPPORTED, "%s: too many micro-batches", cfg->origin);
 
@@ -68,20 +61,26 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   wl->map.pp = par->pp;
   wl->map.world = par->tp * wl->map.cp * par->dp * par->pp;
   wl->map.gpus_per_node = cost->gpus_per_node;
-  wl->tied_embed_sync = cfg->model.tied_embeddings && par->pp > 1;
+  wl->map.shard = par->fsdp_shard > 0 ? par->fsdp_shard : par->dp;
+  wl->map.cp_in = sh->cp_in;
+  wl->tied_embed_sync = cfg->model.tied_embeddings && !sc__shape_ends_together(sh);
   wl->nprogs = B.pp;
 
-  size_t nitems = (size_t)(2 * B.m * B.vpp);
+  size_t nitems = sc__schedule_len(sh);
   int64_t layers_total = cfg->model.layers;
   int rc = SC_ENOMEM;
   item *sched_all = sc__malloc(ctx, sizeof(item) * nitems * (size_t)B.pp);
   B.param_ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
   B.item_end = sc__malloc(ctx, sizeof(uint32_t) * nitems);
   B.item_send = sc__malloc(ctx, sizeof(uint32_t) * nitems);
-  B.lag = B.vpp > 1 ? 2 : 1;
+  /* Megatron's blocking p2p: one pass back (1F1B, GPipe) or two
+   * (interleaved); the zero-bubble schedules post every transfer ahead
+   * (batched non-blocking isend/irecv), so a pass waits only for its data. */
+  B.lag = cfg->parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : sc__schedule_split(sh) ? 0 : 1;
   wl->progs = sc__calloc(ctx, (size_t)B.pp, sizeof(sc_program));
   if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs) goto done;
-  for (int64_t s = 0; s < B.pp; s++) sc__schedule_items(sh, s, sched_all + (size_t)s * nitems);
+  if ((rc = sc__schedule_all(ctx, sh, sched_all))) goto done;
+  rc = SC_ENOMEM;
 
   for (int64_t s = 0; s < B.pp; s++) {
     B.stage = s;

@@ -61,7 +61,7 @@ typedef struct builder {
   const sc_cost *cost;
   sc_program *prog;
   const sc_shape *sh;
-  int64_t pp, vpp, m, lpc, stage;
+  int64_t pp, vpp, m, stage;
   double lparams; /* parameters of one layer on one TP rank */
   int rc;
   gemm_memo memo[SC_GEMM_MEMO];
@@ -71,12 +71,14 @@ typedef struct builder {
    * A pass posts its receive and waits for the sends `lag` items back:
    * 1 for 1F1B/GPipe (Megatron blocks after every pass), 2 for the
    * interleaved schedule (it batches the p2p of each forward/backward pair
-   * and receives one pair ahead). */
+   * and receives one pair ahead); 0 for the zero-bubble schedules, whose
+   * transfers are all posted ahead (non-blocking). */
   uint32_t *item_end, *item_send;
   int lag;
   uint32_t *param_ag; /* per layer: DP-stream handle of its param all-gather */
   merger mg;          /* SC_WL_MERGE state */
-  struct part_memo *parts; /* [2]: layer_forward_rest, layer_backward_rest */
+  struct part_memo *parts; /* [3]: layer_forward_rest, layer_backward_rest, weight grads */
+  int bw_input;       /* split backward (zero-bubble): B passes leave the weight grads */
 } builder;
 
 /* Where an op sits in the step (for traces and the memory track). */
@@ -135,6 +137,11 @@ void sc__syn_memo_run(builder *B, part_memo *pm, part_fn fn, const where *w);
 static inline double sc__syn_mem(const builder *B, double bytes) {
   return B->cost->compute->mem_ns(B->cost, bytes);
 }
+/* Ranks that hold the same parameters and reduce their gradients: dp x cp
+ * (the SC_GRP_DP group; Megatron-LM reduces over data and context
+ * parallelism together). */
+static inline int64_t sc__syn_dp_ranks(const builder *B) { return B->sh->dp * B->sh->cp; }
+
 /* Tokens per micro-batch, and tokens an elementwise op touches on one rank. */
 static inline double sc__syn_tokens(const builder *B) { return B->sh->b * B->sh->s; }
 static inline double sc__syn_tokens_local(const builder *B) {
@@ -150,6 +157,7 @@ void sc__syn_reduced_gemm(builder *B, const where *w, int label, double m, doubl
                           double bytes);
 void sc__syn_column_parallel_backward(builder *B, const where *w, int label, double n_out);
 void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double k_in);
+void sc__syn_weight_grad(builder *B, const where *w, int label, double n);
 
 /* ------------------------------------------------------------ layers.c */
 
@@ -159,6 +167,9 @@ void sc__syn_embedding_forward(builder *B, const where *w);
 void sc__syn_embedding_backward(builder *B, const where *w);
 void sc__syn_head_forward(builder *B, const where *w);
 void sc__syn_head_backward(builder *B, const where *w);
+/* A split backward's W pass: one layer's weight grads, the LM head's. */
+void sc__syn_layer_weight_grads(builder *B, const where *w);
+void sc__syn_head_weight_grads(builder *B, const where *w);
 
 /* ------------------------------------------------------------ pipeline.c */
 

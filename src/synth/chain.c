@@ -269,6 +269,7 @@ uint32_t sc__syn_collective(builder *B, const where *w, int stream, int group, i
   op.layer = w->layer;
   op.chunk = w->chunk;
   op.mb = w->mb;
+  B->prog->groups_used |= (uint16_t)(1u << group);
   uint32_t idx = sc__syn_emit(B, stream, &op, &after, 1);
   return idx == NONE ? NONE : SC_DEP(stream, idx);
 }
@@ -338,6 +339,7 @@ uint32_t sc__syn_tp_after_op(builder *B, const where *w, int coll, int label, in
   op.cat = (uint8_t)cat;
   op.coll = (uint8_t)coll;
   op.group = SC_GRP_TP;
+  B->prog->groups_used |= (uint16_t)(1u << SC_GRP_TP);
   op.label = (uint8_t)label;
   op.phase = w->phase;
   op.layer = w->layer;

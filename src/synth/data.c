@@ -7,14 +7,9 @@
  */
 #include "synth/build_int.h"
 
-/* Index of model chunk `chunk` of `stage` in the whole pipeline. */
-static int64_t vstage(const builder *B, int64_t stage, int64_t chunk) {
-  return chunk * B->pp + stage;
-}
-
 /* The distributed optimizer: 1 when it shards over more than one replica. */
 static int distributed(const builder *B) {
-  return B->cfg->parallel.distributed_optimizer && B->cfg->parallel.dp > 1;
+  return B->cfg->parallel.distributed_optimizer && sc__syn_dp_ranks(B) > 1;
 }
 
 /* Overlapped parameter all-gather (distributed optimizer): the gathers of
@@ -25,20 +20,21 @@ void sc__syn_dp_param_gathers(builder *B) {
   const sc_config *cfg = B->cfg;
   int64_t stage = B->stage, v = B->vpp;
   double lparams = B->lparams;
-  int64_t layers_total = B->pp * v * B->lpc;
+  int64_t layers_total = sh->layers;
   for (int64_t l = 0; l < layers_total; l++) B->param_ag[l] = NONE;
   if (!distributed(B) || !cfg->parallel.overlap_param_gather) return;
   where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
   for (int64_t c = 0; c < v; c++) {
-    int64_t vs = vstage(B, stage, c);
+    int64_t vs = sc__shape_vstage(sh, stage, c);
+    int64_t nl = sc__shape_vs_layers(sh, vs), l0 = sc__shape_vs_first_layer(sh, vs);
     double fill = 0;
-    for (int64_t j = 0; j < B->lpc; j++) {
+    for (int64_t j = 0; j < nl; j++) {
       fill += lparams;
-      int64_t layer = vs * B->lpc + j;
-      if (fill >= (double)cfg->parallel.dp_bucket_elems || j == B->lpc - 1) {
+      int64_t layer = l0 + j;
+      if (fill >= (double)cfg->parallel.dp_bucket_elems || j == nl - 1) {
         uint32_t ag = sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER,
                                          SC_L_PARAM_AG, SC_CAT_DP, fill * sh->elem_bytes, NONE);
-        for (int64_t k = layer; k >= vs * B->lpc && B->param_ag[k] == NONE; k--)
+        for (int64_t k = layer; k >= l0 && B->param_ag[k] == NONE; k--)
           B->param_ag[k] = ag;
         fill = 0;
       }
@@ -49,7 +45,7 @@ void sc__syn_dp_param_gathers(builder *B) {
 
 void sc__syn_dp_reduce(builder *B, double elems, uint32_t after) {
   const sc_parallel_cfg *par = &B->cfg->parallel;
-  if (par->dp <= 1 || elems <= 0) return;
+  if (sc__syn_dp_ranks(B) <= 1 || elems <= 0) return;
   where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
   int dist = par->distributed_optimizer;
   sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
@@ -85,7 +81,7 @@ uint32_t sc__syn_dp_grads_done(builder *B, double params) {
   int holds_first = B->stage == 0, holds_last = B->stage == B->pp - 1;
   uint32_t dp_last =
       B->prog->nops[SC_ST_DP] ? SC_DEP(SC_ST_DP, B->prog->nops[SC_ST_DP] - 1) : NONE;
-  if (cfg->model.tied_embeddings && B->pp > 1 && (holds_first || holds_last)) {
+  if (cfg->model.tied_embeddings && !sc__shape_ends_together(sh) && (holds_first || holds_last)) {
     double emb_params = sh->v * sh->h / sh->t;
     dp_last = sc__syn_collective(B, &ws, SC_ST_DP, SC_GRP_EMBED, SC_COLL_ALLREDUCE,
                                  SC_L_EMBED_AR, SC_CAT_DP, emb_params * sh->grad_bytes,
@@ -102,7 +98,7 @@ void sc__syn_dp_optimizer(builder *B, double params) {
   /* Adam over the local (sharded) parameters, memory-bound, plus zeroing the
    * full local grad buffer for the next step (Megatron-LM's
    * zero_grad_buffer, grad_bytes per param). */
-  double local = dist ? params / (double)cfg->parallel.dp : params;
+  double local = dist ? params / (double)sc__syn_dp_ranks(B) : params;
   sc__syn_compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
                   sc__syn_mem(B, local * B->cost->p.optimizer_bytes_per_param +
                                      params * sh->grad_bytes));

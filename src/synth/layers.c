@@ -7,10 +7,10 @@
 #include "synth/build_int.h"
 
 /* Causal FlashAttention forward FLOPs of one micro-batch on one TP rank:
- * 4*b*s^2*h/t for full attention, half of it for causal kernels. */
+ * 4*b*s^2*(a*d)/t for full attention, half of it for causal kernels. */
 static double attn_fwd_flops(const builder *B) {
   const sc_shape *sh = B->sh;
-  return 0.5 * 4.0 * sh->b * sh->s * sh->s * sh->h / sh->t;
+  return 0.5 * 4.0 * sh->b * sh->s * sh->s * sh->qd / sh->t;
 }
 
 static double attn_ns(const builder *B, double flops) {
@@ -71,7 +71,7 @@ static void layer_forward_rest(builder *B, const where *w) {
 
   sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
   attention_forward(B, w);
-  sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->h / sh->t, act);
+  sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->qd / sh->t, act);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
   sc__syn_gathered_gemm(B, w, SC_L_FC1, T, fc1_n, sh->h, act);
@@ -104,7 +104,7 @@ static void layer_backward_rest(builder *B, const where *w) {
   sc__syn_column_parallel_backward(B, w, SC_L_FC1, fc1_n);
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 3.0 * act_l));
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 3.0 * act_l));
-  sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->h / sh->t);
+  sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->qd / sh->t);
   if (B->cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) {
     /* Selective recompute re-runs the attention core (Korthikanti et al.
      * 2022: QK^T, softmax, dropout, attention over V). */
@@ -182,3 +182,20 @@ void sc__syn_head_backward(builder *B, const where *w) {
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, sc__syn_mem(B, 3.0 * sc__syn_tokens_local(B) * sh->h * sh->elem_bytes));
 }
 
+
+/* Weight grads of one layer in a split backward's W pass, in backward order. */
+static void layer_weight_grads(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  sc__syn_weight_grad(B, w, SC_L_FC2, sh->f / sh->t);
+  sc__syn_weight_grad(B, w, SC_L_FC1, sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t);
+  sc__syn_weight_grad(B, w, SC_L_PROJ, sh->qd / sh->t);
+  sc__syn_weight_grad(B, w, SC_L_QKV, sh->qkv_out / sh->t);
+}
+
+void sc__syn_layer_weight_grads(builder *B, const where *w) {
+  sc__syn_memo_run(B, &B->parts[2], layer_weight_grads, w);
+}
+
+void sc__syn_head_weight_grads(builder *B, const where *w) {
+  sc__syn_weight_grad(B, w, SC_L_LOGITS, B->sh->v / B->sh->t);
+}

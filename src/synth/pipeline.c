@@ -7,10 +7,6 @@
  */
 #include "synth/build_int.h"
 
-static int64_t vstage(const builder *B, int64_t stage, int64_t chunk) {
-  return chunk * B->pp + stage;
-}
-
 /* Emits a send or receive; returns its dep handle. Megatron's default
  * pipeline p2p is blocking: a receive is posted when the compute stream gets
  * to the pass that needs it, and the next pass waits for the last send. */
@@ -18,13 +14,18 @@ static uint32_t p2p_op(builder *B, int stream, int label, uint32_t mb, uint16_t 
                        double bytes, uint32_t after) {
   sc_op op = {0};
   op.work = bytes;
-  op.kind = (stream == SC_ST_FWD_SEND || stream == SC_ST_BWD_SEND) ? SC_OP_SEND : SC_OP_RECV;
+  int send = stream == SC_ST_FWD_SEND || stream == SC_ST_BWD_SEND || stream == SC_ST_RFWD_SEND ||
+             stream == SC_ST_RBWD_SEND;
+  op.kind = send ? SC_OP_SEND : SC_OP_RECV;
   op.cat = SC_CAT_PP;
   op.label = (uint8_t)label;
   op.layer = SC_NO_LAYER;
   op.chunk = chunk;
   op.mb = mb;
-  op.phase = (stream == SC_ST_FWD_SEND || stream == SC_ST_FWD_RECV) ? SC_PH_FWD : SC_PH_BWD;
+  op.phase = (stream == SC_ST_FWD_SEND || stream == SC_ST_FWD_RECV || stream == SC_ST_RFWD_SEND ||
+              stream == SC_ST_RFWD_RECV)
+                 ? SC_PH_FWD
+                 : SC_PH_BWD;
   uint32_t idx = sc__syn_emit(B, stream, &op, &after, 1);
   return idx == NONE ? NONE : SC_DEP(stream, idx);
 }
@@ -42,11 +43,38 @@ static void receive_activation(builder *B, const where *w, int stream, int label
   sc__syn_add_wait(B, r);
 }
 
+/* The p2p streams of a model chunk: forward receive and send, backward
+ * receive and send. Chunk 1 of ZB-V runs from the last stage back to the
+ * first, so it uses the reverse pair. */
+typedef struct chunk_streams {
+  int frecv, fsend, brecv, bsend;
+} chunk_streams;
+
+static chunk_streams streams_of(const builder *B, int64_t chunk) {
+  if (B->sh->vshape && chunk == 1)
+    return (chunk_streams){SC_ST_RFWD_RECV, SC_ST_RFWD_SEND, SC_ST_RBWD_RECV, SC_ST_RBWD_SEND};
+  return (chunk_streams){SC_ST_FWD_RECV, SC_ST_FWD_SEND, SC_ST_BWD_RECV, SC_ST_BWD_SEND};
+}
+
+/* Whether the neighbour of virtual stage vs in the pipeline order runs on
+ * this stage too (ZB-V's turn on the last stage): then activations and
+ * gradients pass through memory, not p2p. */
+static int local_turn(const builder *B, int64_t vs, int next) {
+  return B->sh->vshape && (next ? vs == B->pp - 1 : vs == B->pp);
+}
+
+/* Reduces the chunk's last partial bucket once its gradients are final. */
+static void close_bucket(builder *B, bucketer *bk) {
+  if (bk->fill > 0 && bk->overlap) sc__syn_dp_reduce(B, bk->fill, sc__syn_last_compute(B));
+  bk->fill = 0;
+}
+
 int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *stage_params) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
-  int64_t stage = B->stage, pp = B->pp, v = B->vpp;
-  int64_t last_vs = pp * v - 1;
+  int64_t stage = B->stage, v = B->vpp;
+  int64_t last_vs = B->pp * v - 1;
+  int split = B->bw_input;
   /* Pipeline messages are split over the TP ranks of a stage, each sending
    * b*s*h/t over its own NIC: with SP the activations are already scattered;
    * without it Megatron-LM's scatter/gather optimisation (SC21 section 4.1,
@@ -64,11 +92,12 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
 
   sc__syn_dp_param_gathers(B);
 
-  /* Index in sched of the last backward of each chunk (its grads are final). */
+  /* Index in sched of the pass after which each chunk's gradients are
+   * final: its last backward, or its last weight-grad pass when split. */
   size_t last_b[64];
   for (int64_t c = 0; c < v && c < 64; c++) last_b[c] = 0;
   for (size_t i = 0; i < nsched; i++)
-    if (!sched[i].fwd) last_b[sched[i].chunk] = i;
+    if (sched[i].pass == (split ? SC_PASS_W : SC_PASS_B)) last_b[sched[i].chunk] = i;
   uint8_t *first_fwd_seen = sc__calloc(B->ctx, (size_t)v, 1);
   if (!first_fwd_seen) return SC_ENOMEM;
 
@@ -76,37 +105,43 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
 
   for (size_t i = 0; i < nsched && !B->rc; i++) {
     const item *it = &sched[i];
-    int64_t vs = vstage(B, stage, it->chunk);
-    where w = {SC_NO_LAYER, it->chunk, it->mb, it->fwd ? SC_PH_FWD : SC_PH_BWD};
-    uint32_t posted = i >= (size_t)B->lag ? B->item_end[i - (size_t)B->lag] : NONE;
-    if (i >= (size_t)B->lag) sc__syn_add_wait(B, B->item_send[i - (size_t)B->lag]);
+    int64_t vs = sc__shape_vstage(sh, stage, it->chunk);
+    int64_t nl = sc__shape_vs_layers(sh, vs), l0 = sc__shape_vs_first_layer(sh, vs);
+    chunk_streams cs = streams_of(B, it->chunk);
+    where w = {SC_NO_LAYER, it->chunk, it->mb, it->pass == SC_PASS_F ? SC_PH_FWD : SC_PH_BWD};
+    uint32_t posted = NONE; /* lag 0: receives posted ahead, sends never waited for */
+    if (B->lag > 0 && i >= (size_t)B->lag) {
+      posted = B->item_end[i - (size_t)B->lag];
+      sc__syn_add_wait(B, B->item_send[i - (size_t)B->lag]);
+    }
     B->item_send[i] = NONE;
-    if (it->fwd) {
-      if (vs > 0)
-        receive_activation(B, &w, SC_ST_FWD_RECV, SC_L_RECV_ACT, it, p2p_bytes, posted);
+    int final = (i == last_b[it->chunk]);
+    if (it->pass == SC_PASS_F) {
+      if (vs > 0 && !local_turn(B, vs, 0))
+        receive_activation(B, &w, cs.frecv, SC_L_RECV_ACT, it, p2p_bytes, posted);
       if (vs == 0) sc__syn_embedding_forward(B, &w);
       int first = !first_fwd_seen[it->chunk];
       first_fwd_seen[it->chunk] = 1;
-      for (int64_t j = 0; j < B->lpc; j++) {
-        w.layer = (uint16_t)(vs * B->lpc + j);
+      for (int64_t j = 0; j < nl; j++) {
+        w.layer = (uint16_t)(l0 + j);
         if (first) sc__syn_add_wait(B, B->param_ag[w.layer]);
         sc__syn_layer_forward(B, &w);
       }
       w.layer = SC_NO_LAYER;
       if (vs == last_vs) sc__syn_head_forward(B, &w);
-      else B->item_send[i] = p2p_op(B, SC_ST_FWD_SEND, SC_L_SEND_ACT, it->mb, it->chunk,
-                                    p2p_bytes, sc__syn_last_compute(B));
-    } else {
-      int final = (i == last_b[it->chunk]);
-      if (vs < last_vs)
-        receive_activation(B, &w, SC_ST_BWD_RECV, SC_L_RECV_GRAD, it, p2p_bytes, posted);
+      else if (!local_turn(B, vs, 1))
+        B->item_send[i] = p2p_op(B, cs.fsend, SC_L_SEND_ACT, it->mb, it->chunk, p2p_bytes,
+                                 sc__syn_last_compute(B));
+    } else if (it->pass == SC_PASS_B) {
+      if (vs < last_vs && !local_turn(B, vs, 1))
+        receive_activation(B, &w, cs.brecv, SC_L_RECV_GRAD, it, p2p_bytes, posted);
       if (vs == last_vs) {
         sc__syn_head_backward(B, &w);
-        if (final && (!tied || pp > 1 || v > 1)) sc__syn_bucket_add(B, &bk, emb_params);
+        if (final && (!tied || !sc__shape_ends_together(sh))) sc__syn_bucket_add(B, &bk, emb_params);
         if (final) sc__syn_bucket_add(B, &bk, 2.0 * sh->h);
       }
-      for (int64_t j = B->lpc - 1; j >= 0; j--) {
-        w.layer = (uint16_t)(vs * B->lpc + j);
+      for (int64_t j = nl - 1; j >= 0; j--) {
+        w.layer = (uint16_t)(l0 + j);
         sc__syn_layer_backward(B, &w);
         if (final) sc__syn_bucket_add(B, &bk, lparams);
       }
@@ -115,15 +150,25 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
         sc__syn_embedding_backward(B, &w);
         if (final) sc__syn_bucket_add(B, &bk, emb_params);
       }
-      if (final) { /* close the chunk's last partial bucket */
-        if (bk.fill > 0) {
-          if (overlap) sc__syn_dp_reduce(B, bk.fill, sc__syn_last_compute(B));
-        }
-        bk.fill = 0;
+      if (final) close_bucket(B, &bk);
+      if (vs > 0 && !local_turn(B, vs, 0))
+        B->item_send[i] = p2p_op(B, cs.bsend, SC_L_SEND_GRAD, it->mb, it->chunk, p2p_bytes,
+                                 sc__syn_last_compute(B));
+    } else { /* the weight grads of a split backward */
+      w.phase = SC_PH_WGRAD;
+      if (vs == last_vs) {
+        sc__syn_head_weight_grads(B, &w);
+        if (final && (!tied || !sc__shape_ends_together(sh))) sc__syn_bucket_add(B, &bk, emb_params);
+        if (final) sc__syn_bucket_add(B, &bk, 2.0 * sh->h);
       }
-      if (vs > 0)
-        B->item_send[i] = p2p_op(B, SC_ST_BWD_SEND, SC_L_SEND_GRAD, it->mb, it->chunk,
-                                 p2p_bytes, sc__syn_last_compute(B));
+      for (int64_t j = nl - 1; j >= 0; j--) {
+        w.layer = (uint16_t)(l0 + j);
+        sc__syn_layer_weight_grads(B, &w);
+        if (final) sc__syn_bucket_add(B, &bk, lparams);
+      }
+      w.layer = SC_NO_LAYER;
+      if (vs == 0 && final) sc__syn_bucket_add(B, &bk, emb_params);
+      if (final) close_bucket(B, &bk);
     }
     B->item_end[i] = sc__syn_last_compute(B);
   }
@@ -137,4 +182,3 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
   sc__syn_dp_optimizer(B, params);
   return B->rc;
 }
-

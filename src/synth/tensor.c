@@ -59,11 +59,20 @@ void sc__syn_reduced_gemm(builder *B, const where *w, int label, double m, doubl
 
 /* Backward of a column-parallel linear (QKV, FC1, logits) as Megatron runs
  * it: with SP the input all-gather overlaps the data-grad GEMM; the grad
- * reduce-scatter (SP) or all-reduce (TP only) overlaps the weight-grad GEMM. */
+ * reduce-scatter (SP) or all-reduce (TP only) overlaps the weight-grad GEMM.
+ * A split backward (B->bw_input, zero-bubble schedules) runs the data-grad
+ * GEMM and its reduction only; the weight grads come in the W pass, from
+ * the input kept since the forward (sc__syn_weight_grad). */
 void sc__syn_column_parallel_backward(builder *B, const where *w, int label, double n_out) {
   const sc_shape *sh = B->sh;
   double T = sc__syn_tokens(B);
   double act = T * sh->h * sh->elem_bytes;
+  if (B->bw_input) {
+    sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, T, sh->h, n_out));
+    sc__syn_tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+                        sh->sp ? SC_L_TP_RS : SC_L_TP_AR, act);
+    return;
+  }
   uint32_t ag = NONE;
   if (sh->sp) ag = sc__syn_tp_after_compute(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
   sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, T, sh->h, n_out));
@@ -80,13 +89,22 @@ void sc__syn_column_parallel_backward(builder *B, const where *w, int label, dou
 
 /* Backward of a row-parallel linear (attention projection, FC2): the output
  * grad is all-gathered (SP; the mirror of the forward reduce-scatter) into
- * the input-grad GEMM, then the weight-grad GEMM. */
+ * the input-grad GEMM, then the weight-grad GEMM (in the W pass when split). */
 void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double k_in) {
   const sc_shape *sh = B->sh;
   double T = sc__syn_tokens(B);
   sc__syn_gathered_gemm(B, w, label, T, k_in, sh->h, T * sh->h * sh->elem_bytes);
+  if (B->bw_input) return;
   where ww = *w;
   ww.phase = SC_PH_WGRAD;
   sc__syn_compute(B, &ww, SC_OP_GEMM, label, sc__syn_gemm(B, k_in, sh->h, T));
 }
 
+
+/* The weight-grad GEMM of a linear with n_in x n_out weights on this TP
+ * rank, in a zero-bubble schedule's W pass. */
+void sc__syn_weight_grad(builder *B, const where *w, int label, double n) {
+  where ww = *w;
+  ww.phase = SC_PH_WGRAD;
+  sc__syn_compute(B, &ww, SC_OP_GEMM, label, sc__syn_gemm(B, n, B->sh->h, sc__syn_tokens(B)));
+}

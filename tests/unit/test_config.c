@@ -322,7 +322,7 @@ static void test_field_lines(void **state) {
 /* The enum name table: rows in value order, names parse back, labels. */
 static void test_enum_names(void **state) {
   (void)state;
-  static const int counts[SC_ENUM_COUNT] = {2, 4, 3, 3, 3, 2};
+  static const int counts[SC_ENUM_COUNT] = {3, 4, 3, 5, 3, 2, 4, 3};
   for (int e = 0; e < SC_ENUM_COUNT; e++) {
     assert_int_equal(sc_enum_count((sc_enum)e), counts[e]);
     for (int v = 0; v < counts[e]; v++) {
@@ -481,7 +481,7 @@ static const error_case error_cases[] = {
     {"model: {}\nfoo: 1\n", SC_EINVAL, "t.yaml:2: unknown section \"foo\" (valid sections: model, training"},
     {"parallel:\n  tp: 8\n  ppp: 2\n", SC_EINVAL, "t.yaml:3: unknown key \"parallel.ppp\" (did you mean \"parallel.pp\"?)"},
     {"parallel:\n  global_batch: 8\n", SC_EINVAL, "t.yaml:2: unknown key \"parallel.global_batch\" (did you mean \"training.global_batch\"?)"},
-    {"parallel:\n  zzzzzz: 8\n", SC_EINVAL, "t.yaml:2: unknown key \"parallel.zzzzzz\" (valid keys: tp, pp, dp"},
+    {"parallel:\n  zzzzzz: 8\n", SC_EINVAL, "t.yaml:2: unknown key \"parallel.zzzzzz\" (valid keys: tp, pp, pp_first_layers"},
     {"calibration:\n  gemm_ef: 0.5\n", SC_EINVAL, "t.yaml:2: unknown key \"calibration.gemm_ef\" (did you mean \"calibration.gemm_eff\"?)"},
     /* wrong types and ranges */
     {"model:\n  layers: abc\n", SC_EINVAL, "t.yaml:2: model.layers: expected a positive integer, got \"abc\""},
@@ -500,10 +500,10 @@ static const error_case error_cases[] = {
     {"calibration:\n  attn_eff: .nan\n", SC_EINVAL, "t.yaml:2: calibration.attn_eff: expected a number, got \".nan\""},
     {"model:\n  name: \"0123456789012345678901234567890123456789012345678901234567890123\"\n", SC_EINVAL, "t.yaml:2: model.name: longer than 63 bytes"},
     /* enums, presets, gpus */
-    {"model:\n  activation: relu\n", SC_EINVAL, "t.yaml:2: model.activation: unknown value \"relu\" (allowed: gelu, swiglu)"},
+    {"model:\n  activation: relu\n", SC_EINVAL, "t.yaml:2: model.activation: unknown value \"relu\" (allowed: gelu, swiglu, relu2)"},
     {"training:\n  precision: int8\n", SC_EINVAL, "(allowed: bf16, fp16, fp8, fp32)"},
     {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full)"},
-    {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved)"},
+    {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved, zb-h1, zbv)"},
     {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned)"},
     {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: 11 out of range [-10, 10]"},
     {"calibration:\n  interference_w_gemm: 1\n  interference_w_gemm: 2\n", SC_EINVAL, "t.yaml:3: duplicate key \"calibration.interference_w_gemm\" (first given on line 2)"},
@@ -538,9 +538,13 @@ static const error_case error_cases[] = {
     {"model:\n  kv_heads: 5\n", SC_EINVAL, "t.yaml:2: model.kv_heads=5 does not divide model.heads=96"},
     {"model:\n  kv_heads: 192\n", SC_EINVAL, "t.yaml:2: model.kv_heads=192 does not divide model.heads=96"},
     {"model:\n  hidden: 1000\n", SC_EINVAL, "t.yaml:2: model.hidden=1000 is not a multiple of model.heads=96"},
-    {"parallel:\n  pp: 5\n  dp: 1\ncluster:\n  num_gpus: 40\n", SC_EINVAL, "t.yaml:2: parallel.pp=5 does not divide model.layers=96"},
-    {"model:\n  layers: 8\nparallel:\n  pp: 16\n", SC_EINVAL, "t.yaml:4: parallel.pp=16 does not divide model.layers=8"},
-    {"parallel:\n  vpp: 4\n", SC_EINVAL, "t.yaml:2: parallel.pp*vpp = 16*4 does not divide model.layers=96"},
+    {"parallel:\n  pp: 5\n  pp_first_layers: 10\n  pp_last_layers: 10\n  dp: 1\ncluster:\n  num_gpus: 40\n", SC_EINVAL, "t.yaml:3: the 76 layers left by parallel.pp_first_layers / pp_last_layers do not split evenly over the other 3 stages"},
+    {"parallel:\n  pp: 4\n  pp_first_layers: 50\n  pp_last_layers: 50\n  dp: 32\n", SC_EINVAL, "t.yaml:3: parallel.pp_first_layers + pp_last_layers = 50 + 50 leave -4 of model.layers=96"},
+    {"parallel:\n  pp: 4\n  pp_first_layers: 12\n  pp_embedding_in_split: true\n  dp: 32\n", SC_EINVAL, "t.yaml:3: parallel.pp_first_layers / pp_last_layers and pp_embedding_in_split / pp_loss_in_split are two ways"},
+    {"parallel:\n  pp: 4\n  pp_embedding_in_split: true\n  dp: 32\n", SC_EINVAL, "t.yaml:3: model.layers=96 plus the embedding / loss counted as layers (97 units) do not split"},
+    {"model:\n  layers: 8\nparallel:\n  pp: 16\n", SC_EINVAL, "t.yaml:4: parallel.pp*vpp = 16*1 does not divide model.layers=8 and no split with equal middle stages fits"},
+    {"parallel:\n  vpp: 4\n", SC_EINVAL, "t.yaml:2: parallel.pp*vpp = 16*4 does not divide model.layers=96 and no split"},
+    {"parallel:\n  pp: 1\n  pp_first_layers: 4\n  dp: 128\n", SC_EINVAL, "t.yaml:3: parallel.pp_first_layers / pp_last_layers need parallel.pp > 1"},
     {"parallel:\n  dp: 4\n", SC_EINVAL, "t.yaml:2: world size mismatch: parallel.tp*pp*dp*cp = 8*16*4*1 = 512 but cluster.num_gpus=1024"},
     {"cluster:\n  num_gpus: 1000\n  nodes: 125\n", SC_EINVAL, "t.yaml:2: world size mismatch: cluster.num_gpus=1000 is not divisible by parallel.tp*pp*cp = 8*16*1 = 128"},
     {"parallel:\n  tp: 64\n  pp: 32\n", SC_EINVAL, "world size mismatch: cluster.num_gpus=1024 is not divisible by parallel.tp*pp*cp = 64*32*1 = 2048"},
@@ -552,9 +556,17 @@ static const error_case error_cases[] = {
     {"parallel:\n  schedule: interleaved\n", SC_EINVAL, "t.yaml:2: parallel.schedule=interleaved requires parallel.vpp > 1"},
     {"parallel:\n  schedule: 1f1b\n  vpp: 2\n", SC_EINVAL, "t.yaml:2: parallel.vpp=2 requires parallel.schedule=interleaved, got 1f1b"},
     {"parallel:\n  vpp: 2\n  pp: 1\n  dp: 128\n", SC_EINVAL, "parallel.schedule=interleaved requires parallel.pp > 1"},
-    {"training:\n  global_batch: 1544\nparallel:\n  vpp: 2\n", SC_EINVAL, "t.yaml:4: the interleaved schedule needs the micro-batches per replica (global_batch/(micro_batch*dp) = 193) to be a multiple of parallel.pp=16"},
-    {"parallel:\n  cp: 2\n  dp: 4\n", SC_EUNSUPPORTED, "t.yaml:2: parallel.cp=2: context parallelism is not modelled yet"},
-    {"model:\n  seq_len: 2047\nparallel:\n  sequence_parallel: 1\n", SC_EINVAL, "t.yaml:2: model.seq_len=2047 is not divisible by parallel.tp=8 (needed by sequence_parallel)"},
+    {"parallel:\n  schedule: zb-h1\n  vpp: 2\n", SC_EINVAL, "t.yaml:3: parallel.schedule=zb-h1 runs one model chunk per stage"},
+    {"parallel:\n  schedule: zbv\n  vpp: 3\n", SC_EINVAL, "t.yaml:3: parallel.schedule=zbv places two model chunks per stage"},
+    {"parallel:\n  schedule: zbv\n  pp: 1\n  dp: 128\n", SC_EINVAL, "t.yaml:2: parallel.schedule=zbv requires parallel.pp > 1"},
+    {"parallel:\n  cp: 8\n  cp_comm: a2a\n  dp: 1\n", SC_EINVAL, "t.yaml:3: parallel.cp_comm=a2a splits the 12 heads of a TP rank over parallel.cp=8: cp must divide them"},
+    {"model:\n  seq_len: 2052\nparallel:\n  cp: 4\n  dp: 2\n", SC_EINVAL, "t.yaml:4: model.seq_len=2052 is not divisible by 2 * cp = 8"},
+    {"parallel:\n  fsdp_shard: 4\n", SC_EINVAL, "t.yaml:2: parallel.fsdp_shard=4 needs parallel.zero_stage=3"},
+    {"parallel:\n  zero_stage: 3\n  fsdp_shard: 3\n", SC_EINVAL, "t.yaml:3: parallel.fsdp_shard=3 does not divide parallel.dp=8"},
+    {"parallel:\n  zero_stage: 3\n  fsdp_fp8_allgather: true\n", SC_EINVAL, "t.yaml:3: parallel.fsdp_fp8_allgather needs parallel.zero_stage=3 and training.precision=fp8"},
+    {"training:\n  fp8_attention: true\n", SC_EINVAL, "t.yaml:2: training.fp8_attention needs training.precision=fp8"},
+    {"parallel:\n  fsdp_prefetch: 9\n", SC_EINVAL, "t.yaml:2: parallel.fsdp_prefetch: 9 out of range [0, 8]"},
+    {"model:\n  seq_len: 2047\nparallel:\n  sequence_parallel: 1\n", SC_EINVAL, "t.yaml:2: model.seq_len=2047 per context-parallel rank (cp=1) is not divisible by parallel.tp=8 (needed by sequence_parallel)"},
     {"training:\n  precision: fp8\n", SC_EINVAL, "t.yaml:2: training.precision=fp8 is not supported by cluster.gpu=a100-80gb"},
 };
 /* clang-format on */

@@ -85,6 +85,28 @@ static void test_fold_gpipe_interference(void **state) {
   assert_fold_equal(&cfg);
 }
 
+/* Uneven stages (first and last stage lighter), the zero-bubble schedules
+ * and flexible interleaving: folded == unfolded too. */
+static void test_fold_uneven_and_zero_bubble(void **state) {
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    sc_config cfg;
+    small_config(&cfg);
+    cfg.model.layers = 22; /* 5 + 6 + 6 + 5 over pp 4: derived split */
+    cfg.parallel.distributed_optimizer = 1;
+    if (k == 1) cfg.parallel.schedule = SC_SCHED_ZB_H1;
+    if (k == 2) cfg.model.layers = 24, cfg.parallel.schedule = SC_SCHED_ZBV;
+    if (k == 3) { /* interleaved, 10 micro-batches over pp 4, first/last stages of 4 */
+      cfg.model.layers = 32;
+      cfg.parallel.vpp = 2;
+      cfg.parallel.pp_first_layers = 4;
+      cfg.parallel.pp_last_layers = 4;
+      cfg.training.global_batch = 80;
+    }
+    assert_fold_equal(&cfg);
+  }
+}
+
 static void test_fold_llama_gqa_swiglu(void **state) {
   (void)state;
   sc_config cfg;
@@ -137,6 +159,119 @@ static void test_1f1b_bubble(void **state) {
       fail_msg("p=%lld m=%lld: bubble %.5f, expected %.5f", (long long)p, (long long)m, got,
                expect);
   }
+}
+
+/* A uniform pipeline as above for any schedule: returns the mean idle time
+ * of a rank (bubble + exposed p2p) and the compute time of one micro-batch's
+ * forward, backward (input grads when split) and weight-grad passes through
+ * one stage, measured on stage 0's program. */
+typedef struct uniform_run {
+  double idle, tf, tb, tw, step;
+} uniform_run;
+
+static uniform_run run_uniform(int64_t p, int64_t m, sc_schedule sched, int64_t vpp) {
+  sc_config cfg;
+  sc_config_default(&cfg);
+  assert_int_equal(sc_model_preset(ctx, &cfg, "gpt3-1.3b"), 0);
+  cfg.model.layers = p * 2 * (vpp > 1 ? vpp : 1);
+  cfg.training.global_batch = m;
+  cfg.training.micro_batch = 1;
+  cfg.training.recompute = SC_RECOMPUTE_NONE;
+  cfg.parallel.tp = 1;
+  cfg.parallel.pp = p;
+  cfg.parallel.vpp = vpp;
+  cfg.parallel.schedule = sched;
+  cfg.parallel.dp = 0;
+  cfg.cluster.num_gpus = p;
+  cfg.cluster.nodes = 0;
+  cfg.cluster.nic_gbps = 1e5;
+  cfg.cluster.nvlink_gbps = 1e5;
+  cfg.costs.p2p_latency_us = 0.01;
+  if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
+  sc_cost cost;
+  sc_workload wl;
+  sc_shape sh;
+  assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+  if (sc_test_build(ctx, &cfg, &cost, 0, &sh, &wl)) fail_msg("%s", sc_errmsg(ctx));
+  uniform_run u = {0, 0, 0, 0, 0};
+  for (int64_t s = 0; s < wl.nprogs; s++)
+    for (size_t k = 0; k < wl.progs[s].nops[SC_ST_COMPUTE]; k++) {
+      sc_op *op = &wl.progs[s].ops[SC_ST_COMPUTE][k];
+      if (op->layer == SC_NO_LAYER) op->work = 0; /* embedding, head, optimizer */
+      if (s != 0) continue;
+      double ns = (double)sc__duration_ns(op->work) / (double)m;
+      if (op->phase == SC_PH_FWD) u.tf += ns;
+      else if (op->phase == SC_PH_WGRAD) u.tw += ns;
+      else u.tb += ns;
+    }
+  sc_engine_result r;
+  if (sc_test_engine(ctx, &cfg, &wl, &cost, NULL, NULL, &r))
+    fail_msg("%s p=%lld m=%lld: %s", sc_enum_name(SC_ENUM_SCHEDULE, sched), (long long)p,
+             (long long)m, sc_errmsg(ctx));
+  sc__workload_free(ctx, &wl);
+  u.step = sc_test_step_s(&r) * 1e9;
+  u.idle = (r.breakdown_s[SC_CAT_BUBBLE] + r.breakdown_s[SC_CAT_PP]) * 1e9;
+  return u;
+}
+
+/* Each schedule's bubble against its formula on the uniform model (pass
+ * times per micro-batch and stage: F forward, B input grads, W weight grads,
+ * B + W without a split; Qi et al. 2024, Table 1 for ZB-H1):
+ *   GPipe and 1F1B  (p-1) (F + B + W)
+ *   interleaved     (p-1) (F + B + W) / v   (m a multiple of p)
+ *   ZB-H1           (p-1) (F + B - W)
+ *   ZB-V            between the last stage's unavoidable start-up idle, p-1
+ *                   chunk forwards (F / 2: two chunks per stage), and 1.35
+ *                   times it (its list schedule, model/schedule.c). */
+static void test_schedule_bubbles(void **state) {
+  (void)state;
+  static const int64_t cases[][2] = {{4, 16}, {8, 32}, {4, 8}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t p = cases[i][0], m = cases[i][1];
+    uniform_run g = run_uniform(p, m, SC_SCHED_GPIPE, 1);
+    uniform_run f = run_uniform(p, m, SC_SCHED_1F1B, 1);
+    uniform_run v = run_uniform(p, m, SC_SCHED_INTERLEAVED, 2);
+    uniform_run h = run_uniform(p, m, SC_SCHED_ZB_H1, 1);
+    uniform_run z = run_uniform(p, m, SC_SCHED_ZBV, 2);
+    double pm1 = (double)(p - 1);
+    if (getenv("SC_TEST_VERBOSE"))
+      for (int k = 0; k < 5; k++) {
+        const uniform_run *u = k == 0 ? &g : k == 1 ? &f : k == 2 ? &v : k == 3 ? &h : &z;
+        print_message("p=%lld m=%lld sched %d: idle %.0f step %.0f F %.0f B %.0f W %.0f\n",
+                      (long long)p, (long long)m, k, u->idle, u->step, u->tf, u->tb, u->tw);
+      }
+    struct {
+      const char *name;
+      double got, want, tol;
+    } chk[] = {
+        {"gpipe", g.idle, pm1 * (g.tf + g.tb + g.tw), 0.01},
+        {"1f1b", f.idle, pm1 * (f.tf + f.tb + f.tw), 0.01},
+        {"interleaved", v.idle, pm1 * (v.tf + v.tb + v.tw) / 2.0, 0.03},
+        {"zb-h1", h.idle, pm1 * (h.tf + h.tb - h.tw), 0.02},
+    };
+    for (size_t k = 0; k < sizeof chk / sizeof chk[0]; k++)
+      if (fabs(chk[k].got - chk[k].want) > chk[k].tol * chk[k].want)
+        fail_msg("p=%lld m=%lld %s: idle %.0f ns, formula %.0f ns", (long long)p, (long long)m,
+                 chk[k].name, chk[k].got, chk[k].want);
+    /* the same work in every schedule */
+    double work = f.tf + f.tb + f.tw;
+    assert_true(fabs((h.tf + h.tb + h.tw) - work) < 0.001 * work);
+    double zbv_floor = pm1 * z.tf / 2.0;
+    if (!(z.idle >= 0.99 * zbv_floor && z.idle <= 1.35 * zbv_floor && z.idle < h.idle &&
+          h.idle < f.idle))
+      fail_msg("p=%lld m=%lld: zbv idle %.0f ns (floor %.0f), zb-h1 %.0f, 1f1b %.0f",
+               (long long)p, (long long)m, z.idle, zbv_floor, h.idle, f.idle);
+  }
+}
+
+/* Megatron's flexible interleaving: a micro-batch count pp does not divide
+ * runs (a last partial group), between its neighbours in step time. */
+static void test_interleaved_any_microbatches(void **state) {
+  (void)state;
+  uniform_run a = run_uniform(4, 16, SC_SCHED_INTERLEAVED, 2);
+  uniform_run b = run_uniform(4, 18, SC_SCHED_INTERLEAVED, 2);
+  uniform_run c = run_uniform(4, 20, SC_SCHED_INTERLEAVED, 2);
+  assert_true(a.step < b.step && b.step < c.step);
 }
 
 static void test_interleaved_smaller_bubble(void **state) {
@@ -429,8 +564,11 @@ int main(void) {
       cmocka_unit_test(test_fold_interleaved_sp_distopt),
       cmocka_unit_test(test_fold_gpipe_interference),
       cmocka_unit_test(test_fold_llama_gqa_swiglu),
+      cmocka_unit_test(test_fold_uneven_and_zero_bubble),
       cmocka_unit_test(test_1f1b_bubble),
       cmocka_unit_test(test_interleaved_smaller_bubble),
+      cmocka_unit_test(test_schedule_bubbles),
+      cmocka_unit_test(test_interleaved_any_microbatches),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_interference_slows),
       cmocka_unit_test(test_fold_learned_interference),

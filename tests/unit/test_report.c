@@ -83,7 +83,16 @@ static void test_text(void **state) {
   assert_int_equal(sc_result_format(&cfg, &res, SC_FORMAT_TEXT, to_sink, &s), 0);
   assert_non_null(strstr(s.buf, "step time"));
   assert_non_null(strstr(s.buf, "MFU"));
-  for (int c = 0; c < SC_CAT_COUNT; c++) assert_non_null(strstr(s.buf, sc_category_label(c)));
+  /* every category, but context / expert parallel ones only when used */
+  for (int c = 0; c < SC_CAT_COUNT; c++) {
+    int shown = strstr(s.buf, sc_category_label(c)) != NULL;
+    assert_int_equal(shown, (c != SC_CAT_CP && c != SC_CAT_EP) || res.breakdown_s[c] != 0);
+  }
+  sink t = {{0}, 0};
+  sc_result cp = res;
+  cp.breakdown_s[SC_CAT_CP] = 0.5;
+  assert_int_equal(sc_result_format(&cfg, &cp, SC_FORMAT_TEXT, to_sink, &t), 0);
+  assert_non_null(strstr(t.buf, "exposed CP comm"));
 }
 
 static int failing(void *ud, const char *b, size_t n) {

@@ -131,32 +131,85 @@ static void test_unresolved(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "not resolved"));
 }
 
-/* The schedules: every micro-batch's forward and backward once per chunk,
- * and 1F1B's warm-up of pp - stage - 1 forwards. */
+/* The schedules: every micro-batch's passes once per chunk (forward,
+ * backward, and weight grads when split), 1F1B's warm-up of pp - stage - 1
+ * forwards, GPipe's forwards first, and the flexible interleaved schedule
+ * with a micro-batch count pp does not divide. */
 static void test_schedules(void **state) {
   (void)state;
-  for (int kind = SC_SCHED_1F1B; kind <= SC_SCHED_INTERLEAVED; kind++) {
+  for (int kind = SC_SCHED_1F1B; kind <= SC_SCHED_ZBV; kind++) {
+    for (int odd = 0; odd < 2; odd++) {
+      sc_config cfg;
+      assert_int_equal(sc_test_small_gpt(ctx, &cfg), 0);
+      cfg.parallel.schedule = (sc_schedule)kind;
+      cfg.parallel.vpp = kind == SC_SCHED_INTERLEAVED || kind == SC_SCHED_ZBV ? 2 : 1;
+      cfg.model.layers = 24;
+      if (odd) cfg.training.global_batch = 176; /* 22 micro-batches per replica */
+      sc_shape sh;
+      shape_of(&cfg, &sh);
+      size_t n = sc__schedule_len(&sh);
+      sc_sched_item *all = calloc(n * (size_t)sh.pp, sizeof *all);
+      assert_non_null(all);
+      assert_int_equal(sc__schedule_all(ctx, &sh, all), 0);
+      int split = sc__schedule_split(&sh);
+      assert_int_equal(n, (size_t)((split ? 3 : 2) * sh.m * sh.vpp));
+      for (int64_t st = 0; st < sh.pp; st++) {
+        const sc_sched_item *it = all + (size_t)st * n;
+        int seen[3][64][2] = {{{0}}};
+        for (size_t i = 0; i < n; i++) {
+          assert_true(it[i].pass <= SC_PASS_W && it[i].mb < sh.m && it[i].chunk < sh.vpp);
+          seen[it[i].pass][it[i].mb][it[i].chunk]++;
+        }
+        for (int64_t mb = 0; mb < sh.m; mb++)
+          for (int64_t c = 0; c < sh.vpp; c++)
+            for (int p = 0; p < (split ? 3 : 2); p++) assert_int_equal(seen[p][mb][c], 1);
+        if (kind == SC_SCHED_1F1B || kind == SC_SCHED_ZB_H1)
+          for (int64_t i = 0; i < sh.pp - st; i++) assert_int_equal(it[i].pass, SC_PASS_F);
+        if (kind == SC_SCHED_GPIPE)
+          assert_true(it[sh.m - 1].pass == SC_PASS_F && it[sh.m].pass == SC_PASS_B);
+      }
+      free(all);
+    }
+  }
+}
+
+/* Layers per virtual stage: even, uneven (Llama 3 405B's 126 layers over 16
+ * stages: 7 + 14 x 8 + 7, derived), given first/last layers with chunks, the
+ * embedding and loss counted as layers; every layer on exactly one virtual
+ * stage, in order. */
+static void test_stage_layers(void **state) {
+  (void)state;
+  struct {
+    int64_t layers, pp, vpp, first, last;
+    int emb, loss;
+    int64_t want_first, want_mid, want_last; /* layers of vs 0, a middle one, the last */
+  } cases[] = {
+      {24, 4, 1, 0, 0, 0, 0, 6, 6, 6},  {126, 16, 1, 0, 0, 0, 0, 7, 8, 7},
+      {32, 4, 2, 4, 4, 0, 0, 2, 6, 2},  {23, 4, 1, 0, 0, 1, 0, 5, 6, 6},
+      {22, 4, 1, 0, 0, 1, 1, 5, 6, 5},  {30, 4, 1, 6, 0, 0, 0, 6, 8, 8},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     sc_config cfg;
     assert_int_equal(sc_test_small_gpt(ctx, &cfg), 0);
-    cfg.parallel.schedule = (sc_schedule)kind;
-    cfg.parallel.vpp = kind == SC_SCHED_INTERLEAVED ? 2 : 1;
-    cfg.model.layers = 24;
+    cfg.model.layers = cases[i].layers;
+    cfg.parallel.pp = cases[i].pp;
+    cfg.parallel.vpp = cases[i].vpp;
+    cfg.parallel.pp_first_layers = cases[i].first;
+    cfg.parallel.pp_last_layers = cases[i].last;
+    cfg.parallel.pp_embedding_in_split = cases[i].emb;
+    cfg.parallel.pp_loss_in_split = cases[i].loss;
+    cfg.cluster.num_gpus = 2 * cases[i].pp * 8;
     sc_shape sh;
     shape_of(&cfg, &sh);
-    size_t n = sc__schedule_len(&sh);
-    sc_sched_item *it = calloc(n, sizeof *it);
-    assert_non_null(it);
-    for (int64_t st = 0; st < sh.pp; st++) {
-      assert_int_equal(sc__schedule_items(&sh, st, it), n);
-      int seen[2][64][2] = {{{0}}};
-      for (size_t i = 0; i < n; i++) seen[it[i].fwd][it[i].mb][it[i].chunk]++;
-      for (int64_t mb = 0; mb < sh.m; mb++)
-        for (int64_t c = 0; c < sh.vpp; c++) assert_true(seen[0][mb][c] == 1 && seen[1][mb][c] == 1);
-      if (kind == SC_SCHED_1F1B)
-        for (int64_t i = 0; i < sh.pp - st; i++) assert_true(it[i].fwd);
-      if (kind == SC_SCHED_GPIPE) assert_true(it[sh.m - 1].fwd && !it[sh.m].fwd);
+    int64_t nvs = sh.pp * sh.vpp, next = 0;
+    for (int64_t vs = 0; vs < nvs; vs++) {
+      assert_int_equal(sc__shape_vs_first_layer(&sh, vs), next);
+      next += sc__shape_vs_layers(&sh, vs);
     }
-    free(it);
+    assert_int_equal(next, cases[i].layers);
+    assert_int_equal(sc__shape_vs_layers(&sh, 0), cases[i].want_first);
+    assert_int_equal(sc__shape_vs_layers(&sh, 1), cases[i].want_mid);
+    assert_int_equal(sc__shape_vs_layers(&sh, nvs - 1), cases[i].want_last);
   }
 }
 
@@ -165,6 +218,7 @@ int main(void) {
       cmocka_unit_test(test_gqa_beyond_kv_heads), cmocka_unit_test(test_stage_params),
       cmocka_unit_test(test_grad_bytes),          cmocka_unit_test(test_flops_formula),
       cmocka_unit_test(test_unresolved),          cmocka_unit_test(test_schedules),
+      cmocka_unit_test(test_stage_layers),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -280,6 +280,29 @@ static void test_merge_without_inlining(void **state) {
   assert_int_equal(assert_merge_exact(&cfg), 0);
 }
 
+/* Uneven stages, flexible interleaving, ZB-H1 and ZB-V (W passes, V
+ * placement, non-blocking p2p) with SP and the distributed optimizer. */
+static void test_merge_new_schedules(void **state) {
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    sc_config cfg;
+    small_gpt(&cfg);
+    cfg.parallel.sequence_parallel = 1;
+    cfg.parallel.distributed_optimizer = 1;
+    cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+    if (k == 0) cfg.model.layers = 22; /* derived 5 + 6 + 6 + 5 */
+    if (k == 1) cfg.parallel.schedule = SC_SCHED_ZB_H1;
+    if (k == 2) cfg.parallel.schedule = SC_SCHED_ZBV, cfg.model.layers = 16;
+    if (k == 3) {
+      cfg.parallel.vpp = 2;
+      cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
+      cfg.training.global_batch = 80; /* 10 micro-batches over pp 4 */
+      cfg.parallel.overlap_param_gather = 1;
+    }
+    assert_merge_exact(&cfg);
+  }
+}
+
 /* The sweep's target: GPT-3 175B on 1,024 A100s (TP8 PP16, full recompute). */
 static void test_merge_gpt3_default(void **state) {
   (void)state;
@@ -328,6 +351,7 @@ int main(void) {
       cmocka_unit_test(test_merge_full_recompute_sp_overlap),
       cmocka_unit_test(test_merge_gpipe_unfused_no_overlap),
       cmocka_unit_test(test_merge_llama_interleaved),
+      cmocka_unit_test(test_merge_new_schedules),
       cmocka_unit_test(test_merge_without_inlining),
       cmocka_unit_test(test_merge_gpt3_default),
       cmocka_unit_test(test_merge_refused_with_interference_or_trace),
