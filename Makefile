@@ -6,6 +6,7 @@
 #   make bench  build optimised and run the benchmarks
 #   make mpi    build the MPI variant (multi-process sweeps) in build-mpi
 #   make mpi-check  2-process sweep must print and write what 1 process does
+#   make fuzz   build the parser fuzz harnesses (clang) and run each FUZZ_SECONDS
 BUILD ?= build
 JOBS ?= 2
 DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev libzstd-dev \
@@ -78,27 +79,36 @@ mpi: deps-mpi
 mpi-check: build mpi
 	tests/sweep/mpi_equal.sh ./$(BUILD)/stepcast ./build-mpi/stepcast
 
-# Bounded libFuzzer run of the config parser (needs clang; installed if missing).
-FUZZ_SECONDS ?= 30
-fuzz: deps
+# Bounded libFuzzer runs, one harness per parser (tests/fuzz/, cmake/fuzz.cmake):
+# clang (installed if missing) builds FUZZ_BUILD with -DSC_FUZZ=ON; each harness
+# then runs FUZZ_SECONDS on a copy of its seed corpus tests/fuzz/corpus-NAME
+# (the corpus grows in FUZZ_BUILD/corpus-NAME; crashes land in
+# FUZZ_BUILD/crash-NAME/, and make fails). FUZZERS picks harnesses.
+FUZZ_SECONDS ?= 20
+FUZZ_BUILD ?= build-fuzz
+FUZZERS ?= config set caseset nccltests calib kineto cpu chakra scw
+FUZZ_TRACE = kineto cpu chakra scw
+.PHONY: fuzz-build
+fuzz-build: deps
 	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
-	mkdir -p build-fuzz
-	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc/trace src/trace/chakra_et.proto
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_config.c src/*/*.c build-fuzz/proto/chakra_et.pb-c.c \
-	  $$(pkg-config --cflags --libs $(FUZZ_PKGS)) -lm -o build-fuzz/fuzz_config
-	mkdir -p build-fuzz/corpus && cp tests/fuzz/corpus/* build-fuzz/corpus/
-	./build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus
+	  (SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	   $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang)
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSC_FUZZ=ON -DSC_BUILD_TESTS=OFF -DSC_WERROR=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 
-# Bounded libFuzzer run of trace import (Kineto, Chakra) and the .scw reader.
-FUZZ_PKGS = yaml-0.1 zlib libzstd libprotobuf-c
-fuzz-kineto: deps
-	@dpkg-query -W -f='$${Status}' clang 2>/dev/null | grep -q 'install ok installed' || \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang)
-	mkdir -p build-fuzz/proto && protoc-c --c_out=build-fuzz/proto -Isrc/trace src/trace/chakra_et.proto
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -Iinclude -Isrc -Ibuild-fuzz/proto tests/fuzz/fuzz_kineto.c src/*/*.c build-fuzz/proto/chakra_et.pb-c.c \
-	  $$(pkg-config --cflags --libs $(FUZZ_PKGS)) -lm -o build-fuzz/fuzz_kineto
-	mkdir -p build-fuzz/corpus-trace && cp tests/fuzz/corpus-trace/* build-fuzz/corpus-trace/
-	./build-fuzz/fuzz_kineto -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=1024 build-fuzz/corpus-trace
+fuzz: fuzz-build
+	@set -e; for n in $(FUZZERS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus-$$n $(FUZZ_BUILD)/crash-$$n; \
+	  cp tests/fuzz/corpus-$$n/* $(FUZZ_BUILD)/corpus-$$n/; \
+	  echo "fuzz_$$n: $(FUZZ_SECONDS) s"; \
+	  ./$(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	    -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$n/ \
+	    $(FUZZ_BUILD)/corpus-$$n 2>$(FUZZ_BUILD)/fuzz-$$n.log || \
+	    { tail -n 40 $(FUZZ_BUILD)/fuzz-$$n.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|DONE' $(FUZZ_BUILD)/fuzz-$$n.log | tail -n 2; \
+	done
+
+# The trace harnesses only (Kineto, CPU, Chakra, .scw).
+fuzz-kineto:
+	$(MAKE) fuzz FUZZERS="$(FUZZ_TRACE)"

@@ -64,8 +64,10 @@ int sc_job_finish(sc_job *job);
 /* Serialises the job as a .scw file through w. Returns 0 or the sink's error. */
 int sc_job_write(const sc_job *job, sc_write_fn w, void *ud);
 /* Reads a .scw image (name for messages). Every count, index and length is
- * bounds-checked and the checksum verified: a damaged file gives SC_EINVAL
- * ("name:offset: message"), never a crash. */
+ * bounds-checked, every number checked against its range (docs/SCW.md,
+ * "Bounds") and the checksum verified: a damaged or out-of-range file gives
+ * SC_EINVAL ("name:offset: message", "name:offset: field: value out of
+ * range [lo, hi]"), never a crash. */
 int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_job **out);
 
 /* ---------------------------------------------------------------- import */

@@ -124,7 +124,9 @@ typedef struct conv {
  * last one. */
 static int assign_slots(sc_ctx *ctx, const sc_jrank *r, conv *cv, int64_t *merged) {
   size_t ns = r->nstreams;
-  typedef struct sinfo { int64_t busy, mingroup; int comm, host; uint32_t i; } sinfo;
+  /* busy: summed durations, as a double: up to 2^24 ops of 2^50 ns
+   * (job_int.h bounds) overflow an int64. */
+  typedef struct sinfo { double busy; int64_t mingroup; int comm, host; uint32_t i; } sinfo;
   sinfo *si = sc__calloc(ctx, ns ? ns : 1, sizeof *si);
   if (!si) return SC_ENOMEM;
   for (size_t s = 0; s < ns; s++) {
@@ -139,7 +141,7 @@ static int assign_slots(sc_ctx *ctx, const sc_jrank *r, conv *cv, int64_t *merge
       x->comm = 1;
       int64_t g = op->kind == SC_JOP_COLL ? (int64_t)op->group : INT64_MAX - 1;
       if (g < x->mingroup) x->mingroup = g;
-    } else x->busy += op->dur_ns;
+    } else x->busy += (double)op->dur_ns;
   }
   /* Main compute stream: most busy non-comm GPU stream. */
   int64_t main = -1;

@@ -28,6 +28,12 @@ static void *find_item(const void *key, const void *base, size_t n, size_t size,
 /* Largest single protobuf message accepted (a node carries its tensor
  * lists as text; real ones stay under a few hundred KiB). */
 #define MAX_MSG_BYTES (64u << 20)
+/* The reader ends on any input, by content: a node message is never empty
+ * (a node has at least an id or a type), so a run of zero bytes (/dev/zero,
+ * a zeroed file) stops at its second byte; a length varint has at most 10
+ * bytes; at most MAX_MESSAGES messages (kept or ignored), 2^25, and
+ * SC_TRACE_MAX_RECORDS nodes, SC_JOB_MAX_DEPS dependencies are read. */
+#define MAX_MESSAGES ((int64_t)1 << 25)
 
 typedef struct cnode {  /* a node, compacted */
   uint64_t id;
@@ -119,6 +125,9 @@ static void chk_close(sc_trace_reader *r) {
 
 static int add_node(sc_trace_reader *r, const cnode *n) {
   chk *c = C(r);
+  if ((int64_t)c->nnodes >= SC_TRACE_MAX_RECORDS)
+    return sc__trace_fail(r, SC_EINVAL, c->msg_off, "more than %lld Chakra nodes: too many for one rank",
+                          (long long)SC_TRACE_MAX_RECORDS);
   if (sc__grow(r->ctx, (void **)&c->nodes, sizeof *c->nodes, &c->nodes_cap, c->nnodes + 1)) return SC_ENOMEM;
   c->nodes[c->nnodes++] = *n;
   return SC_OK;
@@ -126,6 +135,9 @@ static int add_node(sc_trace_reader *r, const cnode *n) {
 
 static int add_dep(sc_trace_reader *r, uint64_t id) {
   chk *c = C(r);
+  if ((int64_t)c->ndeps >= SC_JOB_MAX_DEPS)
+    return sc__trace_fail(r, SC_EINVAL, c->msg_off, "more than %lld dependencies: too many for one rank",
+                          (long long)SC_JOB_MAX_DEPS);
   if (sc__grow(r->ctx, (void **)&c->deps, sizeof *c->deps, &c->deps_cap, c->ndeps + 1)) return SC_ENOMEM;
   c->deps[c->ndeps++] = id;
   c->nodes[c->nnodes - 1].ndeps++;
@@ -179,15 +191,25 @@ static int on_message(sc_trace_reader *r) {
     sc_chakra__global_metadata__free_unpacked(m, &c->pa);
     return SC_OK;
   }
+  if (c->msg_have == 0) return sc__trace_fail(r, SC_EINVAL, c->msg_off, "empty Chakra node message");
+  if (c->nmsg > MAX_MESSAGES)
+    return sc__trace_fail(r, SC_EINVAL, c->msg_off, "more than %lld Chakra messages: too many for one rank",
+                          (long long)MAX_MESSAGES);
   ScChakra__Node *m = sc_chakra__node__unpack(&c->pa, c->msg_have, c->msg);
   if (!m && c->pas.oom) return sc__trace_fail(r, SC_ENOMEM, c->msg_off, "out of memory");
   if (!m) return sc__trace_fail(r, SC_EINVAL, c->msg_off, "invalid Chakra node message");
   cnode n;
   memset(&n, 0, sizeof n);
   n.id = m->id;
-  if (m->duration_micros > (uint64_t)INT64_MAX / 1000 || m->start_time_micros > (uint64_t)INT64_MAX / 1000) {
+  /* Times in the job's bounds (job_int.h): a duration at most SC_WORK_MAX
+   * (2^50 ns), a start at most SC_TIME_MAX (2^61 ns), in microseconds. */
+  if ((double)m->duration_micros * 1000 > SC_WORK_MAX || (double)m->start_time_micros * 1000 > (double)SC_TIME_MAX) {
+    int dur = (double)m->duration_micros * 1000 > SC_WORK_MAX;
+    unsigned long long id = (unsigned long long)m->id, v = dur ? m->duration_micros : m->start_time_micros;
     sc_chakra__node__free_unpacked(m, &c->pa);
-    return sc__trace_fail(r, SC_EINVAL, c->msg_off, "node %llu: time out of range", (unsigned long long)m->id);
+    return sc__trace_fail(r, SC_EINVAL, c->msg_off, "node %llu: %s: %llu us out of range [0, %lld]", id,
+                          dur ? "duration_micros" : "start_time_micros", v,
+                          (long long)(dur ? (int64_t)SC_WORK_MAX : SC_TIME_MAX) / 1000);
   }
   n.dur_ns = (int64_t)m->duration_micros * 1000;
   n.start_ns = m->start_time_micros ? (int64_t)m->start_time_micros * 1000 : -1;
@@ -201,8 +223,14 @@ static int on_message(sc_trace_reader *r) {
     if (!strcmp(a->name, "is_cpu_op")) n.cpu = v != 0;
     else if (!strcmp(a->name, "tid")) n.tid = v;
     else if (!strcmp(a->name, "comm_type")) comm_type = v;
-    else if (!strcmp(a->name, "comm_size") && v > 0) n.bytes = (double)v;
+    else if (!strcmp(a->name, "comm_size") && v > 0) n.bytes = (double)v > SC_JOB_MAX_BYTES ? -1 : (double)v;
     else if (!strcmp(a->name, "num_ops") && v > 0) n.flops = (double)v;
+  }
+  if (n.bytes < 0) {
+    unsigned long long id = (unsigned long long)m->id;
+    sc_chakra__node__free_unpacked(m, &c->pa);
+    return sc__trace_fail(r, SC_EINVAL, c->msg_off, "node %llu: comm_size out of range [0, %.0f]", id,
+                          SC_JOB_MAX_BYTES);
   }
   int rc = SC_OK;
   switch (m->type) {

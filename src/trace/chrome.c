@@ -114,8 +114,12 @@ static int text_room(sc_chrome *c, size_t need) {
 }
 
 /* Copies token t, at depth `depth` relative to its value, aside (its text
- * NUL-terminated). 0 or SC_ENOMEM. */
+ * NUL-terminated). 0, SC_ENOMEM, or the format error of a value past the
+ * bounds (SC_CHROME_MAX_KEPT_TOKENS / _BYTES, set on c). */
 static int keep(sc_chrome *c, const sc_jtok *t, int depth) {
+  if (c->ntok >= SC_CHROME_MAX_KEPT_TOKENS || (t->s && t->n + 1 > SC_CHROME_MAX_KEPT_BYTES - c->ntext))
+    return fail(c, SC_CHROME_EFORMAT, SC_EINVAL, t->offset,
+                "event or metadata value too large (more than 1048576 values or 64 MiB of the members read)");
   if (c->ntok == c->tok_cap && sc__grow(c->ctx, (void **)&c->tok, sizeof *c->tok, &c->tok_cap, c->ntok + 1))
     return SC_ENOMEM;
   if (t->s && text_room(c, t->n + 1)) return SC_ENOMEM;

@@ -9,6 +9,13 @@
 
 #include "base/json_int.h"
 
+/* What one event or metadata value may keep (the members a reader reads,
+ * with their arrays: "Input Dims" of an operator, pg_config): 2^20 tokens
+ * and 64 MiB of their text, far above real traces (an operator's inputs
+ * are a few thousand values), so memory stays bounded whatever the input. */
+#define SC_CHROME_MAX_KEPT_TOKENS ((size_t)1 << 20)
+#define SC_CHROME_MAX_KEPT_BYTES ((size_t)64 << 20)
+
 /* Keys a reader may register per list (args, distributedInfo, top level). */
 #define SC_CHROME_MAX_KEYS 32
 

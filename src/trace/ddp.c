@@ -176,8 +176,10 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_jo
         break;
       }
       map[k] = (uint32_t)nk;
-      for (uint32_t q = 0; !rc && q < op.ndeps; q++)
-        rc = sc__jrank_dep(job, r, map[src->deps[op.dep_off + q]]);
+      /* The source index for now: a dependency may name a later op (a
+       * host sync waits for GPU ops after it), whose new index is known
+       * only once every op is copied (remapped below). */
+      for (uint32_t q = 0; !rc && q < op.ndeps; q++) rc = sc__jrank_dep(job, r, src->deps[op.dep_off + q]);
       if (rc || op.kind != SC_JOP_GRAD) continue;
       /* Copy (scaled) into the bucket; all-reduce a full bucket. */
       grads[ng++] = op.bytes;
@@ -210,6 +212,10 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_jo
       }
     }
     (void)bucket_first;
+    for (size_t k = 0; !rc && k < src->nops; k++) {
+      const sc_jop *op = &r->ops[map[k]];
+      for (uint32_t q = 0; q < op->ndeps; q++) r->deps[op->dep_off + q] = map[r->deps[op->dep_off + q]];
+    }
   }
   sc__free(ctx, map, map_cap * sizeof *map);
   sc__free(ctx, grads, grads_cap * sizeof *grads);

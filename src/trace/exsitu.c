@@ -23,6 +23,7 @@
  */
 #include "trace/chrome_int.h"
 #include "trace/trace_int.h"
+#include "ir/ir_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -402,6 +403,17 @@ static int end_event(sc_trace_reader *r) {
     return sc__trace_fail(r, SC_EINVAL, x->off, "operator event without %s",
                           !x->has_name ? "a name" : !x->has_ts ? "\"ts\"" : "\"dur\"");
   if (x->dur < 0) return sc__trace_fail(r, SC_EINVAL, x->off, "negative duration");
+  /* Times in bounds, so that sums and differences stay in int64 (as in
+   * kineto.c): |ts| <= 2^62 ns, dur <= SC_WORK_MAX (2^50 ns, 13 days). */
+  if (x->ts < -((int64_t)1 << 62) || x->ts > ((int64_t)1 << 62))
+    return sc__trace_fail(r, SC_EINVAL, x->off, "ts: %lld ns out of range [%lld, %lld]", (long long)x->ts,
+                          -((long long)1 << 62), (long long)1 << 62);
+  if ((double)x->dur > SC_WORK_MAX)
+    return sc__trace_fail(r, SC_EINVAL, x->off, "dur: %lld ns out of range [0, %lld]", (long long)x->dur,
+                          (long long)SC_WORK_MAX);
+  if ((int64_t)x->nev >= SC_TRACE_MAX_RECORDS)
+    return sc__trace_fail(r, SC_EINVAL, x->off, "more than %lld operator events: too many for one rank's trace",
+                          (long long)SC_TRACE_MAX_RECORDS);
   xev e;
   memset(&e, 0, sizeof e);
   e.ts = x->ts;
@@ -587,11 +599,9 @@ typedef struct shp {     /* one input's shape */
   double numel, eb;
 } shp;
 
-static shp input(const xin *x, const xev *e, uint32_t i) {
+/* Input i of e, whose entry in the dims layout starts at p. */
+static shp input_at(const xin *x, const xev *e, uint32_t i, const int64_t *p) {
   shp s = {NULL, 0, 0, 4};
-  if (i >= e->ninputs) return s;
-  const int64_t *p = x->dims + e->dims_off;
-  for (uint32_t k = 0; k < i; k++) p += 1 + p[0];
   s.rank = p[0];
   s.d = p + 1;
   s.numel = s.rank > 0 ? 1 : 0;
@@ -599,6 +609,14 @@ static shp input(const xin *x, const xev *e, uint32_t i) {
   uint8_t b = x->eb[e->eb_off + i];
   s.eb = b ? b : 4;
   return s;
+}
+
+static shp input(const xin *x, const xev *e, uint32_t i) {
+  shp s = {NULL, 0, 0, 4};
+  if (i >= e->ninputs) return s;
+  const int64_t *p = x->dims + e->dims_off;
+  for (uint32_t k = 0; k < i; k++) p += 1 + p[0];
+  return input_at(x, e, i, p);
 }
 
 /* Integers of "Concrete Inputs" entry i ("[2, 2]", "1", "False"): up to 4. */
@@ -662,9 +680,23 @@ static int emit_host(bld *b) {
   return SC_OK;
 }
 
-/* Appends the kernels of one operator (after one host launch op). */
-static int emit_kernels(bld *b, uint32_t name, const kern *k, int n) {
+/* Appends the kernels of operator e (each after one host launch op); a
+ * kernel whose shape, bytes or FLOPs leave the job's bounds (job_int.h: a
+ * size beyond any GPU's memory) is an error at e. */
+static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
   sc_job *job = b->r->job;
+  uint32_t name = e->name;
+  for (int i = 0; i < n; i++) {
+    const double dims[4] = {k[i].sh.m, k[i].sh.n, k[i].sh.k, k[i].sh.batch};
+    int bad = !(k[i].bytes >= 0 && k[i].bytes <= SC_JOB_MAX_BYTES) ||
+              !(k[i].flops >= 0 && k[i].flops <= SC_JOB_MAX_FLOPS);
+    for (int f = 0; f < 4; f++) bad |= !(dims[f] >= 0 && dims[f] <= SC_JOB_MAX_DIM);
+    if (bad)
+      return sc__trace_fail(b->r, SC_EINVAL, e->off,
+                            "operator %.200s: kernel of %.4g x %.4g x %.4g (x %.4g), %.4g bytes, %.4g FLOPs "
+                            "out of range (dimensions at most 2^40, bytes 2^50, FLOPs 1e24)",
+                            sc__job_str(job, name), dims[0], dims[1], dims[2], dims[3], k[i].bytes, k[i].flops);
+  }
   for (int i = 0; i < n; i++) {
     if (emit_host(b)) return SC_ENOMEM;
     int64_t launch = (int64_t)b->jr->nops - 1;
@@ -719,8 +751,9 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
   for (uint32_t i = 0; i < 4; i++) in[i] = input(x, e, i);
   double sum = 0, big = 0, big_eb = 4;
   int tensors = 0;
-  for (uint32_t i = 0; i < e->ninputs; i++) {
-    shp s = input(x, e, i);
+  const int64_t *p = e->ninputs ? x->dims + e->dims_off : NULL;
+  for (uint32_t i = 0; i < e->ninputs; p += 1 + p[0], i++) { /* one walk: inputs may be many */
+    shp s = input_at(x, e, i, p);
     if (s.rank > 0) tensors++;
     sum += s.numel * s.eb;
     if (s.numel > big) big = s.numel, big_eb = s.eb;
@@ -984,9 +1017,12 @@ static int xs_build(sc_trace_reader *r) {
   if (!rc) qsort(it, ni, sizeof *it, cmp_item);
 
   int64_t rank = x->have_rank ? x->rank : r->rank_hint;
-  if (!rc && (rank < 0 || rank >= SC_JOB_MAX_WORLD || x->world > SC_JOB_MAX_WORLD))
-    rc = sc__trace_fail(r, SC_EINVAL, 0, "rank %lld or world_size %lld out of range", (long long)rank,
-                        (long long)x->world);
+  if (!rc && (rank < 0 || rank >= SC_JOB_MAX_WORLD))
+    rc = sc__trace_fail(r, SC_EINVAL, 0, "distributedInfo.rank: %lld out of range [0, %lld]", (long long)rank,
+                        (long long)SC_JOB_MAX_WORLD - 1);
+  if (!rc && (x->world < 0 || x->world > SC_JOB_MAX_WORLD)) /* 0: not given */
+    rc = sc__trace_fail(r, SC_EINVAL, 0, "distributedInfo.world_size: %lld out of range [1, %lld]",
+                        (long long)x->world, (long long)SC_JOB_MAX_WORLD);
   if (!rc && x->world > 0) {
     if (job->world && job->world != x->world)
       rc = sc__trace_fail(r, SC_EINVAL, 0, "world_size %lld differs from %lld in earlier traces",
@@ -1053,7 +1089,7 @@ static int xs_build(sc_trace_reader *r) {
     kern k[3];
     int nk = kernels_of(&b, e, k);
     if (nk > 0) {
-      rc = emit_kernels(&b, e->name, k, nk);
+      rc = emit_kernels(&b, e, k, nk);
       nops_priced++;
     }
   }

@@ -66,6 +66,7 @@ void sc_job_free(sc_job *job) {
   sc__free(ctx, job->ranks, job->ranks_cap * sizeof *job->ranks);
   sc__free(ctx, job->groups, job->groups_cap * sizeof *job->groups);
   sc__free(ctx, job->members, job->members_cap * sizeof *job->members);
+  sc__free(ctx, job->group_hash, job->group_hash_cap * sizeof *job->group_hash);
   sc__free(ctx, job->str, job->str_cap);
   sc__free(ctx, job->str_off, job->str_off_cap * sizeof *job->str_off);
   sc__free(ctx, job->str_hash, job->str_hash_cap * sizeof *job->str_hash);
@@ -140,18 +141,58 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* FNV-1a over the members' bytes (little-endian int64s). */
+static uint32_t members_hash(const int64_t *m, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < 8; b++) h = (h ^ (uint8_t)((uint64_t)m[i] >> (8 * b))) * 16777619u;
+  return h;
+}
+
+static int group_hash_rebuild(sc_job *job, size_t cap) {
+  uint32_t *h = sc__calloc(job->ctx, cap, sizeof *h);
+  if (!h) return SC_ENOMEM;
+  for (size_t g = 0; g < job->ngroups; g++) {
+    const sc_jgroup *gr = &job->groups[g];
+    size_t i = members_hash(job->members + gr->off, gr->n) & (cap - 1);
+    while (h[i]) i = (i + 1) & (cap - 1);
+    h[i] = (uint32_t)g + 1;
+  }
+  sc__free(job->ctx, job->group_hash, job->group_hash_cap * sizeof *job->group_hash);
+  job->group_hash = h;
+  job->group_hash_cap = cap;
+  return SC_OK;
+}
+
+/* Groups are found by their members through a hash index (a trace names
+ * a group on every collective it records). */
 int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id) {
   sort_items(ranks, n, sizeof *ranks, cmp_i64);
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
     if (m == 0 || ranks[i] != ranks[m - 1]) ranks[m++] = ranks[i];
-  for (size_t g = 0; g < job->ngroups; g++) {
+  if (2 * (job->ngroups + 1) > job->group_hash_cap) {
+    size_t cap = job->group_hash_cap ? job->group_hash_cap : 64;
+    while (2 * (job->ngroups + 1) > cap) cap *= 2; /* groups read from a .scw file come unindexed */
+    if (group_hash_rebuild(job, cap)) return SC_ENOMEM;
+  }
+  size_t mask = job->group_hash_cap - 1, i = members_hash(ranks, m) & mask;
+  while (job->group_hash[i]) {
+    uint32_t g = job->group_hash[i] - 1;
     const sc_jgroup *gr = &job->groups[g];
     if (gr->n == m && !memcmp(job->members + gr->off, ranks, m * sizeof *ranks)) {
-      *id = (uint32_t)g;
+      *id = g;
       return SC_OK;
     }
+    i = (i + 1) & mask;
   }
+  if ((int64_t)job->ngroups >= SC_JOB_MAX_GROUPS)
+    return sc__error(job->ctx, SC_EINVAL, "more than %lld communication groups (the most a job may have)",
+                     (long long)SC_JOB_MAX_GROUPS);
+  if ((int64_t)(job->nmembers + m) > SC_JOB_MAX_MEMBERS)
+    return sc__error(job->ctx, SC_EINVAL,
+                     "communication groups with more than %lld members together (the most a job may have)",
+                     (long long)SC_JOB_MAX_MEMBERS);
   if (sc__grow(job->ctx, (void **)&job->groups, sizeof *job->groups, &job->groups_cap,
                job->ngroups + 1) ||
       sc__grow(job->ctx, (void **)&job->members, sizeof *job->members, &job->members_cap,
@@ -160,6 +201,7 @@ int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t
   memcpy(job->members + job->nmembers, ranks, m * sizeof *ranks);
   job->groups[job->ngroups] = (sc_jgroup){name, (uint32_t)job->nmembers, (uint32_t)m};
   job->nmembers += m;
+  job->group_hash[i] = (uint32_t)job->ngroups + 1;
   *id = (uint32_t)job->ngroups++;
   return SC_OK;
 }
@@ -309,6 +351,60 @@ static int is_member(const sc_job *job, uint32_t g, int64_t rank) {
   return lo < gr->n && m[lo] == rank;
 }
 
+const char *sc__job_fmt_num(double v, char *buf, size_t n) {
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (prec == 17 || !(v == v) || strtod(buf, NULL) == v) break;
+  }
+  return buf;
+}
+
+/* "source: rank R[ op K]: field: V out of range [lo, hi]". */
+static int out_of_range(const sc_job *job, const sc_jrank *r, int64_t op, const char *field, double v,
+                        double lo, double hi) {
+  char where[32] = "", a[32], b[32], c[32];
+  if (op >= 0) snprintf(where, sizeof where, " op %lld", (long long)op);
+  return sc__error(job->ctx, SC_EINVAL, "%s: rank %lld%s: %s: %s out of range [%s, %s]",
+                   sc__job_str(job, r->source), (long long)r->rank, where, field,
+                   sc__job_fmt_num(v, a, sizeof a), sc__job_fmt_num(lo, b, sizeof b),
+                   sc__job_fmt_num(hi, c, sizeof c));
+}
+
+int sc__job_check_bounds(const sc_job *job) {
+  for (size_t i = 0; i < job->nranks; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    if ((int64_t)r->nops > SC_JOB_MAX_OPS)
+      return out_of_range(job, r, -1, "ops", (double)r->nops, 0, (double)SC_JOB_MAX_OPS);
+    if ((int64_t)r->ndeps > SC_JOB_MAX_DEPS)
+      return out_of_range(job, r, -1, "dependencies", (double)r->ndeps, 0, (double)SC_JOB_MAX_DEPS);
+    if ((int64_t)r->nshapes > SC_JOB_MAX_OPS)
+      return out_of_range(job, r, -1, "shapes", (double)r->nshapes, 0, (double)SC_JOB_MAX_OPS);
+    if (r->iterations < 1 || r->iterations > SC_JOB_MAX_ITERATIONS)
+      return out_of_range(job, r, -1, "iterations", (double)r->iterations, 1, (double)SC_JOB_MAX_ITERATIONS);
+    if (r->span_ns < 0 || r->span_ns > SC_TIME_MAX)
+      return out_of_range(job, r, -1, "span (ns)", (double)r->span_ns, 0, (double)SC_TIME_MAX);
+    for (size_t k = 0; k < r->nops; k++) {
+      const sc_jop *op = &r->ops[k];
+      if (!(op->dur_ns >= 0 && (double)op->dur_ns <= SC_WORK_MAX))
+        return out_of_range(job, r, (int64_t)k, "duration (ns)", (double)op->dur_ns, 0, SC_WORK_MAX);
+      if (op->start_ns < -1 || op->start_ns > SC_TIME_MAX)
+        return out_of_range(job, r, (int64_t)k, "start (ns)", (double)op->start_ns, -1, (double)SC_TIME_MAX);
+      if (!(op->bytes >= 0 && op->bytes <= SC_JOB_MAX_BYTES))
+        return out_of_range(job, r, (int64_t)k, "bytes", op->bytes, 0, SC_JOB_MAX_BYTES);
+      if (!(op->flops >= 0 && op->flops <= SC_JOB_MAX_FLOPS))
+        return out_of_range(job, r, (int64_t)k, "FLOPs", op->flops, 0, SC_JOB_MAX_FLOPS);
+    }
+    for (size_t k = 0; k < r->nshapes; k++) {
+      const sc_jshape *sh = &r->shapes[k];
+      const double v[4] = {sh->m, sh->n, sh->k, sh->batch};
+      static const char *const what[4] = {"shape m", "shape n", "shape k", "shape batch"};
+      for (int f = 0; f < 4; f++)
+        if (!(v[f] >= 0 && v[f] <= SC_JOB_MAX_DIM)) return out_of_range(job, r, -1, what[f], v[f], 0, SC_JOB_MAX_DIM);
+    }
+  }
+  return SC_OK;
+}
+
 int sc_job_finish(sc_job *job) {
   sc_ctx *ctx = job->ctx;
   int64_t maxr = -1;
@@ -321,6 +417,8 @@ int sc_job_finish(sc_job *job) {
                          sc__job_str(job, r->source), (long long)r->rank,
                          sc__job_str(job, job->ranks[k].source));
   }
+  int rc = sc__job_check_bounds(job);
+  if (rc) return rc;
   for (size_t i = 0; i < job->nmembers; i++)
     if (job->members[i] > maxr) maxr = job->members[i];
   if (maxr >= SC_JOB_MAX_WORLD || job->world > SC_JOB_MAX_WORLD)
@@ -342,7 +440,7 @@ int sc_job_finish(sc_job *job) {
         uint32_t name;
         if (!all) return SC_ENOMEM;
         for (int64_t m = 0; m < job->world; m++) all[m] = m;
-        int rc = sc__job_intern(job, "world", 5, &name);
+        rc = sc__job_intern(job, "world", 5, &name);
         if (!rc) rc = sc__job_group(job, all, (size_t)job->world, name, &world_id);
         sc__free(ctx, all, (size_t)job->world * sizeof *all);
         if (rc) return rc;

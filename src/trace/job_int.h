@@ -23,6 +23,30 @@
  * any real job, low enough that per-rank tables stay small. */
 #define SC_JOB_MAX_WORLD ((int64_t)1 << 20)
 
+/* Bounds of a job's contents (docs/SCW.md, "Bounds"): what an importer
+ * keeps, sc_job_finish checks and the .scw reader accepts, so that memory
+ * stays bounded by content and every number reaching the engine is in its
+ * range (ir_int.h: SC_WORK_MAX, SC_TIME_MAX).
+ *  - ops per rank: 2^24 (16.8 M; a profiled step of the largest models
+ *    holds a few hundred thousand kernels per rank); dependencies per rank
+ *    4 per op; streams per rank 2^16 - 1 (the op's 16-bit stream index);
+ *  - groups per job 2^16, their members together 2^24;
+ *  - iterations (profiler steps) per rank 2^20;
+ *  - an op's duration at most SC_WORK_MAX (2^50 ns, 13 days), its start
+ *    and a rank's span at most SC_TIME_MAX (2^61 ns);
+ *  - an op's bytes at most 2^50 (1 PiB: the memory of ~10,000 GPUs), its
+ *    FLOPs at most 1e24 (2^50 ns at 1 EFLOP/s), a shape's m, n, k and
+ *    batch at most 2^40 each. */
+#define SC_JOB_MAX_OPS ((int64_t)1 << 24)
+#define SC_JOB_MAX_DEPS ((int64_t)1 << 26)
+#define SC_JOB_MAX_STREAMS ((int64_t)UINT16_MAX)
+#define SC_JOB_MAX_GROUPS ((int64_t)1 << 16)
+#define SC_JOB_MAX_MEMBERS ((int64_t)1 << 24)
+#define SC_JOB_MAX_ITERATIONS ((int64_t)1 << 20)
+#define SC_JOB_MAX_BYTES ((double)((int64_t)1 << 50))
+#define SC_JOB_MAX_FLOPS 1e24
+#define SC_JOB_MAX_DIM ((double)((int64_t)1 << 40))
+
 /* X(id, name): op kinds of a job. HOST is CPU time of the launching thread
  * between two host events; SYNC is the host blocked until its dependencies
  * (GPU ops) are done, then dur_ns more (wake-up); IDLE is time a GPU stream
@@ -140,6 +164,8 @@ struct sc_job {
   size_t ngroups, groups_cap;
   int64_t *members;
   size_t nmembers, members_cap;
+  uint32_t *group_hash;    /* open addressing over member lists: group id + 1, 0 empty */
+  size_t group_hash_cap;
   /* Interned strings: bytes (each 0-terminated) and offsets; hash index. */
   char *str;
   size_t str_len, str_cap;
@@ -157,7 +183,8 @@ int sc__job_intern(sc_job *job, const char *s, size_t n, uint32_t *id);
 const char *sc__job_str(const sc_job *job, uint32_t id);
 
 /* Finds or adds the group with these members (sorted and deduplicated
- * here; ranks must be >= 0); name is a string id. 0 or SC_ENOMEM. */
+ * here; ranks must be >= 0); name is a string id. 0, SC_ENOMEM, or
+ * SC_EINVAL (message set) past SC_JOB_MAX_GROUPS / SC_JOB_MAX_MEMBERS. */
 int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
 
 /* Appends a rank (zeroed, rank set) and returns it (NULL: SC_ENOMEM). The
@@ -177,6 +204,16 @@ int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh);
  * (same text, same counter). */
 void sc__job_warn(sc_job *job, const char *fmt, ...) SC_PRINTF(2, 3);
 void sc__job_warn_n(sc_job *job, int64_t n, const char *fmt, ...) SC_PRINTF(3, 4);
+
+/* Checks every rank of a job against the bounds above (counts, durations,
+ * times, bytes, FLOPs, shapes): 0 or SC_EINVAL with "source: rank R op K:
+ * field: value out of range [lo, hi]". sc_job_finish runs it, so that
+ * what sc_job_write writes the .scw reader accepts. */
+int sc__job_check_bounds(const sc_job *job);
+
+/* Formats v in the fewest significant digits that read back as v (15 to
+ * 17: "1e+24", "1125899906842624", "1.2e+158") into buf; returns buf. */
+const char *sc__job_fmt_num(double v, char *buf, size_t n);
 
 /* Frees a rank's arrays. */
 void sc__jrank_free(sc_ctx *ctx, sc_jrank *r);

@@ -24,6 +24,12 @@ static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void 
 
 #define NAME_MAX_BYTES 4096
 
+/* Bounds of an event's times (ns): timestamps within +-2^62 (Kineto's are
+ * microseconds since the epoch, 1.7e18 ns in 2024), durations at most
+ * SC_WORK_MAX (2^50 ns, 13 days), so sums and differences of times stay in
+ * int64. Records of one kind kept per trace: SC_TRACE_MAX_RECORDS. */
+#define TS_MAX ((int64_t)1 << 62)
+
 /* Event categories we keep apart (old and new Kineto spellings). */
 enum {
   CAT_OTHER = 0,
@@ -282,6 +288,10 @@ static int parse_rank_list(sc_trace_reader *r, kev *e, const char *s, size_t n) 
       if (v >= SC_JOB_MAX_WORLD) return SC_OK; /* not a rank: ignore the rest */
       v = v * 10 + (s[i++] - '0');
     }
+    if ((int64_t)e->npg_ranks >= SC_JOB_MAX_WORLD) { /* more entries than ranks: not a rank list */
+      e->npg_ranks = 0;
+      return SC_OK;
+    }
     if (sc__grow(r->ctx, (void **)&e->pg_ranks, sizeof *e->pg_ranks, &e->pg_ranks_cap,
                  e->npg_ranks + 1))
       return SC_ENOMEM;
@@ -292,18 +302,29 @@ static int parse_rank_list(sc_trace_reader *r, kev *e, const char *s, size_t n) 
 
 #define PUSH(ctx, arr, n, cap, item) sc__trace_push(ctx, (void **)&(arr), sizeof *(arr), &(n), &(cap), item)
 
+/* PUSH of an event record, at most SC_TRACE_MAX_RECORDS of one kind. */
+#define KEEP(r, arr, n, cap, item, what)                                                        \
+  ((n) >= SC_TRACE_MAX_RECORDS ? sc__trace_fail(r, SC_EINVAL, K(r)->ev.offset,                  \
+                                                "more than %lld %s events: too many for one "   \
+                                                "rank's trace (profile fewer steps)",          \
+                                                (long long)SC_TRACE_MAX_RECORDS, what)          \
+                               : PUSH((r)->ctx, arr, n, cap, item))
+
 static int starts_with(const char *s, size_t n, const char *p) {
   size_t k = strlen(p);
   return n >= k && !memcmp(s, p, k);
 }
 
-/* Group id for explicit ranks, or SC_JOB_NONE. */
+/* Group id for explicit ranks, or SC_JOB_NONE. A job past its group
+ * bounds is an error at the event. */
 static int args_group(sc_trace_reader *r, kev *e, uint32_t *group) {
   *group = SC_JOB_NONE;
   if (!e->has_pg_ranks || !e->npg_ranks) return SC_OK;
   uint32_t name = 0;
   if (e->pg_name[0] && sc__job_intern(r->job, e->pg_name, strlen(e->pg_name), &name)) return SC_ENOMEM;
-  return sc__job_group(r->job, e->pg_ranks, e->npg_ranks, name, group);
+  int rc = sc__job_group(r->job, e->pg_ranks, e->npg_ranks, name, group);
+  if (rc == SC_EINVAL) return sc__trace_fail(r, rc, e->offset, "%s", sc_errmsg(r->ctx));
+  return rc;
 }
 
 /* A complete event: keep a compact record of it if it matters. */
@@ -355,21 +376,21 @@ static int end_event(sc_trace_reader *r) {
       }
     }
     if ((rc = sc__job_intern(r->job, e->name, e->name_len, &g.name))) return rc;
-    return PUSH(r->ctx, k->gpu, k->ngpu, k->gpu_cap, &g);
+    return KEEP(r, k->gpu, k->ngpu, k->gpu_cap, &g, "GPU");
   }
   case CAT_RUNTIME: {
     int kind = runtime_kind(e->name, e->name_len);
     if (kind < 0 || !e->has_ts) return SC_OK;
     krt t = {e->ts, e->has_dur && e->dur > 0 ? e->dur : 0, e->has_corr ? e->corr : -1, e->tid,
              (uint8_t)kind};
-    return PUSH(r->ctx, k->rt, k->nrt, k->rt_cap, &t);
+    return KEEP(r, k->rt, k->nrt, k->rt_cap, &t, "CUDA runtime");
   }
   case CAT_ANNOTATION:
   case CAT_CPU_OP: {
     if (!e->has_ts) return SC_OK;
     if (e->cat == CAT_ANNOTATION && starts_with(e->name, e->name_len, "ProfilerStep#")) {
       kstep s = {e->ts, e->has_dur ? e->dur : 0};
-      return PUSH(r->ctx, k->steps, k->nsteps, k->steps_cap, &s);
+      return KEEP(r, k->steps, k->nsteps, k->steps_cap, &s, "ProfilerStep");
     }
     int from_args = e->coll_name[0] != 0 && starts_with(e->name, e->name_len, "record_param_comms");
     if (!from_args && !starts_with(e->name, e->name_len, "nccl:")) return SC_OK;
@@ -395,7 +416,7 @@ static int end_event(sc_trace_reader *r) {
       double es = sc__dtype_bytes(e->input_type, strlen(e->input_type));
       if (e->input_elems > 0 && es > 0) a.bytes = (double)e->input_elems * es;
     }
-    return PUSH(r->ctx, k->ann, k->nann, k->ann_cap, &a);
+    return KEEP(r, k->ann, k->nann, k->ann_cap, &a, "c10d annotation");
   }
   case CAT_SYNC: {
     /* Kineto names CUPTI synchronisation records by type; only "Stream Wait
@@ -405,7 +426,7 @@ static int end_event(sc_trace_reader *r) {
     ksync s = {(e->device << 32) | (e->stream & 0xffffffff),
                (e->device << 32) | (e->wait_stream & 0xffffffff), e->wait_corr,
                e->has_corr ? e->corr : -1};
-    return PUSH(r->ctx, k->sync, k->nsync, k->sync_cap, &s);
+    return KEEP(r, k->sync, k->nsync, k->sync_cap, &s, "cuda_sync");
   }
   }
   return SC_OK;
@@ -549,6 +570,12 @@ static int on_event(void *ud, const sc_chrome_event *ce) {
   e->ts = ce->ts_ns;
   e->has_dur = ce->has_dur && !ce->dur_shadowed;
   e->dur = ce->dur_ns;
+  if (e->has_ts && (e->ts < -TS_MAX || e->ts > TS_MAX))
+    return sc__trace_fail(r, SC_EINVAL, ce->offset, "ts: %lld ns out of range [%lld, %lld]", (long long)e->ts,
+                          (long long)-TS_MAX, (long long)TS_MAX);
+  if (e->has_dur && (e->dur < -TS_MAX || (double)e->dur > SC_WORK_MAX))
+    return sc__trace_fail(r, SC_EINVAL, ce->offset, "dur: %lld ns out of range [%lld, %lld]", (long long)e->dur,
+                          (long long)-TS_MAX, (long long)SC_WORK_MAX);
   for (size_t i = 0; i < ce->nm; i++) {
     const sc_chrome_member *m = &ce->m[i];
     int rc = event_value(r, e, m->key, sc__chrome_value(ce, m), m->count);
@@ -570,7 +597,8 @@ static int end_pg(sc_trace_reader *r) {
       if (PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &i)) return SC_ENOMEM;
   }
   kpg pg = {k->pg_cur_name, 0};
-  if (sc__job_group(r->job, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_name, &pg.group)) return SC_ENOMEM;
+  int rc = sc__job_group(r->job, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_name, &pg.group);
+  if (rc) return rc;
   return PUSH(r->ctx, k->pgs, k->npgs, k->pgs_cap, &pg);
 }
 
@@ -611,7 +639,8 @@ static int pg_config(sc_trace_reader *r, const sc_jtok *v, size_t n) {
       tok_i64(r, t, &k->pg_cur_size, "pg_size");
     } else if (d == 3 && pg_key == PG_RANKS && t->type == SC_JT_NUMBER) {
       int64_t x;
-      if (tok_i64(r, t, &x, "ranks") && x >= 0) rc = PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &x);
+      if (tok_i64(r, t, &x, "ranks") && x >= 0 && x < SC_JOB_MAX_WORLD)
+        rc = PUSH(r->ctx, k->pg_cur_ranks, k->pg_cur_n, k->pg_cur_cap, &x);
     } else if (d > 0) {
       i = sc__chrome_next(v, n, i);
       continue;
@@ -690,6 +719,10 @@ static int cmp_rt_corr(const void *a, const void *b) {
 static int cmp_ann(const void *a, const void *b) {
   const kann *x = a, *y = b;
   return (x->ts > y->ts) - (x->ts < y->ts);
+}
+static int cmp_u16(const void *a, const void *b) {
+  uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+  return (x > y) - (x < y);
 }
 static int cmp_step(const void *a, const void *b) {
   const kstep *x = a, *y = b;
@@ -1078,6 +1111,13 @@ static int host_timeline(build *b) {
     for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (skey){b->g[i]->corr, 0, 0, (uint32_t)i};
     if (!rc) sort_items(bycorr, ng, sizeof *bycorr, cmp_skey);
   }
+  /* Device syncs: the last op of each stream in the window (SC_JOB_NONE:
+   * none yet) and the streams seen. */
+  size_t ns = b->jr->nstreams;
+  uint32_t *last_of = rc ? NULL : sc__malloc(ctx, ns * sizeof *last_of);
+  uint16_t *touched = rc ? NULL : sc__malloc(ctx, (LOOKBACK < ns ? LOOKBACK : ns) * sizeof *touched);
+  if (!rc && (!last_of || !touched)) rc = SC_ENOMEM;
+  for (size_t s = 0; !rc && s < ns; s++) last_of[s] = SC_JOB_NONE;
   int64_t cursor = w0, n_blocking = 0;
   if (!rc) rc = host_op(b, SC_JOP_HOST, 0, 0, n_tail); /* the start: op 0 */
   size_t launched = 0; /* b->g[0..launched) were launched before the current host event */
@@ -1148,22 +1188,26 @@ static int host_timeline(build *b) {
         if (gend(g) > released) released = gend(g);
       }
     } else if (h->type == RT_SYNC_DEVICE) {
-      uint16_t seen_max = 0;
-      for (size_t j = launched; !rc && j > stop; j--) {
-        kgpu *g = b->g[j - 1];
-        if (g->sidx > seen_max) seen_max = g->sidx;
+      /* One dependency per stream, in stream order: its last op launched
+       * before the call. One pass over the window (a per-stream scan would
+       * cost streams x LOOKBACK per sync: hours for a crafted trace). */
+      size_t nlast = 0;
+      for (size_t j = launched; j > stop; j--) {
+        const kgpu *g = b->g[j - 1];
+        if (g->sidx == 0 || last_of[g->sidx] != SC_JOB_NONE) continue;
+        last_of[g->sidx] = (uint32_t)(j - 1);
+        touched[nlast++] = g->sidx;
       }
-      /* One dependency per stream: its last op launched before the call. */
-      for (uint16_t s = 1; !rc && s <= seen_max; s++)
-        for (size_t j = launched; j > stop; j--) {
-          kgpu *g = b->g[j - 1];
-          if (g->sidx != s) continue;
-          if (gend(g) > h->ts) {
-            rc = host_dep(b, (uint32_t)(j - 1));
-            if (gend(g) > released) released = gend(g);
-          }
-          break;
+      sort_items(touched, nlast, sizeof *touched, cmp_u16);
+      for (size_t t = 0; t < nlast; t++) {
+        uint32_t j = last_of[touched[t]];
+        last_of[touched[t]] = SC_JOB_NONE;
+        const kgpu *g = b->g[j];
+        if (!rc && gend(g) > h->ts) {
+          rc = host_dep(b, j);
+          if (gend(g) > released) released = gend(g);
         }
+      }
     } else {
       size_t best = SIZE_MAX;
       for (size_t j = launched; j > stop; j--) {
@@ -1196,6 +1240,8 @@ static int host_timeline(build *b) {
     if (b->g[i]->host_op == SC_JOB_NONE) b->g[i]->host_op = 0;
 
   sc__free(ctx, hv, hv_cap * sizeof *hv);
+  sc__free(ctx, last_of, ns * sizeof *last_of);
+  sc__free(ctx, touched, (LOOKBACK < ns ? LOOKBACK : ns) * sizeof *touched);
   return rc;
 }
 
@@ -1345,7 +1391,8 @@ static int emit_rank(build *b) {
   sc_jrank *jr = b->jr;
   int64_t *idle = sc__calloc(ctx, ng, sizeof *idle);
   if (!idle) return SC_ENOMEM;
-  int64_t nidle = 0, idle_ns = 0;
+  int64_t nidle = 0;
+  double idle_ns = 0; /* summed over streams: may pass int64 */
   if (!rc) {
     /* An op that started well after everything it is known to wait for
      * (its launch or host wait, its stream predecessor, its cross-stream
@@ -1366,7 +1413,7 @@ static int emit_rank(build *b) {
       if (unexplained > SLACK_NS && g->ts - prev > SLACK_NS &&
           (g->launch_ts < 0 || unexplained > STALL_NS)) {
         idle[i] = g->ts - prev;
-        idle_ns += idle[i];
+        idle_ns += (double)idle[i];
         next++;
         nidle++;
       }
@@ -1376,7 +1423,7 @@ static int emit_rank(build *b) {
   if (nidle)
     sc__job_warn_n(job, nidle, "%s: GPU idle time the trace does not explain kept as idle ops "
                                "(%.3f ms per iteration, summed over streams)", r->name,
-                   (double)idle_ns / 1e6 / (double)(k->nsteps ? k->nsteps : 1));
+                   idle_ns / 1e6 / (double)(k->nsteps ? k->nsteps : 1));
   for (size_t i = 0; !rc && i < b->nh; i++) {
     const hop *h = &b->h[i];
     sc_jop op;
@@ -1463,9 +1510,12 @@ static int kin_build(sc_trace_reader *r) {
   /* Rank and world. */
   int64_t rank = k->have_rank ? k->rank : r->rank_hint;
   if (!k->have_rank) sc__job_warn(job, "%s: no distributedInfo.rank: rank %lld assumed", r->name, (long long)rank);
-  if (rank < 0 || rank >= SC_JOB_MAX_WORLD || k->world > SC_JOB_MAX_WORLD)
-    return sc__trace_fail(r, SC_EINVAL, 0, "rank %lld or world_size %lld out of range", (long long)rank,
-                          (long long)k->world);
+  if (rank < 0 || rank >= SC_JOB_MAX_WORLD)
+    return sc__trace_fail(r, SC_EINVAL, 0, "distributedInfo.rank: %lld out of range [0, %lld]", (long long)rank,
+                          (long long)SC_JOB_MAX_WORLD - 1);
+  if (k->world < 0 || k->world > SC_JOB_MAX_WORLD) /* 0: not given */
+    return sc__trace_fail(r, SC_EINVAL, 0, "distributedInfo.world_size: %lld out of range [1, %lld]",
+                          (long long)k->world, (long long)SC_JOB_MAX_WORLD);
   if (k->world > 0) {
     if (job->world && job->world != k->world)
       return sc__trace_fail(r, SC_EINVAL, 0, "world_size %lld differs from %lld in earlier traces",

@@ -237,6 +237,23 @@ static int rd_fail(const rd *r, size_t at, const char *what) {
   return sc__error(r->ctx, SC_EINVAL, "%s:%zu: %s", r->name, r->base + at, what);
 }
 
+/* A field outside its bounds (job_int.h, docs/SCW.md "Bounds"):
+ * "name:offset: field: value out of range [lo, hi]". */
+static int rd_range(const rd *r, size_t at, const char *field, double v, double lo, double hi) {
+  char a[32], b[32], c[32];
+  return sc__error(r->ctx, SC_EINVAL, "%s:%zu: %s: %s out of range [%s, %s]", r->name, r->base + at, field,
+                   sc__job_fmt_num(v, a, sizeof a), sc__job_fmt_num(lo, b, sizeof b),
+                   sc__job_fmt_num(hi, c, sizeof c));
+}
+static int rd_range_i(const rd *r, size_t at, const char *field, int64_t v, int64_t lo, int64_t hi) {
+  return sc__error(r->ctx, SC_EINVAL, "%s:%zu: %s: %lld out of range [%lld, %lld]", r->name, r->base + at,
+                   field, (long long)v, (long long)lo, (long long)hi);
+}
+static int rd_range_u(const rd *r, size_t at, const char *field, uint64_t v, int64_t lo, int64_t hi) {
+  return sc__error(r->ctx, SC_EINVAL, "%s:%zu: %s: %llu out of range [%lld, %lld]", r->name, r->base + at,
+                   field, (unsigned long long)v, (long long)lo, (long long)hi);
+}
+
 static uint32_t get_u32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -300,11 +317,14 @@ static int read_groups(rd *r, sc_job *job, uint32_t ngroups) {
   uint32_t n;
   if (r32(r, &n, "group table")) return SC_EINVAL;
   if (n != ngroups) return rd_fail(r, r->pos - 4, "group count differs from the job header");
+  if ((int64_t)n > SC_JOB_MAX_GROUPS) return rd_range_u(r, r->pos - 4, "groups", n, 0, SC_JOB_MAX_GROUPS);
   for (uint32_t g = 0; g < n; g++) {
     uint32_t name, m;
     if (r32(r, &name, "group") || r32(r, &m, "group")) return SC_EINVAL;
     if (name >= job->nstr) return rd_fail(r, r->pos - 8, "group name out of range");
     if (m == 0 || m > (r->len - r->pos) / 8) return rd_fail(r, r->pos - 4, "bad group size");
+    if ((int64_t)(job->nmembers + m) > SC_JOB_MAX_MEMBERS)
+      return rd_range_u(r, r->pos - 4, "group members (all groups)", job->nmembers + m, 1, SC_JOB_MAX_MEMBERS);
     if (sc__grow(job->ctx, (void **)&job->groups, sizeof *job->groups, &job->groups_cap, g + 1) ||
         sc__grow(job->ctx, (void **)&job->members, sizeof *job->members, &job->members_cap,
                  job->nmembers + m))
@@ -333,10 +353,16 @@ static int read_rank(rd *r, sc_job *job) {
       r64(r, &iters, "rank") || r64(r, &span, "rank") || r32(r, &nstreams, "rank") ||
       r32(r, &nops, "rank") || r32(r, &ndeps, "rank"))
     return SC_EINVAL;
-  if ((int64_t)rank < 0 || (int64_t)rank >= job->world) return rd_fail(r, at, "rank out of range");
+  if ((int64_t)rank < 0 || (int64_t)rank >= job->world)
+    return rd_range_i(r, at, "rank", (int64_t)rank, 0, job->world - 1);
   if (source >= job->nstr || gpu >= job->nstr) return rd_fail(r, at, "rank string out of range");
-  if ((int64_t)iters < 1 || (int64_t)span < 0) return rd_fail(r, at, "bad iteration count or span");
-  if (nstreams > UINT16_MAX) return rd_fail(r, at, "too many streams");
+  if ((int64_t)iters < 1 || (int64_t)iters > SC_JOB_MAX_ITERATIONS) /* i64 fields */
+    return rd_range_i(r, at + 16, "iterations", (int64_t)iters, 1, SC_JOB_MAX_ITERATIONS);
+  if ((int64_t)span < 0 || (int64_t)span > SC_TIME_MAX)
+    return rd_range_i(r, at + 24, "span (ns)", (int64_t)span, 0, SC_TIME_MAX);
+  if (nstreams > SC_JOB_MAX_STREAMS) return rd_range_u(r, at + 32, "streams", nstreams, 0, SC_JOB_MAX_STREAMS);
+  if (nops > SC_JOB_MAX_OPS) return rd_range_u(r, at + 36, "ops", nops, 0, SC_JOB_MAX_OPS);
+  if (ndeps > SC_JOB_MAX_DEPS) return rd_range_u(r, at + 40, "dependencies", ndeps, 0, SC_JOB_MAX_DEPS);
   uint64_t need = (uint64_t)nstreams * SCW_STREAM_BYTES + (uint64_t)nops * SCW_OP_BYTES +
                   (uint64_t)ndeps * 4;
   if (need > r->len - r->pos) return rd_fail(r, r->pos, "truncated rank (counts exceed the section)");
@@ -387,10 +413,14 @@ static int read_rank(rd *r, sc_job *job) {
     int host_kind = op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC; /* IDLE, GRAD: GPU streams */
     if (host_kind != jr->streams[op->stream].host)
       return rd_fail(r, opat + 58, "host op on a GPU stream or GPU op on the host stream");
-    if (op->dur_ns < 0) return rd_fail(r, opat, "negative duration");
-    if (op->start_ns < -1) return rd_fail(r, opat + 8, "bad start time");
-    if (!(op->flops >= 0 && op->flops < INFINITY) || !(op->bytes >= 0 && op->bytes < INFINITY))
-      return rd_fail(r, opat + 16, "bad FLOPs or bytes");
+    if (!(op->dur_ns >= 0 && (double)op->dur_ns <= SC_WORK_MAX))
+      return rd_range_i(r, opat, "op duration (ns)", op->dur_ns, 0, (int64_t)SC_WORK_MAX);
+    if (op->start_ns < -1 || op->start_ns > SC_TIME_MAX)
+      return rd_range_i(r, opat + 8, "op start (ns)", op->start_ns, -1, SC_TIME_MAX);
+    if (!(op->flops >= 0 && op->flops <= SC_JOB_MAX_FLOPS))
+      return rd_range(r, opat + 16, "op FLOPs", op->flops, 0, SC_JOB_MAX_FLOPS);
+    if (!(op->bytes >= 0 && op->bytes <= SC_JOB_MAX_BYTES))
+      return rd_range(r, opat + 24, "op bytes", op->bytes, 0, SC_JOB_MAX_BYTES);
     if (op->dep_off > ndeps || op->ndeps > ndeps - op->dep_off)
       return rd_fail(r, opat + 32, "dependency range out of bounds");
     if (op->name >= job->nstr) return rd_fail(r, opat + 40, "op name out of range");
@@ -416,6 +446,7 @@ static int read_rank(rd *r, sc_job *job) {
     if (r32(r, &nshapes, "shape table")) return SC_EINVAL;
     if ((uint64_t)nshapes * SCW_SHAPE_BYTES > r->len - r->pos)
       return rd_fail(r, r->pos - 4, "truncated shape table");
+    if (nshapes > SC_JOB_MAX_OPS) return rd_range_u(r, r->pos - 4, "shapes", nshapes, 0, SC_JOB_MAX_OPS);
     if (nshapes) {
       jr->shapes = sc__calloc(job->ctx, nshapes, sizeof *jr->shapes);
       if (!jr->shapes) return SC_ENOMEM;
@@ -431,9 +462,11 @@ static int read_rank(rd *r, sc_job *job) {
       sh->batch = get_f64(p + 24);
       sh->cls = p[32];
       if (sh->cls >= SC_JSHAPE_COUNT) return rd_fail(r, r->pos - SCW_SHAPE_BYTES + 32, "unknown shape class");
+      static const char *const what[4] = {"shape m", "shape n", "shape k", "shape batch"};
       for (int f = 0; f < 4; f++) {
         double v = f == 0 ? sh->m : f == 1 ? sh->n : f == 2 ? sh->k : sh->batch;
-        if (!(v >= 0 && v < 1e18)) return rd_fail(r, r->pos - SCW_SHAPE_BYTES + 8 * (size_t)f, "bad shape value");
+        if (!(v >= 0 && v <= SC_JOB_MAX_DIM))
+          return rd_range(r, r->pos - SCW_SHAPE_BYTES + 8 * (size_t)f, what[f], v, 0, SC_JOB_MAX_DIM);
       }
       jr->nshapes++;
     }
@@ -459,6 +492,7 @@ static int read_warns(rd *r, sc_job *job) {
     const unsigned char *s = NULL;
     if (r64(r, &count, "warning") || r32(r, &len, "warning") || take(r, len, &s, "warning"))
       return SC_EINVAL;
+    if (count > (uint64_t)INT64_MAX) return rd_range_u(r, r->pos - len - 12, "warning count", count, 0, INT64_MAX);
     if (sc__grow(job->ctx, (void **)&job->warns, sizeof *job->warns, &job->warns_cap,
                  job->nwarns + 1))
       return SC_ENOMEM;
@@ -493,8 +527,9 @@ static int read_payload(rd *r, sc_job *job) {
       uint64_t world;
       if (r64(&sub, &world, "job") || r32(&sub, &nranks, "job") || r32(&sub, &ngroups, "job"))
         return SC_EINVAL;
-      if ((int64_t)world < 1 || (int64_t)world > SC_JOB_MAX_WORLD)
-        return rd_fail(&sub, 0, "bad world size");
+      if ((int64_t)world < 1 || (int64_t)world > SC_JOB_MAX_WORLD) /* an i64 */
+        return rd_range_i(&sub, 0, "world", (int64_t)world, 1, SC_JOB_MAX_WORLD);
+      if (nranks > world) return rd_range_u(&sub, 8, "ranks", nranks, 0, (int64_t)world);
       job->world = (int64_t)world;
       have_job = 1;
     } else if (tag == TAG_GRPS) {
@@ -515,7 +550,19 @@ static int read_payload(rd *r, sc_job *job) {
   }
   if (!have_grps) return rd_fail(r, r->pos, "missing job or group section");
   if (job->nranks != nranks) return rd_fail(r, r->pos, "fewer ranks than the job header says");
-  return SC_OK;
+  /* Each rank once (a bitmap of the world: at most 128 KiB). */
+  size_t nb = (size_t)job->world / 8 + 1;
+  unsigned char *seen = sc__calloc(r->ctx, nb, 1);
+  if (!seen) return SC_ENOMEM;
+  int rc = SC_OK;
+  for (size_t i = 0; i < job->nranks && !rc; i++) {
+    uint64_t k = (uint64_t)job->ranks[i].rank;
+    if (seen[k / 8] & (1u << (k % 8)))
+      rc = sc__error(r->ctx, SC_EINVAL, "%s: rank %llu appears twice", r->name, (unsigned long long)k);
+    seen[k / 8] |= (unsigned char)(1u << (k % 8));
+  }
+  sc__free(r->ctx, seen, nb);
+  return rc;
 }
 
 int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_job **out) {

@@ -36,6 +36,11 @@ struct sc_trace_reader {
   int err;                 /* sticky error code */
 };
 
+/* Records of one kind (GPU events, runtime calls, operators, Chakra nodes)
+ * a reader keeps from one trace file, so memory is bounded by content, not
+ * file size: 2^24, the most ops a rank may have (job_int.h SC_JOB_MAX_OPS). */
+#define SC_TRACE_MAX_RECORDS SC_JOB_MAX_OPS
+
 /* Handlers. The Chakra one reads both the protobuf ET and the PyTorch host
  * execution-trace JSON, choosing by the first byte. */
 extern const sc_trace_handler sc__kineto_handler;

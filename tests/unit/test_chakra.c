@@ -164,9 +164,43 @@ static void test_shipped_chakra(void **state) {
   free(js);
 }
 
+/* The reader ends on any input, by content (issue 13: /dev/zero and a 2 GB
+ * zeroed file never ended): a run of zero bytes stops at the second
+ * message, a varint of continuation bytes at its 10th byte; node times and
+ * sizes beyond the job's bounds are errors at the message. */
+static void test_endless_inputs(void **state) {
+  (void)state;
+  static unsigned char chunk[1 << 16];
+  for (int fill = 0; fill < 2; fill++) {
+    memset(chunk, fill ? 0xff : 0x00, sizeof chunk);
+    sc_job *job;
+    assert_int_equal(sc_job_new(ctx, &job), 0);
+    sc_trace_reader *r;
+    assert_int_equal(sc_trace_open(job, SC_TRACE_CHAKRA, "zero.et", 0, &r), 0);
+    int rc = SC_OK, feeds = 0;
+    while (!rc && feeds < 1000) rc = sc_trace_feed(r, chunk, sizeof chunk), feeds++;
+    assert_int_equal(rc, SC_EINVAL);
+    assert_int_equal(feeds, 1); /* within the first 64 KiB */
+    assert_non_null(strstr(sc_errmsg(ctx), fill ? "zero.et:0: invalid message length"
+                                                 : "zero.et:1: empty Chakra node message"));
+    sc_trace_free(r);
+    sc_job_free(job);
+  }
+  /* A node lasting 2^62 us: its duration is out of the job's range. Metadata
+   * "0.0.4", then node {id 1, name "k", type COMP, duration_micros 2^62}. */
+  static const unsigned char node[] = {7, 0x0a, 5, '0', '.', '0', '.', '4', 17, 0x08, 1, 0x12, 1, 'k', 0x18, 4,
+                                       0x38, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40};
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_CHAKRA, "long.et", node, sizeof node, 5, 0), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "long.et:8: node 1: duration_micros: 4611686018427387904 us out of range"));
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shipped_chakra),
+      cmocka_unit_test(test_endless_inputs),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -435,6 +435,46 @@ static void test_kineto_errors(void **state) {
   free(r1.p);
 }
 
+/* Bounds by content (docs/TRACE.md): times past +-2^62 ns and durations
+ * past 2^50 ns are errors at the event; a device synchronisation costs one
+ * pass over the ops launched before it, whatever the number of streams (a
+ * scan per stream made 4096 streams x 2000 syncs an hours-long import). */
+static void test_kineto_bounds(void **state) {
+  (void)state;
+  expect_import_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 5000000000000000, "
+                      "\"dur\": 1}]}",
+                      "t.json:17: ts: 5000000000000000000 ns out of range [-4611686018427387904, 4611686018427387904]");
+  expect_import_error("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, "
+                      "\"dur\": 2000000000000}]}",
+                      "t.json:17: dur: 2000000000000000 ns out of range [-4611686018427387904, 1125899906842624]");
+  expect_import_error("{\"distributedInfo\": {\"rank\": 0, \"world_size\": -3}, \"traceEvents\": [{\"ph\": \"X\", "
+                      "\"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1, \"args\": {\"stream\": 7}}]}",
+                      "t.json:0: distributedInfo.world_size: -3 out of range [1, 1048576]");
+  enum { STREAMS = 4096, SYNCS = 2000 };
+  buf b = {0};
+  bprintf(&b, "{\"traceEvents\": [\n");
+  int64_t corr = 1;
+  for (int s = 0; s < STREAMS; s++, corr++) {
+    bprintf(&b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"tid\": 1, \"ts\": %d, "
+                "\"dur\": 1, \"args\": {\"correlation\": %lld}},\n", 10 * s, (long long)corr);
+    bprintf(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %d, \"dur\": 5, "
+                "\"args\": {\"stream\": %d, \"correlation\": %lld}},\n", 10 * s + 2, s + 1, (long long)corr);
+  }
+  for (int k = 0; k < SYNCS; k++)
+    bprintf(&b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"tid\": 1, "
+                "\"ts\": %d, \"dur\": 1},\n", 10 * STREAMS + 3 * k);
+  bprintf(&b, "{\"ph\": \"i\", \"name\": \"end\", \"ts\": 1}]}");
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_KINETO, "syncs.json", b.p, b.len, 1 << 16, 0), 0);
+  sc_job_info info;
+  sc_job_get_info(job, &info);
+  assert_int_equal(info.gpu_ops, STREAMS);
+  assert_int_equal(job->ranks[0].nstreams, STREAMS + 1);
+  free(b.p);
+  sc_job_free(job);
+}
+
 /* Allocation failures anywhere: an error, never a crash or a leak (ASan). */
 static void test_alloc_failures(void **state) {
   (void)state;
@@ -598,7 +638,7 @@ int main(void) {
       cmocka_unit_test(test_kineto_program),  cmocka_unit_test(test_kineto_fallbacks),
       cmocka_unit_test(test_encodings_equal), cmocka_unit_test(test_kineto_errors),
       cmocka_unit_test(test_alloc_failures),  cmocka_unit_test(test_shipped_kineto),
-      cmocka_unit_test(test_replay),
+      cmocka_unit_test(test_replay),          cmocka_unit_test(test_kineto_bounds),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,8 @@
  * survives write/read/write byte for byte; truncation at every length and
  * every single-bit flip are reported as errors; payload damage with a
  * recomputed checksum (what the CRC cannot see) is caught by the bounds
- * checks or read harmlessly, never a crash (run under ASan).
+ * checks or read harmlessly, never a crash (run under ASan); numbers past
+ * their ranges are refused on read and by sc_job_finish; group lookup.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include "sctest.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,8 +272,106 @@ static void test_forged_payloads(void **state) {
   free(a.p);
 }
 
+/* Writes v (little-endian, n bytes) at p[at] and fixes the CRC up. */
+static void forge(unsigned char *p, size_t len, size_t at, const void *v, size_t n) {
+  memcpy(p + at, v, n);
+  uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), p + 32, (uInt)(len - 32));
+  for (int k = 0; k < 4; k++) p[24 + k] = (unsigned char)(crc >> (8 * k));
+}
+
+/* Offset of the first op of the first RANK section. */
+static size_t first_op(const unsigned char *p, size_t len) {
+  for (size_t pos = 32; pos + 16 <= len;) {
+    uint64_t sl = 0;
+    for (int k = 0; k < 8; k++) sl |= (uint64_t)p[pos + 8 + k] << (8 * k);
+    if (!memcmp(p + pos, "RANK", 4)) {
+      uint32_t nstreams = p[pos + 16 + 32] | p[pos + 16 + 33] << 8;
+      return pos + 16 + 44 + 16 * (size_t)nstreams;
+    }
+    pos += 16 + (size_t)sl;
+  }
+  fail_msg("no RANK section");
+  return 0;
+}
+
+/* Numbers past their bounds (job_int.h, docs/SCW.md "Bounds") with a valid
+ * CRC: durations past SC_WORK_MAX, FLOPs and bytes not finite or beyond the
+ * physical maximum are "name:offset: field: value out of range [lo, hi]";
+ * the same values in an imported job are refused by sc_job_finish, so no
+ * written job fails to read back. (Issue 13: INT64_MAX durations and 1e158
+ * bytes were accepted and overflowed in replay and the engine.) */
+static void test_bounds(void **state) {
+  (void)state;
+  sc_job *job = sample_job();
+  buf a = {0};
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &a), 0);
+  sc_job_free(job);
+  size_t op = first_op((unsigned char *)a.p, a.len);
+  unsigned char *c = malloc(a.len);
+  const int64_t durs[] = {INT64_MAX, ((int64_t)1 << 50) + 1, -1};
+  for (size_t i = 0; i < sizeof durs / sizeof durs[0]; i++) {
+    memcpy(c, a.p, a.len);
+    forge(c, a.len, op, &durs[i], 8);
+    sc_job *back = NULL;
+    assert_int_equal(sc_job_read(ctx, "d.scw", c, a.len, &back), SC_EINVAL);
+    assert_null(back);
+    assert_non_null(strstr(sc_errmsg(ctx), "op duration (ns):"));
+    assert_non_null(strstr(sc_errmsg(ctx), "out of range [0, 1125899906842624]"));
+  }
+  const double vals[] = {INFINITY, NAN, 1.2e158, -1};
+  for (int field = 0; field < 2; field++)
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+      memcpy(c, a.p, a.len);
+      forge(c, a.len, op + 16 + 8 * (size_t)field, &vals[i], 8);
+      sc_job *back = NULL;
+      assert_int_equal(sc_job_read(ctx, "v.scw", c, a.len, &back), SC_EINVAL);
+      assert_non_null(strstr(sc_errmsg(ctx), field ? "op bytes:" : "op FLOPs:"));
+      assert_non_null(strstr(sc_errmsg(ctx), "out of range"));
+    }
+  free(c);
+  free(a.p);
+  /* The importers' side: sc_job_finish checks the same bounds. */
+  job = sample_job();
+  job->ranks[1].ops[2].dur_ns = ((int64_t)1 << 50) + 1;
+  assert_int_equal(sc_job_finish(job), SC_EINVAL);
+  assert_string_equal(sc_errmsg(ctx), "rank1.json: rank 1 op 2: duration (ns): 1125899906842625 out of range "
+                                      "[0, 1125899906842624]");
+  job->ranks[1].ops[2].dur_ns = 10;
+  job->ranks[0].ops[1].bytes = 1e300;
+  assert_int_equal(sc_job_finish(job), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "rank 0 op 1: bytes: 1e+300 out of range [0, 1125899906842624]"));
+  sc_job_free(job);
+}
+
+/* Groups are found by their members through a hash (a trace names one on
+ * every collective); at most SC_JOB_MAX_GROUPS of them. */
+static void test_groups(void **state) {
+  (void)state;
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  for (int64_t g = 0; g < SC_JOB_MAX_GROUPS; g++) {
+    int64_t m[2] = {g + 1, 0}; /* unsorted: sorted by the call */
+    uint32_t id;
+    assert_int_equal(sc__job_group(job, m, 2, 0, &id), 0);
+    assert_int_equal(id, (uint32_t)g);
+  }
+  for (int64_t g = SC_JOB_MAX_GROUPS - 1; g >= 0; g -= 4099) {
+    int64_t m[3] = {0, g + 1, 0}; /* duplicates dropped: the same group */
+    uint32_t id;
+    assert_int_equal(sc__job_group(job, m, 3, 0, &id), 0);
+    assert_int_equal(id, (uint32_t)g);
+  }
+  int64_t m[2] = {0, 1 << 30};
+  uint32_t id;
+  assert_int_equal(sc__job_group(job, m, 2, 0, &id), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "more than 65536 communication groups"));
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bounds),
+      cmocka_unit_test(test_groups),
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_reads_version_1),
       cmocka_unit_test(test_damage_detected),
