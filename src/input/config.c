@@ -1581,6 +1581,13 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
    * the sequence (Megatron / Transformer Engine), so seq_len splits into
    * 2 * cp; Ulysses all-to-all splits the heads of a TP rank instead. */
   if (p->cp > 1) {
+    if (t->attention != SC_ATTN_FLASH)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.cp=%" PRId64 " needs training.attention=flash (context "
+                       "parallelism runs on fused attention kernels)",
+                       where_any(c, w, sizeof w, SC_FIELD_training_attention, SC_FIELD_parallel_cp,
+                                 -1),
+                       p->cp);
     int64_t split = p->cp_comm == SC_CP_A2A ? p->cp : 2 * p->cp;
     if (m->seq_len % split)
       return sc__error(ctx, SC_EINVAL,

@@ -58,7 +58,7 @@
  * the forward stored them: h split with SP, qd/t, f/t) and their output
  * grads (qkv_out/t, h, FC1's outputs/t, h; split with SP). */
 double sc__memory_layer_wgrad_act(const sc_shape *sh) {
-  double e = sh->elem_bytes, sb = sh->s * sh->b;
+  double e = sh->elem_bytes, sb = sh->s_cp * sh->b;
   double fc1 = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
   double inputs = 2.0 * sh->h / sh->shard + sh->qd / sh->t + sh->f / sh->t;
   double grads = sh->qkv_out / sh->t + 2.0 * sh->h / sh->shard + fc1;
@@ -67,7 +67,7 @@ double sc__memory_layer_wgrad_act(const sc_shape *sh) {
 
 double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention) {
   double e = sh->elem_bytes;
-  double sb = sh->s * sh->b, sbh = sb * sh->h;
+  double sb = sh->s_cp * sh->b, sbh = sb * sh->h;
   if (recompute == SC_RECOMPUTE_FULL) return e * sbh / sh->shard;
   double replicated = (4.0 * e + 2.0) * sbh;
   double qkv = e * sb * sh->qd / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
@@ -115,7 +115,9 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   mm->weight_bpp = fp32 ? 4.0 : 2.0;
   mm->grad_bpp = cfg->training.precision == SC_PREC_FP16 ? 2.0 : 4.0;
   mm->opt_bpp = fp32 ? 8.0 : 12.0;
-  double dp = (double)sh->dp;
+  /* Sharded over the data-parallel ranks with the context-parallel ones
+   * (Megatron-LM's distributed optimizer and FSDP both shard over dp x cp). */
+  double dp = (double)(sh->dp * sh->cp);
   if (o->zero_stage >= 1) mm->opt_bpp /= dp;
   if (o->zero_stage >= 2) mm->grad_bpp /= dp;
   if (o->zero_stage >= 3) mm->weight_bpp /= dp;
@@ -124,7 +126,7 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
   mm->act_layer_w = sc__memory_layer_wgrad_act(sh);
   double e = sh->elem_bytes;
-  double sb = sh->s * sh->b, sbh = sb * sh->h;
+  double sb = sh->s_cp * sh->b, sbh = sb * sh->h;
   /* Embedding: int64 token ids (replicated over TP) and the 1-byte dropout
    * mask of the embedding output; its value is the first layer's input,
    * counted there. Megatron-LM counts the same 8 sb + sbh per micro-batch. */
@@ -134,6 +136,19 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
    * backward, 4 s b V / t: Korthikanti et al.'s 4 sbh (1 + V/h) / t. */
   mm->act_head = 2.0 * e * sbh / sh->shard + 4.0 * sb * sh->v / sh->t;
   mm->gather_bytes = sh->shard > 1.0 ? e * sbh : 0.0;
+  /* Context parallelism's K/V in flight during a layer's attention: the ring
+   * double-buffers a chunk of K/V and, backward, of dK/dV (4 chunks); the
+   * all-gather holds every rank's K/V and their grads; Ulysses the whole
+   * sequence's Q, K, V for a/cp heads (as many bytes as the local ones). */
+  mm->cp_kv_bytes = 0;
+  if (sh->cp > 1) {
+    double kv = 2.0 * e * sb * sh->g_rank * sh->d; /* this rank's K and V */
+    switch (cfg->parallel.cp_comm) {
+    case SC_CP_ALLGATHER: mm->cp_kv_bytes = 2.0 * kv * (double)sh->cp; break;
+    case SC_CP_A2A: mm->cp_kv_bytes = e * sb * sh->qkv_out / sh->t; break;
+    default: mm->cp_kv_bytes = 4.0 * kv; break;
+    }
+  }
   mm->logits16_bytes = e * sb * sh->v / sh->t;
   mm->capacity_bytes = sh->hw->hbm_gib * GIB;
   return SC_OK;
@@ -167,7 +182,7 @@ static double item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t
 /* Communicators a rank of `stage` belongs to: TP, DP, the pipeline's p2p
  * and, for tied embeddings across the pipeline, the first/last-stage group. */
 static int communicators(const sc_memory_model *mm, int64_t stage) {
-  int n = (mm->tp > 1) + (mm->dp > 1) + (mm->pp > 1);
+  int n = (mm->tp > 1) + (mm->dp * mm->sh->cp > 1) + (mm->pp > 1) + (mm->sh->cp > 1);
   if (mm->cfg->model.tied_embeddings && mm->pp > 1 && (stage == 0 || stage == mm->pp - 1)) n++;
   return n;
 }
@@ -247,7 +262,7 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
    * held for one layer) and gathers its sequence-parallel input; the last
    * stage's head briefly holds 16-bit logits next to the fp32 ones. With
    * ZeRO-3 two layers' weights are gathered (current and prefetched). */
-  double layer_ws = (mm->act_layer_full - mm->act_layer) + mm->gather_bytes;
+  double layer_ws = (mm->act_layer_full - mm->act_layer) + mm->gather_bytes + mm->cp_kv_bytes;
   double head_ws = stage == mm->pp - 1 ? mm->logits16_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
   if (mm->o.zero_stage >= 3)

@@ -40,6 +40,7 @@ typedef struct sc_memory_model {
   double act_layer_w;         /* held between a split backward's B and W passes */
   double act_embed, act_head; /* per micro-batch on the first / last virtual stage */
   double gather_bytes;        /* sequence-parallel all-gather output */
+  double cp_kv_bytes;         /* context parallelism's K/V buffers during attention */
   double logits16_bytes;      /* 16-bit logits before the fp32 loss */
   double capacity_bytes;      /* HBM of the GPU */
 } sc_memory_model;

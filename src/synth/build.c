@@ -38,9 +38,6 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
                      "%s: parallel.zero_stage=3 (parameter sharding) is not modelled yet: its "
                      "per-layer parameter gathers are missing from the workload",
                      cfg->origin);
-  if (par->cp > 1)
-    return sc__error(ctx, SC_EUNSUPPORTED, "%s: context parallelism is not modelled yet",
-                     cfg->origin);
   if (B.vpp > 1 && B.pp == 1)
     return sc__error(ctx, SC_EINVAL, "%s: parallel.vpp=%lld needs parallel.pp > 1",
                      cfg->origin, (long long)B.vpp);

@@ -8,6 +8,7 @@
  *              parallelism, and their overlap;
  *   layers.c   the ops of a transformer layer, the embedding and the LM head;
  *   pipeline.c a stage's program: the schedule's passes with their p2p;
+ *   context.c  context parallelism: the attention exchanges over the CP group;
  *   data.c     data parallelism: gradient buckets, the distributed
  *              optimizer's traffic, the optimizer step;
  *   build.c    the entry points (synth_int.h).
@@ -142,8 +143,9 @@ static inline double sc__syn_mem(const builder *B, double bytes) {
  * parallelism together). */
 static inline int64_t sc__syn_dp_ranks(const builder *B) { return B->sh->dp * B->sh->cp; }
 
-/* Tokens per micro-batch, and tokens an elementwise op touches on one rank. */
-static inline double sc__syn_tokens(const builder *B) { return B->sh->b * B->sh->s; }
+/* Tokens of a micro-batch on this rank (its context-parallel share), and
+ * tokens an elementwise op touches on one rank (split over TP with SP). */
+static inline double sc__syn_tokens(const builder *B) { return B->sh->b * B->sh->s_cp; }
 static inline double sc__syn_tokens_local(const builder *B) {
   return B->sh->sp ? sc__syn_tokens(B) / B->sh->t : sc__syn_tokens(B);
 }
@@ -158,6 +160,13 @@ void sc__syn_reduced_gemm(builder *B, const where *w, int label, double m, doubl
 void sc__syn_column_parallel_backward(builder *B, const where *w, int label, double n_out);
 void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double k_in);
 void sc__syn_weight_grad(builder *B, const where *w, int label, double n);
+
+/* ------------------------------------------------------------ context.c */
+
+/* Causal attention of one micro-batch under context parallelism (cp > 1);
+ * flops: this rank's share of the forward / backward FLOPs. */
+void sc__syn_cp_attention_forward(builder *B, const where *w, double flops);
+void sc__syn_cp_attention_backward(builder *B, const where *w, double flops);
 
 /* ------------------------------------------------------------ layers.c */
 

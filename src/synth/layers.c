@@ -32,6 +32,10 @@ static double scores(const builder *B) { return unfused_heads(B) * B->sh->s * B-
 
 static void attention_forward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
+  if (sh->cp > 1) { /* context parallel (flash only): this rank's share */
+    sc__syn_cp_attention_forward(B, w, attn_fwd_flops(B) / (double)sh->cp);
+    return;
+  }
   if (B->cfg->training.attention == SC_ATTN_FLASH) {
     sc__syn_compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
     return;
@@ -45,6 +49,10 @@ static void attention_forward(builder *B, const where *w) {
 
 static void attention_backward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
+  if (sh->cp > 1) {
+    sc__syn_cp_attention_backward(B, w, 2.5 * attn_fwd_flops(B) / (double)sh->cp);
+    return;
+  }
   if (B->cfg->training.attention == SC_ATTN_FLASH) {
     /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
     sc__syn_compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));

@@ -107,6 +107,23 @@ static void test_fold_uneven_and_zero_bubble(void **state) {
   }
 }
 
+/* Context parallelism, every exchange: folded == unfolded (CP ranks are
+ * symmetric). */
+static void test_fold_cp(void **state) {
+  (void)state;
+  for (int c = SC_CP_P2P; c <= SC_CP_A2A_P2P; c++) {
+    sc_config cfg;
+    small_config(&cfg);
+    cfg.model.seq_len = 4096;
+    cfg.model.heads = 32;
+    cfg.parallel.cp = 4;
+    cfg.parallel.cp_comm = (sc_cp_comm)c;
+    cfg.parallel.distributed_optimizer = 1;
+    cfg.simulation.interference = c == SC_CP_P2P ? SC_INTERF_CONSTANT : SC_INTERF_NONE;
+    assert_fold_equal(&cfg);
+  }
+}
+
 static void test_fold_llama_gqa_swiglu(void **state) {
   (void)state;
   sc_config cfg;
@@ -565,6 +582,7 @@ int main(void) {
       cmocka_unit_test(test_fold_gpipe_interference),
       cmocka_unit_test(test_fold_llama_gqa_swiglu),
       cmocka_unit_test(test_fold_uneven_and_zero_bubble),
+      cmocka_unit_test(test_fold_cp),
       cmocka_unit_test(test_1f1b_bubble),
       cmocka_unit_test(test_interleaved_smaller_bubble),
       cmocka_unit_test(test_schedule_bubbles),

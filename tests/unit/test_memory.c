@@ -474,8 +474,32 @@ static void test_zero_stages(void **state) {
   assert_int_equal(sc_config_resolve(ctx, &cfg), SC_EINVAL);
 }
 
+/* Context parallelism: every activation term scales with the rank's s/cp
+ * tokens; the distributed optimizer shards over dp x cp (the same 8 ranks
+ * here); the ring's K/V buffers add to the transient memory. */
+static void test_cp_memory(void **state) {
+  (void)state;
+  sc_memory_stage st[2];
+  for (int k = 0; k < 2; k++) {
+    sc_config cfg;
+    sc_config_default(&cfg); /* tp 8, pp 16, dp 8 */
+    cfg.parallel.distributed_optimizer = 1;
+    if (k) cfg.parallel.cp = 2; /* dp 4 */
+    resolve(&cfg);
+    sc_memory_report r;
+    assert_int_equal(sc_memory_estimate(ctx, &cfg, &r), 0);
+    st[k] = r.stages[1];
+    sc_memory_report_free(ctx, &r);
+  }
+  assert_close(st[1].act_layer_bytes, st[0].act_layer_bytes / 2, 1e-9, "activations per layer");
+  assert_close(st[1].optimizer_bytes, st[0].optimizer_bytes, 1e-9, "optimizer over dp x cp");
+  /* the transient terms halve too, but for the K/V buffers that come on top */
+  assert_true(st[1].transient_bytes > st[0].transient_bytes / 2 * 1.01);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cp_memory),
       cmocka_unit_test(test_korthikanti_table2),
       cmocka_unit_test(test_first_stage_totals),
       cmocka_unit_test(test_stage_dependence),

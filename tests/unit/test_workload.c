@@ -280,6 +280,94 @@ static void test_merge_without_inlining(void **state) {
   assert_int_equal(assert_merge_exact(&cfg), 0);
 }
 
+/* Context parallelism: the exchanges per layer and micro-batch for every
+ * cp_comm, their sizes, the attention's share of the work, and that every
+ * other op runs on s/cp tokens. Small GPT, TP2 PP4, cp 4 (dp 2), no
+ * recompute: 8 micro-batches, 6 layers per stage. */
+static void test_cp_exchanges(void **state) {
+  (void)state;
+  static const struct {
+    sc_cp_comm comm;
+    int coll, group;
+    size_t fwd, bwd; /* collectives per layer pass */
+  } cases[] = {
+      {SC_CP_P2P, SC_COLL_SENDRECV, SC_GRP_CP, 3, 4},       /* cp - 1 forward, + the last dK/dV */
+      {SC_CP_A2A, SC_COLL_ALLTOALL, SC_GRP_CP, 2, 2},       /* in and out */
+      {SC_CP_ALLGATHER, SC_COLL_ALLGATHER, SC_GRP_CP, 1, 1}, /* + one reduce-scatter backward */
+  };
+  sc_workload one;
+  sc_config base;
+  small_gpt(&base);
+  base.model.seq_len = 8192;
+  base.model.heads = 32; /* 16 per TP rank: the all-to-all splits them over cp 4 */
+  base.training.global_batch = 16;
+  build(&base, &one);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sc_config cfg = base;
+    cfg.parallel.dp = 0; /* derived again: num_gpus / (tp pp cp) */
+    cfg.parallel.cp = 4;
+    cfg.parallel.cp_comm = cases[i].comm;
+    sc_workload wl;
+    build(&cfg, &wl);
+    const sc_program *p = &wl.progs[1];
+    size_t n = p->nops[SC_ST_CP], fwd = 0, bwd = 0, rs = 0;
+    double kv = 2.0 * 1 * (8192.0 / 4) * 16 /* KV heads per TP rank */ * 64 * 2;
+    for (size_t k = 0; k < n; k++) {
+      const sc_op *op = &p->ops[SC_ST_CP][k];
+      assert_int_equal(op->cat, SC_CAT_CP);
+      if (op->coll == SC_COLL_REDUCESCATTER) {
+        rs++;
+        continue;
+      }
+      assert_int_equal(op->coll, cases[i].coll);
+      assert_int_equal(op->group, cases[i].group);
+      if (op->phase == SC_PH_FWD) fwd++;
+      else bwd++;
+      if (cases[i].comm == SC_CP_P2P && op->label == SC_L_CP_KV) assert_true(op->work == kv);
+      if (cases[i].comm == SC_CP_ALLGATHER) assert_true(op->work == 4.0 * kv);
+    }
+    size_t passes = 8 * 6; /* micro-batches x layers of the stage */
+    assert_int_equal(fwd, cases[i].fwd * passes);
+    assert_int_equal(bwd, cases[i].bwd * passes);
+    assert_int_equal(rs, cases[i].comm == SC_CP_ALLGATHER ? passes : 0);
+    /* Per micro-batch (8 here, 2 without CP: dp 2 instead of 8), attention
+     * does 1/cp of the work and the GEMMs run on s/cp tokens. */
+    double attn = 0, attn1 = 0, gemm = 0, gemm1 = 0;
+    for (size_t k = 0; k < p->nops[SC_ST_COMPUTE]; k++) {
+      const sc_op *op = &p->ops[SC_ST_COMPUTE][k];
+      if (op->kind == SC_OP_ATTN) attn += op->work;
+      if (op->label == SC_L_FC1) gemm += op->work;
+    }
+    for (size_t k = 0; k < one.progs[1].nops[SC_ST_COMPUTE]; k++) {
+      const sc_op *op = &one.progs[1].ops[SC_ST_COMPUTE][k];
+      if (op->kind == SC_OP_ATTN) attn1 += op->work;
+      if (op->label == SC_L_FC1) gemm1 += op->work;
+    }
+    attn /= 8.0, gemm /= 8.0, attn1 /= 2.0, gemm1 /= 2.0;
+    if (!(attn < 0.5 * attn1 && attn > 0.2 * attn1)) /* ~1/4, kernel efficiency apart */
+      fail_msg("%s: attention %.0f ns vs %.0f ns without CP", sc_enum_name(SC_ENUM_CP_COMM, cases[i].comm), attn, attn1);
+    assert_true(gemm < 0.3 * gemm1 && gemm > 0.2 * gemm1);
+    sc__workload_free(ctx, &wl);
+  }
+  sc__workload_free(ctx, &one);
+}
+
+/* Merged == unmerged under context parallelism. */
+static void test_merge_cp(void **state) {
+  (void)state;
+  for (int c = SC_CP_P2P; c <= SC_CP_A2A_P2P; c++) {
+    sc_config cfg;
+    small_gpt(&cfg);
+    cfg.model.seq_len = 4096;
+    cfg.model.heads = 32;
+    cfg.parallel.cp = 4;
+    cfg.parallel.cp_comm = (sc_cp_comm)c;
+    cfg.parallel.sequence_parallel = 1;
+    cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+    assert_merge_exact(&cfg);
+  }
+}
+
 /* Uneven stages, flexible interleaving, ZB-H1 and ZB-V (W passes, V
  * placement, non-blocking p2p) with SP and the distributed optimizer. */
 static void test_merge_new_schedules(void **state) {
@@ -352,6 +440,8 @@ int main(void) {
       cmocka_unit_test(test_merge_gpipe_unfused_no_overlap),
       cmocka_unit_test(test_merge_llama_interleaved),
       cmocka_unit_test(test_merge_new_schedules),
+      cmocka_unit_test(test_cp_exchanges),
+      cmocka_unit_test(test_merge_cp),
       cmocka_unit_test(test_merge_without_inlining),
       cmocka_unit_test(test_merge_gpt3_default),
       cmocka_unit_test(test_merge_refused_with_interference_or_trace),
