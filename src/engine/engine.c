@@ -39,7 +39,10 @@ enum { ACT_COMPUTE = 0, ACT_COLL, ACT_P2P };
 
 typedef struct ginst {
   uint32_t mem_off, nmem; /* simulated members in sim.members */
-  uint32_t arrived;
+  /* Members waiting at the group's next collective, per stream: one group
+   * can have collectives pending on several streams at once (FSDP gathers
+   * on one, reduce-scatters on another), each a rendezvous of its own. */
+  uint32_t arrived[SC_ST_COUNT];
   sc_placement pl;        /* placement of the full logical group */
 } ginst;
 
@@ -999,8 +1002,8 @@ static void try_advance(sim *S, uint32_t rank) {
       }
       ginst *g = &S->inst[gid];
       r->st[s] = ST_WAIT;
-      if (++g->arrived == g->nmem) {
-        g->arrived = 0;
+      if (++g->arrived[s] == g->nmem) {
+        g->arrived[s] = 0;
         start_collective(S, gid, s, op);
       }
       break;

@@ -118,6 +118,10 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   /* Sharded over the data-parallel ranks with the context-parallel ones
    * (Megatron-LM's distributed optimizer and FSDP both shard over dp x cp). */
   double dp = (double)(sh->dp * sh->cp);
+  /* ZeRO-3 / FSDP shards everything over its shard group (fsdp_shard x cp;
+   * hybrid sharding replicates the shards across the other dp ranks). */
+  if (o->zero_stage >= 3 && cfg->parallel.fsdp_shard > 0)
+    dp = (double)(cfg->parallel.fsdp_shard * sh->cp);
   if (o->zero_stage >= 1) mm->opt_bpp /= dp;
   if (o->zero_stage >= 2) mm->grad_bpp /= dp;
   if (o->zero_stage >= 3) mm->weight_bpp /= dp;
@@ -247,6 +251,25 @@ static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *byte
   *items = (double)best_items;
 }
 
+/* FSDP / ZeRO-3 on top of the sharded states: the units gathered at once
+ * (the one computing and fsdp_prefetch ahead, in the compute dtype or fp8;
+ * without resharding after the forward, every unit of the stage stays
+ * gathered until its backward) and one unit's unsharded gradients before
+ * their reduce-scatter (in the reduce dtype). */
+static double fsdp_gathered(const sc_memory_model *mm, int64_t stage) {
+  const sc_parallel_cfg *par = &mm->cfg->parallel;
+  const sc_shape *sh = mm->sh;
+  double pbytes = par->fsdp_fp8_allgather ? 1.0 : sh->elem_bytes;
+  double units = (double)(1 + par->fsdp_prefetch);
+  if (!par->fsdp_reshard_after_forward) {
+    int64_t layers = 0;
+    for (int64_t c = 0; c < mm->vpp; c++)
+      layers += sc__shape_vs_layers(sh, sc__shape_vstage(sh, stage, c));
+    if ((double)layers > units) units = (double)layers;
+  }
+  return units * mm->layer_params * pbytes + mm->layer_params * sh->grad_bytes;
+}
+
 void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage *out) {
   memset(out, 0, sizeof *out);
   out->stage = stage;
@@ -265,10 +288,7 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
   double layer_ws = (mm->act_layer_full - mm->act_layer) + mm->gather_bytes + mm->cp_kv_bytes;
   double head_ws = stage == mm->pp - 1 ? mm->logits16_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
-  if (mm->o.zero_stage >= 3)
-    out->transient_bytes += 2.0 * mm->layer_params * (mm->cfg->training.precision == SC_PREC_FP32
-                                                          ? 4.0
-                                                          : 2.0);
+  if (mm->o.zero_stage >= 3) out->transient_bytes += fsdp_gathered(mm, stage);
   out->comm_buffer_bytes = communicators(mm, stage) * NCCL_COMM_BYTES;
   out->framework_bytes =
       FRAMEWORK_FIXED_BYTES + FRAGMENTATION * (out->activations_bytes + out->transient_bytes);

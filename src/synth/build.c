@@ -33,11 +33,6 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;
   B.pp = par->pp;
   B.vpp = par->vpp > 0 ? par->vpp : 1;
-  if (par->zero_stage >= 3)
-    return sc__error(ctx, SC_EUNSUPPORTED,
-                     "%s: parallel.zero_stage=3 (parameter sharding) is not modelled yet: its "
-                     "per-layer parameter gathers are missing from the workload",
-                     cfg->origin);
   if (B.vpp > 1 && B.pp == 1)
     return sc__error(ctx, SC_EINVAL, "%s: parallel.vpp=%lld needs parallel.pp > 1",
                      cfg->origin, (long long)B.vpp);
@@ -68,6 +63,12 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   int rc = SC_ENOMEM;
   item *sched_all = sc__malloc(ctx, sizeof(item) * nitems * (size_t)B.pp);
   B.param_ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
+  B.fsdp.on = par->zero_stage >= 3;
+  B.fsdp.shard_ranks = (par->fsdp_shard > 0 ? par->fsdp_shard : par->dp) * sh->cp;
+  B.fsdp.replicas = par->dp * sh->cp / B.fsdp.shard_ranks;
+  B.fsdp.cap = sh->lpc_max + 2;
+  B.fsdp.params = sc__malloc(ctx, sizeof(double) * (size_t)B.fsdp.cap);
+  B.fsdp.ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)B.fsdp.cap);
   B.item_end = sc__malloc(ctx, sizeof(uint32_t) * nitems);
   B.item_send = sc__malloc(ctx, sizeof(uint32_t) * nitems);
   /* Megatron's blocking p2p: one pass back (1F1B, GPipe) or two
@@ -75,7 +76,9 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
    * (batched non-blocking isend/irecv), so a pass waits only for its data. */
   B.lag = cfg->parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : sc__schedule_split(sh) ? 0 : 1;
   wl->progs = sc__calloc(ctx, (size_t)B.pp, sizeof(sc_program));
-  if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs) goto done;
+  if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs ||
+      !B.fsdp.params || !B.fsdp.ag)
+    goto done;
   if ((rc = sc__schedule_all(ctx, sh, sched_all))) goto done;
   rc = SC_ENOMEM;
 
@@ -103,6 +106,8 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
 done:
   sc__free(ctx, sched_all, sizeof(item) * nitems * (size_t)B.pp);
   sc__free(ctx, B.param_ag, sizeof(uint32_t) * (size_t)layers_total);
+  sc__free(ctx, B.fsdp.params, sizeof(double) * (size_t)B.fsdp.cap);
+  sc__free(ctx, B.fsdp.ag, sizeof(uint32_t) * (size_t)B.fsdp.cap);
   sc__free(ctx, B.item_end, sizeof(uint32_t) * nitems);
   sc__free(ctx, B.item_send, sizeof(uint32_t) * nitems);
   if (rc) {

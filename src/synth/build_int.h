@@ -9,6 +9,8 @@
  *   layers.c   the ops of a transformer layer, the embedding and the LM head;
  *   pipeline.c a stage's program: the schedule's passes with their p2p;
  *   context.c  context parallelism: the attention exchanges over the CP group;
+ *   fsdp.c     FSDP / ZeRO-3: per-layer parameter gathers and gradient
+ *              reduce-scatters over the shard group;
  *   data.c     data parallelism: gradient buckets, the distributed
  *              optimizer's traffic, the optimizer step;
  *   build.c    the entry points (synth_int.h).
@@ -56,6 +58,18 @@ typedef struct merger {
   int nprice, price_next;
 } merger;
 
+/* FSDP / ZeRO-3 state of the pass being built (fsdp.c). */
+typedef struct fsdp_state {
+  int on;                 /* parallel.zero_stage >= 3 */
+  int gather;             /* this pass gathers its units' parameters */
+  int64_t shard_ranks;    /* ranks a parameter is sharded over: fsdp_shard x cp */
+  int64_t replicas;       /* copies of each shard (hybrid sharding) */
+  int64_t nunits, issued, unit; /* units of the pass, gathers issued, next unit */
+  int64_t cap;            /* entries of params and ag */
+  double *params;         /* per unit, in compute order */
+  uint32_t *ag;           /* its all-gather */
+} fsdp_state;
+
 typedef struct builder {
   sc_ctx *ctx;
   const sc_config *cfg;
@@ -80,6 +94,7 @@ typedef struct builder {
   merger mg;          /* SC_WL_MERGE state */
   struct part_memo *parts; /* [3]: layer_forward_rest, layer_backward_rest, weight grads */
   int bw_input;       /* split backward (zero-bubble): B passes leave the weight grads */
+  fsdp_state fsdp;    /* FSDP / ZeRO-3 (fsdp.c) */
 } builder;
 
 /* Where an op sits in the step (for traces and the memory track). */
@@ -167,6 +182,16 @@ void sc__syn_weight_grad(builder *B, const where *w, int label, double n);
  * flops: this rank's share of the forward / backward FLOPs. */
 void sc__syn_cp_attention_forward(builder *B, const where *w, double flops);
 void sc__syn_cp_attention_backward(builder *B, const where *w, double flops);
+
+/* ------------------------------------------------------------ fsdp.c */
+
+/* A pass (SC_PASS_*) of virtual stage vs begins: its units' parameter
+ * gathers start (prefetch depth ahead). No-ops without FSDP. */
+void sc__syn_fsdp_pass(builder *B, const where *w, int64_t vs, int pass);
+/* The next unit's compute begins (waits for its gather) / ended; reduce: its
+ * gradients are complete, reduce-scatter them. */
+void sc__syn_fsdp_unit_begin(builder *B, const where *w);
+void sc__syn_fsdp_unit_end(builder *B, const where *w, int reduce);
 
 /* ------------------------------------------------------------ layers.c */
 

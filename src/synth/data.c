@@ -9,7 +9,7 @@
 
 /* The distributed optimizer: 1 when it shards over more than one replica. */
 static int distributed(const builder *B) {
-  return B->cfg->parallel.distributed_optimizer && sc__syn_dp_ranks(B) > 1;
+  return B->cfg->parallel.distributed_optimizer && sc__syn_dp_ranks(B) > 1 && !B->fsdp.on;
 }
 
 /* Overlapped parameter all-gather (distributed optimizer): the gathers of
@@ -45,7 +45,7 @@ void sc__syn_dp_param_gathers(builder *B) {
 
 void sc__syn_dp_reduce(builder *B, double elems, uint32_t after) {
   const sc_parallel_cfg *par = &B->cfg->parallel;
-  if (sc__syn_dp_ranks(B) <= 1 || elems <= 0) return;
+  if (sc__syn_dp_ranks(B) <= 1 || elems <= 0 || B->fsdp.on) return; /* FSDP: fsdp.c */
   where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
   int dist = par->distributed_optimizer;
   sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
@@ -66,7 +66,7 @@ uint32_t sc__syn_dp_grads_done(builder *B, double params) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
   /* Without overlap every bucket is reduced after the whole backward. */
-  if (!cfg->parallel.overlap_grad_reduce) {
+  if (!cfg->parallel.overlap_grad_reduce && !B->fsdp.on) {
     double all = params;
     double bucket = (double)cfg->parallel.dp_bucket_elems;
     while (all > 0) {
@@ -98,7 +98,9 @@ void sc__syn_dp_optimizer(builder *B, double params) {
   /* Adam over the local (sharded) parameters, memory-bound, plus zeroing the
    * full local grad buffer for the next step (Megatron-LM's
    * zero_grad_buffer, grad_bytes per param). */
-  double local = dist ? params / (double)sc__syn_dp_ranks(B) : params;
+  double local = B->fsdp.on ? params / (double)B->fsdp.shard_ranks
+                 : dist     ? params / (double)sc__syn_dp_ranks(B)
+                            : params;
   sc__syn_compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
                   sc__syn_mem(B, local * B->cost->p.optimizer_bytes_per_param +
                                      params * sh->grad_bytes));

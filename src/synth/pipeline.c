@@ -116,19 +116,30 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
     }
     B->item_send[i] = NONE;
     int final = (i == last_b[it->chunk]);
+    sc__syn_fsdp_pass(B, &w, vs, it->pass);
     if (it->pass == SC_PASS_F) {
       if (vs > 0 && !local_turn(B, vs, 0))
         receive_activation(B, &w, cs.frecv, SC_L_RECV_ACT, it, p2p_bytes, posted);
-      if (vs == 0) sc__syn_embedding_forward(B, &w);
+      if (vs == 0) {
+        sc__syn_fsdp_unit_begin(B, &w);
+        sc__syn_embedding_forward(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, 0);
+      }
       int first = !first_fwd_seen[it->chunk];
       first_fwd_seen[it->chunk] = 1;
       for (int64_t j = 0; j < nl; j++) {
         w.layer = (uint16_t)(l0 + j);
         if (first) sc__syn_add_wait(B, B->param_ag[w.layer]);
+        sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_layer_forward(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, 0);
       }
       w.layer = SC_NO_LAYER;
-      if (vs == last_vs) sc__syn_head_forward(B, &w);
+      if (vs == last_vs) {
+        sc__syn_fsdp_unit_begin(B, &w);
+        sc__syn_head_forward(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, 0);
+      }
       else if (!local_turn(B, vs, 1))
         B->item_send[i] = p2p_op(B, cs.fsend, SC_L_SEND_ACT, it->mb, it->chunk, p2p_bytes,
                                  sc__syn_last_compute(B));
@@ -136,18 +147,24 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
       if (vs < last_vs && !local_turn(B, vs, 1))
         receive_activation(B, &w, cs.brecv, SC_L_RECV_GRAD, it, p2p_bytes, posted);
       if (vs == last_vs) {
+        sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_head_backward(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, !split);
         if (final && (!tied || !sc__shape_ends_together(sh))) sc__syn_bucket_add(B, &bk, emb_params);
         if (final) sc__syn_bucket_add(B, &bk, 2.0 * sh->h);
       }
       for (int64_t j = nl - 1; j >= 0; j--) {
         w.layer = (uint16_t)(l0 + j);
+        sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_layer_backward(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, !split);
         if (final) sc__syn_bucket_add(B, &bk, lparams);
       }
       w.layer = SC_NO_LAYER;
       if (vs == 0) {
+        sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_embedding_backward(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, 1); /* its grads are complete after the B pass */
         if (final) sc__syn_bucket_add(B, &bk, emb_params);
       }
       if (final) close_bucket(B, &bk);
@@ -158,12 +175,14 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
       w.phase = SC_PH_WGRAD;
       if (vs == last_vs) {
         sc__syn_head_weight_grads(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, 1);
         if (final && (!tied || !sc__shape_ends_together(sh))) sc__syn_bucket_add(B, &bk, emb_params);
         if (final) sc__syn_bucket_add(B, &bk, 2.0 * sh->h);
       }
       for (int64_t j = nl - 1; j >= 0; j--) {
         w.layer = (uint16_t)(l0 + j);
         sc__syn_layer_weight_grads(B, &w);
+        sc__syn_fsdp_unit_end(B, &w, 1);
         if (final) sc__syn_bucket_add(B, &bk, lparams);
       }
       w.layer = SC_NO_LAYER;

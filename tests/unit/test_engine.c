@@ -124,6 +124,19 @@ static void test_fold_cp(void **state) {
   }
 }
 
+/* FSDP / ZeRO-3, full and hybrid sharding, with CP: folded == unfolded. */
+static void test_fold_fsdp(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+    cfg.parallel.zero_stage = 3;
+    if (k == 1) cfg.parallel.fsdp_shard = 2;
+    if (k == 2) cfg.parallel.cp = 2, cfg.parallel.fsdp_reshard_after_forward = 0;
+    assert_fold_equal(&cfg);
+  }
+}
+
 static void test_fold_llama_gqa_swiglu(void **state) {
   (void)state;
   sc_config cfg;
@@ -583,6 +596,7 @@ int main(void) {
       cmocka_unit_test(test_fold_llama_gqa_swiglu),
       cmocka_unit_test(test_fold_uneven_and_zero_bubble),
       cmocka_unit_test(test_fold_cp),
+      cmocka_unit_test(test_fold_fsdp),
       cmocka_unit_test(test_1f1b_bubble),
       cmocka_unit_test(test_interleaved_smaller_bubble),
       cmocka_unit_test(test_schedule_bubbles),

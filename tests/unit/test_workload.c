@@ -352,6 +352,62 @@ static void test_cp_exchanges(void **state) {
   sc__workload_free(ctx, &one);
 }
 
+/* FSDP / ZeRO-3 on the small Llama (TP4 PP2 DP4, 4 layers and 4
+ * micro-batches per stage): per micro-batch and unit one parameter
+ * all-gather forward and one backward (none backward without resharding),
+ * one gradient reduce-scatter over the shard group, plus an all-reduce of the
+ * shard across replicas with hybrid sharding; fp8 gathers halve the bytes;
+ * no Megatron buckets or distributed-optimizer gathers. */
+static void test_fsdp_collectives(void **state) {
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+    cfg.training.global_batch = 16; /* 4 micro-batches per replica */
+    cfg.parallel.zero_stage = 3;
+    if (k == 1) cfg.parallel.fsdp_reshard_after_forward = 0;
+    if (k == 2) cfg.parallel.fsdp_shard = 2;
+    if (k == 3) {
+      cfg.training.precision = SC_PREC_FP8;
+      cfg.parallel.fsdp_fp8_allgather = 1;
+    }
+    sc_workload wl;
+    build(&cfg, &wl);
+    sc_shape sh;
+    assert_int_equal(sc__shape_init(ctx, &cfg, &sh), 0);
+    const sc_program *p = &wl.progs[0]; /* stage 0: embedding + 4 layers */
+    size_t ag_f = 0, ag_b = 0, rs = 0, ar = 0, other = 0;
+    for (size_t i = 0; i < p->nops[SC_ST_FSDP]; i++) {
+      const sc_op *op = &p->ops[SC_ST_FSDP][i];
+      assert_int_equal(op->group, SC_GRP_SHARD);
+      assert_int_equal(op->coll, SC_COLL_ALLGATHER);
+      if (op->phase == SC_PH_FWD) ag_f++;
+      else ag_b++;
+      if (op->work != sh.embed_params * (k == 3 ? 1.0 : 2.0))
+        assert_true(op->work == sh.layer_params * (k == 3 ? 1.0 : 2.0));
+    }
+    for (size_t i = 0; i < p->nops[SC_ST_DP]; i++) {
+      const sc_op *op = &p->ops[SC_ST_DP][i];
+      if (op->label == SC_L_FSDP_RS) {
+        rs++;
+        assert_int_equal(op->group, SC_GRP_SHARD);
+      } else if (op->label == SC_L_FSDP_AR) {
+        ar++;
+        assert_int_equal(op->group, SC_GRP_REPLICA);
+      } else {
+        other++;
+      }
+    }
+    size_t units = 4 * (4 + 1); /* micro-batches x (layers + embedding) */
+    assert_int_equal(ag_f, units);
+    assert_int_equal(ag_b, k == 1 ? 0 : units);
+    assert_int_equal(rs, units);
+    assert_int_equal(ar, k == 2 ? units : 0);
+    assert_int_equal(other, 0);
+    sc__workload_free(ctx, &wl);
+  }
+}
+
 /* Merged == unmerged under context parallelism. */
 static void test_merge_cp(void **state) {
   (void)state;
@@ -364,6 +420,20 @@ static void test_merge_cp(void **state) {
     cfg.parallel.cp_comm = (sc_cp_comm)c;
     cfg.parallel.sequence_parallel = 1;
     cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+    assert_merge_exact(&cfg);
+  }
+}
+
+/* Merged == unmerged with FSDP (plain, hybrid, with TP and a zero-bubble
+ * schedule). */
+static void test_merge_fsdp(void **state) {
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+    cfg.parallel.zero_stage = 3;
+    if (k == 1) cfg.parallel.fsdp_shard = 2;
+    if (k == 2) cfg.parallel.schedule = SC_SCHED_ZB_H1, cfg.parallel.fsdp_prefetch = 2;
     assert_merge_exact(&cfg);
   }
 }
@@ -442,6 +512,8 @@ int main(void) {
       cmocka_unit_test(test_merge_new_schedules),
       cmocka_unit_test(test_cp_exchanges),
       cmocka_unit_test(test_merge_cp),
+      cmocka_unit_test(test_fsdp_collectives),
+      cmocka_unit_test(test_merge_fsdp),
       cmocka_unit_test(test_merge_without_inlining),
       cmocka_unit_test(test_merge_gpt3_default),
       cmocka_unit_test(test_merge_refused_with_interference_or_trace),
