@@ -9,6 +9,7 @@
 #include "commands.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Reads cmd's arguments into at most one positional (*arg, when arg is not
  * NULL); returns an exit code to stop with, or -1 to go on. */
@@ -27,12 +28,17 @@ static int arguments(const sc_cli_cmd *cmd, int argc, char **argv, const char **
 int sc_cli_hw_list(const sc_cli_cmd *cmd, int argc, char **argv) {
   int code = arguments(cmd, argc, argv, NULL);
   if (code >= 0) return code;
-  printf("%-12s %9s %9s %8s %8s  %s\n", "name", "bf16 TF", "fp8 TF", "HBM GiB", "HBM GB/s",
-         "description");
+  int width = 12; /* the longest preset name */
+  for (size_t i = 0; i < sc_hw_count(); i++) {
+    int n = (int)strlen(sc_hw_at(i)->name);
+    if (n > width) width = n;
+  }
+  printf("%-*s %9s %9s %8s %8s  %s\n", width, "name", "bf16 TF", "fp8 TF", "HBM GiB",
+         "HBM GB/s", "description");
   for (size_t i = 0; i < sc_hw_count(); i++) {
     const sc_hw *hw = sc_hw_at(i);
-    printf("%-12s %9.1f %9.1f %8.0f %8.0f  %s\n", hw->name, hw->bf16_tflops, hw->fp8_tflops,
-           hw->hbm_gib, hw->hbm_gbps, hw->description);
+    printf("%-*s %9.1f %9.1f %8.0f %8.0f  %s\n", width, hw->name, hw->bf16_tflops,
+           hw->fp8_tflops, hw->hbm_gib, hw->hbm_gbps, hw->description);
   }
   return 0;
 }

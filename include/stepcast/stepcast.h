@@ -276,6 +276,7 @@ typedef struct sc_interf_coefs {
  * "use the documented default". */
 typedef struct sc_cost_params {
   double gemm_eff;          /* best-shape GEMM fraction of dense peak */
+  double fp8_gemm_eff;      /* the same for FP8 GEMMs, of the FP8 dense peak */
   double gemm_dim_half;     /* GEMM reduction length K (elements) at which efficiency halves */
   double attn_eff;          /* FlashAttention forward fraction of peak at long sequences */
   double mem_eff;           /* fraction of HBM bandwidth reached by memory-bound kernels */

@@ -60,7 +60,14 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   if (tflops <= 0)
     return sc__error(ctx, SC_EUNSUPPORTED, "%s: gpu %s has no peak for the chosen precision",
                      cfg->origin, cost->hw->name);
-  cost->peak_flops = tflops * 1e12;
+  /* FP8 training (Transformer Engine, torchao): the linear layers' GEMMs run
+   * on FP8 operands at the FP8 peak; attention, norms and the rest in bf16
+   * (fp8_attention moves attention to FP8 too). */
+  int fp8 = cfg->training.precision == SC_PREC_FP8;
+  cost->fp8_peak_flops = cost->hw->fp8_tflops * 1e12;
+  cost->peak_flops = (fp8 ? peak_tflops(cost->hw, SC_PREC_BF16) : tflops) * 1e12;
+  cost->attn_peak_flops = fp8 && cfg->training.fp8_attention ? cost->fp8_peak_flops
+                                                             : cost->peak_flops;
   /* GEMM operand bytes: 4 for fp32 (TF32 math); 2 otherwise (fp8 GEMMs
    * keep 16-bit outputs and the calibration was fitted this way). */
   cost->elem_bytes = sc__precision_elem_bytes(cfg->training.precision);

@@ -18,6 +18,8 @@ typedef struct sc_compute_model {
   int version;
   /* Duration in ns of a GEMM C[M,N] = A[M,K] B[K,N] in the working dtype. */
   double (*gemm_ns)(const struct sc_cost *c, double m, double n, double k);
+  /* The same with FP8 operands (16-bit output), at the FP8 peak. */
+  double (*fp8_gemm_ns)(const struct sc_cost *c, double m, double n, double k);
   /* Duration in ns of fused (flash) attention: flops as counted by the caller,
    * seq = keys per query row, head_dim; causal halves work upstream. */
   double (*attn_ns)(const struct sc_cost *c, double flops, double seq, double head_dim);
@@ -41,7 +43,10 @@ typedef struct sc_cost {
   sc_cost_params p;          /* every field filled (no zeros left) */
   const sc_compute_model *compute;
   const sc_comm_model *comm;
-  double peak_flops;         /* dense peak of the working dtype, FLOP/s */
+  double peak_flops;         /* dense peak of the working dtype, FLOP/s (bf16 for fp8
+                                training: what is not an FP8 GEMM runs in bf16) */
+  double fp8_peak_flops;     /* dense FP8 peak, FLOP/s; 0 without FP8 */
+  double attn_peak_flops;    /* attention's: the working dtype's, FP8 with fp8_attention */
   double elem_bytes;         /* bytes per element of the working dtype */
   double hbm_bytes_per_ns;   /* HBM bandwidth, bytes per ns */
   double nvlink_bytes_per_ns;/* intra-node bandwidth per GPU per direction */

@@ -24,6 +24,14 @@ static double default_gemm_eff(const sc_hw *hw) {
   return 0.80;
 }
 
+/* Best-shape FP8 (e4m3) GEMM throughput / FP8 dense peak, same table, FP8
+ * rows: H200 SXM 1453.4/1979 (the H100's die and clocks), B200 SXM
+ * 3432.5/4500. GPUs without FP8 never use it. */
+static double default_fp8_gemm_eff(const sc_hw *hw) {
+  if (!strncasecmp(hw->name, "b200", 4)) return 3432.5 / 4500.0;
+  return 1453.4 / 1979.0;
+}
+
 /* FlashAttention-2 fwd+bwd, causal, head dim 128, fit of
  * validation/kernels/flashattention_kernel_tflops.csv to
  * eff = E * s/(s + 520) * d/(d + 16): A100 189 TFLOP/s at s=16k -> E = 0.70;
@@ -40,6 +48,7 @@ static double default_attn_eff(const sc_hw *hw) {
  * times: the start and prior centre of calibrate.c. */
 void sc__cost_compute_priors(const sc_hw *hw, sc_cost_params *p) {
   p->gemm_eff = default_gemm_eff(hw);
+  p->fp8_gemm_eff = default_fp8_gemm_eff(hw);
   p->gemm_dim_half = 64.0; /* modelling choice: a 64-wide dim loses half; calibrated */
   p->attn_eff = default_attn_eff(hw);
   p->mem_eff = 0.80; /* streaming kernels typically reach ~80% of HBM peak */
@@ -73,6 +82,10 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
     p->mem_eff = 0.778141;
     p->kernel_overhead_us = 2.07408;
   }
+  /* No FP8 row calibrates the FP8 efficiency yet: it keeps the kernel value
+   * scaled by what the fit did to the BF16 one (whatever costs around the
+   * GEMMs in a training step costs around FP8 ones too). */
+  p->fp8_gemm_eff *= p->gemm_eff / default_gemm_eff(hw);
 }
 
 void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {

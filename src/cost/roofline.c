@@ -54,10 +54,22 @@ static double roofline_gemm_ns(const sc_cost *c, double m, double n, double k) {
   return fmax(t_compute, t_mem) + overhead_ns(c);
 }
 
+/* An FP8 GEMM: the same tiles and K-amortisation at fp8_gemm_eff of the FP8
+ * peak, 1-byte operands and a 16-bit output. */
+static double roofline_fp8_gemm_ns(const sc_cost *c, double m, double n, double k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  double h = c->p.gemm_dim_half;
+  double eff = c->p.fp8_gemm_eff * tile_efficiency(m, n, c->hw->sms) * (k / (k + h));
+  double t_compute = 2.0 * m * n * k / (c->fp8_peak_flops * eff) * 1e9;
+  double bytes = m * k + k * n + 2.0 * m * n;
+  double t_mem = bytes / (c->hbm_bytes_per_ns * c->p.mem_eff);
+  return fmax(t_compute, t_mem) + overhead_ns(c);
+}
+
 static double roofline_attn_ns(const sc_cost *c, double flops, double seq, double head_dim) {
   if (flops <= 0) return 0;
   double eff = c->p.attn_eff * seq / (seq + ATTN_SEQ_HALF) * head_dim / (head_dim + ATTN_DIM_HALF);
-  return flops / (c->peak_flops * eff) * 1e9 + overhead_ns(c);
+  return flops / (c->attn_peak_flops * eff) * 1e9 + overhead_ns(c);
 }
 
 static double roofline_mem_ns(const sc_cost *c, double bytes) {
@@ -65,6 +77,6 @@ static double roofline_mem_ns(const sc_cost *c, double bytes) {
   return bytes / (c->hbm_bytes_per_ns * c->p.mem_eff) + overhead_ns(c);
 }
 
-const sc_compute_model sc__roofline_model = {"roofline", 1, roofline_gemm_ns, roofline_attn_ns,
-                                             roofline_mem_ns};
+const sc_compute_model sc__roofline_model = {"roofline", 2, roofline_gemm_ns, roofline_fp8_gemm_ns,
+                                             roofline_attn_ns, roofline_mem_ns};
 

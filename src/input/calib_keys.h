@@ -18,6 +18,9 @@
  * per-kernel cost below a millisecond, a slowdown at most tenfold. */
 #define SC_CALIB_KEYS(X)                                                                          \
   X(gemm_eff, 0.01, 1.0, "", "Best-shape GEMM fraction of dense peak.")                            \
+  X(fp8_gemm_eff, 0.01, 1.0, "",                                                                  \
+    "Best-shape FP8 GEMM fraction of the FP8 dense peak (training.precision fp8: the linear "     \
+    "layers' GEMMs).")                                                                            \
   X(gemm_dim_half, 0.5, 65536.0, "elements",                                                      \
     "GEMM reduction length K at which efficiency halves (per-tile fixed cost amortised over K).") \
   X(attn_eff, 0.01, 1.0, "", "FlashAttention forward fraction of peak at long sequences.")        \

@@ -1420,11 +1420,19 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
       cl->gpus_per_node = cl->num_gpus;
       cl->nodes = 1;
     } else if (cl->num_gpus % cl->gpus_per_node) {
-      return sc__error(
-          ctx, SC_EINVAL,
-          "%s: cluster.num_gpus=%" PRId64 " is not a multiple of cluster.gpus_per_node=%" PRId64,
-          where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_gpus_per_node, -1),
-          cl->num_gpus, cl->gpus_per_node);
+      /* A job smaller than a node, or whose last node is partly used, is
+       * valid when no tensor-parallel group straddles two nodes. */
+      int64_t rem = cl->num_gpus % cl->gpus_per_node;
+      if (rem % p->tp || cl->gpus_per_node % p->tp)
+        return sc__error(
+            ctx, SC_EINVAL,
+            "%s: cluster.num_gpus=%" PRId64 " is not a multiple of cluster.gpus_per_node=%" PRId64
+            " and its last node's %" PRId64 " GPUs do not hold whole parallel.tp=%" PRId64
+            " groups",
+            where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_gpus_per_node,
+                      -1),
+            cl->num_gpus, cl->gpus_per_node, rem, p->tp);
+      cl->nodes = cl->num_gpus / cl->gpus_per_node + 1;
     } else {
       cl->nodes = cl->num_gpus / cl->gpus_per_node;
     }

@@ -49,6 +49,17 @@
     67.0, 494.7, 989.4, 1978.9, 80.0, 3350.0, 132, 450.0, 400.0, 8,           \
     "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 SXM column; "         \
     "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), SXM5")     \
+  /* H100 SXM with 96 GB HBM2e at 2.4 TB/s and a 500 W power limit, as Meta's \
+   * Grand Teton hosts run it (torchtitan's Llama 3 H100 benchmarks, 2024-12: \
+   * "96 GB HBM2e ... default 500 W"; NVLink-connected, 400 Gb/s RDMA per      \
+   * GPU). No datasheet gives its clocks; torchtitan says its peak is         \
+   * "between SXM and NVL", so the tensor peaks are the midpoint of the H100  \
+   * SXM (989.4 dense BF16) and the H100 NVL (835.5: 1,671 with sparsity),     \
+   * 912.5, an estimate (docs/HARDWARE.md). FP32 scaled alike. */             \
+  X("h100-96gb-500w", "NVIDIA H100 SXM 96GB HBM2e, 500 W (Grand Teton)",      \
+    61.8, 456.2, 912.5, 1824.9, 96.0, 2400.0, 132, 450.0, 400.0, 8,           \
+    "torchtitan benchmarks/llama3_h100_202412_torchtitan.md (hardware); "     \
+    "peaks: midpoint of the H100 SXM and H100 NVL datasheets (estimate)")     \
   /* NVIDIA H800 datasheet, SXM column: H100 SXM compute and HBM, NVLink cut  \
    * to 400 GB/s bidirectional (200 per direction). NIC as DGX H100. */       \
   X("h800", "NVIDIA H800 SXM5 80GB",                                          \
@@ -109,6 +120,7 @@ static const struct {
   const char *part, *needs, *preset; /* needs: a further substring, or NULL */
 } device_map[] = {
     {"pcie", NULL, NULL},         {" nvl", NULL, NULL},           {"gh200", NULL, NULL},
+    {"h100", "96g", NULL}, /* 96 GB H100s run at several power limits: name one */
     {"a100", "80g", "a100-80gb"},
     {"a100", NULL, "a100-40gb"},  {"h100", NULL, "h100-sxm"},     {"h800", NULL, "h800"},
     {"h200", NULL, "h200"},       {"b200", NULL, "b200"},         {"v100", NULL, "v100-32gb"},

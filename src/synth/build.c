@@ -28,6 +28,7 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   wl->merged = B.mg.on;
   B.sh = sh;
   B.bw_input = sc__schedule_split(sh);
+  B.fp8 = cfg->training.precision == SC_PREC_FP8;
   B.lparams = sh->layer_params;
   B.mg.inline_tp = B.mg.on && inline_tp;
   B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;

@@ -28,7 +28,7 @@ typedef sc_sched_item item;
 #define SC_GEMM_MEMO 64
 typedef struct gemm_memo {
   double m, n, k, ns;
-  int valid;
+  int valid; /* 0: empty, 1: a GEMM in the working dtype, 2: an FP8 one */
 } gemm_memo;
 
 /* State of a merged build (SC_WL_MERGE; see "merging" in chain.c). Times are
@@ -94,6 +94,7 @@ typedef struct builder {
   merger mg;          /* SC_WL_MERGE state */
   struct part_memo *parts; /* [3]: layer_forward_rest, layer_backward_rest, weight grads */
   int bw_input;       /* split backward (zero-bubble): B passes leave the weight grads */
+  int fp8;            /* training.precision fp8: linear layers' GEMMs in FP8 (tensor.c) */
   fsdp_state fsdp;    /* FSDP / ZeRO-3 (fsdp.c) */
 } builder;
 
@@ -146,6 +147,8 @@ uint32_t sc__syn_tp_after_op(builder *B, const where *w, int coll, int label, in
 void sc__syn_flush_remainder(builder *B, const where *w);
 /* A GEMM's duration, memoised per shape. */
 double sc__syn_gemm(builder *B, double m, double n, double k);
+/* The same on FP8 operands. */
+double sc__syn_gemm_fp8(builder *B, double m, double n, double k);
 /* Runs fn(B, w) or replays its recorded effect. */
 void sc__syn_memo_run(builder *B, part_memo *pm, part_fn fn, const where *w);
 

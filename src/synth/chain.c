@@ -354,14 +354,21 @@ uint32_t sc__syn_tp_after_op(builder *B, const where *w, int coll, int label, in
 /* Every layer and micro-batch repeats the same few GEMM shapes, so their
  * costs are memoised in a small direct-mapped table (sweeps build thousands
  * of workloads; pricing each GEMM again was ~13% of a sweep's time). */
-double sc__syn_gemm(builder *B, double m, double n, double k) {
+static double gemm_memo_ns(builder *B, double m, double n, double k, int fp8) {
   uint64_t h = (uint64_t)m * 0x9E3779B97F4A7C15ull ^ (uint64_t)n * 0xC2B2AE3D27D4EB4Full ^
-               (uint64_t)k * 0x165667B19E3779F9ull;
+               (uint64_t)k * 0x165667B19E3779F9ull ^ (uint64_t)fp8;
   gemm_memo *e = &B->memo[(h >> 32) % SC_GEMM_MEMO];
-  if (e->valid && e->m == m && e->n == n && e->k == k) return e->ns;
-  e->m = m, e->n = n, e->k = k, e->valid = 1;
-  e->ns = B->cost->compute->gemm_ns(B->cost, m, n, k);
+  if (e->valid == 1 + fp8 && e->m == m && e->n == n && e->k == k) return e->ns;
+  e->m = m, e->n = n, e->k = k, e->valid = 1 + fp8;
+  e->ns = fp8 ? B->cost->compute->fp8_gemm_ns(B->cost, m, n, k)
+              : B->cost->compute->gemm_ns(B->cost, m, n, k);
   return e->ns;
+}
+
+double sc__syn_gemm(builder *B, double m, double n, double k) { return gemm_memo_ns(B, m, n, k, 0); }
+
+double sc__syn_gemm_fp8(builder *B, double m, double n, double k) {
+  return gemm_memo_ns(B, m, n, k, 1);
 }
 
 /* ------------------------------------------------------------ layer memo */

@@ -6,6 +6,49 @@
  */
 #include "synth/build_int.h"
 
+/* ------------------------------------------------------------ FP8 */
+
+/* FP8 training runs the linear layers' GEMMs on FP8 operands; the LM head
+ * stays in bf16 (Transformer Engine and torchao leave it out). */
+static int fp8_linear(const builder *B, int label) { return B->fp8 && label != SC_L_LOGITS; }
+
+static double lin_ns(builder *B, int label, double m, double n, double k) {
+  return fp8_linear(B, label) ? sc__syn_gemm_fp8(B, m, n, k) : sc__syn_gemm(B, m, n, k);
+}
+
+/* The quantisation an FP8 GEMM C[m,n] = A[m,k] B[k,n] needs before it runs,
+ * as one memory-bound kernel (label fp8-cast), by training.fp8_recipe:
+ *   delayed (Transformer Engine): the activation (forward: the input, m x k;
+ *     backward: the output grad) read in bf16, written in FP8 and FP8
+ *     transposed for the weight grads (4 bytes per element, scales from the
+ *     amax history); the weight's cast is cached for the step, so each
+ *     micro-batch pays 1/m of it;
+ *   tensorwise (current scaling, torchao's default): an amax pass first
+ *     (+2 bytes), and the weight is cast every forward (6 bytes per element);
+ *   rowwise: per-row scales, a cast of 3 bytes per element, the weight cast
+ *     row- and column-wise every forward, and the weight-grad GEMM quantises
+ *     both its operands column-wise again (3 bytes per element).
+ * Forward, data-grad and weight-grad passes are told apart by the phase. */
+static void fp8_casts(builder *B, const where *w, int label, double m, double n, double k) {
+  if (!fp8_linear(B, label)) return;
+  sc_fp8_recipe r = B->cfg->training.fp8_recipe;
+  double act = r == SC_FP8_DELAYED ? 4.0 : r == SC_FP8_TENSORWISE ? 6.0 : 3.0;
+  double weight = r == SC_FP8_DELAYED ? 4.0 / (double)B->m : 6.0;
+  double bytes;
+  if (w->phase == SC_PH_WGRAD) bytes = r == SC_FP8_ROWWISE ? 3.0 * (m * k + k * n) : 0.0;
+  else if (w->phase == SC_PH_BWD) bytes = act * m * k;
+  else bytes = act * m * k + weight * k * n;
+  if (bytes > 0) sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_FP8_CAST, sc__syn_mem(B, bytes));
+}
+
+/* A linear layer's GEMM on the compute stream: its FP8 casts, then itself. */
+static void linear(builder *B, const where *w, int label, double m, double n, double k) {
+  fp8_casts(B, w, label, m, n, k);
+  sc__syn_compute(B, w, SC_OP_GEMM, label, lin_ns(B, label, m, n, k));
+}
+
+/* ------------------------------------------------------------ tensor parallelism */
+
 /* A TP collective on the critical path: after the last compute op, and the
  * next compute op waits for it. */
 void sc__syn_tp_blocking(builder *B, const where *w, int coll, int label, double bytes) {
@@ -22,16 +65,17 @@ void sc__syn_gathered_gemm(builder *B, const where *w, int label, double m, doub
                           double bytes) {
   const sc_shape *sh = B->sh;
   if (!sh->sp) {
-    sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, m, n, k));
+    linear(B, w, label, m, n, k);
     return;
   }
   if (!B->cfg->parallel.tp_comm_overlap) {
     sc__syn_tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, bytes);
-    sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, m, n, k));
+    linear(B, w, label, m, n, k);
     return;
   }
   uint32_t ag = sc__syn_tp_after_compute(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, bytes);
-  double chunk = sc__syn_gemm(B, m / sh->t, n, k);
+  fp8_casts(B, w, label, m, n, k);
+  double chunk = lin_ns(B, label, m / sh->t, n, k);
   sc__syn_compute(B, w, SC_OP_GEMM, label, (sh->t - 1.0) * chunk);
   sc__syn_add_wait(B, ag);
   sc__syn_compute(B, w, SC_OP_GEMM, label, chunk);
@@ -45,12 +89,13 @@ void sc__syn_reduced_gemm(builder *B, const where *w, int label, double m, doubl
                          double bytes) {
   const sc_shape *sh = B->sh;
   if (sh->t <= 1 || !sh->sp || !B->cfg->parallel.tp_comm_overlap) {
-    sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, m, n, k));
+    linear(B, w, label, m, n, k);
     sc__syn_tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
                 sh->sp ? SC_L_TP_RS : SC_L_TP_AR, bytes);
     return;
   }
-  double chunk = sc__syn_gemm(B, m / sh->t, n, k);
+  fp8_casts(B, w, label, m, n, k);
+  double chunk = lin_ns(B, label, m / sh->t, n, k);
   sc__syn_compute(B, w, SC_OP_GEMM, label, chunk);
   uint32_t rs = sc__syn_tp_after_compute(B, w, SC_COLL_REDUCESCATTER, SC_L_TP_RS, bytes);
   sc__syn_compute(B, w, SC_OP_GEMM, label, (sh->t - 1.0) * chunk);
@@ -68,14 +113,14 @@ void sc__syn_column_parallel_backward(builder *B, const where *w, int label, dou
   double T = sc__syn_tokens(B);
   double act = T * sh->h * sh->elem_bytes;
   if (B->bw_input) {
-    sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, T, sh->h, n_out));
+    linear(B, w, label, T, sh->h, n_out);
     sc__syn_tp_blocking(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
                         sh->sp ? SC_L_TP_RS : SC_L_TP_AR, act);
     return;
   }
   uint32_t ag = NONE;
   if (sh->sp) ag = sc__syn_tp_after_compute(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
-  sc__syn_compute(B, w, SC_OP_GEMM, label, sc__syn_gemm(B, T, sh->h, n_out));
+  linear(B, w, label, T, sh->h, n_out);
   uint32_t red = NONE;
   if (sh->t > 1)
     red = sc__syn_tp_after_compute(B, w, sh->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
@@ -83,7 +128,7 @@ void sc__syn_column_parallel_backward(builder *B, const where *w, int label, dou
   where ww = *w;
   ww.phase = SC_PH_WGRAD;
   sc__syn_add_wait(B, ag);
-  sc__syn_compute(B, &ww, SC_OP_GEMM, label, sc__syn_gemm(B, n_out, sh->h, T));
+  linear(B, &ww, label, n_out, sh->h, T);
   sc__syn_add_wait(B, red);
 }
 
@@ -97,7 +142,7 @@ void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double
   if (B->bw_input) return;
   where ww = *w;
   ww.phase = SC_PH_WGRAD;
-  sc__syn_compute(B, &ww, SC_OP_GEMM, label, sc__syn_gemm(B, k_in, sh->h, T));
+  linear(B, &ww, label, k_in, sh->h, T);
 }
 
 
@@ -106,5 +151,5 @@ void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double
 void sc__syn_weight_grad(builder *B, const where *w, int label, double n) {
   where ww = *w;
   ww.phase = SC_PH_WGRAD;
-  sc__syn_compute(B, &ww, SC_OP_GEMM, label, sc__syn_gemm(B, n, B->sh->h, sc__syn_tokens(B)));
+  linear(B, &ww, label, n, B->sh->h, sc__syn_tokens(B));
 }

@@ -565,6 +565,7 @@ static const error_case error_cases[] = {
     {"parallel:\n  zero_stage: 3\n  fsdp_shard: 3\n", SC_EINVAL, "t.yaml:3: parallel.fsdp_shard=3 does not divide parallel.dp=8"},
     {"parallel:\n  zero_stage: 3\n  fsdp_fp8_allgather: true\n", SC_EINVAL, "t.yaml:3: parallel.fsdp_fp8_allgather needs parallel.zero_stage=3 and training.precision=fp8"},
     {"training:\n  fp8_attention: true\n", SC_EINVAL, "t.yaml:2: training.fp8_attention needs training.precision=fp8"},
+    {"cluster:\n  num_gpus: 12\n  gpus_per_node: 8\nparallel:\n  tp: 8\n  pp: 1\n", SC_EINVAL, "t.yaml:2: cluster.num_gpus=12 is not a multiple of cluster.gpus_per_node=8 and its last node's 4 GPUs do not hold whole parallel.tp=8 groups"},
     {"parallel:\n  fsdp_prefetch: 9\n", SC_EINVAL, "t.yaml:2: parallel.fsdp_prefetch: 9 out of range [0, 8]"},
     {"model:\n  seq_len: 2047\nparallel:\n  sequence_parallel: 1\n", SC_EINVAL, "t.yaml:2: model.seq_len=2047 per context-parallel rank (cp=1) is not divisible by parallel.tp=8 (needed by sequence_parallel)"},
     {"training:\n  precision: fp8\n", SC_EINVAL, "t.yaml:2: training.precision=fp8 is not supported by cluster.gpu=a100-80gb"},
@@ -949,6 +950,36 @@ static void test_docs(void **state) {
   free(b);
 }
 
+/* Jobs smaller than a node, or with a partly used last node whose GPUs hold
+ * whole TP groups, are valid: 4 of an 8-GPU node; 12 GPUs as 8 + 4 with TP 4. */
+static void test_partial_nodes(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  assert_int_equal(sc_test_ctx_new(&ctx), 0);
+  sc_config c;
+  sc_config_default(&c);
+  assert_int_equal(sc_model_preset(ctx, &c, "llama3-8b"), 0);
+  c.parallel.tp = 4;
+  c.parallel.pp = 1;
+  c.parallel.dp = 0;
+  c.training.global_batch = 12;
+  c.cluster.gpus_per_node = 8;
+  c.cluster.num_gpus = 4;
+  snprintf(c.cluster.gpu, sizeof c.cluster.gpu, "h100-sxm");
+  sc_config a = c;
+  assert_int_equal(sc_config_resolve(ctx, &a), SC_OK);
+  assert_int_equal(a.cluster.nodes, 1);
+  a = c;
+  a.cluster.num_gpus = 12;
+  assert_int_equal(sc_config_resolve(ctx, &a), SC_OK);
+  assert_int_equal(a.cluster.nodes, 2);
+  assert_int_equal(a.parallel.dp, 3);
+  sc_result r;
+  assert_int_equal(sc_simulate(ctx, &a, NULL, NULL, &r), SC_OK);
+  assert_true(r.step_time_s > 0);
+  sc_ctx_free(ctx);
+}
+
 static void test_format_field(void **state) {
   (void)state;
   sc_config c;
@@ -989,6 +1020,7 @@ int main(void) {
       cmocka_unit_test(test_examples),
       cmocka_unit_test(test_docs),
       cmocka_unit_test(test_format_field),
+      cmocka_unit_test(test_partial_nodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

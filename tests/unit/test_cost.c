@@ -113,6 +113,38 @@ static void test_p2p(void **state) {
   assert_true(cost.comm->p2p_ns(&cost, 0, 1) == 0);
 }
 
+/* FP8 training on an H100: the FP8 GEMM runs at the FP8 peak times its own
+ * efficiency (its 1-byte operands too), attention stays at the bf16 peak
+ * unless fp8_attention; bf16 training is untouched. */
+static void test_fp8(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  assert_int_equal(sc_test_ctx_new(&ctx), 0);
+  sc_cost c16, c8, c8a;
+  for (int k = 0; k < 3; k++) {
+    sc_config cfg;
+    sc_config_default(&cfg);
+    snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
+    cfg.training.precision = k ? SC_PREC_FP8 : SC_PREC_BF16;
+    cfg.training.fp8_attention = k == 2;
+    assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+    assert_int_equal(sc__cost_init(ctx, &cfg, k == 0 ? &c16 : k == 1 ? &c8 : &c8a), 0);
+  }
+  sc_ctx_free(ctx);
+  assert_true(fabs(c8.peak_flops - 989.4e12) < 1 && fabs(c8.fp8_peak_flops - 1978.9e12) < 1);
+  double m = 8192, n = 8192, k = 8192;
+  double t16 = c16.compute->gemm_ns(&c16, m, n, k), t8 = c8.compute->fp8_gemm_ns(&c8, m, n, k);
+  double want = (989.4 / 1978.9) * (c16.p.gemm_eff / c8.p.fp8_gemm_eff);
+  double got = (t8 - c8.p.kernel_overhead_us * 1e3) / (t16 - c16.p.kernel_overhead_us * 1e3);
+  assert_true(fabs(got - want) < 1e-3 * want);
+  assert_true(c8.p.fp8_gemm_eff > 0.5 && c8.p.fp8_gemm_eff < 0.8);
+  /* the working-dtype GEMM of fp8 training is the bf16 one */
+  assert_true(c8.compute->gemm_ns(&c8, m, n, k) == t16);
+  double a16 = c16.compute->attn_ns(&c16, 1e14, 8192, 128);
+  assert_true(c8.compute->attn_ns(&c8, 1e14, 8192, 128) == a16);
+  assert_true(c8a.compute->attn_ns(&c8a, 1e14, 8192, 128) < 0.6 * a16);
+}
+
 static void test_registry(void **state) {
   (void)state;
   assert_non_null(sc__compute_model_find("roofline"));
@@ -129,6 +161,7 @@ int main(void) {
       cmocka_unit_test(test_collective_monotone_and_bounded),
       cmocka_unit_test(test_p2p),
       cmocka_unit_test(test_registry),
+      cmocka_unit_test(test_fp8),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -89,6 +89,7 @@ static void test_match_device_names(void **state) {
   assert_null(sc_hw_match("NVIDIA A800-SXM4-80GB"));
   assert_null(sc_hw_match("NVIDIA H20"));
   assert_null(sc_hw_match("NVIDIA GH200 480GB"));
+  assert_null(sc_hw_match("NVIDIA H100 96GB HBM2e"));
   assert_null(sc_hw_match(""));
   assert_null(sc_hw_match(NULL));
 }

@@ -408,6 +408,53 @@ static void test_fsdp_collectives(void **state) {
   }
 }
 
+/* FP8: every linear layer's GEMM (QKV, projection, FC1, FC2; not the LM
+ * head) is preceded by its cast, forward and data-grad; the recipes order
+ * by bytes cast (delayed < rowwise-forward... checked as delayed <
+ * tensorwise); squared-ReLU has the two GEMMs of an ungated FFN. */
+static void test_fp8_casts_and_relu2(void **state) {
+  (void)state;
+  double cast_bytes[3] = {0, 0, 0};
+  for (int r = 0; r < 3; r++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+    cfg.training.precision = SC_PREC_FP8;
+    cfg.training.fp8_recipe = (sc_fp8_recipe)r;
+    cfg.training.recompute = SC_RECOMPUTE_NONE;
+    sc_workload wl;
+    build(&cfg, &wl);
+    const sc_program *p = &wl.progs[1]; /* the last stage: layers and the head */
+    size_t casts = 0, linear = 0;
+    for (size_t k = 0; k < p->nops[SC_ST_COMPUTE]; k++) {
+      const sc_op *op = &p->ops[SC_ST_COMPUTE][k];
+      if (op->label == SC_L_FP8_CAST) {
+        casts++;
+        cast_bytes[r] += op->work;
+        assert_true(op->phase == SC_PH_FWD || op->phase == SC_PH_BWD ||
+                    (r == SC_FP8_ROWWISE && op->phase == SC_PH_WGRAD));
+      }
+      if (op->kind == SC_OP_GEMM && op->phase != SC_PH_WGRAD &&
+          (op->label == SC_L_QKV || op->label == SC_L_PROJ || op->label == SC_L_FC1 ||
+           op->label == SC_L_FC2))
+        linear++;
+    }
+    size_t wgrad_casts = r == SC_FP8_ROWWISE ? linear / 2 : 0; /* one per weight grad */
+    assert_int_equal(casts, linear + wgrad_casts);
+    sc__workload_free(ctx, &wl);
+  }
+  assert_true(cast_bytes[SC_FP8_DELAYED] < cast_bytes[SC_FP8_TENSORWISE]);
+  sc_config cfg;
+  assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+  cfg.model.activation = SC_ACT_RELU2;
+  cfg.model.ffn_hidden = 0; /* 4h, as for an ungated FFN */
+  sc_workload wl;
+  build(&cfg, &wl);
+  sc_shape sh;
+  assert_int_equal(sc__shape_init(ctx, &cfg, &sh), 0);
+  assert_true(sh.relu2 && !sh.swiglu && sh.f == 4.0 * sh.h);
+  sc__workload_free(ctx, &wl);
+}
+
 /* Merged == unmerged under context parallelism. */
 static void test_merge_cp(void **state) {
   (void)state;
@@ -513,6 +560,7 @@ int main(void) {
       cmocka_unit_test(test_cp_exchanges),
       cmocka_unit_test(test_merge_cp),
       cmocka_unit_test(test_fsdp_collectives),
+      cmocka_unit_test(test_fp8_casts_and_relu2),
       cmocka_unit_test(test_merge_fsdp),
       cmocka_unit_test(test_merge_without_inlining),
       cmocka_unit_test(test_merge_gpt3_default),
