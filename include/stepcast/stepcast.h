@@ -184,6 +184,7 @@ typedef struct sc_model_cfg {
   sc_activation activation;
   int tied_embeddings;    /* 1: LM head shares the input embedding */
   int64_t head_dim;       /* attention head dim (kv_channels); 0 = hidden / heads */
+  double dropout;         /* hidden and attention dropout probability (0: none) */
 } sc_model_cfg;
 
 typedef struct sc_training_cfg {

@@ -167,31 +167,37 @@ static const section_def sections[] = {
  * Llama 3: Llama Team 2024, "The Llama 3 Herd of Models", Table 3 (layers,
  * model dimension, FFN dimension, attention heads, key/value heads, vocabulary
  * 128K = 128,256 in config.json); pre-training sequence length 8,192 (Sec.
- * 3.4). SwiGLU, untied embeddings. */
-#define SC_MODEL_PRESETS(X)                                               \
-  X("gpt3-125m", 12, 768, 12, 0, 0, 51200, 2048, SC_ACT_GELU, 1)          \
-  X("gpt3-350m", 24, 1024, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
-  X("gpt3-760m", 24, 1536, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
-  X("gpt3-1.3b", 24, 2048, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
-  X("gpt3-2.7b", 32, 2560, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
-  X("gpt3-6.7b", 32, 4096, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1)         \
-  X("gpt3-13b", 40, 5120, 40, 0, 0, 51200, 2048, SC_ACT_GELU, 1)          \
-  X("gpt3-175b", 96, 12288, 96, 0, 0, 51200, 2048, SC_ACT_GELU, 1)        \
-  X("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, SC_ACT_SWIGLU, 0)  \
-  X("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, SC_ACT_SWIGLU, 0)  \
-  X("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, SC_ACT_SWIGLU, 0)  \
-  X("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, SC_ACT_SWIGLU, 0) \
-  X("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, SC_ACT_SWIGLU, 0)
+ * 3.4). SwiGLU, untied embeddings.
+ *
+ * Dropout: Megatron-LM's default hidden and attention dropout, 0.1, for the
+ * GPT-3 runs of SC21 and Korthikanti et al. 2022; none for Llama (the
+ * released configs and Megatron's Llama recipes set both to 0). */
+#define SC_MODEL_PRESETS(X)                                                    \
+  X("gpt3-125m", 12, 768, 12, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)          \
+  X("gpt3-350m", 24, 1024, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)         \
+  X("gpt3-760m", 24, 1536, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)         \
+  X("gpt3-1.3b", 24, 2048, 16, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)         \
+  X("gpt3-2.7b", 32, 2560, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)         \
+  X("gpt3-6.7b", 32, 4096, 32, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)         \
+  X("gpt3-13b", 40, 5120, 40, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)          \
+  X("gpt3-175b", 96, 12288, 96, 0, 0, 51200, 2048, SC_ACT_GELU, 1, 0.1)        \
+  X("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, SC_ACT_SWIGLU, 0, 0.0)  \
+  X("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, SC_ACT_SWIGLU, 0, 0.0)  \
+  X("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0)  \
+  X("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0) \
+  X("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0)
 
 typedef struct model_preset {
   const char *name;
   int64_t layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len;
   sc_activation activation;
   int tied_embeddings;
+  double dropout;
 } model_preset;
 
 static const model_preset model_presets[] = {
-#define SC_X_PRESET(name, l, h, a, g, f, v, s, act, tied) {name, l, h, a, g, f, v, s, act, tied},
+#define SC_X_PRESET(name, l, h, a, g, f, v, s, act, tied, drop) \
+  {name, l, h, a, g, f, v, s, act, tied, drop},
     SC_MODEL_PRESETS(SC_X_PRESET)
 #undef SC_X_PRESET
 };
@@ -221,6 +227,7 @@ static void apply_model_preset(sc_model_cfg *m, const model_preset *p) {
   m->seq_len = p->seq_len;
   m->activation = p->activation;
   m->tied_embeddings = p->tied_embeddings;
+  m->dropout = p->dropout;
 }
 
 /* The FFN width implied by ffn_hidden = 0: 4h for gelu (Vaswani et al. 2017,
@@ -1391,6 +1398,8 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_model_hidden, SC_FIELD_model_heads, -1),
                      m->hidden, m->heads);
   if (!m->head_dim) m->head_dim = m->hidden / m->heads;
+  /* Gated and squared-ReLU models are trained without dropout unless told. */
+  if (m->activation != SC_ACT_GELU && c->field_line[SC_FIELD_model_dropout] == 0) m->dropout = 0;
   if (m->kv_heads > m->heads || m->heads % m->kv_heads)
     return sc__error(ctx, SC_EINVAL,
                      "%s: model.kv_heads=%" PRId64 " does not divide model.heads=%" PRId64,

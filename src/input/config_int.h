@@ -53,6 +53,11 @@
   X(model, activation, ACTIVATION, model.activation, "", "", 0, 0,                                     \
     "FFN activation: gelu (two GEMMs), swiglu (gated, three GEMMs) or relu2 (squared ReLU, "      \
     "not gated: two GEMMs, Nemotron).")                                                          \
+  X(model, dropout, FRAC, model.dropout, "", "", 0, 1,                                                 \
+    "Hidden and attention dropout probability: its masks are stored for the backward (and, "     \
+    "with unfused attention, its kernels run). Presets: 0.1 for GPT-3 (Megatron-LM's default), 0 " \
+    "for Llama. Unless given, a model with a gated or squared-ReLU FFN trains without dropout, " \
+    "as the Llama, Mistral and Nemotron recipes do.")                                            \
   X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "", 0, 0,                                 \
     "The LM head shares the input embedding matrix.")                                            \
   X(training, global_batch, POSINT, training.global_batch, "sequences", "1536", 1, 16777216,                  \

@@ -69,13 +69,14 @@ double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attenti
   double e = sh->elem_bytes;
   double sb = sh->s_cp * sh->b, sbh = sb * sh->h;
   if (recompute == SC_RECOMPUTE_FULL) return e * sbh / sh->shard;
-  double replicated = (4.0 * e + 2.0) * sbh;
+  double masks = sh->dropout ? 2.0 : 0.0; /* the two residual dropout masks */
+  double replicated = (4.0 * e + masks) * sbh;
   double qkv = e * sb * sh->qd / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
   double split = e * sb * sh->qd + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
   double bytes = replicated / sh->shard + qkv + split / sh->t;
   if (recompute == SC_RECOMPUTE_NONE) {
     if (flash_attention) bytes += 4.0 * sh->a * sb / sh->t;
-    else bytes += (2.0 * e + 1.0) * sh->a * sh->s * sb / sh->t;
+    else bytes += (sh->dropout ? 2.0 * e + 1.0 : e) * sh->a * sh->s * sb / sh->t;
   }
   return bytes;
 }
@@ -134,7 +135,7 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   /* Embedding: int64 token ids (replicated over TP) and the 1-byte dropout
    * mask of the embedding output; its value is the first layer's input,
    * counted there. Megatron-LM counts the same 8 sb + sbh per micro-batch. */
-  mm->act_embed = 8.0 * sb + sbh / sh->shard;
+  mm->act_embed = 8.0 * sb + (sh->dropout ? sbh / sh->shard : 0.0);
   /* LM head: final-norm input and logits-GEMM input (e sbh each, split with
    * SP) and the fp32 softmax the vocab-parallel cross-entropy keeps for its
    * backward, 4 s b V / t: Korthikanti et al.'s 4 sbh (1 + V/h) / t. */

@@ -144,6 +144,7 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->relu2 = m->activation == SC_ACT_RELU2;
   sh->vshape = par->schedule == SC_SCHED_ZBV;
   sh->tied = m->tied_embeddings;
+  sh->dropout = m->dropout > 0;
 
   sh->elem_bytes = sc__precision_elem_bytes(cfg->training.precision);
   /* Megatron-LM reduces bf16 training's gradients in fp32 (its main grads;

@@ -37,6 +37,7 @@ typedef struct sc_shape {
   int swiglu;    /* gated FFN: three GEMMs */
   int relu2;     /* squared ReLU (not gated) */
   int tied;      /* LM head shares the input embedding */
+  int dropout;   /* model.dropout > 0: masks stored, unfused dropout kernels run */
 
   /* Parallel layout and schedule sizes. */
   int64_t tp, pp, dp, cp, vpp;

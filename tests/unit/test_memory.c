@@ -503,8 +503,53 @@ static void test_cp_memory(void **state) {
   assert_true(st[1].transient_bytes > st[0].transient_bytes / 2 * 1.01);
 }
 
+/* Llama 3 405B as Meta trained it at 8K (Llama Team 2024, Table 4 and
+ * Sec. 3.3.2: TP8 CP1 PP16 DP128 on 16,384 H100-80GB, 2,048 sequences per
+ * step, no activation recomputation, one layer fewer on the first and last
+ * stage; FSDP-style data parallelism that shards optimizer states and
+ * gradients). Per layer and micro-batch its activations are Korthikanti's
+ * terms without dropout masks (Llama has no dropout): 8 sbh replicated (two
+ * norm inputs, the QKV and FC1 inputs), Q and the GQA K/V, the attention
+ * output, SwiGLU's two FC1 halves and the FC2 input, all / t with SP. With
+ * gradients sharded (zero_stage 2) the layout fits; kept whole in fp32 as
+ * Megatron's distributed optimizer does (ZeRO-1) it does not. */
+static void test_llama3_405b_layout(void **state) {
+  (void)state;
+  double peak[2];
+  for (int z = 0; z < 2; z++) {
+    sc_config cfg;
+    sc_config_default(&cfg);
+    assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-405b"), 0);
+    snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
+    cfg.cluster.num_gpus = 16384;
+    cfg.training.global_batch = 2048;
+    cfg.training.precision = SC_PREC_BF16;
+    cfg.training.recompute = SC_RECOMPUTE_NONE;
+    cfg.parallel.tp = 8;
+    cfg.parallel.pp = 16;
+    cfg.parallel.dp = 0;
+    cfg.parallel.sequence_parallel = 1;
+    cfg.parallel.pp_first_layers = 7;
+    cfg.parallel.pp_last_layers = 7;
+    cfg.parallel.zero_stage = z ? 2 : 1;
+    resolve(&cfg);
+    assert_true(cfg.model.dropout == 0);
+    const sc_shape *sh = shape_of(&cfg);
+    double sb = 8192.0, e = 2.0, t = 8.0, h = 16384.0, f = 53248.0;
+    double want = e * sb * (4.0 * h + 16384.0 + 2.0 * 128.0 * 8.0 + 16384.0 + 3.0 * f) / t +
+                  4.0 * 128.0 * sb / t;
+    assert_close(sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, 1), want, 1e-9, "405B layer");
+    sc_memory_report r;
+    assert_int_equal(sc_memory_estimate(ctx, &cfg, &r), 0);
+    peak[z] = r.peak_gib;
+    sc_memory_report_free(ctx, &r);
+  }
+  assert_true(peak[0] > 80.0 && peak[1] < 80.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_llama3_405b_layout),
       cmocka_unit_test(test_cp_memory),
       cmocka_unit_test(test_korthikanti_table2),
       cmocka_unit_test(test_first_stage_totals),
