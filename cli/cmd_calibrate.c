@@ -68,9 +68,11 @@ int sc_cli_calibrate_cases(const sc_cli_cmd *cmd, int argc, char **argv) {
       if (!nparams || nparams > SC_CALIB_MAX_PARAMS)
         code = sc_cli_error(SC_CLI_EXIT_USAGE, "--params takes 1 to %d names", SC_CALIB_MAX_PARAMS);
     } else if (sc_cli_is(&a, "--prior-weight")) {
-      if (!sc_cli_real(a.opt->name, v, 0, 1, HUGE_VAL, &prior_weight)) code = SC_CLI_EXIT_USAGE;
+      if (!sc_cli_real(a.opt->name, v, 0, 0, SC_CLI_PRIOR_WEIGHT_MAX, &prior_weight))
+        code = SC_CLI_EXIT_USAGE;
     } else if (sc_cli_is(&a, "--max-evals")) {
-      if (!sc_cli_int(a.opt->name, v, 1, 100000, &max_evals)) code = SC_CLI_EXIT_USAGE;
+      if (!sc_cli_int(a.opt->name, v, 1, SC_CLI_MAX_EVALS_MAX, &max_evals))
+        code = SC_CLI_EXIT_USAGE;
     } else code = sc_cli_unhandled(&a);
   }
   if (!code && r < 0) code = a.exit;
@@ -180,11 +182,15 @@ int sc_cli_calibrate_nccl(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "-o")) outpath = v;
     else if (sc_cli_is(&a, "--gpu")) gpu = v;
     else if (sc_cli_is(&a, "--gpus-per-node")) {
-      if (!sc_cli_int(a.opt->name, v, 1, INT64_MAX, &cl.gpus_per_node)) code = SC_CLI_EXIT_USAGE;
+      if (!sc_cli_int(a.opt->name, v, 1, SC_CLI_GPUS_PER_NODE_MAX, &cl.gpus_per_node))
+        code = SC_CLI_EXIT_USAGE;
     } else if (sc_cli_is(&a, "--nic-gbps")) {
-      if (!sc_cli_real(a.opt->name, v, 0, 0, HUGE_VAL, &cl.nic_gbps)) code = SC_CLI_EXIT_USAGE;
+      if (!sc_cli_real(a.opt->name, v, SC_CLI_LINK_GBPS_MIN, 0, SC_CLI_LINK_GBPS_MAX, &cl.nic_gbps))
+        code = SC_CLI_EXIT_USAGE;
     } else if (sc_cli_is(&a, "--nvlink-gbps")) {
-      if (!sc_cli_real(a.opt->name, v, 0, 0, HUGE_VAL, &cl.nvlink_gbps)) code = SC_CLI_EXIT_USAGE;
+      if (!sc_cli_real(a.opt->name, v, SC_CLI_LINK_GBPS_MIN, 0, SC_CLI_LINK_GBPS_MAX,
+                       &cl.nvlink_gbps))
+        code = SC_CLI_EXIT_USAGE;
     } else if (sc_cli_is(&a, "--op")) {
       if ((op = sc_comm_op_find(v)) < 0)
         code = sc_cli_error(SC_CLI_EXIT_USAGE, "unknown collective \"%s\"", v);
@@ -276,20 +282,18 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
     if (sc_cli_is(&a, "--interference")) in_files = 1;
     else if (sc_cli_is(&a, "-o")) outpath = v;
     else if (sc_cli_is(&a, "--min-kernel-us"))
-      ok = sc_cli_real(name, v, -HUGE_VAL, 1, HUGE_VAL, &ex.min_kernel_us);
+      ok = sc_cli_real(name, v, 0, 0, SC_CLI_KERNEL_US_MAX, &ex.min_kernel_us);
     else if (sc_cli_is(&a, "--max-spread"))
-      ok = sc_cli_real(name, v, -HUGE_VAL, 1, HUGE_VAL, &ex.max_spread);
-    else if (sc_cli_is(&a, "--min-overlap"))
-      ok = sc_cli_real(name, v, -HUGE_VAL, 1, HUGE_VAL, &ex.min_overlap);
-    else if (sc_cli_is(&a, "--shape-tol"))
-      ok = sc_cli_real(name, v, -HUGE_VAL, 1, HUGE_VAL, &ex.shape_tol);
-    else if (sc_cli_is(&a, "--ridge")) ok = sc_cli_real(name, v, -HUGE_VAL, 1, HUGE_VAL, &fo.ridge);
-    else if (sc_cli_is(&a, "--huber")) ok = sc_cli_real(name, v, -HUGE_VAL, 1, HUGE_VAL, &fo.huber);
+      ok = sc_cli_real(name, v, 0, 1, SC_CLI_SPREAD_MAX, &ex.max_spread);
+    else if (sc_cli_is(&a, "--min-overlap")) ok = sc_cli_real(name, v, 0, 1, 1, &ex.min_overlap);
+    else if (sc_cli_is(&a, "--shape-tol")) ok = sc_cli_real(name, v, 0, 1, 1, &ex.shape_tol);
+    else if (sc_cli_is(&a, "--ridge")) ok = sc_cli_real(name, v, 0, 1, SC_CLI_RIDGE_MAX, &fo.ridge);
+    else if (sc_cli_is(&a, "--huber")) ok = sc_cli_real(name, v, 0, 1, SC_CLI_HUBER_MAX, &fo.huber);
     else if (sc_cli_is(&a, "--min-alone")) {
-      ok = sc_cli_int(name, v, INT32_MIN, INT32_MAX, &k);
+      ok = sc_cli_int(name, v, 1, SC_CLI_RUNS_MAX, &k);
       ex.min_alone = (int)k;
     } else if (sc_cli_is(&a, "--folds")) {
-      ok = sc_cli_int(name, v, INT32_MIN, INT32_MAX, &k);
+      ok = sc_cli_int(name, v, -1, SC_CLI_FOLDS_MAX, &k);
       fo.folds = (int)k;
     } else code = sc_cli_unhandled(&a);
     if (!ok) code = SC_CLI_EXIT_USAGE;
@@ -308,15 +312,20 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
   }
   sc_interf_data *d = NULL;
   int rc = sc_interf_data_new(ctx, &ex, &d);
-  for (int i = 0; !rc && i < files.n; i++) rc = sc_interf_load_file(d, files.v[i]);
+  for (int i = 0; !rc && !code && i < files.n; i++) {
+    /* the library's reader opens what it is given: refuse a FIFO first */
+    if (!sc_cli_regular_file(files.v[i])) code = sc_exit_code(SC_EREAD);
+    else rc = sc_interf_load_file(d, files.v[i]);
+  }
   sc_interf_fit_result res;
   sc_interf_stats st;
-  if (!rc) {
+  if (!rc && !code) {
     sc_interf_data_stats(d, &st);
     rc = sc_interf_fit(d, &fo, &res);
   }
-  if (!rc) rc = sc_interf_write_report(&res, &st, sc_cli_write_file, outpath ? stdout : stderr);
-  if (!rc) {
+  if (!rc && !code)
+    rc = sc_interf_write_report(&res, &st, sc_cli_write_file, outpath ? stdout : stderr);
+  if (!rc && !code) {
     char note[4096];
     size_t len =
         (size_t)snprintf(note, sizeof note, "fitted by `stepcast calibrate --interference` on:");

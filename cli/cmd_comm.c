@@ -11,43 +11,10 @@
 /* Most rows a predicted table prints (--step-factor). */
 #define MAX_TABLE_ROWS 100000
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* "8", "64K", "8G", "16GiB", "1MB": bytes, with binary multiples as
- * nccl-tests' -b/-e take them. */
-static int parse_size(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0)) return 0;
-  double mult = 1;
-  switch (toupper((unsigned char)*end)) {
-  case 'K':
-    mult = 1024.0, end++;
-    break;
-  case 'M':
-    mult = 1024.0 * 1024, end++;
-    break;
-  case 'G':
-    mult = 1024.0 * 1024 * 1024, end++;
-    break;
-  case 'T':
-    mult = 1024.0 * 1024 * 1024 * 1024, end++;
-    break;
-  default:
-    break;
-  }
-  if (*end == 'i' && mult > 1) end++;
-  if (*end == 'B' || *end == 'b') end++;
-  if (*end) return 0;
-  *out = floor(v * mult);
-  return 1;
-}
 
 /* A number in at most `width` characters, nccl-tests style: two decimals
  * while they fit, then one, then none. */
@@ -85,20 +52,22 @@ static int comm_args(const sc_cli_cmd *cmd, int argc, char **argv, comm_opts *o)
     if (!a.opt) return sc_cli_usage_error(cmd, "unexpected argument %s", v);
     if (sc_cli_is(&a, "--sharp")) o->cl.sharp = 1;
     else if (sc_cli_is(&a, "--gpu")) o->gpu = v;
-    else if (sc_cli_is(&a, "--gpus")) ok = sc_cli_int(name, v, 1, INT64_MAX, &o->gpus);
-    else if (sc_cli_is(&a, "--gpus-per-node")) ok = sc_cli_int(name, v, 1, INT64_MAX, &o->per_node);
+    else if (sc_cli_is(&a, "--gpus")) ok = sc_cli_int(name, v, 1, SC_CLI_GPUS_MAX, &o->gpus);
+    else if (sc_cli_is(&a, "--gpus-per-node"))
+      ok = sc_cli_int(name, v, 1, SC_CLI_GPUS_PER_NODE_MAX, &o->per_node);
     else if (sc_cli_is(&a, "--nic-gbps"))
-      ok = sc_cli_real(name, v, 0, 0, HUGE_VAL, &o->cl.nic_gbps);
+      ok = sc_cli_real(name, v, SC_CLI_LINK_GBPS_MIN, 0, SC_CLI_LINK_GBPS_MAX, &o->cl.nic_gbps);
     else if (sc_cli_is(&a, "--nvlink-gbps"))
-      ok = sc_cli_real(name, v, 0, 0, HUGE_VAL, &o->cl.nvlink_gbps);
-    else if (sc_cli_is(&a, "--step-factor")) ok = sc_cli_real(name, v, 1, 0, HUGE_VAL, &o->factor);
+      ok = sc_cli_real(name, v, SC_CLI_LINK_GBPS_MIN, 0, SC_CLI_LINK_GBPS_MAX, &o->cl.nvlink_gbps);
+    else if (sc_cli_is(&a, "--step-factor"))
+      ok = sc_cli_real(name, v, 1, 1, SC_CLI_STEP_FACTOR_MAX, &o->factor);
+    else if (sc_cli_is(&a, "--min-bytes"))
+      ok = sc_cli_size(name, v, 0, SC_CLI_BYTES_MAX, &o->min_bytes);
+    else if (sc_cli_is(&a, "--max-bytes"))
+      ok = sc_cli_size(name, v, 0, SC_CLI_BYTES_MAX, &o->max_bytes);
     else if (sc_cli_is(&a, "--op")) {
       if ((o->op = sc_comm_op_find(v)) < 0)
         return sc_cli_error(SC_CLI_EXIT_USAGE, "unknown collective \"%s\"", v);
-    } else if (sc_cli_is(&a, "--min-bytes") || sc_cli_is(&a, "--max-bytes")) {
-      if (!parse_size(v, sc_cli_is(&a, "--min-bytes") ? &o->min_bytes : &o->max_bytes))
-        return sc_cli_error(SC_CLI_EXIT_USAGE, "%s expects a size such as 8, 64K or 8G, got \"%s\"",
-                            name, v);
     } else if (sc_cli_is(&a, "--calibration")) o->calibration = v;
     else if (sc_cli_is(&a, "--compare")) o->compare = v;
     else if (sc_cli_is(&a, "--format")) o->json = a.choice == 1; /* text|json */

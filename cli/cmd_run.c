@@ -45,11 +45,9 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_config_default(&cfg);
   int rc = 0;
   if (config) rc = sc_config_load_file(ctx, &cfg, config);
-  if (!rc && calibration) { /* --calibration FILE == --set calibration=FILE, before --set */
-    char assign[4200];
-    snprintf(assign, sizeof assign, "calibration=%s", calibration);
-    rc = sc_config_set(ctx, &cfg, assign);
-  }
+  /* --calibration FILE: as --set calibration=FILE, before --set; errors
+   * name FILE (and its line) */
+  if (!rc && calibration) rc = sc_config_load_calibration(ctx, &cfg, calibration);
   for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
   sc_cli_list_free(&sets);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);

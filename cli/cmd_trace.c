@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -25,11 +24,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Streams one file into a reader that adds one rank to job. */
+/* Streams one file into a reader that adds one rank to job. Traces are
+ * read from regular files only (docs/TRACE.md): a FIFO is refused before
+ * anything waits on it, a device or a directory before reading. */
 static int import_file(sc_ctx *ctx, sc_job *job, sc_trace_format fmt, const char *path,
                        int64_t hint, unsigned char *buf, uint64_t *bytes) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = sc_cli_open_regular(path);
+  if (!f) return sc_exit_code(SC_EREAD);
   sc_trace_reader *r;
   int rc = sc_trace_open(job, fmt, path, hint, &r);
   if (rc) {
@@ -39,9 +40,10 @@ static int import_file(sc_ctx *ctx, sc_job *job, sc_trace_format fmt, const char
   size_t n;
   while (!rc && (n = fread(buf, 1, CHUNK_BYTES, f)) > 0) rc = sc_trace_feed(r, buf, n);
   if (!rc && ferror(f)) {
+    int err = errno;
     fclose(f);
     sc_trace_free(r);
-    return sc_cli_error(sc_exit_code(SC_EREAD), "%s: read error", path);
+    return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot read: %s", path, strerror(err));
   }
   fclose(f);
   if (!rc) rc = sc_trace_finish(r);
@@ -121,13 +123,8 @@ done:
 /* A .scw job is a regular file (a device such as /dev/zero would never
  * end; a FIFO is not seekable input either). */
 static int read_all(const char *path, unsigned char **out, size_t *len) {
-  struct stat st;
-  if (stat(path, &st) != 0)
-    return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: not a regular file", path);
-  FILE *f = fopen(path, "rb");
-  if (!f) return sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = sc_cli_open_regular(path);
+  if (!f) return sc_exit_code(SC_EREAD);
   size_t cap = 1 << 20, n = 0;
   unsigned char *b = malloc(cap);
   while (b) {
@@ -175,16 +172,16 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       if (strncmp(v, "dp=", 3)) {
         fprintf(stderr, "stepcast: --scale takes dp=N with N >= 1, not \"%s\"\n", v);
         ok = 0;
-      } else ok = sc_cli_int(name, v + 3, 1, INT64_MAX, &k);
+      } else ok = sc_cli_int("--scale dp", v + 3, 1, SC_CLI_JOB_WORLD_MAX, &k);
       opts.scale_dp = k;
     } else if (sc_cli_is(&a, "--replica")) {
-      ok = sc_cli_int(name, v, 1, INT64_MAX, &k);
+      ok = sc_cli_int(name, v, 1, SC_CLI_JOB_WORLD_MAX, &k);
       opts.replica_ranks = k;
     } else if (sc_cli_is(&a, "--comm")) opts.comm = comm_modes[a.choice];
     else if (sc_cli_is(&a, "--bucket-mb"))
-      ok = sc_cli_real(name, v, 0, 0, 1e6, &opts.ddp_bucket_mb);
+      ok = sc_cli_real(name, v, 0, 1, SC_CLI_BUCKET_MB_MAX, &opts.ddp_bucket_mb);
     else if (sc_cli_is(&a, "--first-bucket-mb"))
-      ok = sc_cli_real(name, v, 0, 0, 1e6, &opts.ddp_first_bucket_mb);
+      ok = sc_cli_real(name, v, 0, 1, SC_CLI_BUCKET_MB_MAX, &opts.ddp_first_bucket_mb);
     else if (sc_cli_is(&a, "--cluster")) cluster = v;
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
@@ -195,6 +192,12 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   }
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !path) code = sc_cli_usage_error(cmd, "no job file given");
+  /* The re-targeted world, N x R ranks, is a job's world too. */
+  if (!code && !r && opts.scale_dp > SC_CLI_JOB_WORLD_MAX / opts.replica_ranks)
+    code = sc_cli_error(SC_CLI_EXIT_USAGE,
+                        "--scale: dp=%lld x --replica %lld = %lld ranks, out of range [1, %d]",
+                        (long long)opts.scale_dp, (long long)opts.replica_ranks,
+                        (long long)(opts.scale_dp * opts.replica_ranks), SC_CLI_JOB_WORLD_MAX);
   if (code || r < 0) {
     sc_cli_list_free(&sets);
     return code;

@@ -26,10 +26,7 @@ int sc_cli_load_cases(sc_caseset *set, const char *const *files, int nfiles) {
 static int load_calibration(sc_ctx *ctx, const char *path, sc_cost_params *p) {
   sc_config tmp;
   sc_config_default(&tmp);
-  char assign[4200];
-  if (snprintf(assign, sizeof assign, "calibration=%s", path) >= (int)sizeof assign)
-    return SC_EINVAL;
-  int rc = sc_config_set(ctx, &tmp, assign);
+  int rc = sc_config_load_calibration(ctx, &tmp, path);
   if (!rc) *p = tmp.costs;
   return rc;
 }

@@ -1,16 +1,21 @@
 /*
  * opts.c: the argument iterator every command's parser runs on (driven by
- * the command's option table in cli/commands.c), choice and number values,
- * lists of repeated values, and the one way the CLI prints errors and picks
- * exit codes (the library's sc_exit_code table).
+ * the command's option table in cli/commands.c), choice values, numbers,
+ * sizes and lists checked against their physical ranges (opts.h), lists of
+ * repeated values, input files that must be regular, and the one way the
+ * CLI prints errors and picks exit codes (the library's sc_exit_code table).
  */
 #include "opts.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int sc_cli_write_file(void *ud, const char *buf, size_t len) {
   return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EWRITE;
@@ -166,38 +171,166 @@ void sc_cli_list_free(sc_cli_list *l) {
 
 /* ------------------------------------------------------------ values */
 
-int sc_cli_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out) {
+/* A bound as the messages print it: every digit of an integer ("1048576",
+ * not "1.04858e+06"), else the shortest %g text that reads back as v. */
+static void bound_text(char *buf, size_t n, double v) {
+  if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+    snprintf(buf, n, "%.0f", v);
+    return;
+  }
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* "stepcast: OPT: V out of range [LO, HI]" ("(LO, HI]" when lo_open), V as
+ * the user typed it; returns 0. */
+static int out_of_range(const char *opt, const char *v, double lo, int lo_open, double hi) {
+  char l[40], h[40];
+  bound_text(l, sizeof l, lo);
+  bound_text(h, sizeof h, hi);
+  fprintf(stderr, "stepcast: %s: %s out of range %c%s, %s]\n", opt, v, lo_open ? '(' : '[', l, h);
+  return 0;
+}
+
+static int expected(const char *opt, const char *what, const char *v) {
+  fprintf(stderr, "stepcast: %s: expected %s, got \"%s\"\n", opt, what, v);
+  return 0;
+}
+
+int sc_cli_int(const char *opt, const char *v, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
   errno = 0;
   long long x = strtoll(v, &end, 10);
-  if (end == v || *end || errno || x < min || x > max) {
-    /* bounds at or beyond int32's are not worth naming */
-    int lo = min > INT32_MIN, hi = max < INT32_MAX;
-    fprintf(stderr, "stepcast: %s: expected an integer", opt);
-    if (lo && hi) fprintf(stderr, " in %lld..%lld", (long long)min, (long long)max);
-    else if (lo) fprintf(stderr, " >= %lld", (long long)min);
-    else if (hi) fprintf(stderr, " <= %lld", (long long)max);
-    fprintf(stderr, ", got \"%s\"\n", v);
-    return 0;
-  }
+  if (end == v || *end || (errno && errno != ERANGE)) return expected(opt, "an integer", v);
+  /* beyond int64 (ERANGE) is beyond any bound */
+  if (errno == ERANGE || x < lo || x > hi) return out_of_range(opt, v, (double)lo, 0, (double)hi);
   *out = (int64_t)x;
   return 1;
 }
 
-int sc_cli_real(const char *opt, const char *v, double min, int min_inclusive, double max,
-                double *out) {
-  char *end;
+/* The number at the start of v (strtod's syntax; nan is not a number, an
+ * overflow is +-HUGE_VAL), with *end after it; 0 if there is none. */
+static int leading_number(const char *v, double *x, char **end) {
   errno = 0;
-  double x = strtod(v, &end);
-  int ok =
-      end != v && !*end && !errno && isfinite(x) && x < max && (min_inclusive ? x >= min : x > min);
-  if (!ok) {
-    fprintf(stderr, "stepcast: %s: expected a number", opt);
-    if (isfinite(min)) fprintf(stderr, " %s %g", min_inclusive ? ">=" : "above", min);
-    if (isfinite(max)) fprintf(stderr, "%s below %g", isfinite(min) ? " and" : "", max);
-    fprintf(stderr, ", got \"%s\"\n", v);
-    return 0;
-  }
+  *x = strtod(v, end);
+  return *end != v && !isnan(*x);
+}
+
+static int in_range(double x, double lo, int lo_open, double hi) {
+  return (lo_open ? x > lo : x >= lo) && x <= hi;
+}
+
+int sc_cli_real(const char *opt, const char *v, double lo, int lo_open, double hi, double *out) {
+  char *end;
+  double x;
+  if (!leading_number(v, &x, &end) || *end) return expected(opt, "a number", v);
+  if (!isfinite(x) || !in_range(x, lo, lo_open, hi)) return out_of_range(opt, v, lo, lo_open, hi);
   *out = x;
   return 1;
+}
+
+int sc_cli_size(const char *opt, const char *v, double lo, double hi, double *out) {
+  static const char units[] = "KMGTP";
+  char *end;
+  double x;
+  if (!leading_number(v, &x, &end)) return expected(opt, "a size such as 8, 64K or 8G", v);
+  double mult = 1;
+  const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+  if (u) {
+    mult = ldexp(1.0, 10 * (int)(u - units + 1));
+    end++;
+    if (*end == 'i') end++;
+  }
+  if (*end == 'B' || *end == 'b') end++;
+  if (*end) return expected(opt, "a size such as 8, 64K or 8G", v);
+  x = floor(x * mult) + 0.0; /* -0 is 0 */
+  if (!isfinite(x) || !in_range(x, lo, 0, hi)) return out_of_range(opt, v, lo, 0, hi);
+  *out = x;
+  return 1;
+}
+
+int sc_cli_int_list(const char *opt, const char *v, int64_t lo, int64_t hi,
+                    const char *const *names, int64_t *out, int max, int *n) {
+  *n = 0;
+  for (const char *p = v; *p;) {
+    size_t len = strcspn(p, ",");
+    char word[32];
+    if (len == 0 || len >= sizeof word || *n == max) {
+      fprintf(stderr, "stepcast: %s: bad list \"%s\"\n", opt, v);
+      return 0;
+    }
+    memcpy(word, p, len);
+    word[len] = 0;
+    int64_t x = -1;
+    int named = 0;
+    for (int i = 0; names && names[i]; i++)
+      if (!strcmp(word, names[i])) x = i, named = 1;
+    if (!named) {
+      char *end;
+      errno = 0;
+      long long y = strtoll(word, &end, 10);
+      if (end == word || *end || (errno && errno != ERANGE)) {
+        fprintf(stderr, "stepcast: %s: \"%s\" is not a valid value\n", opt, word);
+        return 0;
+      }
+      if (errno == ERANGE || y < lo || y > hi)
+        return out_of_range(opt, word, (double)lo, 0, (double)hi);
+      x = (int64_t)y;
+    }
+    out[(*n)++] = x;
+    p += len;
+    if (*p == ',') {
+      p++;
+      if (!*p) { /* "4," */
+        fprintf(stderr, "stepcast: %s: bad list \"%s\"\n", opt, v);
+        return 0;
+      }
+    }
+  }
+  if (!*n) fprintf(stderr, "stepcast: %s: bad list \"%s\"\n", opt, v);
+  return *n > 0;
+}
+
+/* ------------------------------------------------------------ input files */
+
+/* Why a file of this mode is no input, in the library's words
+ * (src/base/ctx.c, sc__read_file). */
+static const char *not_regular(mode_t mode) {
+  return S_ISDIR(mode)    ? strerror(EISDIR)
+         : S_ISFIFO(mode) ? "a FIFO, not a regular file"
+                          : "not a regular file (a device?)";
+}
+
+FILE *sc_cli_open_regular(const char *path) {
+  /* O_NONBLOCK: opening a FIFO for reading returns at once instead of
+   * waiting for a writer; fstat then tells what was opened. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) {
+    sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  const char *why = NULL;
+  if (fstat(fd, &st) != 0) why = strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = not_regular(st.st_mode);
+  int fl = why ? -1 : fcntl(fd, F_GETFL);
+  if (!why && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)) why = strerror(errno);
+  FILE *f = why ? NULL : fdopen(fd, "rb");
+  if (!f) {
+    if (!why) why = strerror(errno);
+    close(fd);
+    sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, why);
+  }
+  return f;
+}
+
+int sc_cli_regular_file(const char *path) {
+  struct stat st;
+  const char *why = NULL;
+  if (stat(path, &st) != 0) why = strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = not_regular(st.st_mode);
+  if (why) sc_cli_error(sc_exit_code(SC_EREAD), "%s: cannot open: %s", path, why);
+  return !why;
 }

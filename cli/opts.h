@@ -2,7 +2,8 @@
  * opts.h: what every stepcast command shares: the shape of a command's entry
  * in the usage table (cli/commands.c), the argument iterator that table
  * drives (options with values, --name=value, flags, positionals), choice and
- * number parsing, error printing and exit codes (cli/opts.c).
+ * number parsing with the physical range of every numeric option, input
+ * files, error printing and exit codes (cli/opts.c).
  */
 #ifndef SC_CLI_OPTS_H
 #define SC_CLI_OPTS_H
@@ -106,16 +107,94 @@ typedef struct sc_cli_list {
 int sc_cli_list_add(sc_cli_list *l, const char *s);
 void sc_cli_list_free(sc_cli_list *l);
 
+/* ------------------------------------------------------------ ranges */
+
+/* The physical range of every numeric option, in one place: each
+ * command's parser passes these bounds to the value parsers below, which
+ * refuse a value outside with "OPT: V out of range [LO, HI]" (V as typed),
+ * exit 2. Where an option sets or mirrors a config field the range is the
+ * field's (src/input/config_int.h; tests/cli/usage.sh checks that they
+ * agree), else the reason is given. Ranges of sweep's options are here too
+ * (cli/cmd_sweep.c). */
+/* cluster.num_gpus (and parallel.dp): comm --gpus, sweep --gpus */
+#define SC_CLI_GPUS_MAX 16777216
+/* cluster.gpus_per_node: comm, calibrate --nccl-tests --gpus-per-node */
+#define SC_CLI_GPUS_PER_NODE_MAX 1024
+/* cluster.nic_gbps (Gb/s) and cluster.nvlink_gbps (GB/s): --nic-gbps,
+ * --nvlink-gbps */
+#define SC_CLI_LINK_GBPS_MIN 0.1
+#define SC_CLI_LINK_GBPS_MAX 100000.0
+/* parallel.tp, parallel.pp (sweep --tp, --pp), parallel.vpp (--vpp),
+ * training.micro_batch (--mb) */
+#define SC_CLI_TP_PP_MAX 1024
+#define SC_CLI_VPP_MAX 64
+#define SC_CLI_MICRO_BATCH_MAX 65536
+/* The largest world a traced job may describe (docs/SCW.md, "Bounds"):
+ * replay --scale dp=N and --replica R, and N x R together */
+#define SC_CLI_JOB_WORLD_MAX 1048576
+/* Message sizes of comm --min-bytes / --max-bytes: at most 2^50 bytes
+ * (1 PiB, the largest transfer a traced job may hold, docs/SCW.md) */
+#define SC_CLI_BYTES_MAX 1125899906842624.0
+/* comm --step-factor, in (1, 1024]: ten doublings between two rows is
+ * already coarser than any nccl-tests run prints */
+#define SC_CLI_STEP_FACTOR_MAX 1024.0
+/* replay --bucket-mb / --first-bucket-mb, in (0, 1048576] MiB: a bucket of
+ * 1 TiB is larger than any GPU's memory (PyTorch DDP's default is 25) */
+#define SC_CLI_BUCKET_MB_MAX 1048576.0
+/* calibrate --cases --prior-weight in [0, 1e6] (a weight of 1e6 already
+ * pins every parameter to its default) and --max-evals in [1, 100000] */
+#define SC_CLI_PRIOR_WEIGHT_MAX 1e6
+#define SC_CLI_MAX_EVALS_MAX 100000
+/* calibrate --interference: --min-kernel-us in [0, 1e6] us (0: the default,
+ * 10; a kernel of a second is beyond what overlap changes), --min-alone in
+ * [1, 2^20] runs, --max-spread in (0, 10], --min-overlap and --shape-tol in
+ * (0, 1] (fractions), --ridge in (0, 1e6], --huber in (0, 100] (relative
+ * error), --folds in [-1, 65536] (-1: none, 0: leave one kernel out) */
+#define SC_CLI_KERNEL_US_MAX 1e6
+#define SC_CLI_RUNS_MAX 1048576
+#define SC_CLI_SPREAD_MAX 10.0
+#define SC_CLI_RIDGE_MAX 1e6
+#define SC_CLI_HUBER_MAX 100.0
+#define SC_CLI_FOLDS_MAX 65536
+/* sweep --top K in [1, 2^20] rows; sweep --stop-after N in [0, 2^31 - 1] */
+#define SC_CLI_TOP_MAX 1048576
+
 /* ------------------------------------------------------------ values */
 
 /* Each parses the value v of option opt; on a bad value prints
- * "stepcast: OPT: expected ..., got "V"" and returns 0, else 1. */
-/* A decimal integer in [min, max]. */
-int sc_cli_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out);
-/* A finite number above min (at least min when min_inclusive) and below
- * max (pass HUGE_VAL for no bound). */
-int sc_cli_real(const char *opt, const char *v, double min, int min_inclusive, double max,
-                double *out);
+ * "stepcast: OPT: expected ..., got "V"" or, for a number outside its
+ * range, "stepcast: OPT: V out of range [LO, HI]" (V as typed; "(LO, HI]"
+ * when LO itself is excluded) and returns 0, else 1. */
+/* A decimal integer in [lo, hi]; one too large for int64 is out of range. */
+int sc_cli_int(const char *opt, const char *v, int64_t lo, int64_t hi, int64_t *out);
+/* A finite number in [lo, hi], or (lo, hi] when lo_open. */
+int sc_cli_real(const char *opt, const char *v, double lo, int lo_open, double hi, double *out);
+/* A size in bytes: a number with an optional binary multiple K, M, G, T or
+ * P (2^10 ... 2^50), optionally followed by "i" and/or "B" ("8", "64K",
+ * "16GiB", "1MB"), rounded down to whole bytes, in [lo, hi]. */
+int sc_cli_size(const char *opt, const char *v, double lo, double hi, double *out);
+/* A comma-separated list of at most max values ("4,8", "on,off"), each an
+ * integer in [lo, hi] or one of names (NULL-terminated, may be NULL; the
+ * i-th name stands for i), into out[0 .. *n - 1]. Errors: "OPT: bad list
+ * "V"" (an empty item, an item over 31 bytes, more than max items), "OPT:
+ * "W" is not a valid value" (not an integer nor a name), "OPT: W out of
+ * range [LO, HI]". For sweep's dimension lists (--tp 4,8 --sp on). */
+int sc_cli_int_list(const char *opt, const char *v, int64_t lo, int64_t hi,
+                    const char *const *names, int64_t *out, int max, int *n);
+
+/* ------------------------------------------------------------ input files */
+
+/* Inputs are regular files: a FIFO with no writer would block the open
+ * forever, a device such as /dev/zero never ends, a directory is no input.
+ * Both print "stepcast: PATH: cannot open: REASON" ("Is a directory", "a
+ * FIFO, not a regular file", "not a regular file (a device?)", or the
+ * system's) when path is anything else. */
+/* Opens path for reading, checking the opened file itself (the open does
+ * not wait for a FIFO's writer); NULL after printing. */
+FILE *sc_cli_open_regular(const char *path);
+/* Whether path names a regular file (stat, nothing opened), for inputs the
+ * library opens itself; 0 after printing. */
+int sc_cli_regular_file(const char *path);
 
 /* ------------------------------------------------------------ errors */
 

@@ -184,7 +184,9 @@ static int assign_slots(sc_ctx *ctx, const sc_jrank *r, conv *cv, int64_t *merge
 
 /* Orders each slot's ops. One stream per slot: its own order. Several: a
  * topological merge (Kahn) that keeps each stream's order and the
- * dependencies between the merged streams, preferring traced start time. */
+ * dependencies between the merged streams, preferring traced start time.
+ * Returns SC_OK, SC_ENOMEM, or SC_EINVAL (without a message) for a
+ * dependency cycle through the merged streams. */
 static int order_slots(sc_ctx *ctx, const sc_jrank *r, conv *cv) {
   size_t n = r->nops;
   int rc = SC_OK;
@@ -265,20 +267,55 @@ static void free_groups(sc_ctx *ctx, gdef *g, size_t n) {
   sc__free(ctx, g, (n ? n : 1) * sizeof *g);
 }
 
-/* New member lists: the world group grows to the new world; a group with
- * one member per replica (stride = ranks per replica) grows to one per new
- * replica; groups inside a replica keep their members. */
+/* Memory a replay may take for its group tables: the limit of the
+ * simulate driver (src/analysis/simulate.c, MAX_SIMULATION_BYTES), which no
+ * real job comes near (a 2^20-rank re-target of a job with a few spanning
+ * groups takes tens of MiB); only a crafted job (thousands of groups that
+ * each span the world, re-targeted to 2^20 ranks) goes past it. */
+#define GIB 1073741824.0
+#define MAX_REPLAY_GROUP_BYTES (8.0 * GIB)
+
+/* Members of group jg after re-targeting from dp0 to dp replicas of R
+ * ranks: the world group grows to the new world; a group with one member
+ * per replica (stride = ranks per replica) to one per new replica; groups
+ * inside a replica keep their members. *world, *strided: which of the
+ * first two it is. */
+static size_t resized_members(const sc_job *job, const sc_jgroup *jg, int64_t R, int64_t dp0,
+                              int64_t dp, int *world, int *strided) {
+  const int64_t *m = job->members + jg->off;
+  *world = (int64_t)jg->n == job->world;
+  *strided = jg->n > 1 && (int64_t)jg->n == dp0;
+  for (uint32_t k = 1; *strided && k < jg->n; k++) *strided = m[k] - m[k - 1] == R;
+  return *world ? (size_t)(dp * R) : *strided ? (size_t)dp : jg->n;
+}
+
+/* New member lists (resized_members). Their bytes are estimated first:
+ * above MAX_REPLAY_GROUP_BYTES the replay is refused (SC_EUNSUPPORTED) with
+ * the size it would take, before anything is allocated. */
 static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0, int64_t dp,
                          int64_t gpn, gdef **out) {
+  double need = (double)(job->ngroups ? job->ngroups : 1) * (double)sizeof(gdef);
+  int64_t spanning = 0;
+  for (size_t i = 0; i < job->ngroups; i++) {
+    int world, strided;
+    size_t n = resized_members(job, &job->groups[i], R, dp0, dp, &world, &strided);
+    need += (double)(n ? n : 1) * (double)sizeof(int64_t);
+    spanning += world || strided;
+  }
+  if (need > MAX_REPLAY_GROUP_BYTES)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "--scale dp=%lld: replaying this job would take ~%.1f GiB (%lld communication "
+                     "groups, %lld of them spanning the %lld re-targeted ranks); the limit is %.0f "
+                     "GiB",
+                     (long long)dp, need / GIB, (long long)job->ngroups, (long long)spanning,
+                     (long long)(dp * R), MAX_REPLAY_GROUP_BYTES / GIB);
   gdef *g = sc__calloc(ctx, job->ngroups ? job->ngroups : 1, sizeof *g);
   if (!g) return SC_ENOMEM;
   for (size_t i = 0; i < job->ngroups; i++) {
     const sc_jgroup *jg = &job->groups[i];
     const int64_t *m = job->members + jg->off;
-    int world = (int64_t)jg->n == job->world;
-    int strided = jg->n > 1 && (int64_t)jg->n == dp0;
-    for (uint32_t k = 1; strided && k < jg->n; k++) strided = m[k] - m[k - 1] == R;
-    size_t n = world ? (size_t)(dp * R) : strided ? (size_t)dp : jg->n;
+    int world, strided;
+    size_t n = resized_members(job, jg, R, dp0, dp, &world, &strided);
     g[i].n = n;
     g[i].spans_replicas = world || strided;
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
@@ -471,7 +508,8 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
       break;
     }
     rc = assign_slots(ctx, r, cv, &merged);
-    if (!rc && order_slots(ctx, r, cv))
+    if (!rc) rc = order_slots(ctx, r, cv);
+    if (rc == SC_EINVAL) /* SC_ENOMEM stays out of memory */
       rc = sc__error(ctx, SC_EINVAL, "%s: rank %lld: dependency cycle among merged streams",
                      sc__job_str(job, r->source), (long long)r->rank);
     if (!rc && i < 64)

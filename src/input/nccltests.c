@@ -158,6 +158,16 @@ static int parse_i64(const char *s, int64_t *out) {
   return 1;
 }
 
+/* Whether s is spelled as an integer ([+-]digits), whether or not it fits
+ * an int64: a data row starts with one, and one too large for int64 is a
+ * cell out of range, not a line to skip. */
+static int is_integer(const char *s) {
+  if (*s == '+' || *s == '-') s++;
+  if (!isdigit((unsigned char)*s)) return 0;
+  while (isdigit((unsigned char)*s)) s++;
+  return !*s;
+}
+
 /* A numeric cell: a finite number, or "N/A" (NAN). */
 static int parse_cell(const char *s, double *out) {
   if (!strcmp(s, "N/A")) {
@@ -312,6 +322,19 @@ typedef struct parser {
 
 #define MAX_RANK_INDEX (1 << 22)
 
+/* Physical ranges of the cells (an nccl-tests run prints values far inside
+ * them; a value outside is an error naming the range, never a row skipped
+ * or a number the model is fed): sizes and element counts up to 2^50
+ * (1 PiB, the largest transfer a traced job may hold, docs/SCW.md), times
+ * up to an hour per call (3.6e9 us), bandwidths up to 1e15 GB/s (2^50
+ * bytes in the 0.01 us the time cells resolve: a one-GPU in-place call that
+ * does nothing prints over 1e6), iteration counts below 2^31, threads and
+ * GPUs per thread up to the rank limit. */
+#define MAX_CELL_BYTES 1125899906842624.0
+#define MAX_TIME_US 3.6e9
+#define MAX_BW_GBPS 1e15
+#define MAX_ITERS 2147483647.0
+
 static int fail(parser *P, const char *fmt, ...) SC_PRINTF(2, 3);
 static int fail(parser *P, const char *fmt, ...) {
   va_list ap;
@@ -319,6 +342,28 @@ static int fail(parser *P, const char *fmt, ...) {
   int rc = sc__error_atv(P->ctx, SC_EINVAL, P->name, P->line, fmt, ap);
   va_end(ap);
   return rc;
+}
+
+/* "WHAT V out of range [LO, HI]", V as printed. */
+static int range_fail(parser *P, const char *what, const char *v, double lo, double hi) {
+  return fail(P, "%s %s out of range [%.0f, %.0f]", what, v, lo, hi); /* bounds are whole */
+}
+
+/* A size or count cell: an integer in [0, MAX_CELL_BYTES]. 0 after failing
+ * (*rc: the error): one that is no integer or negative "is not a
+ * non-negative integer", one beyond the range (int64's too) is out of it. */
+static int count_cell(parser *P, const char *what, const char *v, int64_t *out, int *rc) {
+  int64_t x;
+  int ok = parse_i64(v, &x);
+  if (ok && x >= 0 && (double)x <= MAX_CELL_BYTES) {
+    *out = x;
+    return 1;
+  }
+  if (!is_integer(v) || (ok && x < 0) || v[0] == '-')
+    *rc = fail(P, "%s \"%s\" is not a non-negative integer", what, v);
+  else
+    *rc = range_fail(P, what, v, 0, MAX_CELL_BYTES);
+  return 0;
 }
 
 /* "# Rank R [Group G] Pid P on HOST device D [BUS] NAME...". */
@@ -401,26 +446,34 @@ bad:
                  "[BUS] NAME\")");
 }
 
-/* "# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: ...". */
-static void run_line(parser *P, char **tok, int n) {
+/* "# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: ...": the
+ * run's parameters; an integer out of its range (int64's included) is an
+ * error, anything else after a key is left alone. */
+static int run_line(parser *P, char **tok, int n) {
   for (int i = 0; i + 1 < n; i++) {
-    int64_t v;
-    if (!parse_i64(tok[i + 1], &v)) continue;
-    if (!strcmp(tok[i], "iters:")) {
+    const char *key = tok[i], *v = tok[i + 1];
+    int64_t *dst = NULL;
+    double hi = MAX_ITERS;
+    if (!strcmp(key, "iters:")) {
       /* "warmup iters: 5 iters: 20 agg iters: 1" */
       if (i > 0 && !strcmp(tok[i - 1], "warmup"))
-        P->t->warmup_iters = v;
+        dst = &P->t->warmup_iters, key = "warmup iters";
       else if (!(i > 0 && !strcmp(tok[i - 1], "agg")))
-        P->t->iters = v;
-    } else if (!strcmp(tok[i], "nThread"))
-      P->t->nthread = v;
-    else if (!strcmp(tok[i], "nGpus"))
-      P->t->ngpus = v;
-    else if (!strcmp(tok[i], "minBytes"))
-      P->t->min_bytes = v;
-    else if (!strcmp(tok[i], "maxBytes"))
-      P->t->max_bytes = v;
+        dst = &P->t->iters, key = "iters";
+    } else if (!strcmp(key, "nThread"))
+      dst = &P->t->nthread, hi = MAX_RANK_INDEX;
+    else if (!strcmp(key, "nGpus"))
+      dst = &P->t->ngpus, hi = MAX_RANK_INDEX;
+    else if (!strcmp(key, "minBytes"))
+      dst = &P->t->min_bytes, hi = MAX_CELL_BYTES;
+    else if (!strcmp(key, "maxBytes"))
+      dst = &P->t->max_bytes, hi = MAX_CELL_BYTES;
+    int64_t x;
+    if (!dst || !is_integer(v)) continue;
+    if (!parse_i64(v, &x) || x < 0 || (double)x > hi) return range_fail(P, key, v, 0, hi);
+    *dst = x;
   }
+  return SC_OK;
 }
 
 static int comment_line(parser *P, char *text) {
@@ -428,10 +481,7 @@ static int comment_line(parser *P, char *text) {
   int more, n = tokenize(text, tok, MAX_TOKENS, &more);
   if (!n) return SC_OK;
   if (!strcmp(tok[0], "Rank")) return device_line(P, tok, n);
-  if (!strcmp(tok[0], "nThread")) {
-    run_line(P, tok, n);
-    return SC_OK;
-  }
+  if (!strcmp(tok[0], "nThread")) return run_line(P, tok, n);
   if (n >= 4 && !strcmp(tok[0], "Collective") && !strcmp(tok[1], "test") &&
       !strcmp(tok[2], "starting:")) {
     int op = sc_comm_op_find(tok[3]);
@@ -491,12 +541,10 @@ static int data_line(parser *P, char **tok, int n, int more) {
     double *cell = NULL;
     switch (k) {
     case C_SIZE:
-      if (!parse_i64(v, &r->bytes) || r->bytes < 0)
-        return fail(P, "size \"%s\" is not a non-negative integer", v);
+      if (!count_cell(P, "size", v, &r->bytes, &rc)) return rc;
       break;
     case C_COUNT:
-      if (!parse_i64(v, &r->count) || r->count < 0)
-        return fail(P, "count \"%s\" is not a non-negative integer", v);
+      if (!count_cell(P, "count", v, &r->count, &rc)) return rc;
       break;
     case C_TYPE:
       if (!is_name(v) || strlen(v) >= sizeof r->type)
@@ -509,6 +557,8 @@ static int data_line(parser *P, char **tok, int n, int more) {
       sc__strlcpy(r->redop, v, sizeof r->redop);
       break;
     case C_ROOT:
+      if (is_integer(v) && v[0] != '-' && (!parse_i64(v, &r->root) || r->root >= MAX_RANK_INDEX))
+        return range_fail(P, "root", v, -1, MAX_RANK_INDEX - 1);
       if (!parse_i64(v, &r->root) || r->root < -1)
         return fail(P, "root \"%s\" is not a rank or -1", v);
       break;
@@ -532,11 +582,18 @@ static int data_line(parser *P, char **tok, int n, int more) {
     default:
       break;
     }
-    if (cell && !parse_cell(v, cell))
+    if (!cell) continue;
+    if (!parse_cell(v, cell))
       return fail(P, "%s%s \"%s\" is not a number", side ? "in-place " : "out-of-place ",
                   kind_name(k), v);
     if (k == C_TIME && !isnan(*cell) && *cell < 0)
       return fail(P, "%stime %s is negative", side ? "in-place " : "out-of-place ", v);
+    double hi = k == C_TIME ? MAX_TIME_US : k == C_WRONG ? MAX_CELL_BYTES : MAX_BW_GBPS;
+    if (!isnan(*cell) && !(*cell >= 0 && *cell <= hi)) {
+      char what[40];
+      snprintf(what, sizeof what, "%s%s", side ? "in-place " : "out-of-place ", kind_name(k));
+      return range_fail(P, what, v, 0, hi);
+    }
   }
   if (isnan(r->time_us[0]) && isnan(r->time_us[1]))
     return fail(P, "no time in this row (out-of-place and in-place are both N/A)");
@@ -560,8 +617,9 @@ static int parse_line(parser *P, const char *s, size_t n) {
   if (*p == '#') return comment_line(P, p + 1);
   char *tok[MAX_TOKENS];
   int more, nt = tokenize(p, tok, MAX_TOKENS, &more);
-  int64_t first;
-  if (!parse_i64(tok[0], &first)) return SC_OK; /* NCCL INFO logs, warnings, banners */
+  /* NCCL INFO logs, warnings, banners; a row whose size overflows int64 is
+   * still a row (data_line refuses it) */
+  if (!is_integer(tok[0])) return SC_OK;
   return data_line(P, tok, nt, more);
 }
 

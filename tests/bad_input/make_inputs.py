@@ -150,6 +150,25 @@ def scw_fixtures():
     write("scw_text.scw", b"this is not a job\n")
     # A section claiming more bytes than the file has (CRC fixed).
     write("scw_section_too_long.scw", patched(kin, "<Q", L["sec"] + 8, 2**40))
+    # 4096 groups that each span the world (the first one's members
+    # repeated; the reader keeps groups as stored): `replay --scale
+    # dp=1048576` would give each 2^20 members, 32 GiB together.
+    write("scw_groups_4096_world.scw", many_world_groups(kin, 4096))
+
+
+def many_world_groups(img, count):
+    """img with its GRPS section's first group repeated to count groups."""
+    for tag, off, ln in sections(img):
+        if tag == b"GRPS":
+            (n,) = struct.unpack_from("<I", img, off + 8)
+            one = img[off + 4:off + 12 + 8 * n]
+            body = struct.pack("<I", count) + one * count
+            out = bytearray(img[:off - 16])
+            out += img[off - 16:off - 8] + struct.pack("<Q", len(body)) + body
+            out += img[off + ln:]
+            struct.pack_into("<I", out, job_off(bytes(out)) + 12, count)
+            return fix(bytes(out))
+    raise SystemExit("no GRPS section")
 
 
 # ------------------------------------------------------------------ Chakra

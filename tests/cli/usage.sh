@@ -4,7 +4,8 @@
 # `help CMD` print the same usage to stdout and exit 0; bad usage prints the
 # usage to stderr, nothing to stdout, and exits 2; a bad value exits 2 with a
 # message; --name=value equals --name value; the man page is the one
-# `stepcast man` writes, covers every command and has no troff warnings.
+# `stepcast man` writes, covers every command and has no troff warnings;
+# numeric options mirroring a config field have the field's range.
 #   usage.sh path/to/stepcast [path/to/stepcast.1]
 set -u
 cli=$1
@@ -142,6 +143,30 @@ if command -v groff >/dev/null; then
   groff -man -ww -z "$tmp/man" 2>"$tmp/warn"
   [ -s "$tmp/warn" ] && bad "groff: $(head -n 3 "$tmp/warn")"
 fi
+
+# 7. Numeric options that mirror a config field take the field's range
+# (cli/opts.h): the range an out-of-range value names is the same for both.
+range_of() { sed -n 's/.*out of range \(\[[^]]*\]\).*/\1/p' "$tmp/err" | head -n 1; }
+nccl=$(dirname "$0")/../../validation/nccl/azure-ndv4-a100/all_reduce_16gpu.log
+while IFS='|' read -r key args; do
+  "$cli" run --set "$key=99999999999" >/dev/null 2>"$tmp/err"
+  want=$(range_of)
+  # shellcheck disable=SC2086 # args are separate words
+  "$cli" $args >/dev/null 2>"$tmp/err"
+  code=$?
+  got=$(range_of)
+  [ -n "$want" ] || bad "--set $key=99999999999 names no range"
+  [ "$code" = 2 ] && [ "$got" = "$want" ] ||
+    bad "$args: exit $code, range \"$got\", expected 2 and $key's \"$want\""
+done <<EOF2
+cluster.num_gpus|comm --gpu h100-sxm --gpus 99999999999
+cluster.gpus_per_node|comm --gpu h100-sxm --gpus 8 --gpus-per-node 99999999999
+cluster.nic_gbps|comm --gpu h100-sxm --gpus 8 --nic-gbps 99999999999
+cluster.nvlink_gbps|comm --gpu h100-sxm --gpus 8 --nvlink-gbps 99999999999
+cluster.gpus_per_node|calibrate --nccl-tests $nccl --gpus-per-node 99999999999
+cluster.nic_gbps|calibrate --nccl-tests $nccl --nic-gbps 99999999999
+cluster.nvlink_gbps|calibrate --nccl-tests $nccl --nvlink-gbps 99999999999
+EOF2
 
 [ "$fail" = 0 ] && echo "usage: all passed"
 exit "$fail"

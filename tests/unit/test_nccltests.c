@@ -2,7 +2,8 @@
  * test_nccltests.c: the nccl-tests output reader (src/nccltests.c): golden
  * values of every shipped output under validation/nccl/ (rows, first and
  * last values, ranks and nodes), the layouts of other nccl-tests versions and
- * binaries, malformed lines ("file:line: message"), allocation failures.
+ * binaries, malformed lines ("file:line: message"), numeric cells out of
+ * range or beyond int64, allocation failures.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -390,6 +391,74 @@ static void test_malformed(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "/nonexistent/x.log: cannot open"));
 }
 
+/* Every numeric cell is checked for int64 overflow, non-finite values and
+ * its physical range (issue 13: a row whose size overflowed int64 was
+ * skipped as if it were a log line, and the file read with exit 0). */
+static void test_cells_out_of_range(void **state) {
+  (void)state;
+  static const char hdr[] = "#       size         count      type   redop    root     time   algbw "
+                            "  busbw #wrong     time   algbw   busbw #wrong\n";
+  static const struct {
+    const char *row, *msg;
+  } bad[] = {
+      {"99999999999999999999999 256 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: size 99999999999999999999999 out of range [0, 1125899906842624]"},
+      {"+99999999999999999999999 256 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: size +99999999999999999999999 out of range [0, 1125899906842624]"},
+      {"-99999999999999999999999 256 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: size \"-99999999999999999999999\" is not a non-negative integer"},
+      {"1125899906842625 256 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: size 1125899906842625 out of range [0, 1125899906842624]"},
+      {"1024 99999999999999999999999 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: count 99999999999999999999999 out of range [0, 1125899906842624]"},
+      {"1024 256 float sum 99999999999999999999999 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: root 99999999999999999999999 out of range [-1, 4194303]"},
+      {"1024 256 float sum 4194304 30.0 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: root 4194304 out of range [-1, 4194303]"},
+      {"1024 256 float sum -1 1e400 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: out-of-place time \"1e400\" is not a number"},
+      {"1024 256 float sum -1 3.7e9 0.03 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: out-of-place time 3.7e9 out of range [0, 3600000000]"},
+      {"1024 256 float sum -1 30.0 nan 0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: out-of-place algbw \"nan\" is not a number"},
+      {"1024 256 float sum -1 30.0 0.03 -0.06 0 30.0 0.03 0.06 0",
+       "t.log:2: out-of-place busbw -0.06 out of range [0, 1000000000000000]"},
+      {"1024 256 float sum -1 30.0 0.03 0.06 0 30.0 1e300 0.06 0",
+       "t.log:2: in-place algbw 1e300 out of range [0, 1000000000000000]"},
+      {"1024 256 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 -1",
+       "t.log:2: in-place #wrong -1 out of range [0, 1125899906842624]"},
+      {"1024 256 float sum -1 30.0 0.03 0.06 0 30.0 0.03 0.06 1e999",
+       "t.log:2: in-place #wrong \"1e999\" is not a number"},
+  };
+  char text[1024];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(text, sizeof text, "%s%s\n", hdr, bad[i].row);
+    expect_error(text, bad[i].msg);
+  }
+  /* without a header (the layout inferred from the row) the same */
+  expect_error("99999999999999999999999 256 float sum 30.0 0.03 0.06 0 30.0 0.03 0.06 0\n",
+               "t.log:1: size 99999999999999999999999 out of range [0, 1125899906842624]");
+  /* the run line's parameters */
+  expect_error("# nThread 1 nGpus 99999999999999999999 minBytes 8 maxBytes 1024 step: 2(factor)\n"
+               "1024 256 float sum 30.0 0.03 0.06 0 30.0 0.03 0.06 0\n",
+               "t.log:1: nGpus 99999999999999999999 out of range [0, 4194304]");
+  expect_error("# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 "
+               "iters: 4294967296 agg iters: 1\n"
+               "1024 256 float sum 30.0 0.03 0.06 0 30.0 0.03 0.06 0\n",
+               "t.log:1: iters 4294967296 out of range [0, 2147483647]");
+  /* the largest values in range are read */
+  sc_nccltests t;
+  snprintf(text, sizeof text,
+           "%s1125899906842624 281474976710656 float sum 4194303 3600000000 0.03 0.06 0 30.0 "
+           "0.03 0.06 0\n",
+           hdr);
+  parse(&t, text);
+  assert_int_equal(t.nrows, 1);
+  assert_int_equal(t.rows[0].bytes, 1125899906842624LL);
+  assert_int_equal(t.rows[0].root, 4194303);
+  sc_nccltests_free(ctx, &t);
+}
+
 /* ------------------------------------------------------------ allocation */
 
 /* Every allocation of a parse can fail: SC_ENOMEM, nothing leaked. */
@@ -504,6 +573,7 @@ int main(void) {
       cmocka_unit_test(test_tags_and_line_ends),
       cmocka_unit_test(test_op_names),
       cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_cells_out_of_range),
       cmocka_unit_test(test_allocation_failures),
       cmocka_unit_test(test_warmup_rows),
       cmocka_unit_test(test_first_call_rows),
