@@ -1,7 +1,9 @@
 /*
  * cmd_validate.c: `stepcast validate CASES.csv ...`: predicted vs measured
  * step time of published runs (signed error, MAPE / median / worst per file
- * and split). Argument parsing and printing only; the work is in
+ * and split over the simulated rows; rows that are not modelled or fail are
+ * listed with their reason, and only an unreadable or malformed file stops
+ * the command). Argument parsing and printing only; the work is in
  * src/analysis/validate.c (include/stepcast/validate.h).
  */
 #include "stepcast/validate.h"
@@ -70,6 +72,13 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   }
   sc_validate_options opt = {calibration ? &calib : NULL, sets.v, (size_t)sets.n};
   if ((rc = sc_validate_run(ctx, set, &opt, res))) goto out;
+  /* A row that cannot be simulated does not stop the others (exit 0); its
+   * error is in the report and, for people and scripts reading stderr,
+   * here. A feature not modelled is expected and only reported. */
+  for (size_t i = 0; i < n; i++)
+    if (res[i].status && res[i].status != SC_EUNSUPPORTED)
+      fprintf(stderr, "stepcast: warning: case %s not simulated: %s\n",
+              sc_caseset_case(set, i)->id, res[i].reason);
   sc_cli_out o;
   if ((code = sc_cli_out_open(&o, outpath))) goto out;
   FILE *f = o.f;

@@ -27,14 +27,19 @@ typedef enum { SC_SPLIT_VALIDATION = 0, SC_SPLIT_CALIBRATION } sc_split;
 
 #define SC_CASE_ID_MAX 96
 #define SC_CASE_TEXT_MAX 768
+#define SC_CASE_DEFAULTS_MAX 2048
 
 /* One published run. cfg is the configuration the row describes, before
  * sc_config_resolve (so that overrides can still change derived values);
  * resolved is the same after resolution, for display. Blank optional cells
  * get documented defaults, listed in `defaults` ("micro_batch=1 (not stated);
- * ..."). A row that needs a feature stepcast does not model (context or
- * expert parallelism, MoE, ZeRO-2/3, unknown GPU) keeps its measurement, has
- * `unsupported` set to that feature, and is never simulated. */
+ * ..."). A row is never dropped: one that needs a feature stepcast does not
+ * model (MoE/MLA, or anything the library answers with SC_EUNSUPPORTED while
+ * the row is read) keeps its measurement, has status SC_EUNSUPPORTED and
+ * `unsupported` set to the feature; one whose configuration cannot be built
+ * (a cell the config refuses, a cross-field validation error) has status set
+ * to that error code and `error` to the library's "file:line: message".
+ * Neither is simulated. */
 typedef struct sc_case {
   char id[SC_CASE_ID_MAX];
   char file[256];          /* case file path as loaded */
@@ -44,10 +49,12 @@ typedef struct sc_case {
   double measured_tflops_per_gpu; /* as published; 0 when blank */
   char framework[32];      /* "" when blank */
   char flops_convention[16];
-  char unsupported[64];    /* "" when modelled, else the missing feature */
-  char defaults[SC_CASE_TEXT_MAX]; /* defaults applied to blank cells */
-  sc_config cfg;           /* unresolved; valid when unsupported is "" */
-  sc_config resolved;      /* resolved copy of cfg */
+  int status;              /* SC_OK, SC_EUNSUPPORTED, or the error that stops the row */
+  char unsupported[SC_CASE_TEXT_MAX]; /* "" when modelled, else the missing feature */
+  char error[SC_CASE_TEXT_MAX];       /* "" or "file:line: message" */
+  char defaults[SC_CASE_DEFAULTS_MAX]; /* defaults applied to blank cells */
+  sc_config cfg;           /* unresolved; valid when status is SC_OK */
+  sc_config resolved;      /* resolved copy of cfg (as far as it was built otherwise) */
 } sc_case;
 
 typedef struct sc_caseset sc_caseset;
@@ -58,12 +65,15 @@ void sc_caseset_free(sc_caseset *set);
 
 /* Appends the rows of a case file. If PATH.csv has a sibling PATH.yaml, that
  * file is the *base config* of every row of the file (software facts the
- * source states but the CSV has no column for, such as the attention
- * implementation or overlap flags); row cells override it. Errors
- * ("file:line: message", SC_EINVAL) leave the set as it was: malformed CSV,
- * missing required columns or cells, invalid values, duplicate ids, rows that
- * do not resolve to a valid configuration. Unknown columns are accepted and
- * reported through sc_caseset_warning. */
+ * source states but the CSV has no column for); row cells override it.
+ * Errors ("file:line: message", SC_EINVAL or SC_EREAD) leave the set as it
+ * was; they are the file's own: unreadable, malformed CSV, a header without a
+ * required column or with one twice, a row with the wrong number of cells, or
+ * a row that cannot be told apart or compared (id blank, too long or
+ * duplicate; split, measured_step_s, measured_tflops_per_gpu,
+ * flops_convention or source invalid). Everything about the configuration a
+ * row describes is the row's: it is kept with its status (see sc_case).
+ * Unknown columns are accepted and reported through sc_caseset_warning. */
 int sc_caseset_load_file(sc_caseset *set, const char *path);
 /* Same from memory; name is used in messages; base may be NULL (no base
  * config) or the path of a YAML base config. */
@@ -92,29 +102,36 @@ typedef struct sc_validate_options {
 } sc_validate_options;
 
 typedef struct sc_case_result {
-  int status;              /* SC_OK, or SC_EUNSUPPORTED (case->unsupported says why) */
+  int status;              /* SC_OK, SC_EUNSUPPORTED, or the error of the row */
   double predicted_step_s; /* 0 unless status == SC_OK */
   double error_pct;        /* 100 * (predicted - measured) / measured; negative = too fast */
+  /* status SC_EUNSUPPORTED: the feature not modelled ("context parallelism is
+   * not modelled yet"); another error: "file:line: message"; "" when SC_OK */
+  char reason[SC_CASE_TEXT_MAX];
   sc_result result;        /* the full simulation result */
 } sc_case_result;
 
 /* Builds the configuration of one case with the options applied and
- * resolves it. Returns 0, SC_EUNSUPPORTED for unsupported cases, or the
- * error of an override or of resolution. */
+ * resolves it. Returns 0; for a case that was not built (status != SC_OK)
+ * that status, with its feature or error as the message; or the error of an
+ * override or of resolution. */
 int sc_case_config(sc_ctx *ctx, const sc_case *c, const sc_validate_options *opt,
                    sc_config *out);
 
 /* Simulates case i of set into out[i] for every case (out has
- * sc_caseset_count entries). Unsupported cases get status SC_EUNSUPPORTED
- * and are not simulated. Returns 0, or the first error that stops a
- * supported case from being simulated (message names the case). */
+ * sc_caseset_count entries). One row never stops the batch: a case that was
+ * not built, does not resolve with the options, or whose simulation fails
+ * gets that status and reason, and the others still run. Returns 0, or an
+ * error that would stop every row: SC_ENOMEM, or an override (--set) that
+ * cannot be applied at all (message names the first case). */
 int sc_validate_run(sc_ctx *ctx, const sc_caseset *set, const sc_validate_options *opt,
                     sc_case_result *out);
 
 /* Error statistics over a selection of cases (absolute errors in percent). */
 typedef struct sc_error_stats {
-  size_t n;               /* cases with a prediction */
-  size_t unsupported;     /* cases in the selection without one */
+  size_t n;               /* cases with a prediction (simulated) */
+  size_t unsupported;     /* cases without one: a feature not modelled */
+  size_t errors;          /* cases without one: their configuration or simulation failed */
   double mape_pct;        /* mean |error| */
   double median_abs_pct;  /* median |error| */
   double max_abs_pct;     /* worst |error| */
@@ -134,8 +151,11 @@ typedef enum {
   SC_VALIDATE_MARKDOWN  /* tables for docs/VALIDATION.md */
 } sc_validate_format;
 
-/* Writes the report. The headline figures (JSON mape_pct and
- * max_abs_error_pct, the text "overall" line) cover validation rows only. */
+/* Writes the report: every case, simulated or not (with its reason), the
+ * per-file counts of simulated, unsupported and failed rows, and the error
+ * statistics, which cover simulated rows only and say how many. The
+ * headline figures (JSON mape_pct and max_abs_error_pct, the text
+ * "validation rows" line) cover validation rows only. */
 int sc_validate_write(const sc_caseset *set, const sc_case_result *res, sc_validate_format fmt,
                       sc_write_fn w, void *ud);
 

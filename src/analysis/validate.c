@@ -149,52 +149,102 @@ static int csv_record(csv *r, int *rec_line) {
 
 /* ------------------------------------------------------------ columns */
 
-/* X(column, required, config key or NULL, default text, why):
+/* When a blank cell's default is listed in sc_case.defaults: always, or only
+ * where the field matters for the resolved row (a default without effect on
+ * the row is not worth a line). */
+enum {
+  SHOW_NEVER = 0,
+  SHOW_ALWAYS,
+  SHOW_PP,        /* pipeline parallelism: pp > 1 */
+  SHOW_CP,        /* context parallelism: cp > 1 */
+  SHOW_DP,        /* data parallelism: dp > 1 */
+  SHOW_ZERO0,     /* no ZeRO stage and no distributed optimizer */
+  SHOW_NO_ZERO,   /* no ZeRO stage (which would imply the distributed optimizer) */
+  SHOW_ZERO3,     /* parameter sharding */
+  SHOW_DIST_OPT,  /* distributed optimizer (or any ZeRO stage) */
+  SHOW_TP_SP,     /* sequence parallelism over tp > 1 */
+  SHOW_MULTI_GPU  /* more than one GPU */
+};
+
+/* X(column, required, config key or NULL, default text or NULL, why, show):
  * columns of the case-file format (validation/SCHEMA.md). Columns with a
  * config key are copied into the field; when blank, the default text is
- * applied (unless the file's base config gives the field) and reported with
- * `why`. Columns without a key are handled in row_to_case. */
+ * applied (unless the file's base config gives the field; NULL: the config's
+ * own default or derivation stays) and listed with `why` when `show` says
+ * so. Columns without a key are handled in row_to_case (identity and
+ * measurement), check_moe (MoE and MLA shape, not modelled) and
+ * build_config. Required columns without a key are the row's identity: a
+ * blank one is an error of the file; a blank required config column is an
+ * error of the row. The columns added with issue 14 come last, so the
+ * defaults of the older columns keep their order. */
 #define SC_CASE_COLUMNS(X)                                                                      \
-  X(id, 1, NULL, "", "")                                                                        \
-  X(split, 0, NULL, "", "")                                                                     \
-  X(gpu, 1, NULL, "", "")                                                                       \
-  X(num_gpus, 1, "cluster.num_gpus", "", "")                                                    \
-  X(gpus_per_node, 0, "cluster.gpus_per_node", "0", "gpu preset")                               \
-  X(nic_gbps, 0, "cluster.nic_gbps", "0", "gpu preset")                                         \
-  X(network, 0, NULL, "", "")                                                                   \
-  X(layers, 1, "model.layers", "", "")                                                          \
-  X(hidden, 1, "model.hidden", "", "")                                                          \
-  X(heads, 1, "model.heads", "", "")                                                            \
-  X(seq_len, 1, "model.seq_len", "", "")                                                        \
-  X(vocab, 1, "model.vocab", "", "")                                                            \
-  X(kv_heads, 0, "model.kv_heads", "0", "= heads, no GQA")                                      \
-  X(ffn_hidden, 0, "model.ffn_hidden", "0", "4h for gelu")                                      \
-  X(activation, 0, "model.activation", "gelu", "schema default")                                \
-  X(moe_experts, 0, NULL, "", "")                                                               \
-  X(moe_topk, 0, NULL, "", "")                                                                  \
-  X(moe_ffn_hidden, 0, NULL, "", "")                                                            \
-  X(global_batch, 1, "training.global_batch", "", "")                                           \
-  X(micro_batch, 0, "training.micro_batch", "1", "")                                            \
-  X(tp, 1, "parallel.tp", "", "")                                                               \
-  X(pp, 1, "parallel.pp", "", "")                                                               \
-  X(dp, 0, "parallel.dp", "0", "num_gpus / (tp pp cp)")                                         \
-  X(cp, 0, NULL, "", "")                                                                        \
-  X(ep, 0, NULL, "", "")                                                                        \
-  X(vpp, 0, "parallel.vpp", "1", "")                                                            \
-  X(sequence_parallel, 0, "parallel.sequence_parallel", "0", "schema default")                  \
-  X(recompute, 0, "training.recompute", "none", "schema default")                               \
-  X(precision, 0, "training.precision", "bf16", "schema default")                               \
-  X(zero_stage, 0, NULL, "", "")                                                                \
-  X(distributed_optimizer, 0, "parallel.distributed_optimizer", "0", "schema default")          \
-  X(framework, 0, NULL, "", "")                                                                 \
-  X(measured_step_s, 1, NULL, "", "")                                                           \
-  X(measured_tflops_per_gpu, 0, NULL, "", "")                                                   \
-  X(flops_convention, 0, NULL, "", "")                                                          \
-  X(source, 1, NULL, "", "")                                                                    \
-  X(notes, 0, NULL, "", "")
+  X(id, 1, NULL, NULL, "", SHOW_NEVER)                                                          \
+  X(split, 0, NULL, NULL, "", SHOW_NEVER)                                                       \
+  X(gpu, 1, NULL, NULL, "", SHOW_NEVER)                                                         \
+  X(num_gpus, 1, "cluster.num_gpus", "", "", SHOW_NEVER)                                        \
+  X(gpus_per_node, 0, "cluster.gpus_per_node", "0", "gpu preset", SHOW_ALWAYS)                  \
+  X(nic_gbps, 0, "cluster.nic_gbps", "0", "gpu preset", SHOW_ALWAYS)                            \
+  X(network, 0, NULL, NULL, "", SHOW_NEVER)                                                     \
+  X(layers, 1, "model.layers", "", "", SHOW_NEVER)                                              \
+  X(hidden, 1, "model.hidden", "", "", SHOW_NEVER)                                              \
+  X(heads, 1, "model.heads", "", "", SHOW_NEVER)                                                \
+  X(seq_len, 1, "model.seq_len", "", "", SHOW_NEVER)                                            \
+  X(vocab, 1, "model.vocab", "", "", SHOW_NEVER)                                                \
+  X(kv_heads, 0, "model.kv_heads", "0", "= heads, no GQA", SHOW_ALWAYS)                         \
+  X(ffn_hidden, 0, "model.ffn_hidden", "0", "4h for gelu", SHOW_ALWAYS)                         \
+  X(activation, 0, "model.activation", "gelu", "schema default", SHOW_ALWAYS)                   \
+  X(moe_experts, 0, NULL, NULL, "", SHOW_NEVER)                                                 \
+  X(moe_topk, 0, NULL, NULL, "", SHOW_NEVER)                                                    \
+  X(moe_ffn_hidden, 0, NULL, NULL, "", SHOW_NEVER)                                              \
+  X(global_batch, 1, "training.global_batch", "", "", SHOW_NEVER)                               \
+  X(micro_batch, 0, "training.micro_batch", "1", "", SHOW_ALWAYS)                               \
+  X(tp, 1, "parallel.tp", "", "", SHOW_NEVER)                                                   \
+  X(pp, 1, "parallel.pp", "", "", SHOW_NEVER)                                                   \
+  X(dp, 0, "parallel.dp", "0", "num_gpus / (tp pp cp)", SHOW_ALWAYS)                            \
+  X(cp, 0, "parallel.cp", "1", "schema default", SHOW_ALWAYS)                                   \
+  X(ep, 0, NULL, NULL, "", SHOW_NEVER)                                                          \
+  X(vpp, 0, "parallel.vpp", "1", "", SHOW_ALWAYS)                                               \
+  X(sequence_parallel, 0, "parallel.sequence_parallel", "0", "schema default", SHOW_ALWAYS)     \
+  X(recompute, 0, "training.recompute", "none", "schema default", SHOW_ALWAYS)                  \
+  X(precision, 0, "training.precision", "bf16", "schema default", SHOW_ALWAYS)                  \
+  X(zero_stage, 0, "parallel.zero_stage", "0", "schema default", SHOW_ZERO0)                    \
+  X(distributed_optimizer, 0, "parallel.distributed_optimizer", "0", "schema default",          \
+    SHOW_NO_ZERO)                                                                               \
+  X(framework, 0, NULL, NULL, "", SHOW_NEVER)                                                   \
+  X(measured_step_s, 1, NULL, NULL, "", SHOW_NEVER)                                             \
+  X(measured_tflops_per_gpu, 0, NULL, NULL, "", SHOW_NEVER)                                     \
+  X(flops_convention, 0, NULL, NULL, "", SHOW_NEVER)                                            \
+  X(source, 1, NULL, NULL, "", SHOW_NEVER)                                                      \
+  X(notes, 0, NULL, NULL, "", SHOW_NEVER)                                                       \
+  X(fsdp_shard, 0, "parallel.fsdp_shard", "0", "= dp, full sharding", SHOW_ZERO3)               \
+  X(schedule, 0, "parallel.schedule", NULL, "not stated; interleaved when vpp > 1, else 1f1b",  \
+    SHOW_PP)                                                                                    \
+  X(pp_first_layers, 0, "parallel.pp_first_layers", "0",                                        \
+    "even, or derived when pp does not divide the layers", SHOW_PP)                       \
+  X(pp_last_layers, 0, "parallel.pp_last_layers", "0",                                          \
+    "even, or derived when pp does not divide the layers", SHOW_PP)                       \
+  X(pp_embedding_in_split, 0, "parallel.pp_embedding_in_split", "0", "schema default", SHOW_PP) \
+  X(pp_loss_in_split, 0, "parallel.pp_loss_in_split", "0", "schema default", SHOW_PP)           \
+  X(cp_comm, 0, "parallel.cp_comm", "p2p", "schema default", SHOW_CP)                           \
+  X(etp, 0, NULL, NULL, "", SHOW_NEVER)                                                         \
+  X(head_dim, 0, "model.head_dim", "0", "= hidden / heads", SHOW_ALWAYS)                        \
+  X(moe_shared_experts, 0, NULL, NULL, "", SHOW_NEVER)                                          \
+  X(moe_dense_layers, 0, NULL, NULL, "", SHOW_NEVER)                                            \
+  X(mla_kv_lora_rank, 0, NULL, NULL, "", SHOW_NEVER)                                            \
+  X(mla_q_lora_rank, 0, NULL, NULL, "", SHOW_NEVER)                                             \
+  X(mla_rope_dim, 0, NULL, NULL, "", SHOW_NEVER)                                                \
+  X(mla_v_head_dim, 0, NULL, NULL, "", SHOW_NEVER)                                              \
+  X(attention, 0, "training.attention", "flash", "schema default", SHOW_ALWAYS)                 \
+  X(tp_comm_overlap, 0, "parallel.tp_comm_overlap", NULL, "not stated; stepcast default",       \
+    SHOW_TP_SP)                                                                                 \
+  X(overlap_grad_reduce, 0, "parallel.overlap_grad_reduce", NULL,                               \
+    "not stated; stepcast default", SHOW_DP)                                                    \
+  X(overlap_param_gather, 0, "parallel.overlap_param_gather", NULL,                             \
+    "not stated; stepcast default", SHOW_DIST_OPT)                                              \
+  X(nvlink_gbps, 0, "cluster.nvlink_gbps", "0", "gpu preset", SHOW_MULTI_GPU)
 
 enum {
-#define SC_X_COL(name, req, key, def, why) COL_##name,
+#define SC_X_COL(name, req, key, def, why, show) COL_##name,
   SC_CASE_COLUMNS(SC_X_COL)
 #undef SC_X_COL
       COL_COUNT
@@ -204,15 +254,34 @@ typedef struct column_def {
   const char *name;
   int required;
   const char *key; /* "parallel.tp" or NULL */
-  const char *def;
+  const char *def; /* NULL: leave the config's default */
   const char *why;
+  int show;
 } column_def;
 
 static const column_def columns[COL_COUNT] = {
-#define SC_X_COL(name, req, key, def, why) {#name, req, key, def, why},
+#define SC_X_COL(name, req, key, def, why, show) {#name, req, key, def, why, show},
     SC_CASE_COLUMNS(SC_X_COL)
 #undef SC_X_COL
 };
+
+/* Whether a blank column's default is listed for the resolved row r. */
+static int default_shown(int show, const sc_config *r) {
+  const sc_parallel_cfg *p = &r->parallel;
+  switch (show) {
+  case SHOW_ALWAYS: return 1;
+  case SHOW_PP: return p->pp > 1;
+  case SHOW_CP: return p->cp > 1;
+  case SHOW_DP: return p->dp > 1;
+  case SHOW_ZERO0: return p->zero_stage == 0 && !p->distributed_optimizer;
+  case SHOW_NO_ZERO: return p->zero_stage == 0;
+  case SHOW_ZERO3: return p->zero_stage >= 3;
+  case SHOW_DIST_OPT: return p->distributed_optimizer || p->zero_stage >= 1;
+  case SHOW_TP_SP: return p->tp > 1 && p->sequence_parallel;
+  case SHOW_MULTI_GPU: return r->cluster.num_gpus > 1;
+  default: return 0;
+  }
+}
 
 /* ------------------------------------------------------------ set bookkeeping */
 
@@ -373,41 +442,83 @@ static const sc_case *find_case(const sc_caseset *set, const char *id, size_t up
   return NULL;
 }
 
-/* Notes features the row needs that stepcast does not model. */
-static int check_supported(const row_ctx *rc, sc_case *c) {
-  int64_t cp, ep, experts, stage;
-  int e;
-  char gpu[64];
-  if ((e = cell_count(rc, COL_cp, 1, &cp)) || (e = cell_count(rc, COL_ep, 1, &ep)) ||
-      (e = cell_count(rc, COL_moe_experts, 0, &experts)) ||
-      (e = cell_count(rc, COL_zero_stage, 0, &stage)))
-    return e;
-  int64_t topk, moe_ffn;
-  if ((e = cell_count(rc, COL_moe_topk, 0, &topk)) ||
-      (e = cell_count(rc, COL_moe_ffn_hidden, 0, &moe_ffn)))
-    return e;
-  if (cp == 0) return row_error(rc, COL_cp, "expected a positive integer, got \"0\"");
-  if (ep == 0) return row_error(rc, COL_ep, "expected a positive integer, got \"0\"");
-  if (stage > 3) return row_error(rc, COL_zero_stage, "expected 0, 1, 2 or 3");
-  char *u = c->unsupported;
-  size_t un = sizeof c->unsupported;
-  cell(rc, COL_gpu, gpu, sizeof gpu);
-  if (!sc_hw_find(gpu)) append(u, un, "%sgpu %s", u[0] ? ", " : "", gpu);
-  if (cp > 1) append(u, un, "%scp>1", u[0] ? ", " : "");
-  if (ep > 1) append(u, un, "%sep>1", u[0] ? ", " : "");
-  if (experts > 1) append(u, un, "%smoe", u[0] ? ", " : "");
-  if (stage > 2) append(u, un, "%szero_stage=%lld", u[0] ? ", " : "", (long long)stage);
+/* ------------------------------------------------------------ MoE and MLA */
+
+/* Parses an optional integer cell in [lo, hi]; blank gives *out = 0 and
+ * *given = 0. */
+static int cell_range(const row_ctx *rc, int col, int64_t lo, int64_t hi, int64_t *out,
+                      int *given) {
+  char buf[64];
+  *given = cell(rc, col, buf, sizeof buf)[0] != 0;
+  int e = cell_count(rc, col, 0, out);
+  if (e) return e;
+  if (*given && (*out < lo || *out > hi))
+    return row_error(rc, col, "%lld out of range [%lld, %lld]", (long long)*out, (long long)lo,
+                     (long long)hi);
   return SC_OK;
 }
 
-/* Resolves a scratch copy of cfg for a decision; a failure cites the row. */
-static int resolve_copy(const row_ctx *rc, const sc_config *cfg, const char *id, sc_config *out) {
+/* The MoE and MLA columns (issue 15): parsed and range-checked, and a row
+ * that uses them is not modelled. The bounds are those of the config fields
+ * the columns stand beside (experts as GPUs, widths as model.ffn_hidden,
+ * ranks and head dims as model.head_dim) so that any published layout fits;
+ * the cross-field rules are Megatron-LM's (--expert-model-parallel-size
+ * divides --num-experts; topk <= experts). Returns 0 (dense, standard
+ * attention), SC_EUNSUPPORTED (message: the feature) or a cell's error. */
+static int check_moe(const row_ctx *rc) {
+  int64_t experts, topk, ffn, shared, dense, ep, etp, kv, q, rope, vdim;
+  int g_experts, g_topk, g_ffn, g_shared, g_dense, g_ep, g_etp, g_kv, g_q, g_rope, g_vdim;
+  int e;
+  if ((e = cell_range(rc, COL_moe_experts, 0, 16777216, &experts, &g_experts)) ||
+      (e = cell_range(rc, COL_moe_topk, 1, 16777216, &topk, &g_topk)) ||
+      (e = cell_range(rc, COL_moe_ffn_hidden, 1, 1048576, &ffn, &g_ffn)) ||
+      (e = cell_range(rc, COL_moe_shared_experts, 0, 16777216, &shared, &g_shared)) ||
+      (e = cell_range(rc, COL_moe_dense_layers, 0, 4096, &dense, &g_dense)) ||
+      (e = cell_range(rc, COL_ep, 1, 16777216, &ep, &g_ep)) ||
+      (e = cell_range(rc, COL_etp, 1, 1024, &etp, &g_etp)) ||
+      (e = cell_range(rc, COL_mla_kv_lora_rank, 1, 65536, &kv, &g_kv)) ||
+      (e = cell_range(rc, COL_mla_q_lora_rank, 0, 65536, &q, &g_q)) ||
+      (e = cell_range(rc, COL_mla_rope_dim, 1, 4096, &rope, &g_rope)) ||
+      (e = cell_range(rc, COL_mla_v_head_dim, 1, 4096, &vdim, &g_vdim)))
+    return e;
+  /* Columns that only mean something in an MoE layer. */
+  static const int moe_only[] = {COL_moe_topk, COL_moe_ffn_hidden, COL_moe_shared_experts,
+                                 COL_moe_dense_layers};
+  const int64_t moe_val[] = {topk, ffn, shared, dense};
+  for (size_t i = 0; i < sizeof moe_only / sizeof moe_only[0]; i++)
+    if (!experts && moe_val[i] > 0)
+      return row_error(rc, moe_only[i], "needs moe_experts (the row describes a dense model)");
+  if (!experts && ep > 1)
+    return row_error(rc, COL_ep, "expert parallelism needs moe_experts");
+  if (!experts && etp > 1)
+    return row_error(rc, COL_etp, "expert tensor parallelism needs moe_experts");
+  if (experts && topk > experts)
+    return row_error(rc, COL_moe_topk, "%lld exceeds moe_experts=%lld", (long long)topk,
+                     (long long)experts);
+  if (experts && g_ep && experts % ep)
+    return row_error(rc, COL_ep, "%lld does not divide moe_experts=%lld", (long long)ep,
+                     (long long)experts);
+  char buf[64], *end;
+  long long layers = strtoll(cell(rc, COL_layers, buf, sizeof buf), &end, 10);
+  if (dense > 0 && !*end && dense > layers) /* a bad layers cell is the config's to report */
+    return row_error(rc, COL_moe_dense_layers, "%lld exceeds layers=%lld", (long long)dense,
+                     layers);
+  static const int mla_only[] = {COL_mla_q_lora_rank, COL_mla_rope_dim, COL_mla_v_head_dim};
+  const int mla_given[] = {g_q, g_rope, g_vdim};
+  for (size_t i = 0; i < sizeof mla_only / sizeof mla_only[0]; i++)
+    if (!g_kv && mla_given[i] && (mla_only[i] != COL_mla_q_lora_rank || q > 0))
+      return row_error(rc, mla_only[i], "needs mla_kv_lora_rank (multi-head latent attention)");
+  if (experts || g_kv)
+    return sc__error(rc->set->ctx, SC_EUNSUPPORTED, "MoE/MLA is not modelled yet (issue 15)");
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ the row's configuration */
+
+/* Resolves a scratch copy of cfg for a decision. */
+static int resolve_copy(const row_ctx *rc, const sc_config *cfg, sc_config *out) {
   *out = *cfg;
-  int e = sc_config_resolve(rc->set->ctx, out);
-  if (!e) return SC_OK;
-  char msg[SC_ERRMSG_MAX];
-  sc__strlcpy(msg, sc_errmsg(rc->set->ctx), sizeof msg);
-  return sc__error(rc->set->ctx, e == SC_ENOMEM ? e : SC_EINVAL, "%s (case %s)", msg, id);
+  return sc_config_resolve(rc->set->ctx, out);
 }
 
 /* Micro-batch size when the source does not state it. Published runs are
@@ -421,11 +532,10 @@ static int resolve_copy(const row_ctx *rc, const sc_config *cfg, const char *id,
  *     exceeds the GPU.
  * (The artifact scripts of SC21 Table 1, Megatron-LM examples/sc21, follow
  * this pattern: b = 8-16 without pipelining, 1-4 with it.) */
-static int choose_micro_batch(const row_ctx *rc, sc_config *cfg, const char *id, char *why,
-                              size_t whyn) {
+static int choose_micro_batch(const row_ctx *rc, sc_config *cfg, char *why, size_t whyn) {
   sc_config r;
   cfg->training.micro_batch = 1;
-  int e = resolve_copy(rc, cfg, id, &r);
+  int e = resolve_copy(rc, cfg, &r);
   if (e) return e;
   if (r.parallel.pp > 1) {
     snprintf(why, whyn, "not stated; pp > 1: smallest pipeline bubble");
@@ -436,7 +546,7 @@ static int choose_micro_batch(const row_ctx *rc, sc_config *cfg, const char *id,
     sc_config t = r;
     sc_result res;
     t.training.micro_batch = b;
-    if (!(e = resolve_copy(rc, &t, id, &t))) e = sc_simulate(rc->set->ctx, &t, NULL, NULL, &res);
+    if (!(e = resolve_copy(rc, &t, &t))) e = sc_simulate(rc->set->ctx, &t, NULL, NULL, &res);
     if (e) return e;
     if (res.memory_gib <= res.memory_capacity_gib || b % 2 || b == 1) break;
     b /= 2;
@@ -450,7 +560,134 @@ static int choose_micro_batch(const row_ctx *rc, sc_config *cfg, const char *id,
   return SC_OK;
 }
 
-/* Builds the case of the current row into *c. */
+/* The identity columns: a blank one is an error of the file. */
+static int identity_column(int k) {
+  return k == COL_id || k == COL_measured_step_s || k == COL_source;
+}
+
+/* Builds c->cfg, c->resolved and c->defaults from the row's configuration
+ * cells. Returns 0, or the first reason the row cannot be simulated, with
+ * its message on the context: SC_EUNSUPPORTED (a feature not modelled) or an
+ * error ("file:line: ..."); SC_ENOMEM stops the load. */
+static int build_config(const row_ctx *rc, sc_case *c) {
+  char buf[SC_CASE_TEXT_MAX];
+  int e;
+  /* The configuration: defaults, the file's base config, then the row. */
+  sc_config *cfg = &c->cfg;
+  *cfg = *rc->base;
+  c->resolved = *cfg;
+  for (int k = 0; k < COL_COUNT; k++)
+    if (columns[k].required && !identity_column(k) && !cell(rc, k, buf, sizeof buf)[0])
+      return row_error(rc, k, "required value is blank");
+  cell(rc, COL_network, buf, sizeof buf);
+  if (buf[0] && strcmp(buf, "ib") && strcmp(buf, "roce") && strcmp(buf, "opa") &&
+      strcmp(buf, "ethernet"))
+    return row_error(rc, COL_network, "expected ib, roce, opa or ethernet, got \"%s\"", buf);
+  if ((e = check_moe(rc))) return e;
+
+  sc__strlcpy(cfg->model.name, c->id, sizeof cfg->model.name);
+  /* GPT convention of Megatron-LM: the LM head shares the input embedding. */
+  if (!cfg->field_line[SC_FIELD_model_tied_embeddings]) cfg->model.tied_embeddings = 1;
+  cell(rc, COL_gpu, buf, sizeof buf);
+  if ((e = set_field(rc, cfg, COL_gpu, "cluster.gpu", buf))) return e;
+  char *d = c->defaults;
+  size_t dn = sizeof c->defaults;
+  for (int k = 0; k < COL_COUNT; k++) {
+    if (!columns[k].key) continue;
+    cell(rc, k, buf, sizeof buf);
+    if (buf[0]) {
+      if ((e = set_field(rc, cfg, k, columns[k].key, buf))) return e;
+      continue;
+    }
+    int fi = sc_config_field_index(columns[k].key);
+    if (fi >= 0 && rc->base->field_line[fi] != 0) {
+      char v[64];
+      if (sc__config_format_field(rc->base, fi, v, sizeof v)) v[0] = 0;
+      append(d, dn, "%s%s=%s (base config)", d[0] ? "; " : "", columns[k].name, v);
+      continue;
+    }
+    if (columns[k].def && (e = set_field(rc, cfg, k, columns[k].key, columns[k].def))) return e;
+  }
+  /* Messages cite the row: fields the row (or base config) gave point at
+   * its line; the rest keep 0 ("default"), which resolution relies on. */
+  sc__strlcpy(cfg->origin, rc->name, sizeof cfg->origin);
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if (cfg->field_line[i]) cfg->field_line[i] = rc->line;
+
+  /* Interleaving depth: when the row or the base config says the source ran
+   * the interleaved schedule but gives no depth, one layer per model chunk
+   * (the deepest Megatron-LM allows; with a prime number of layers per
+   * stage the only one). Without pipelining there is nothing to
+   * interleave. */
+  char vpp_why[160] = "", mb_why[160] = "";
+  int sched_cell = cell(rc, COL_schedule, buf, sizeof buf)[0] != 0;
+  int vpp_blank = !cell(rc, COL_vpp, buf, sizeof buf)[0] &&
+                  !rc->base->field_line[SC_FIELD_parallel_vpp];
+  if (vpp_blank && cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
+    if (cfg->parallel.pp > 1 && cfg->model.layers % cfg->parallel.pp == 0) {
+      cfg->parallel.vpp = cfg->model.layers / cfg->parallel.pp;
+      snprintf(vpp_why, sizeof vpp_why,
+               "not stated; interleaved schedule (%s): one layer per chunk",
+               sched_cell ? "schedule column" : "base config");
+    } else if (cfg->parallel.pp == 1 && !sched_cell) {
+      cfg->parallel.schedule = SC_SCHED_1F1B;
+      snprintf(vpp_why, sizeof vpp_why, "pp = 1: no interleaving");
+    }
+  } else if (vpp_blank) {
+    snprintf(vpp_why, sizeof vpp_why, "not stated; schema default");
+  } else if (!sched_cell && cfg->parallel.vpp == 1 &&
+             cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
+    cfg->parallel.schedule = SC_SCHED_1F1B; /* the row's vpp = 1 wins over the base config */
+  }
+  if (!cell(rc, COL_micro_batch, buf, sizeof buf)[0] &&
+      !rc->base->field_line[SC_FIELD_training_micro_batch] &&
+      (e = choose_micro_batch(rc, cfg, mb_why, sizeof mb_why)))
+    return e;
+
+  c->resolved = *cfg;
+  if ((e = sc_config_resolve(rc->set->ctx, &c->resolved))) return e;
+
+  /* Defaults applied to blank cells, with their resolved values. */
+  const sc_config *r = &c->resolved;
+  for (int k = 0; k < COL_COUNT; k++) {
+    if (!columns[k].key || cell(rc, k, buf, sizeof buf)[0]) continue;
+    int fi = sc_config_field_index(columns[k].key);
+    if (fi < 0 || rc->base->field_line[fi] != 0 || !default_shown(columns[k].show, r)) continue;
+    char v[64];
+    if (sc__config_format_field(r, fi, v, sizeof v)) v[0] = 0;
+    const char *why = k == COL_micro_batch ? mb_why : k == COL_vpp ? vpp_why : columns[k].why;
+    append(d, dn, "%s%s=%s (%s)", d[0] ? "; " : "", columns[k].name, v, why);
+  }
+  return SC_OK;
+}
+
+/* The reason a case is not simulated, from the library's message msg for
+ * code: for SC_EUNSUPPORTED the feature alone (the "file:" or "file:line:"
+ * the library puts before it dropped); for an error the message located at
+ * the row: as it is when it starts with "file:line:", else with the row's
+ * "file:line: " before it. */
+static void failure_reason(const sc_case *c, int code, const char *msg, char *out, size_t n) {
+  size_t fl = strlen(c->file);
+  const char *rest = msg;
+  int located = 0;
+  if (fl && !strncmp(msg, c->file, fl) && msg[fl] == ':') {
+    const char *q = msg + fl + 1;
+    if (*q >= '0' && *q <= '9') {
+      while (*q >= '0' && *q <= '9') q++;
+      if (*q == ':') located = 1, rest = q + 1;
+    } else {
+      rest = q;
+    }
+    while (*rest == ' ') rest++;
+  }
+  if (code == SC_EUNSUPPORTED) snprintf(out, n, "%s", rest);
+  else if (located) snprintf(out, n, "%s", msg);
+  else snprintf(out, n, "%s:%d: %s", c->file, c->line, rest);
+}
+
+/* Builds the case of the current row into *c. Returns 0 (the row is kept,
+ * simulated or not: c->status), or an error of the file itself (the row's
+ * identity or measurement is invalid) or SC_ENOMEM. */
 static int row_to_case(const row_ctx *rc, sc_case *c) {
   char buf[SC_CASE_TEXT_MAX];
   int e;
@@ -458,9 +695,9 @@ static int row_to_case(const row_ctx *rc, sc_case *c) {
   c->line = rc->line;
   sc__strlcpy(c->file, rc->name, sizeof c->file);
 
-  /* Required cells first, so every row is complete whatever its support. */
+  /* Identity and measurement first: without them there is no row to list. */
   for (int k = 0; k < COL_COUNT; k++)
-    if (columns[k].required && !cell(rc, k, buf, sizeof buf)[0])
+    if (columns[k].required && identity_column(k) && !cell(rc, k, buf, sizeof buf)[0])
       return row_error(rc, k, "required value is blank");
 
   cell(rc, COL_id, buf, sizeof buf);
@@ -486,99 +723,14 @@ static int row_to_case(const row_ctx *rc, sc_case *c) {
     return row_error(rc, COL_flops_convention, "expected model or hardware, got \"%s\"", buf);
   sc__strlcpy(c->flops_convention, buf, sizeof c->flops_convention);
 
-  if ((e = check_supported(rc, c))) return e;
-  if (c->unsupported[0]) return SC_OK; /* listed, never simulated */
-
-  /* The configuration: defaults, the file's base config, then the row. */
-  sc_config *cfg = &c->cfg;
-  *cfg = *rc->base;
-  sc__strlcpy(cfg->model.name, c->id, sizeof cfg->model.name);
-  /* GPT convention of Megatron-LM: the LM head shares the input embedding. */
-  if (!cfg->field_line[SC_FIELD_model_tied_embeddings]) cfg->model.tied_embeddings = 1;
-  cell(rc, COL_gpu, buf, sizeof buf);
-  if ((e = set_field(rc, cfg, COL_gpu, "cluster.gpu", buf))) return e;
-  char *d = c->defaults;
-  size_t dn = sizeof c->defaults;
-  for (int k = 0; k < COL_COUNT; k++) {
-    if (!columns[k].key) continue;
-    cell(rc, k, buf, sizeof buf);
-    if (buf[0]) {
-      if ((e = set_field(rc, cfg, k, columns[k].key, buf))) return e;
-      continue;
-    }
-    int fi = sc_config_field_index(columns[k].key);
-    if (fi >= 0 && rc->base->field_line[fi] != 0) {
-      char v[64];
-      if (sc__config_format_field(rc->base, fi, v, sizeof v)) v[0] = 0;
-      append(d, dn, "%s%s=%s (base config)", d[0] ? "; " : "", columns[k].name, v);
-      continue;
-    }
-    if ((e = set_field(rc, cfg, k, columns[k].key, columns[k].def))) return e;
-  }
-  /* Messages cite the row: fields the row (or base config) gave point at
-   * its line; the rest keep 0 ("default"), which resolution relies on. */
-  sc__strlcpy(cfg->origin, rc->name, sizeof cfg->origin);
-  for (int i = 0; i < SC_FIELD_COUNT; i++)
-    if (cfg->field_line[i]) cfg->field_line[i] = rc->line;
-
-  int64_t stage;
-  if ((e = cell_count(rc, COL_zero_stage, 0, &stage))) return e;
-  if (stage >= 1) { /* ZeRO-1/2 shard the optimizer state like Megatron's distributed
-                      * optimizer (same traffic); stage 2 also shards gradients in memory */
-    cfg->parallel.distributed_optimizer = 1;
-    cfg->parallel.zero_stage = stage;
-  }
-
-  /* Interleaving depth: when the base config says the source ran the
-   * interleaved schedule but the row gives no depth, one layer per model
-   * chunk (the deepest Megatron-LM allows; with a prime number of layers
-   * per stage the only one). Without pipelining there is nothing to
-   * interleave. */
-  char vpp_why[160] = "", mb_why[160] = "";
-  int vpp_blank = !cell(rc, COL_vpp, buf, sizeof buf)[0] &&
-                  !rc->base->field_line[SC_FIELD_parallel_vpp];
-  if (vpp_blank && cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
-    if (cfg->parallel.pp > 1 && cfg->model.layers % cfg->parallel.pp == 0) {
-      cfg->parallel.vpp = cfg->model.layers / cfg->parallel.pp;
-      snprintf(vpp_why, sizeof vpp_why,
-               "not stated; interleaved schedule (base config): one layer per chunk");
-    } else if (cfg->parallel.pp == 1) {
-      cfg->parallel.schedule = SC_SCHED_1F1B;
-      snprintf(vpp_why, sizeof vpp_why, "pp = 1: no interleaving");
-    }
-  } else if (vpp_blank) {
-    snprintf(vpp_why, sizeof vpp_why, "not stated; schema default");
-  } else if (cfg->parallel.vpp == 1 && cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
-    cfg->parallel.schedule = SC_SCHED_1F1B; /* the row's explicit vpp = 1 wins */
-  }
-  if (!cell(rc, COL_micro_batch, buf, sizeof buf)[0] &&
-      !rc->base->field_line[SC_FIELD_training_micro_batch] &&
-      (e = choose_micro_batch(rc, cfg, c->id, mb_why, sizeof mb_why)))
-    return e;
-
-
-  c->resolved = *cfg;
-  e = sc_config_resolve(rc->set->ctx, &c->resolved);
-  if (e) {
-    char msg[SC_ERRMSG_MAX];
-    sc__strlcpy(msg, sc_errmsg(rc->set->ctx), sizeof msg);
-    return sc__error(rc->set->ctx, e == SC_ENOMEM ? e : SC_EINVAL, "%s (case %s)", msg, c->id);
-  }
-
-  /* Defaults applied to blank cells, with their resolved values. */
-  const sc_config *r = &c->resolved;
-  for (int k = 0; k < COL_COUNT; k++) {
-    if (!columns[k].key || cell(rc, k, buf, sizeof buf)[0]) continue;
-    int fi = sc_config_field_index(columns[k].key);
-    if (fi < 0 || rc->base->field_line[fi] != 0) continue;
-    char v[64];
-    if (sc__config_format_field(r, fi, v, sizeof v)) v[0] = 0;
-    const char *why = k == COL_micro_batch ? mb_why : k == COL_vpp ? vpp_why : columns[k].why;
-    append(d, dn, "%s%s=%s (%s)", d[0] ? "; " : "", columns[k].name, v, why);
-  }
-  if (!cell(rc, COL_cp, buf, sizeof buf)[0]) append(d, dn, "%scp=1", d[0] ? "; " : "");
-  if (!cell(rc, COL_zero_stage, buf, sizeof buf)[0] && !r->parallel.distributed_optimizer)
-    append(d, dn, "%szero_stage=0", d[0] ? "; " : "");
+  /* The configuration: any failure is the row's, listed with its reason. */
+  e = build_config(rc, c);
+  if (!e || e == SC_ENOMEM) return e;
+  c->status = e;
+  failure_reason(c, e, sc_errmsg(rc->set->ctx),
+                 e == SC_EUNSUPPORTED ? c->unsupported : c->error, SC_CASE_TEXT_MAX);
+  c->resolved = c->cfg; /* as far as it was built */
+  c->defaults[0] = 0;
   return SC_OK;
 }
 
@@ -726,13 +878,14 @@ int sc_caseset_load_file(sc_caseset *set, const char *path) {
 
 /* ------------------------------------------------------------ prediction */
 
-int sc_case_config(sc_ctx *ctx, const sc_case *c, const sc_validate_options *opt,
-                   sc_config *out) {
-  if (!ctx) return SC_EINVAL;
-  if (!c || !out) return sc__error(ctx, SC_EINVAL, "sc_case_config: no case or output");
-  if (c->unsupported[0])
-    return sc__error(ctx, SC_EUNSUPPORTED, "%s:%d: case %s needs %s, which is not modelled",
-                     c->file, c->line, c->id, c->unsupported);
+/* Where case_config failed. */
+enum { AT_NONE = 0, AT_OVERRIDE, AT_RESOLVE };
+
+/* The case's configuration with the options applied, resolved; *at says
+ * which step failed. */
+static int case_config(sc_ctx *ctx, const sc_case *c, const sc_validate_options *opt,
+                       sc_config *out, int *at) {
+  *at = AT_NONE;
   sc_config cfg = c->cfg;
   if (opt && opt->calibration) {
     double *dst = (double *)&cfg.costs;
@@ -742,14 +895,33 @@ int sc_case_config(sc_ctx *ctx, const sc_case *c, const sc_validate_options *opt
   }
   int e;
   for (size_t i = 0; opt && i < opt->nsets; i++)
-    if ((e = sc_config_set(ctx, &cfg, opt->sets[i]))) return e;
+    if ((e = sc_config_set(ctx, &cfg, opt->sets[i]))) {
+      *at = AT_OVERRIDE;
+      return e;
+    }
   if ((e = sc_config_resolve(ctx, &cfg))) {
+    *at = AT_RESOLVE;
+    return e;
+  }
+  *out = cfg;
+  return SC_OK;
+}
+
+int sc_case_config(sc_ctx *ctx, const sc_case *c, const sc_validate_options *opt,
+                   sc_config *out) {
+  if (!ctx) return SC_EINVAL;
+  if (!c || !out) return sc__error(ctx, SC_EINVAL, "sc_case_config: no case or output");
+  if (c->status == SC_EUNSUPPORTED)
+    return sc__error(ctx, SC_EUNSUPPORTED, "%s:%d: case %s: %s", c->file, c->line, c->id,
+                     c->unsupported);
+  if (c->status) return sc__error(ctx, c->status, "%s", c->error);
+  int at, e = case_config(ctx, c, opt, out, &at);
+  if (e && at == AT_RESOLVE) {
     char msg[SC_ERRMSG_MAX];
     sc__strlcpy(msg, sc_errmsg(ctx), sizeof msg);
     return sc__error(ctx, e, "%s (case %s)", msg, c->id);
   }
-  *out = cfg;
-  return SC_OK;
+  return e;
 }
 
 int sc_validate_run(sc_ctx *ctx, const sc_caseset *set, const sc_validate_options *opt,
@@ -760,19 +932,26 @@ int sc_validate_run(sc_ctx *ctx, const sc_caseset *set, const sc_validate_option
     const sc_case *c = &set->cases[i];
     sc_case_result *r = &out[i];
     memset(r, 0, sizeof *r);
-    if (c->unsupported[0]) {
-      r->status = SC_EUNSUPPORTED;
+    if (c->status) { /* not built when the file was read */
+      r->status = c->status;
+      sc__strlcpy(r->reason, c->status == SC_EUNSUPPORTED ? c->unsupported : c->error,
+                  sizeof r->reason);
       continue;
     }
     sc_config cfg;
-    int e = sc_case_config(ctx, c, opt, &cfg);
-    if (!e) e = sc_simulate(ctx, &cfg, NULL, NULL, &r->result);
-    if (e) {
+    int at, e = case_config(ctx, c, opt, &cfg, &at);
+    if (e && at == AT_OVERRIDE) { /* an override that applies to no row: the options' error */
       char msg[SC_ERRMSG_MAX];
       sc__strlcpy(msg, sc_errmsg(ctx), sizeof msg);
-      if (!strstr(msg, c->id))
-        return sc__error(ctx, e, "%s:%d: case %s: %s", c->file, c->line, c->id, msg);
-      return sc__error(ctx, e, "%s", msg);
+      return sc__error(ctx, e, "%s:%d: case %s: %s", c->file, c->line, c->id, msg);
+    }
+    if (!e) e = sc_simulate(ctx, &cfg, NULL, NULL, &r->result);
+    if (e == SC_ENOMEM) return e;
+    if (e) { /* this row only: listed with its reason, the batch goes on */
+      r->status = e;
+      failure_reason(c, e, sc_errmsg(ctx), r->reason, sizeof r->reason);
+      memset(&r->result, 0, sizeof r->result);
+      continue;
     }
     r->predicted_step_s = r->result.step_time_s;
     r->error_pct = 100.0 * (r->predicted_step_s - c->measured_step_s) / c->measured_step_s;
@@ -815,7 +994,8 @@ void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const c
     const sc_case *c = &set->cases[i];
     if ((file && strcmp(c->file, file)) || (split >= 0 && (int)c->split != split)) continue;
     if (res[i].status) {
-      out->unsupported++;
+      if (res[i].status == SC_EUNSUPPORTED) out->unsupported++;
+      else out->errors++;
       continue;
     }
     double a = fabs(res[i].error_pct);
@@ -887,80 +1067,110 @@ static const char *scope_split(int s) {
   return s < 0 ? "all" : split_name((sc_split)s);
 }
 
+/* "(+3 unsupported, 1 error)" style suffix of the rows without a prediction;
+ * "" when there are none. */
+static void without_text(const sc_error_stats *st, const char *lead, char *buf, size_t n) {
+  buf[0] = 0;
+  if (!st->unsupported && !st->errors) return;
+  snprintf(buf, n, " (%s", lead);
+  if (st->unsupported) append(buf, n, "%zu unsupported", st->unsupported);
+  if (st->errors)
+    append(buf, n, "%s%zu error%s", st->unsupported ? ", " : "", st->errors,
+           st->errors == 1 ? "" : "s");
+  append(buf, n, ")");
+}
+
 static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
                       void *ud) {
   int rc = 0;
-  size_t unsup = 0;
-  for (size_t i = 0; i < set->n; i++) unsup += res[i].status != 0;
-  SC_WRITE(rc, sc__writef(w, ud, "stepcast validate: %zu cases in %zu file%s, %zu unsupported\n",
-                   set->n, set->nfiles, set->nfiles == 1 ? "" : "s", unsup));
+  sc_error_stats all;
+  sc_validate_stats(set, res, NULL, -1, &all);
+  SC_WRITE(rc, sc__writef(w, ud,
+                          "stepcast validate: %zu cases in %zu file%s: %zu simulated, %zu "
+                          "unsupported, %zu error%s\n",
+                          set->n, set->nfiles, set->nfiles == 1 ? "" : "s", all.n,
+                          all.unsupported, all.errors, all.errors == 1 ? "" : "s"));
   for (size_t f = 0; f < set->nfiles; f++) {
+    sc_error_stats fs;
+    sc_validate_stats(set, res, set->files[f].path, -1, &fs);
     SC_WRITE(rc, sc__writef(w, ud, "\n%s", set->files[f].path));
-    if (set->files[f].base[0]) SC_WRITE(rc, sc__writef(w, ud, "  (base config %s)", set->files[f].base));
-    SC_WRITE(rc, sc__writef(w, ud, "\n  %-34s %-11s %11s %11s %8s\n", "id", "split", "measured s",
-                     "predicted s", "error %"));
+    if (set->files[f].base[0])
+      SC_WRITE(rc, sc__writef(w, ud, "  (base config %s)", set->files[f].base));
+    SC_WRITE(rc, sc__writef(w, ud, "\n  %zu rows: %zu simulated, %zu unsupported, %zu error%s\n",
+                            fs.n + fs.unsupported + fs.errors, fs.n, fs.unsupported,
+                            fs.errors, fs.errors == 1 ? "" : "s"));
+    SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %11s %11s %8s\n", "id", "split", "measured s",
+                            "predicted s", "error %"));
     for (size_t i = 0; i < set->n; i++) {
       const sc_case *c = &set->cases[i];
       if (strcmp(c->file, set->files[f].path)) continue;
       if (res[i].status)
-        SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %11.4g %11s   unsupported: %s\n", c->id,
-                         split_name(c->split), c->measured_step_s, "-", c->unsupported));
+        SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %11.4g %11s   %s: %s\n", c->id,
+                                split_name(c->split), c->measured_step_s, "-",
+                                res[i].status == SC_EUNSUPPORTED ? "unsupported" : "error",
+                                res[i].reason));
       else
         SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %11.4g %11.4g %+8.1f\n", c->id,
-                         split_name(c->split), c->measured_step_s, res[i].predicted_step_s,
-                         res[i].error_pct));
-      if (c->defaults[0]) SC_WRITE(rc, sc__writef(w, ud, "      defaults: %s\n", c->defaults));
+                                split_name(c->split), c->measured_step_s,
+                                res[i].predicted_step_s, res[i].error_pct));
+      if (c->defaults[0] && !res[i].status)
+        SC_WRITE(rc, sc__writef(w, ud, "      defaults: %s\n", c->defaults));
     }
   }
   SC_WRITE(rc, sc__writef(w, ud,
-                   "\nsummary (|error| in %%, cases with a prediction)\n"
-                   "  %-34s %-11s %4s %7s %7s %7s %7s  %s\n",
-                   "file", "split", "n", "MAPE", "median", "worst", "bias", "worst case"));
+                          "\nsummary (|error| in %%, over the simulated cases: n)\n"
+                          "  %-34s %-11s %4s %7s %7s %7s %7s  %s\n",
+                          "file", "split", "n", "MAPE", "median", "worst", "bias",
+                          "worst case"));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
     sc_error_stats st;
     sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
-    if (!st.n && !st.unsupported) continue;
+    if (!st.n && !st.unsupported && !st.errors) continue;
     const char *fname = sc[k].file ? base_name(sc[k].file) : "all files";
+    char without[96];
     if (!st.n) {
-      SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s  (%zu unsupported)\n", fname,
-                       scope_split(sc[k].split), st.n, "-", "-", "-", "-", st.unsupported));
+      without_text(&st, "", without, sizeof without);
+      SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s %s\n", fname,
+                              scope_split(sc[k].split), st.n, "-", "-", "-", "-", without));
       continue;
     }
-    SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f  %s", fname,
-                     scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
-                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id));
-    if (st.unsupported) SC_WRITE(rc, sc__writef(w, ud, " (+%zu unsupported)", st.unsupported));
-    SC_WRITE(rc, sc__writef(w, ud, "\n"));
+    without_text(&st, "+", without, sizeof without);
+    SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f  %s%s\n", fname,
+                            scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
+                            st.max_abs_pct, st.bias_pct, set->cases[st.worst].id, without));
   }
   sc_error_stats v;
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &v);
   if (v.n)
     SC_WRITE(rc, sc__writef(w, ud,
-                     "\nvalidation rows: MAPE %.1f %%, median %.1f %%, worst %.1f %% (%s), "
-                     "%zu cases, %zu unsupported\n",
-                     v.mape_pct, v.median_abs_pct, v.max_abs_pct, set->cases[v.worst].id, v.n,
-                     v.unsupported));
+                            "\nvalidation rows: MAPE %.1f %%, median %.1f %%, worst %.1f %% (%s) "
+                            "over %zu simulated case%s; %zu unsupported, %zu error%s\n",
+                            v.mape_pct, v.median_abs_pct, v.max_abs_pct,
+                            set->cases[v.worst].id, v.n, v.n == 1 ? "" : "s", v.unsupported,
+                            v.errors,
+                            v.errors == 1 ? "" : "s"));
   else
-    SC_WRITE(rc, sc__writef(w, ud, "\nvalidation rows: none with a prediction (%zu unsupported)\n",
-                     v.unsupported));
+    SC_WRITE(rc, sc__writef(w, ud,
+                            "\nvalidation rows: none simulated (%zu unsupported, %zu error%s)\n",
+                            v.unsupported, v.errors, v.errors == 1 ? "" : "s"));
   return rc;
 }
 
 static int write_json_stats(sc_write_fn w, void *ud, const sc_error_stats *st) {
   if (!st->n)
     return sc__writef(w, ud,
-                      "\"n\":0,\"unsupported\":%zu,\"mape_pct\":null,"
+                      "\"n\":0,\"unsupported\":%zu,\"errors\":%zu,\"mape_pct\":null,"
                       "\"median_abs_error_pct\":null,\"max_abs_error_pct\":null,"
                       "\"bias_pct\":null",
-                      st->unsupported);
+                      st->unsupported, st->errors);
   return sc__writef(w, ud,
-                    "\"n\":%zu,\"unsupported\":%zu,\"mape_pct\":%.6g,"
+                    "\"n\":%zu,\"unsupported\":%zu,\"errors\":%zu,\"mape_pct\":%.6g,"
                     "\"median_abs_error_pct\":%.6g,\"max_abs_error_pct\":%.6g,"
                     "\"bias_pct\":%.6g",
-                    st->n, st->unsupported, st->mape_pct, st->median_abs_pct, st->max_abs_pct,
-                    st->bias_pct);
+                    st->n, st->unsupported, st->errors, st->mape_pct, st->median_abs_pct,
+                    st->max_abs_pct, st->bias_pct);
 }
 
 static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
@@ -972,15 +1182,16 @@ static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write
     SC_WRITE(rc, write_json_string(w, ud, c->id));
     SC_WRITE(rc, sc__writef(w, ud, ",\"file\":"));
     SC_WRITE(rc, write_json_string(w, ud, c->file));
-    SC_WRITE(rc, sc__writef(w, ud, ",\"split\":\"%s\",\"measured_step_s\":%.9g", split_name(c->split),
-                     c->measured_step_s));
+    SC_WRITE(rc, sc__writef(w, ud, ",\"line\":%d,\"split\":\"%s\",\"measured_step_s\":%.9g",
+                            c->line, split_name(c->split), c->measured_step_s));
     if (res[i].status) {
-      SC_WRITE(rc, sc__writef(w, ud, ",\"predicted_step_s\":null,\"error_pct\":null,\"unsupported\":"));
-      SC_WRITE(rc, write_json_string(w, ud, c->unsupported));
+      SC_WRITE(rc, sc__writef(w, ud, ",\"predicted_step_s\":null,\"error_pct\":null,\"%s\":",
+                              res[i].status == SC_EUNSUPPORTED ? "unsupported" : "error"));
+      SC_WRITE(rc, write_json_string(w, ud, res[i].reason));
       SC_WRITE(rc, sc__writef(w, ud, "}"));
     } else {
       SC_WRITE(rc, sc__writef(w, ud, ",\"predicted_step_s\":%.9g,\"error_pct\":%.6g}",
-                       res[i].predicted_step_s, res[i].error_pct));
+                              res[i].predicted_step_s, res[i].error_pct));
     }
   }
   sc_error_stats v;
@@ -988,21 +1199,35 @@ static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write
   SC_WRITE(rc, sc__writef(w, ud, "],"));
   if (v.n)
     SC_WRITE(rc, sc__writef(w, ud,
-                     "\"mape_pct\":%.6g,\"median_abs_error_pct\":%.6g,\"max_abs_error_pct\":%.6g,",
-                     v.mape_pct, v.median_abs_pct, v.max_abs_pct));
+                            "\"mape_pct\":%.6g,\"median_abs_error_pct\":%.6g,"
+                            "\"max_abs_error_pct\":%.6g,",
+                            v.mape_pct, v.median_abs_pct, v.max_abs_pct));
   else
     SC_WRITE(rc, sc__writef(w, ud,
-                     "\"mape_pct\":null,\"median_abs_error_pct\":null,"
-                     "\"max_abs_error_pct\":null,"));
-  SC_WRITE(rc, sc__writef(w, ud, "\"validation_cases\":%zu,\"unsupported_cases\":%zu,\"groups\":[", v.n,
-                   v.unsupported));
+                            "\"mape_pct\":null,\"median_abs_error_pct\":null,"
+                            "\"max_abs_error_pct\":null,"));
+  SC_WRITE(rc, sc__writef(w, ud,
+                          "\"validation_cases\":%zu,\"unsupported_cases\":%zu,"
+                          "\"error_cases\":%zu,\"files\":[",
+                          v.n, v.unsupported, v.errors));
+  for (size_t f = 0; f < set->nfiles && !rc; f++) {
+    sc_error_stats fs;
+    sc_validate_stats(set, res, set->files[f].path, -1, &fs);
+    SC_WRITE(rc, sc__writef(w, ud, "%s{\"file\":", f ? "," : ""));
+    SC_WRITE(rc, write_json_string(w, ud, set->files[f].path));
+    SC_WRITE(rc, sc__writef(w, ud,
+                            ",\"rows\":%zu,\"simulated\":%zu,\"unsupported\":%zu,"
+                            "\"errors\":%zu}",
+                            fs.n + fs.unsupported + fs.errors, fs.n, fs.unsupported, fs.errors));
+  }
+  SC_WRITE(rc, sc__writef(w, ud, "],\"groups\":["));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   int first = 1;
   for (size_t k = 0; k < ns && !rc; k++) {
     sc_error_stats st;
     sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
-    if (!st.n && !st.unsupported) continue;
+    if (!st.n && !st.unsupported && !st.errors) continue;
     SC_WRITE(rc, sc__writef(w, ud, "%s{\"file\":", first ? "" : ","));
     first = 0;
     if (sc[k].file) SC_WRITE(rc, write_json_string(w, ud, sc[k].file));
@@ -1017,21 +1242,32 @@ static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write
 
 static int write_csv(const sc_caseset *set, const sc_case_result *res, sc_write_fn w, void *ud) {
   int rc = sc__writef(w, ud, "file,id,split,measured_step_s,predicted_step_s,error_pct,"
-                             "unsupported\n");
+                             "unsupported,error\n");
   for (size_t i = 0; i < set->n && !rc; i++) {
     const sc_case *c = &set->cases[i];
     SC_WRITE(rc, write_csv_field(w, ud, c->file));
     SC_WRITE(rc, sc__writef(w, ud, ","));
     SC_WRITE(rc, write_csv_field(w, ud, c->id));
     SC_WRITE(rc, sc__writef(w, ud, ",%s,%.9g,", split_name(c->split), c->measured_step_s));
-    if (res[i].status) {
+    if (res[i].status == SC_EUNSUPPORTED) {
       SC_WRITE(rc, sc__writef(w, ud, ",,"));
-      SC_WRITE(rc, write_csv_field(w, ud, c->unsupported));
+      SC_WRITE(rc, write_csv_field(w, ud, res[i].reason));
+      SC_WRITE(rc, sc__writef(w, ud, ",\n"));
+    } else if (res[i].status) {
+      SC_WRITE(rc, sc__writef(w, ud, ",,,"));
+      SC_WRITE(rc, write_csv_field(w, ud, res[i].reason));
       SC_WRITE(rc, sc__writef(w, ud, "\n"));
     } else {
-      SC_WRITE(rc, sc__writef(w, ud, "%.9g,%.6g,\n", res[i].predicted_step_s, res[i].error_pct));
+      SC_WRITE(rc, sc__writef(w, ud, "%.9g,%.6g,,\n", res[i].predicted_step_s, res[i].error_pct));
     }
   }
+  return rc;
+}
+
+/* A table cell: '|' would end it. */
+static int write_md_cell(sc_write_fn w, void *ud, const char *s) {
+  int rc = 0;
+  for (; *s && !rc; s++) rc = *s == '|' ? w(ud, "\\|", 2) : w(ud, s, 1);
   return rc;
 }
 
@@ -1043,18 +1279,21 @@ static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_w
   for (size_t i = 0; i < set->n; i++) {
     const sc_case *c = &set->cases[i];
     SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %s | ", base_name(c->file), c->id,
-                     split_name(c->split)));
-    if (res[i].status)
-      SC_WRITE(rc, sc__writef(w, ud, "- | %.4g | - | unsupported: %s |\n", c->measured_step_s,
-                       c->unsupported));
-    else
+                            split_name(c->split)));
+    if (res[i].status) {
+      SC_WRITE(rc, sc__writef(w, ud, "- | %.4g | - | %s: ", c->measured_step_s,
+                              res[i].status == SC_EUNSUPPORTED ? "unsupported" : "error"));
+      SC_WRITE(rc, write_md_cell(w, ud, res[i].reason));
+      SC_WRITE(rc, sc__writef(w, ud, " |\n"));
+    } else {
       SC_WRITE(rc, sc__writef(w, ud, "%lld | %.4g | %.4g | %+.1f |\n",
-                       (long long)c->resolved.cluster.num_gpus, c->measured_step_s,
-                       res[i].predicted_step_s, res[i].error_pct));
+                              (long long)c->resolved.cluster.num_gpus, c->measured_step_s,
+                              res[i].predicted_step_s, res[i].error_pct));
+    }
   }
   SC_WRITE(rc, sc__writef(w, ud,
-                   "\n| file | split | cases | MAPE %% | median %% | worst %% | bias %% | "
-                   "worst case |\n|---|---|---:|---:|---:|---:|---:|---|\n"));
+                          "\n| file | split | cases | MAPE %% | median %% | worst %% | bias %% | "
+                          "worst case |\n|---|---|---:|---:|---:|---:|---:|---|\n"));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
@@ -1062,9 +1301,9 @@ static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_w
     sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
     if (!st.n) continue;
     SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %s |\n",
-                     sc[k].file ? base_name(sc[k].file) : "**all files**",
-                     scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
-                     st.max_abs_pct, st.bias_pct, set->cases[st.worst].id));
+                            sc[k].file ? base_name(sc[k].file) : "**all files**",
+                            scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
+                            st.max_abs_pct, st.bias_pct, set->cases[st.worst].id));
   }
   return rc;
 }
