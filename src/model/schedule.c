@@ -16,24 +16,24 @@ static sc_sched_item item(int64_t mb, int64_t chunk, int pass) {
   return it;
 }
 
+/* Micro-batches of the padded interleaved table: m rounded up to a
+ * multiple of pp. */
+static int64_t padded_m(const sc_shape *sh) { return (sh->m + sh->pp - 1) / sh->pp * sh->pp; }
+
 void sc__schedule_interleaved_fwd(const sc_shape *sh, int64_t k, uint32_t *mb, uint16_t *chunk) {
-  int64_t pp = sh->pp, v = sh->vpp, full = sh->m / pp * pp;
-  if (k < full * v) {
-    int64_t in = k % (pp * v);
-    *chunk = (uint16_t)(in / pp);
-    *mb = (uint32_t)(k / (pp * v) * pp + in % pp);
-    return;
-  }
-  int64_t r = sh->m - full, kk = k - full * v; /* the last, partial group */
-  *chunk = (uint16_t)(kk / r);
-  *mb = (uint32_t)(full + kk % r);
+  int64_t pp = sh->pp, v = sh->vpp, in = k % (pp * v);
+  *chunk = (uint16_t)(in / pp);
+  *mb = (uint32_t)(k / (pp * v) * pp + in % pp);
 }
 
 int64_t sc__schedule_warmup(const sc_shape *sh, int64_t stage) {
   int64_t pp = sh->pp, total = sh->m * sh->vpp, warm;
   switch (sh->cfg->parallel.schedule) {
   case SC_SCHED_GPIPE: return sh->m;
-  case SC_SCHED_INTERLEAVED: warm = (pp - stage - 1) * 2 + (sh->vpp - 1) * pp; break;
+  case SC_SCHED_INTERLEAVED:
+    total = padded_m(sh) * sh->vpp;
+    warm = (pp - stage - 1) * 2 + (sh->vpp - 1) * pp;
+    break;
   default: warm = pp - stage - 1; break;
   }
   return warm < total ? warm : total;
@@ -47,7 +47,7 @@ void sc__schedule_begin(const sc_shape *sh, int64_t stage, sc_sched_iter *it) {
   it->stage = stage;
   it->kind = sh->vpp > 1 && sh->cfg->parallel.schedule != SC_SCHED_ZBV ? SC_SCHED_INTERLEAVED
                                                                         : sh->cfg->parallel.schedule;
-  it->total = sh->m * sh->vpp;
+  it->total = (it->kind == SC_SCHED_INTERLEAVED ? padded_m(sh) : sh->m) * sh->vpp;
   it->warm = sc__schedule_warmup(sh, stage);
   it->defer = it->kind == SC_SCHED_ZB_H1 ? stage : -1;
 }
@@ -82,6 +82,7 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
       if (it->f >= it->total) continue;
       if (it->kind == SC_SCHED_INTERLEAVED) {
         sc__schedule_interleaved_fwd(sh, it->f++, &mb, &c);
+        if (mb >= sh->m) continue; /* a padding micro-batch */
         *out = item(mb, c, SC_PASS_F);
       } else {
         *out = item(it->f++, 0, SC_PASS_F);
@@ -91,6 +92,7 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
       it->step = 2;
       if (it->kind == SC_SCHED_INTERLEAVED) {
         sc__schedule_interleaved_fwd(sh, it->b++, &mb, &c);
+        if (mb >= sh->m) continue; /* a padding micro-batch */
         *out = item(mb, sh->vpp - 1 - c, SC_PASS_B);
       } else {
         *out = item(it->b++, 0, SC_PASS_B);

@@ -52,14 +52,21 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out);
 int sc__schedule_all(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items);
 
 /* Micro-batch and chunk of the k-th forward of an interleaved stage
- * (Megatron's schedule table: micro-batches in groups of pp per chunk, a last
- * group of m mod pp when pp does not divide m); backward k runs the same
- * micro-batch through chunk vpp - 1 - chunk. */
+ * (Megatron's schedule table: micro-batches in groups of pp per chunk);
+ * backward k runs the same micro-batch through chunk vpp - 1 - chunk. When
+ * pp does not divide m the table is that of m rounded up to a multiple of
+ * pp, and the iterator skips the padding micro-batches (mb >= m): Megatron's
+ * own flexible table (a last group of m mod pp) with its warm-up count is
+ * not executable for some (pp, vpp, m), e.g. pp 8, vpp 3, m 9 (stage 0's
+ * warm-up forwards wait for stage 7 forwards that wait for stage 0's first
+ * backward); the padded order keeps the even schedule's dependencies, so it
+ * never deadlocks (checked for pp 2-16, vpp 2-6, m 1 to 5 pp + 2). */
 void sc__schedule_interleaved_fwd(const sc_shape *sh, int64_t k, uint32_t *mb, uint16_t *chunk);
 
 /* Warm-up forwards of stage `stage` before its first backward (1F1B, ZB-H1:
- * pp - stage - 1; interleaved: (pp - stage - 1) * 2 + (vpp - 1) * pp), at
- * most the forwards it runs. */
+ * pp - stage - 1; interleaved: (pp - stage - 1) * 2 + (vpp - 1) * pp
+ * positions of the padded table, padding included), at most the forwards it
+ * runs. */
 int64_t sc__schedule_warmup(const sc_shape *sh, int64_t stage);
 
 /* ZB-V keeps at most this many model-chunk passes in flight (forward run,

@@ -302,6 +302,21 @@ static void test_interleaved_any_microbatches(void **state) {
   uniform_run b = run_uniform(4, 18, SC_SCHED_INTERLEAVED, 2);
   uniform_run c = run_uniform(4, 20, SC_SCHED_INTERLEAVED, 2);
   assert_true(a.step < b.step && b.step < c.step);
+  /* Counts whose Megatron table (a last group of m mod pp) is not
+   * executable with its warm-up (stage 0 would wait for stage 7 forwards
+   * that wait for its own first backward): the padded table runs them, and
+   * the step grows with every micro-batch. */
+  static const int64_t pv[][2] = {{8, 3}, {4, 3}, {5, 2}, {8, 2}};
+  for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++) {
+    double prev = 0;
+    for (int64_t m = 1; m <= 3 * pv[i][0] + 1; m++) {
+      uniform_run u = run_uniform(pv[i][0], m, SC_SCHED_INTERLEAVED, pv[i][1]);
+      if (!(u.step > prev))
+        fail_msg("pp %lld vpp %lld: m %lld step %.6f s, m - 1 %.6f s", (long long)pv[i][0],
+                 (long long)pv[i][1], (long long)m, u.step, prev);
+      prev = u.step;
+    }
+  }
 }
 
 static void test_interleaved_smaller_bubble(void **state) {
