@@ -2,8 +2,9 @@
  * cmd_sweep.c: `stepcast sweep [CONFIG] --gpus N ...`, the command-line face
  * of the configuration search (stepcast/sweep.h): parses options, loads the
  * base config, runs the sweep (over MPI processes when built with SC_MPI and
- * started by mpirun), draws a progress bar on a terminal, prints the ranking.
- * Only process 0 prints.
+ * started by mpirun), draws a progress bar on a terminal, prints the ranking,
+ * and exits 2 with the reasons when nothing could be ranked. Only process 0
+ * prints.
  */
 #include "stepcast/sweep.h"
 
@@ -86,6 +87,13 @@ static void draw_bar(void *ud, int64_t done, int64_t total) {
 int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const char *const recompute_words[] = {"none", "selective", "full", NULL};
   static const char *const bool_words[] = {"off", "on", NULL};
+  /* Indexes are the values: SC_SWEEP_FSDP_OFF / _FULL (numbers >= 2 are
+   * shard sizes), SC_SWEEP_SPLIT_PLAIN / _COUNTED. */
+  static const char *const fsdp_words[] = {"off", "full", NULL};
+  static const char *const split_words[] = {"plain", "counted", NULL};
+  const char *schedule_words[8] = {NULL};
+  for (int i = 0; i < sc_enum_count(SC_ENUM_SCHEDULE) && i < 7; i++)
+    schedule_words[i] = sc_enum_name(SC_ENUM_SCHEDULE, i);
   const char *config = NULL;
   sc_cli_list sets = {0};
   int top = 10, progress = 1;
@@ -123,6 +131,12 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
       bad = parse_list(a.opt->name, v, &o.distributed_optimizer, bool_words);
     else if (sc_cli_is(&a, "--recompute"))
       bad = parse_list(a.opt->name, v, &o.recompute, recompute_words);
+    else if (sc_cli_is(&a, "--cp")) bad = parse_list(a.opt->name, v, &o.cp, NULL);
+    else if (sc_cli_is(&a, "--schedule"))
+      bad = parse_list(a.opt->name, v, &o.schedule, schedule_words);
+    else if (sc_cli_is(&a, "--fsdp")) bad = parse_list(a.opt->name, v, &o.fsdp, fsdp_words);
+    else if (sc_cli_is(&a, "--pp-split"))
+      bad = parse_list(a.opt->name, v, &o.pp_split, split_words);
     else code = sc_cli_unhandled(&a);
     if (bad) code = SC_CLI_EXIT_USAGE;
   }
@@ -171,6 +185,11 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_sweep_format(&cfg, &res, top, fmt, sc_cli_write_file, stdout);
     if (rc == SC_EWRITE || (!rc && fflush(stdout))) code = sc_cli_write_error("stdout", 1);
     else if (rc) code = sc_cli_fail(ctx, rc);
+    else if (res.simulated == 0) { /* nothing to rank is the input's fault: say why, exit 2 */
+      char why[1024];
+      code = sc_cli_error(sc_exit_code(SC_EINVAL), "sweep: no configuration to rank: %s",
+                          sc_sweep_why_unranked(&res, why, sizeof why));
+    }
   }
   sc_sweep_result_free(ctx, &res);
   sc_ctx_free(ctx);

@@ -38,6 +38,10 @@ static const sc_cli_opt sweep_opts[] = {
     {"--sp", "LIST", "sequence parallelism: on, off, 1, 0", 0},
     {"--recompute", "LIST", "recompute modes: none, selective, full", 0},
     {"--dist-opt", "LIST", "distributed optimizer: on, off, 1, 0", 0},
+    {"--cp", "LIST", "context-parallel sizes to try", 0},
+    {"--schedule", "LIST", "pipeline schedules: 1f1b, gpipe, interleaved, zb-h1, zbv", 0},
+    {"--fsdp", "LIST", "ZeRO-3 / FSDP: off, full, or shard sizes (hybrid sharding)", 0},
+    {"--pp-split", "LIST", "layer split: plain, counted (embedding and loss as layers)", 0},
     {"--no-progress", NULL, "no progress bar (drawn on stderr when it is a terminal)", 0},
     {"--stop-after", "N", "stop as if killed after N new rows (a testing aid)", 0},
     {NULL, NULL, NULL, 0}};
@@ -147,7 +151,8 @@ static const char sweep_text[] =
     "comma-separated values (`--tp 4,8`, `--recompute selective,full`, `--sp 1`).\n"
     "--out appends one CSV row per simulated config (crash-safe); --resume\n"
     "continues such a file. Under `mpirun -np K` the work is shared by K processes\n"
-    "(builds with SC_MPI) and the output is the same as with one. docs/SWEEP.md.";
+    "(builds with SC_MPI) and the output is the same as with one. With nothing\n"
+    "to rank it says why (the reasons counted) and exits 2. docs/SWEEP.md.";
 
 static const char validate_text[] =
     "Simulates every case of the case files (validation/SCHEMA.md) and prints\n"

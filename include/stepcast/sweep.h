@@ -1,9 +1,12 @@
 /*
  * sweep.h: configuration search. From a base config and a GPU count, a sweep
- * enumerates the parallel layouts and training knobs (TP, PP, DP, interleaving,
- * micro-batch, sequence parallelism, recompute, distributed optimizer), prunes
- * those that violate divisibility or do not fit memory (counting each reason),
- * simulates the rest (folded) and ranks them by throughput. Results can be
+ * enumerates the parallel layouts and training knobs (TP, PP, CP, DP,
+ * interleaving and pipeline schedule, the layer split over stages,
+ * micro-batch, sequence parallelism, recompute, distributed optimizer or
+ * ZeRO-3/FSDP with its shard size), prunes those that violate divisibility or
+ * do not fit memory (counting each reason), simulates the rest (folded),
+ * counts the ones the library cannot simulate by reason, and ranks the others
+ * by throughput. Results can be
  * appended to a CSV file row by row and a killed sweep resumed from it. Built
  * with SC_MPI, the same call splits the work over MPI processes and gives the
  * same ranking and file as one process.
@@ -23,17 +26,21 @@
 extern "C" {
 #endif
 
-/* X(id, key, text): why a candidate was not simulated, in the order the
- * checks run (a candidate counts under its first failing reason). */
+/* X(id, key, text): why a candidate was not ranked, in the order the checks
+ * run (a candidate counts under its first failing reason): the arithmetic
+ * checks, config validation and the memory model before simulating, then
+ * what the simulation answered. */
 #define SC_SWEEP_REASON_LIST(X)                                                          \
   X(SC_SWEEP_TP_SHAPE, "tp_shape", "tp does not divide heads, ffn or kv heads")          \
-  X(SC_SWEEP_PP_LAYERS, "pp_layers", "pp does not divide layers")                        \
+  X(SC_SWEEP_PP_LAYERS, "pp_layers", "no split of the layers over pp*vpp model chunks")  \
   X(SC_SWEEP_BATCH, "batch", "global batch not divisible by micro_batch*dp")              \
-  X(SC_SWEEP_INTERLEAVE, "interleave", "interleaving needs micro-batches divisible by pp") \
   X(SC_SWEEP_SP_SEQ, "sp_seq", "seq_len not divisible by tp (sequence parallel)")         \
+  X(SC_SWEEP_CP_SEQ, "cp_seq", "seq_len does not split into 2*cp chunks (cp for a2a)")   \
+  X(SC_SWEEP_FSDP_SHARD, "fsdp_shard", "fsdp shard size does not divide dp")              \
   X(SC_SWEEP_INVALID, "invalid", "rejected by config validation")                         \
   X(SC_SWEEP_MEMORY, "memory", "does not fit GPU memory")                                 \
-  X(SC_SWEEP_SIM_ERROR, "sim_error", "simulation failed")
+  X(SC_SWEEP_NOT_MODELLED, "unmodelled", "a feature the library does not model")        \
+  X(SC_SWEEP_SIM_ERROR, "sim_error", "simulation failed or exceeded a limit")
 
 typedef enum {
 #define SC_X_ENUM(id, key, text) id,
@@ -53,19 +60,46 @@ typedef struct sc_sweep_dim {
   int64_t v[SC_SWEEP_DIM_MAX];
 } sc_sweep_dim;
 
+/* Values of sc_sweep_opts.fsdp besides shard sizes >= 2. */
+#define SC_SWEEP_FSDP_OFF 0  /* no parameter sharding (ZeRO-0/1 by distributed_optimizer) */
+#define SC_SWEEP_FSDP_FULL 1 /* ZeRO-3 / FSDP FULL_SHARD over all dp ranks */
+
+/* Values of sc_sweep_opts.pp_split. */
+#define SC_SWEEP_SPLIT_PLAIN 0   /* layers only: even, or the config's derived uneven split */
+#define SC_SWEEP_SPLIT_COUNTED 1 /* embedding and loss count as a layer each (Megatron) */
+
 typedef struct sc_sweep_opts {
   int64_t gpus;            /* cluster.num_gpus of every candidate; 0 = the base's */
   const char *out_path;    /* CSV appended one row per simulated config; NULL = none */
   int resume;              /* 1: reuse rows already in out_path, simulate the rest.
                               0: out_path must not exist or be empty */
-  /* Search space (a value listed twice counts once); default sets: tp the divisors of gpus_per_node (and of
-   * gpus), pp the divisors of gpus/tp, vpp the divisors of layers/pp,
-   * micro_batch {1,2,4,8}, sequence_parallel {0,1} when tp > 1, recompute
-   * {none, selective, full}, distributed_optimizer {0,1} when dp > 1. */
+  /* Search space (a value listed twice counts once); default sets (docs/SWEEP.md):
+   * tp the divisors of gpus_per_node (and of gpus), pp the divisors of gpus/tp,
+   * cp 1 plus 2, 4, 8 where seq_len / cp >= 8192 and cp divides gpus/(tp pp),
+   * vpp the divisors of layers/pp (of ceil(layers/pp) when pp does not divide
+   * the layers), micro_batch {1,2,4,8}, sequence_parallel {0,1} when tp > 1,
+   * recompute {none, selective, full}, distributed_optimizer {0,1} when dp > 1. */
   sc_sweep_dim tp, pp, vpp, micro_batch;
   sc_sweep_dim sequence_parallel;     /* values 0/1 */
   sc_sweep_dim recompute;             /* sc_recompute values */
   sc_sweep_dim distributed_optimizer; /* values 0/1 */
+  sc_sweep_dim cp;                    /* context-parallel sizes */
+  /* sc_schedule values; each (pp, vpp) takes those valid for it: vpp 1 the
+   * one-chunk schedules (1f1b, gpipe, zb-h1), vpp > 1 interleaved and, for
+   * vpp 2, zbv; pp 1 runs no schedule (one candidate). Default: the base's
+   * one-chunk schedule (1f1b unless it says gpipe or zb-h1) and interleaved,
+   * plus zbv when the base says zbv. */
+  sc_sweep_dim schedule;
+  /* SC_SWEEP_FSDP_OFF, SC_SWEEP_FSDP_FULL or a shard size >= 2 (hybrid
+   * sharding when below dp); tried where dp > 1; a shard size that does not
+   * divide dp counts under fsdp_shard. Default: off everywhere, and where
+   * pp = 1 also full sharding and sharding within a node (gpus_per_node /
+   * (tp cp) ranks, when that is between 2 and dp). */
+  sc_sweep_dim fsdp;
+  /* SC_SWEEP_SPLIT_*; counted is tried where pp > 1 (for zbv never: it keeps
+   * an even split). Default: plain, and counted where the layers plus the
+   * embedding and the loss split evenly over pp*vpp chunks. */
+  sc_sweep_dim pp_split;
   /* Testing aid: stop as if killed after appending this many new rows to
    * out_path (sc_sweep_run returns SC_ESTOPPED); 0 = never. */
   int64_t stop_after;
@@ -86,11 +120,18 @@ typedef struct sc_sweep_row {
   double step_time_s, tokens_per_s, tflops_per_gpu, mfu;
   double breakdown_s[SC_CAT_COUNT];
   double memory_gib;       /* peak over stages (memory model) */
+  int64_t cp;              /* context-parallel size */
+  sc_schedule schedule;
+  int64_t zero_stage;      /* 0, 1 (distributed optimizer) or 3 */
+  int64_t fsdp_shard;      /* zero_stage 3: ranks a parameter is sharded over; else 0 */
+  int64_t pp_first_layers, pp_last_layers; /* as resolved; 0 when the split is even */
+  int pp_counted;          /* 1: embedding and loss counted in the split */
 } sc_sweep_row;
 
 typedef struct sc_sweep_result {
   int is_root;             /* 0 on MPI ranks other than 0: nothing to report */
   int64_t gpus;
+  int64_t gpus_per_node;   /* of the resolved base */
   int64_t candidates;      /* configurations enumerated */
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   int64_t simulated;       /* rows ranked (including resumed ones) */
@@ -109,12 +150,21 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
 void sc_sweep_result_free(sc_ctx *ctx, sc_sweep_result *r);
 
 /* Writes the ranking (top_k rows with breakdown and memory) and the summary
- * of exclusions as text or one JSON object. Deterministic. Returns the
- * sink's status. */
+ * of exclusions as text or one JSON object; with nothing to rank, why
+ * (sc_sweep_why_unranked). Deterministic. Returns the sink's status. */
 int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, sc_format fmt,
                     sc_write_fn out, void *ud);
 
-/* Key of a row ("tp8-pp16-vpp1-mb1-sp1-full-do1"), as in the CSV's first
+/* Why a sweep ranked nothing, in one line: the reasons counted, most
+ * frequent first, and a GPU count that is not a multiple of the node size
+ * ("1000 GPUs are not a multiple of the node size 8; excluded: batch 2088
+ * (global batch not divisible by micro_batch*dp), pp_layers 1068 (...)").
+ * Returns buf; "" when r ranked something. */
+const char *sc_sweep_why_unranked(const sc_sweep_result *r, char *buf, size_t n);
+
+/* Key of a row ("tp8-pp16-vpp1-mb1-sp1-full-do1", then "-cp2", the schedule
+ * when it is not the one vpp implies (1f1b for one chunk, interleaved for
+ * more), "-fsdp64" and "-elsplit" where they apply), as in the CSV's first
  * column. Returns buf. */
 const char *sc_sweep_row_key(const sc_sweep_row *row, char *buf, size_t n);
 

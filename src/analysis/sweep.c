@@ -3,8 +3,9 @@
  * layouts of a base config in a fixed order, prunes them by divisibility,
  * config validation and the memory model (memory.c), simulates the survivors
  * with the folded engine through the process-parallel runner (par_int.h),
- * appends each result to a CSV file in enumeration order (crash-safe,
- * resumable) and ranks them. Every process enumerates identically, so only
+ * counts the ones the library refuses by reason (features not modelled
+ * yet among them), appends each result to a CSV file in enumeration order
+ * (crash-safe, resumable) and ranks them. Every process enumerates identically, so only
  * positions in the candidate list travel between processes.
  */
 #include "stepcast/sweep.h"
@@ -14,6 +15,7 @@
 #include "analysis/par_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,10 +46,25 @@ const char *sc_sweep_reason_text(int r) {
 
 static int recompute_of(const char *s) { return sc_enum_parse(SC_ENUM_RECOMPUTE, s); }
 
+/* The schedule a row's vpp implies: no suffix in its key. */
+static int implied_schedule(int64_t vpp) {
+  return vpp > 1 ? SC_SCHED_INTERLEAVED : SC_SCHED_1F1B;
+}
+
 const char *sc_sweep_row_key(const sc_sweep_row *r, char *buf, size_t n) {
-  snprintf(buf, n, "tp%" PRId64 "-pp%" PRId64 "-vpp%" PRId64 "-mb%" PRId64 "-sp%d-%s-do%d", r->tp,
-           r->pp, r->vpp, r->micro_batch, r->sequence_parallel,
-           sc_enum_name(SC_ENUM_RECOMPUTE, r->recompute), r->distributed_optimizer);
+  int k = snprintf(buf, n, "tp%" PRId64 "-pp%" PRId64 "-vpp%" PRId64 "-mb%" PRId64 "-sp%d-%s-do%d",
+                   r->tp, r->pp, r->vpp, r->micro_batch, r->sequence_parallel,
+                   sc_enum_name(SC_ENUM_RECOMPUTE, r->recompute), r->distributed_optimizer);
+  size_t len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+  if (r->cp > 1 && len < n)
+    len += (size_t)snprintf(buf + len, n - len, "-cp%" PRId64, r->cp);
+  if ((int)r->schedule != implied_schedule(r->vpp) && r->pp > 1 && len < n) {
+    const char *name = sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule);
+    len += (size_t)snprintf(buf + len, n - len, "-%s", name ? name : "?");
+  }
+  if (r->zero_stage >= 3 && len < n)
+    len += (size_t)snprintf(buf + len, n - len, "-fsdp%" PRId64, r->fsdp_shard);
+  if (r->pp_counted && len < n) snprintf(buf + len, n - len, "-elsplit");
   return buf;
 }
 
@@ -59,6 +76,11 @@ typedef struct cand {
   int64_t index;
   int64_t tp, pp, dp, vpp, mb;
   uint8_t sp, rc, dopt;
+  uint8_t sched;    /* sc_schedule */
+  uint8_t counted;  /* embedding and loss counted in the layer split */
+  uint8_t split_ok; /* the layers split over (pp, vpp, sched, counted): see pipeline_split_ok */
+  int64_t cp;
+  int64_t fsdp;     /* ZeRO-3 shard size; 0 = no ZeRO-3 */
 } cand;
 
 typedef struct sweep {
@@ -66,6 +88,9 @@ typedef struct sweep {
   const sc_sweep_opts *opts;
   sc_config probe;       /* base resolved with neutral knobs */
   int64_t gpus;
+  int fp8_allgather;     /* the base's parallel.fsdp_fp8_allgather (ZeRO-3 candidates only) */
+  int sched1;            /* the base's one-chunk schedule (1f1b, gpipe or zb-h1) */
+  int base_zbv;          /* the base asks for zbv */
   uint64_t fingerprint;  /* of the probe: rows of another base are refused */
   cand *todo;
   size_t ntodo, cap;
@@ -121,33 +146,77 @@ static void apply(const sweep *S, const cand *c, sc_config *cfg) {
   p->tp = c->tp;
   p->pp = c->pp;
   p->dp = c->dp;
+  p->cp = c->cp;
   p->vpp = c->vpp;
-  p->schedule = c->vpp > 1 ? SC_SCHED_INTERLEAVED
-                           : (S->probe.parallel.schedule == SC_SCHED_GPIPE ? SC_SCHED_GPIPE
-                                                                            : SC_SCHED_1F1B);
+  p->schedule = (sc_schedule)c->sched;
+  p->pp_first_layers = p->pp_last_layers = 0; /* even, or the config's derived split */
+  p->pp_embedding_in_split = p->pp_loss_in_split = c->counted;
   p->sequence_parallel = c->sp;
   p->distributed_optimizer = c->dopt;
+  p->zero_stage = c->fsdp ? 3 : 0;
+  p->fsdp_shard = c->fsdp;
+  p->fsdp_fp8_allgather = c->fsdp && S->fp8_allgather;
   cfg->training.micro_batch = c->mb;
   cfg->training.recompute = (sc_recompute)c->rc;
 }
 
+/* Whether the config's layer split (resolve_pipeline_split in config.c: an
+ * even split of pp * vpp chunks, or the derived uneven one, or the counted
+ * one) exists for these pipeline values. It depends only on the layers, pp,
+ * vpp, the schedule and the counted flags, so it is asked once per
+ * combination of a probe that is otherwise the least constrained layout
+ * (tp = cp = 1, no SP, no ZeRO, a batch that splits): when the probe does not
+ * resolve, no candidate with these values does, and pruning them is sound. */
+static int pipeline_split_ok(sweep *S, int64_t pp, int64_t vpp, int sched, int counted) {
+  int64_t L = S->probe.model.layers;
+  if (!counted && L % (pp * vpp) == 0 && L >= pp * vpp) return 1; /* even: always */
+  sc_config cfg = S->probe;
+  sc_parallel_cfg *p = &cfg.parallel;
+  p->tp = p->cp = 1;
+  p->pp = pp;
+  p->dp = S->gpus / pp;
+  p->vpp = vpp;
+  p->schedule = (sc_schedule)sched;
+  p->pp_first_layers = p->pp_last_layers = 0;
+  p->pp_embedding_in_split = p->pp_loss_in_split = counted;
+  cfg.training.micro_batch = 1;
+  cfg.training.global_batch = p->dp;
+  return sc_config_resolve(S->ctx, &cfg) == SC_OK;
+}
+
+/* The reason a candidate the library refused with code rc and message msg
+ * counts under: a feature it does not model (SC_EUNSUPPORTED with "not
+ * modelled"), else the simulation's failure. Internal (the unit test
+ * declares it). The library models every feature the default space tries,
+ * so only a user's list can reach the first. */
+int sc__sweep_refusal_reason(int rc, const char *msg);
+int sc__sweep_refusal_reason(int rc, const char *msg) {
+  if (rc == SC_EUNSUPPORTED && strstr(msg, "not modelled")) return SC_SWEEP_NOT_MODELLED;
+  return SC_SWEEP_SIM_ERROR;
+}
+
 /* First reason a candidate cannot run, or -1 when it is worth simulating.
  * The cheap arithmetic checks come first so the counts name the real cause;
- * sc_config_resolve then catches anything else; memory last. */
+ * sc_config_resolve then catches anything else; memory last. Every check
+ * only refuses what resolution or the simulation would refuse too. */
 static int prune(sweep *S, const cand *c) {
   const sc_model_cfg *m = &S->probe.model;
   int64_t B = S->probe.training.global_batch;
   if (m->heads % c->tp || m->ffn_hidden % c->tp || (m->kv_heads % c->tp && c->tp % m->kv_heads))
     return SC_SWEEP_TP_SHAPE;
-  if (m->layers % (c->pp * c->vpp)) return SC_SWEEP_PP_LAYERS;
+  if (!c->split_ok) return SC_SWEEP_PP_LAYERS;
   if (B % (c->mb * c->dp)) return SC_SWEEP_BATCH;
-  if (c->vpp > 1 && (B / (c->mb * c->dp)) % c->pp) return SC_SWEEP_INTERLEAVE;
   if (c->sp && m->seq_len % c->tp) return SC_SWEEP_SP_SEQ;
+  if (c->cp > 1 && m->seq_len % (S->probe.parallel.cp_comm == SC_CP_A2A ? c->cp : 2 * c->cp))
+    return SC_SWEEP_CP_SEQ;
+  if (c->fsdp && (c->fsdp > c->dp || c->dp % c->fsdp)) return SC_SWEEP_FSDP_SHARD;
   sc_config cfg;
   apply(S, c, &cfg);
   sc_plan plan;
-  if (c->vpp > 64 || sc_config_resolve(S->ctx, &cfg) || sc__plan_init(S->ctx, &cfg, &plan))
-    return SC_SWEEP_INVALID;
+  int rc = c->vpp > 64 ? SC_EINVAL : sc_config_resolve(S->ctx, &cfg);
+  if (!rc) rc = sc__plan_init(S->ctx, &cfg, &plan);
+  if (rc == SC_EUNSUPPORTED) return sc__sweep_refusal_reason(rc, sc_errmsg(S->ctx));
+  if (rc) return SC_SWEEP_INVALID;
   if (plan.memory_peak_bytes > plan.memory_capacity_bytes) return SC_SWEEP_MEMORY;
   return -1;
 }
@@ -165,26 +234,83 @@ static int add_leaf(sweep *S, cand *c) {
   return SC_OK;
 }
 
-/* Enumerates every leaf in the documented order: tp, pp, vpp, micro-batch,
- * sequence parallel, recompute, distributed optimizer (outermost first),
- * each dimension in the order of its value list. */
+/* A leaf outside every valid value (a user's list): counted, not built. */
+static void invalid_leaf(sweep *S) {
+  S->leaves++;
+  S->excluded[SC_SWEEP_INVALID]++;
+}
+
+/* Context-parallel sizes tried by default: 1, and 2, 4, 8 where each CP
+ * rank keeps at least 8192 tokens of the sequence and the sequence splits
+ * into the 2 * cp load-balanced chunks. Published long-context runs keep
+ * 8K-32K tokens per CP rank (Llama 3, Dubey et al. 2024, Table 4: 131,072
+ * tokens over CP 16; the torchtitan and Megatron-MoE case files: 16K-32K);
+ * at shorter sequences CP only adds exchanges, so it stays out of the
+ * default space (--cp, opts.cp, asks for it anywhere). */
+static int default_cps(const sweep *S, int64_t *out) {
+  int64_t s = S->probe.model.seq_len;
+  int n = 0;
+  out[n++] = 1;
+  for (int64_t cp = 2; cp <= 8; cp *= 2)
+    if (s / cp >= 8192 && s % (2 * cp) == 0) out[n++] = cp;
+  return n;
+}
+
+/* The schedules of the list valid for (pp, vpp), into out. pp 1 runs no
+ * schedule: the first one-chunk schedule of the list (1f1b if none). */
+static int schedules_for(int64_t pp, int64_t vpp, const int64_t *list, int nlist, int64_t *out) {
+  int n = 0;
+  if (pp == 1) {
+    out[0] = SC_SCHED_1F1B;
+    for (int i = 0; i < nlist; i++)
+      if (list[i] == SC_SCHED_GPIPE || list[i] == SC_SCHED_1F1B || list[i] == SC_SCHED_ZB_H1) {
+        out[0] = list[i] == SC_SCHED_GPIPE ? SC_SCHED_GPIPE : SC_SCHED_1F1B;
+        break;
+      }
+    return 1;
+  }
+  for (int i = 0; i < nlist; i++) {
+    int64_t s = list[i];
+    int ok = vpp == 1 ? (s == SC_SCHED_1F1B || s == SC_SCHED_GPIPE || s == SC_SCHED_ZB_H1)
+                      : (s == SC_SCHED_INTERLEAVED || (s == SC_SCHED_ZBV && vpp == 2));
+    if (ok) out[n++] = s;
+  }
+  return n;
+}
+
+/* Enumerates every leaf in the documented order, outermost first: tp, pp,
+ * cp, vpp, schedule, layer split, micro-batch, sequence parallel,
+ * recompute, then sharding (distributed optimizer off/on, then the ZeRO-3
+ * shard sizes), each dimension in the order of its value list. With the
+ * default lists of the new dimensions holding one value where they do not
+ * apply, the default space of a GPT without long sequences keeps its
+ * former order. */
 static int enumerate(sweep *S) {
   const sc_sweep_opts *o = S->opts;
   int64_t N = S->gpus, L = S->probe.model.layers;
   int64_t d[SC_SWEEP_DIM_MAX], tps[SC_SWEEP_DIM_MAX], pps[SC_SWEEP_DIM_MAX];
   int64_t vpps[SC_SWEEP_DIM_MAX], mbs[SC_SWEEP_DIM_MAX], sps[SC_SWEEP_DIM_MAX];
-  int64_t rcs[SC_SWEEP_DIM_MAX], dos[SC_SWEEP_DIM_MAX];
+  int64_t rcs[SC_SWEEP_DIM_MAX], dos[SC_SWEEP_DIM_MAX], cps[SC_SWEEP_DIM_MAX];
+  int64_t scheds[SC_SWEEP_DIM_MAX], fsdps[SC_SWEEP_DIM_MAX + 2], splits[SC_SWEEP_DIM_MAX];
   static const int64_t def_mb[] = {1, 2, 4, 8}, def_sp[] = {0, 1}, def_do[] = {0, 1};
   static const int64_t def_rc[] = {SC_RECOMPUTE_NONE, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL};
+  static const int64_t def_split[] = {SC_SWEEP_SPLIT_PLAIN, SC_SWEEP_SPLIT_COUNTED};
+  int64_t def_sched[3] = {S->sched1, SC_SCHED_INTERLEAVED, SC_SCHED_ZBV};
+  int64_t def_cp[4];
+  int ndef_cp = default_cps(S, def_cp);
   int nd = divisors(gcd64(S->probe.cluster.gpus_per_node, N), d, SC_SWEEP_DIM_MAX);
   int ntp = dim_values(&o->tp, d, nd, tps);
   int nmb = dim_values(&o->micro_batch, def_mb, 4, mbs);
   int nrc = dim_values(&o->recompute, def_rc, 3, rcs);
+  int nsched = dim_values(&o->schedule, def_sched, S->base_zbv ? 3 : 2, scheds);
+  int nsplit = dim_values(&o->pp_split, def_split, 2, splits);
+  int user_split = o->pp_split.n > 0, user_fsdp = o->fsdp.n > 0;
+  int64_t fsdp_list[SC_SWEEP_DIM_MAX];
+  int nfsdp = dim_values(&o->fsdp, NULL, 0, fsdp_list);
   for (int i = 0; i < ntp; i++) {
     int64_t tp = tps[i];
     if (tp < 1 || N % tp) {
-      S->leaves++;
-      S->excluded[SC_SWEEP_INVALID]++;
+      invalid_leaf(S);
       continue;
     }
     int64_t dpp[SC_SWEEP_DIM_MAX];
@@ -195,34 +321,94 @@ static int enumerate(sweep *S) {
     for (int j = 0; j < npp; j++) {
       int64_t pp = pps[j];
       if (pp < 1 || (N / tp) % pp) {
-        S->leaves++;
-        S->excluded[SC_SWEEP_INVALID]++;
+        invalid_leaf(S);
         continue;
       }
-      int64_t dp = N / (tp * pp);
-      int64_t dv[SC_SWEEP_DIM_MAX];
-      int ndv = 1;
-      dv[0] = 1;
-      if (L % pp == 0 && pp > 1) ndv = divisors(L / pp, dv, SC_SWEEP_DIM_MAX);
-      int nv = pp > 1 ? dim_values(&o->vpp, dv, ndv, vpps) : 1;
-      if (pp == 1) vpps[0] = 1; /* interleaving needs a pipeline */
-      int ndo = dp > 1 ? dim_values(&o->distributed_optimizer, def_do, 2, dos) : 1;
-      if (dp == 1) dos[0] = 0;
-      for (int a = 0; a < nv; a++)
-        for (int b = 0; b < nmb; b++)
-          for (int s = 0; s < nsp; s++)
-            for (int r = 0; r < nrc; r++)
-              for (int q = 0; q < ndo; q++) {
-                cand c = {0, tp, pp, dp, vpps[a], mbs[b], (uint8_t)(sps[s] != 0),
-                          (uint8_t)rcs[r], (uint8_t)(dos[q] != 0)};
-                if (c.vpp < 1 || c.mb < 1 || rcs[r] < 0 || rcs[r] > 2) {
-                  S->leaves++;
-                  S->excluded[SC_SWEEP_INVALID]++;
-                  continue;
-                }
-                int rc = add_leaf(S, &c);
-                if (rc) return rc;
+      int ncp = dim_values(&o->cp, def_cp, ndef_cp, cps);
+      for (int t = 0; t < ncp; t++) {
+        int64_t cp = cps[t];
+        if (cp < 1 || (N / (tp * pp)) % cp) {
+          invalid_leaf(S);
+          continue;
+        }
+        int64_t dp = N / (tp * pp * cp);
+        /* vpp: divisors of the layers per stage (of the middle stages'
+         * ceil(layers / pp) when pp does not divide the layers). */
+        int64_t dv[SC_SWEEP_DIM_MAX];
+        int ndv = 1;
+        dv[0] = 1;
+        if (pp > 1) ndv = divisors(L % pp == 0 ? L / pp : (L + pp - 1) / pp, dv, SC_SWEEP_DIM_MAX);
+        int nv = pp > 1 ? dim_values(&o->vpp, dv, ndv, vpps) : 1;
+        if (pp == 1) vpps[0] = 1; /* interleaving needs a pipeline */
+        int ndo = dp > 1 ? dim_values(&o->distributed_optimizer, def_do, 2, dos) : 1;
+        if (dp == 1) dos[0] = 0;
+        /* ZeRO-3 shard sizes, after the distributed-optimizer values; a
+         * user's list without "off" leaves those out. */
+        int nfs = 0;
+        int64_t fs[SC_SWEEP_DIM_MAX + 2];
+        if (dp > 1 && user_fsdp) {
+          int off = 0;
+          for (int g = 0; g < nfsdp; g++) {
+            if (fsdp_list[g] == SC_SWEEP_FSDP_OFF) off = 1;
+            else fs[nfs++] = fsdp_list[g] == SC_SWEEP_FSDP_FULL ? dp : fsdp_list[g];
+          }
+          if (!off) ndo = 0;
+        } else if (dp > 1 && pp == 1) {
+          fs[nfs++] = dp;
+          fs[nfs++] = S->probe.cluster.gpus_per_node / (tp * cp); /* within a node */
+        }
+        int nf = 0; /* distinct sizes; the default's node size only where it is hybrid */
+        for (int g = 0; g < nfs; g++) {
+          int seen = 0;
+          for (int k = 0; k < nf && !seen; k++) seen = fsdps[k] == fs[g];
+          if (seen || (!user_fsdp && g == 1 && (fs[g] < 2 || fs[g] >= dp || dp % fs[g]))) continue;
+          fsdps[nf++] = fs[g];
+        }
+        nfs = nf;
+        for (int a = 0; a < nv; a++) {
+          int64_t vpp = vpps[a], sv[SC_SWEEP_DIM_MAX];
+          if (vpp < 1) {
+            invalid_leaf(S);
+            continue;
+          }
+          int nsv = schedules_for(pp, vpp, scheds, nsched, sv);
+          for (int h = 0; h < nsv; h++) {
+            for (int e = 0; e < nsplit; e++) {
+              int counted = splits[e] == SC_SWEEP_SPLIT_COUNTED;
+              if (splits[e] != SC_SWEEP_SPLIT_PLAIN && !counted) {
+                invalid_leaf(S);
+                continue;
               }
+              /* Counted splits only with a pipeline, never for zbv (it keeps
+               * the even split); by default only where they are even. */
+              if (counted && (pp == 1 || sv[h] == SC_SCHED_ZBV)) continue;
+              if (counted && !user_split && (L + 2) % (pp * vpp)) continue;
+              int split_ok = pipeline_split_ok(S, pp, vpp, (int)sv[h], counted);
+              for (int b = 0; b < nmb; b++)
+                for (int s = 0; s < nsp; s++)
+                  for (int r = 0; r < nrc; r++)
+                    for (int q = 0; q < ndo + nfs; q++) {
+                      cand c;
+                      memset(&c, 0, sizeof c);
+                      c.tp = tp, c.pp = pp, c.dp = dp, c.cp = cp, c.vpp = vpp, c.mb = mbs[b];
+                      c.sp = (uint8_t)(sps[s] != 0);
+                      c.rc = (uint8_t)rcs[r];
+                      c.sched = (uint8_t)sv[h];
+                      c.counted = (uint8_t)counted;
+                      c.split_ok = (uint8_t)split_ok;
+                      if (q < ndo) c.dopt = (uint8_t)(dos[q] != 0);
+                      else c.dopt = 1, c.fsdp = fsdps[q - ndo];
+                      if (c.mb < 1 || rcs[r] < 0 || rcs[r] > 2 || (q >= ndo && c.fsdp < 1)) {
+                        invalid_leaf(S);
+                        continue;
+                      }
+                      int rc = add_leaf(S, &c);
+                      if (rc) return rc;
+                    }
+            }
+          }
+        }
+      }
     }
   }
   return SC_OK;
@@ -245,7 +431,12 @@ static int hash_sink(void *ud, const char *buf, size_t len) {
 
 /* ------------------------------------------------------------ CSV rows */
 
-#define CSV_COLS (9 + 4 + SC_CAT_COUNT + 2)
+/* Columns: the key and the knobs of issue <= 13, the figures, the
+ * breakdown, memory and base fingerprint, then (appended with issue 14, so
+ * the older columns keep their places) cp, schedule, zero_stage, fsdp_shard,
+ * pp_first_layers, pp_last_layers, pp_counted. */
+#define CSV_NEW_COLS 7
+#define CSV_COLS (9 + 4 + SC_CAT_COUNT + 2 + CSV_NEW_COLS)
 
 static int csv_header(char *buf, size_t n) {
   size_t len = 0;
@@ -259,7 +450,9 @@ static int csv_header(char *buf, size_t n) {
     if (k < 0 || (size_t)k >= n - len) return -1;
     len += (size_t)k;
   }
-  k = snprintf(buf + len, n - len, ",memory_gib,base\n");
+  k = snprintf(buf + len, n - len,
+               ",memory_gib,base,cp,schedule,zero_stage,fsdp_shard,pp_first_layers,"
+               "pp_last_layers,pp_counted\n");
   if (k < 0 || (size_t)k >= n - len) return -1;
   return (int)(len + (size_t)k);
 }
@@ -284,7 +477,12 @@ static int csv_row(const sc_sweep_row *r, uint64_t fp, char *buf, size_t n) {
     if (k < 0 || (size_t)k >= n - len) return -1;
     len += (size_t)k;
   }
-  k = snprintf(buf + len, n - len, ",%.3f,%016" PRIx64 "\n", r->memory_gib, fp);
+  const char *sched = sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule);
+  k = snprintf(buf + len, n - len,
+               ",%.3f,%016" PRIx64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+               ",%d\n",
+               r->memory_gib, fp, r->cp, sched ? sched : "?", r->zero_stage, r->fsdp_shard,
+               r->pp_first_layers, r->pp_last_layers, r->pp_counted);
   if (k < 0 || (size_t)k >= n - len) return -1;
   return (int)(len + (size_t)k);
 }
@@ -338,6 +536,15 @@ static int csv_parse(char *line, sc_sweep_row *r, uint64_t *fp) {
   unsigned long long x = strtoull(f[14 + SC_CAT_COUNT], &end, 16);
   if (errno || *end || end == f[14 + SC_CAT_COUNT]) return -1;
   *fp = x;
+  char **more = f + 15 + SC_CAT_COUNT;
+  int sched = sc_enum_parse(SC_ENUM_SCHEDULE, more[1]);
+  int64_t counted;
+  if (parse_i64(more[0], &r->cp) || sched < 0 || parse_i64(more[2], &r->zero_stage) ||
+      parse_i64(more[3], &r->fsdp_shard) || parse_i64(more[4], &r->pp_first_layers) ||
+      parse_i64(more[5], &r->pp_last_layers) || parse_i64(more[6], &counted))
+    return -1;
+  r->schedule = (sc_schedule)sched;
+  r->pp_counted = counted != 0;
   char key[128];
   if (strcmp(f[0], sc_sweep_row_key(r, key, sizeof key))) return -1;
   return 0;
@@ -397,7 +604,8 @@ static int append_row(sweep *S, const char *buf, size_t len, int force_sync) {
 static int cmp_tuple(const cand *a, const cand *b) {
 #define CMP(f)                         \
   if (a->f != b->f) return a->f < b->f ? -1 : 1;
-  CMP(tp) CMP(pp) CMP(vpp) CMP(mb) CMP(sp) CMP(rc) CMP(dopt)
+  CMP(tp) CMP(pp) CMP(cp) CMP(vpp) CMP(sched) CMP(counted) CMP(mb) CMP(sp) CMP(rc) CMP(dopt)
+  CMP(fsdp)
 #undef CMP
   return 0;
 }
@@ -407,8 +615,13 @@ static int cmp_cand(const void *x, const void *y) { return cmp_tuple(x, y); }
 /* Position in todo of the row's configuration, or -1. sorted: the todo
  * entries sorted by tuple, each with its todo position in `index`. */
 static int64_t find_row(const cand *sorted, size_t n, const sc_sweep_row *r) {
-  cand key = {0, r->tp, r->pp, r->dp, r->vpp, r->micro_batch, (uint8_t)r->sequence_parallel,
-              (uint8_t)r->recompute, (uint8_t)r->distributed_optimizer};
+  cand key;
+  memset(&key, 0, sizeof key);
+  key.tp = r->tp, key.pp = r->pp, key.dp = r->dp, key.vpp = r->vpp, key.mb = r->micro_batch;
+  key.sp = (uint8_t)r->sequence_parallel, key.rc = (uint8_t)r->recompute;
+  key.dopt = (uint8_t)r->distributed_optimizer, key.sched = (uint8_t)r->schedule;
+  key.counted = (uint8_t)r->pp_counted, key.cp = r->cp;
+  key.fsdp = r->zero_stage >= 3 ? r->fsdp_shard : 0;
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -506,11 +719,20 @@ static int open_results(sweep *S) {
 
 /* ------------------------------------------------------------ work */
 
+/* What a work item sends back to process 0: the row, or for a candidate
+ * the library refused, the sc_sweep_reason it counts under (the message
+ * stays on the process that ran it). */
+typedef struct work_rec {
+  sc_sweep_row row;
+  int32_t reason;
+} work_rec;
+
 static int work(void *ud, int64_t pos, void *rec) {
   sweep *S = ud;
   if (pos < 0 || (size_t)pos >= S->ntodo) return SC_EINVAL; /* processes disagree */
   const cand *c = &S->todo[pos];
-  sc_sweep_row *r = rec;
+  work_rec *w = rec;
+  sc_sweep_row *r = &w->row;
   sc_config cfg;
   apply(S, c, &cfg);
   sc_plan plan;
@@ -518,7 +740,10 @@ static int work(void *ud, int64_t pos, void *rec) {
   int rc = sc_config_resolve(S->ctx, &cfg);
   if (!rc) rc = sc__plan_init(S->ctx, &cfg, &plan);
   if (!rc) rc = sc__plan_simulate(S->ctx, &plan, NULL, NULL, &res);
-  if (rc) return rc;
+  if (rc) {
+    w->reason = sc__sweep_refusal_reason(rc, sc_errmsg(S->ctx));
+    return rc;
+  }
   r->index = c->index;
   r->tp = c->tp;
   r->pp = c->pp;
@@ -528,6 +753,13 @@ static int work(void *ud, int64_t pos, void *rec) {
   r->sequence_parallel = c->sp;
   r->recompute = (sc_recompute)c->rc;
   r->distributed_optimizer = c->dopt;
+  r->cp = c->cp;
+  r->schedule = (sc_schedule)c->sched;
+  r->zero_stage = c->fsdp ? 3 : c->dopt ? 1 : 0;
+  r->fsdp_shard = c->fsdp;
+  r->pp_first_layers = cfg.parallel.pp_first_layers;
+  r->pp_last_layers = cfg.parallel.pp_last_layers;
+  r->pp_counted = c->counted;
   r->step_time_s = res.step_time_s;
   r->tokens_per_s = res.tokens_per_s;
   r->tflops_per_gpu = res.tflops_per_gpu;
@@ -542,10 +774,13 @@ static int deliver(void *ud, int64_t pos, int status, const void *rec) {
   if (pos < 0 || (size_t)pos >= S->ntodo)
     return sc__error(S->ctx, SC_EINVAL, "sweep processes enumerated different candidates");
   if (status == SC_ENOMEM) return sc__error(S->ctx, SC_ENOMEM, "out of memory in a simulation");
+  const work_rec *w = rec;
   if (status) {
     S->state[pos] = ST_FAILED;
+    int why = w->reason >= 0 && w->reason < SC_SWEEP_REASON_COUNT ? w->reason : SC_SWEEP_SIM_ERROR;
+    S->excluded[why]++;
   } else {
-    S->rows[pos] = *(const sc_sweep_row *)rec;
+    S->rows[pos] = w->row;
     if (normalise(&S->rows[pos], S->fingerprint))
       return sc__error(S->ctx, SC_EINTERNAL, "cannot format a results row");
     S->state[pos] = ST_OK;
@@ -583,11 +818,20 @@ static int make_probe(sweep *S, const sc_config *base) {
     p->cluster.nodes = 0;
   }
   int64_t batch = p->training.global_batch;
+  sc_schedule bs = p->parallel.schedule;
+  S->sched1 = bs == SC_SCHED_GPIPE || bs == SC_SCHED_ZB_H1 ? (int)bs : SC_SCHED_1F1B;
+  S->base_zbv = bs == SC_SCHED_ZBV;
+  S->fp8_allgather = p->parallel.fsdp_fp8_allgather;
   p->parallel.tp = p->parallel.pp = p->parallel.vpp = p->parallel.cp = 1;
   p->parallel.dp = 0;
-  if (p->parallel.schedule != SC_SCHED_GPIPE) p->parallel.schedule = SC_SCHED_1F1B;
+  p->parallel.schedule = bs == SC_SCHED_GPIPE ? SC_SCHED_GPIPE : SC_SCHED_1F1B;
   p->parallel.sequence_parallel = 0;
   p->parallel.distributed_optimizer = 0;
+  /* Swept or derived per candidate: the layer split, ZeRO stage, shard. */
+  p->parallel.pp_first_layers = p->parallel.pp_last_layers = 0;
+  p->parallel.pp_embedding_in_split = p->parallel.pp_loss_in_split = 0;
+  p->parallel.zero_stage = p->parallel.fsdp_shard = 0;
+  p->parallel.fsdp_fp8_allgather = 0;
   p->training.micro_batch = 1;
   p->training.recompute = SC_RECOMPUTE_NONE;
   p->simulation.fold = 1;
@@ -677,22 +921,21 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
       while (S.next_write < S.ntodo && S.state[S.next_write] != ST_PENDING) S.next_write++;
       if (!local && opts->progress) opts->progress(opts->progress_ud, S.done, (int64_t)S.ntodo);
     }
-    int prc = sc__par_run(ctx, items, local ? 0 : (int64_t)nitems, sizeof(sc_sweep_row), work,
+    int prc = sc__par_run(ctx, items, local ? 0 : (int64_t)nitems, sizeof(work_rec), work,
                           deliver, &S);
     rc = local ? local : prc;
     if (items) sc__free(ctx, items, nalloc * sizeof *items);
   }
 
   out->gpus = S.gpus;
+  out->gpus_per_node = S.probe.cluster.gpus_per_node;
   out->candidates = S.leaves;
   out->capacity_gib = S.capacity_gib;
-  memcpy(out->excluded, S.excluded, sizeof out->excluded);
+  memcpy(out->excluded, S.excluded, sizeof out->excluded); /* failures counted by deliver */
   if (!rc && root) {
     int64_t ok = 0;
-    for (size_t i = 0; i < S.ntodo; i++) {
+    for (size_t i = 0; i < S.ntodo; i++)
       if (S.state[i] == ST_OK || S.state[i] == ST_RESUMED) ok++;
-      else out->excluded[SC_SWEEP_SIM_ERROR]++;
-    }
     out->rows = sc__malloc(ctx, (size_t)(ok ? ok : 1) * sizeof *out->rows);
     if (!out->rows) rc = SC_ENOMEM;
     else {
@@ -718,6 +961,45 @@ void sc_sweep_result_free(sc_ctx *ctx, sc_sweep_result *r) {
 /* ------------------------------------------------------------ output */
 
 
+/* Appends to buf (n bytes, *len used), truncating at the end. */
+static void appendf(char *buf, size_t n, size_t *len, const char *fmt, ...) SC_PRINTF(4, 5);
+static void appendf(char *buf, size_t n, size_t *len, const char *fmt, ...) {
+  if (*len + 1 >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf + *len, n - *len, fmt, ap);
+  va_end(ap);
+  if (k > 0) *len = *len + (size_t)k < n ? *len + (size_t)k : n - 1;
+}
+
+const char *sc_sweep_why_unranked(const sc_sweep_result *r, char *buf, size_t n) {
+  if (!buf || !n) return buf;
+  buf[0] = 0;
+  if (!r || r->simulated > 0) return buf;
+  size_t len = 0;
+  if (r->gpus_per_node > 0 && r->gpus % r->gpus_per_node)
+    appendf(buf, n, &len, "%" PRId64 " GPUs are not a multiple of the node size %" PRId64 "; ",
+            r->gpus, r->gpus_per_node);
+  if (r->candidates == 0) {
+    appendf(buf, n, &len, "the search space is empty (the lists given leave no candidate)");
+    return buf;
+  }
+  appendf(buf, n, &len, "all %" PRId64 " candidates excluded:", r->candidates);
+  /* Reasons by count, most frequent first (ties in list order). */
+  int64_t count[SC_SWEEP_REASON_COUNT];
+  memcpy(count, r->excluded, sizeof count);
+  for (int k = 0;; k++) {
+    int best = 0;
+    for (int i = 1; i < SC_SWEEP_REASON_COUNT; i++)
+      if (count[i] > count[best]) best = i;
+    if (count[best] <= 0) break;
+    appendf(buf, n, &len, "%s %s %" PRId64 " (%s)", k ? "," : "", sc_sweep_reason_key(best),
+            count[best], sc_sweep_reason_text(best));
+    count[best] = -1;
+  }
+  return buf;
+}
+
 int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, sc_format fmt,
                     sc_write_fn out, void *ud) {
   if (!base || !r || !out) return SC_EINVAL;
@@ -726,7 +1008,8 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
   int64_t excluded = 0;
   for (int i = 0; i < SC_SWEEP_REASON_COUNT; i++) excluded += r->excluded[i];
   int rc;
-  char key[128];
+  char key[160], why[1024];
+  sc_sweep_why_unranked(r, why, sizeof why);
   if (fmt == SC_FORMAT_JSON) {
     if ((rc = sc__writef(out, ud,
                          "{\"model\": \"%s\", \"gpu\": \"%s\", \"gpus\": %" PRId64
@@ -740,23 +1023,32 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
       if ((rc = sc__writef(out, ud, "%s\"%s\": %" PRId64, i ? ", " : "", sc_sweep_reason_key(i),
                            r->excluded[i])))
         return rc;
-    if ((rc = sc__writef(out, ud, "}, \"top\": ["))) return rc;
+    if ((rc = sc__writef(out, ud, "}, ")) ||
+        (why[0] && (rc = sc__writef(out, ud, "\"unranked\": \"%s\", ", why))) ||
+        (rc = sc__writef(out, ud, "\"top\": [")))
+      return rc;
     for (int64_t i = 0; i < ntop; i++) {
       const sc_sweep_row *w = &r->rows[i];
+      const char *sched = sc_enum_name(SC_ENUM_SCHEDULE, (int)w->schedule);
       if ((rc = sc__writef(out, ud,
                            "%s{\"rank\": %" PRId64 ", \"key\": \"%s\", \"tp\": %" PRId64
-                           ", \"pp\": %" PRId64 ", \"dp\": %" PRId64 ", \"vpp\": %" PRId64
+                           ", \"pp\": %" PRId64 ", \"dp\": %" PRId64 ", \"cp\": %" PRId64
+                           ", \"vpp\": %" PRId64 ", \"schedule\": \"%s\", \"pp_first_layers\": %"
+                           PRId64 ", \"pp_last_layers\": %" PRId64 ", \"pp_counted\": %s"
                            ", \"micro_batch\": %" PRId64
                            ", \"sequence_parallel\": %s, \"recompute\": \"%s\", "
-                           "\"distributed_optimizer\": %s, \"step_time_s\": %.9f, "
+                           "\"distributed_optimizer\": %s, \"zero_stage\": %" PRId64
+                           ", \"fsdp_shard\": %" PRId64 ", \"step_time_s\": %.9f, "
                            "\"tokens_per_s\": %.1f, \"tflops_per_gpu\": %.3f, \"mfu\": %.6f, "
                            "\"memory_gib\": %.3f, \"breakdown_s\": {",
                            i ? ", " : "", i + 1, sc_sweep_row_key(w, key, sizeof key), w->tp,
-                           w->pp, w->dp, w->vpp, w->micro_batch,
+                           w->pp, w->dp, w->cp, w->vpp, sched ? sched : "?", w->pp_first_layers,
+                           w->pp_last_layers, w->pp_counted ? "true" : "false", w->micro_batch,
                            w->sequence_parallel ? "true" : "false",
                            sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute),
-                           w->distributed_optimizer ? "true" : "false", w->step_time_s,
-                           w->tokens_per_s, w->tflops_per_gpu, w->mfu, w->memory_gib)))
+                           w->distributed_optimizer ? "true" : "false", w->zero_stage,
+                           w->fsdp_shard, w->step_time_s, w->tokens_per_s, w->tflops_per_gpu,
+                           w->mfu, w->memory_gib)))
         return rc;
       for (int c = 0; c < SC_CAT_COUNT; c++)
         if ((rc = sc__writef(out, ud, "%s\"%s\": %.6f", c ? ", " : "", sc_category_key(c),
@@ -780,35 +1072,41 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
     return rc;
   for (int i = 0; i < SC_SWEEP_REASON_COUNT; i++)
     if (r->excluded[i] &&
-        (rc = sc__writef(out, ud, "    %-11s %8" PRId64 "  %s\n", sc_sweep_reason_key(i),
+        (rc = sc__writef(out, ud, "    %-15s %8" PRId64 "  %s\n", sc_sweep_reason_key(i),
                          r->excluded[i], sc_sweep_reason_text(i))))
       return rc;
-  if (ntop == 0) return sc__writef(out, ud, "\n  no configuration to rank\n");
+  if (ntop == 0) return sc__writef(out, ud, "\n  no configuration to rank: %s\n", why);
   if ((rc = sc__writef(out, ud,
                        "\n  top %" PRId64 " by throughput (step breakdown in seconds, x- = exposed "
-                       "communication; memory: peak stage)\n",
+                       "communication; memory: peak stage; fsdp: ZeRO-3 shard size)\n",
                        ntop)))
     return rc;
   if ((rc = sc__writef(out, ud,
-                       "  %4s %3s %3s %4s %3s %3s %2s %-9s %2s %9s %9s %7s %6s %8s %7s %7s %7s "
-                       "%7s %6s %7s\n",
-                       "rank", "tp", "pp", "dp", "vpp", "mb", "sp", "recompute", "do", "step s",
-                       "tokens/s", "TFLOP/s", "MFU", "compute", "x-tp", "x-pp", "x-dp", "bubble",
-                       "optim", "mem GiB")))
+                       "  %4s %3s %3s %3s %4s %3s %-11s %3s %2s %-9s %2s %4s %9s %9s %7s %6s %8s "
+                       "%7s %7s %7s %7s %6s %7s\n",
+                       "rank", "tp", "cp", "pp", "dp", "vpp", "schedule", "mb", "sp", "recompute",
+                       "do", "fsdp", "step s", "tokens/s", "TFLOP/s", "MFU", "compute", "x-tp",
+                       "x-pp", "x-dp", "bubble", "optim", "mem GiB")))
     return rc;
   for (int64_t i = 0; i < ntop; i++) {
     const sc_sweep_row *w = &r->rows[i];
+    char sched[24], fsdp[24];
+    const char *sn = sc_enum_name(SC_ENUM_SCHEDULE, (int)w->schedule);
+    snprintf(sched, sizeof sched, "%s%s", w->pp > 1 ? (sn ? sn : "?") : "-",
+             w->pp_counted ? "+el" : "");
+    if (w->zero_stage >= 3) snprintf(fsdp, sizeof fsdp, "%" PRId64, w->fsdp_shard);
+    else snprintf(fsdp, sizeof fsdp, "-");
     if ((rc = sc__writef(out, ud,
-                         "  %4" PRId64 " %3" PRId64 " %3" PRId64 " %4" PRId64 " %3" PRId64
-                         " %3" PRId64 " %2d %-9s %2d %9.3f %9.0f %7.1f %5.1f%% %8.3f %7.3f %7.3f "
-                         "%7.3f %7.3f %6.3f %7.1f\n",
-                         i + 1, w->tp, w->pp, w->dp, w->vpp, w->micro_batch, w->sequence_parallel,
-                         sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute), w->distributed_optimizer,
-                         w->step_time_s, w->tokens_per_s, w->tflops_per_gpu, 100.0 * w->mfu,
-                         w->breakdown_s[SC_CAT_COMPUTE], w->breakdown_s[SC_CAT_TP],
-                         w->breakdown_s[SC_CAT_PP], w->breakdown_s[SC_CAT_DP],
-                         w->breakdown_s[SC_CAT_BUBBLE], w->breakdown_s[SC_CAT_OPTIMIZER],
-                         w->memory_gib)))
+                         "  %4" PRId64 " %3" PRId64 " %3" PRId64 " %3" PRId64 " %4" PRId64
+                         " %3" PRId64 " %-11s %3" PRId64 " %2d %-9s %2d %4s %9.3f %9.0f %7.1f "
+                         "%5.1f%% %8.3f %7.3f %7.3f %7.3f %7.3f %6.3f %7.1f\n",
+                         i + 1, w->tp, w->cp, w->pp, w->dp, w->vpp, sched, w->micro_batch,
+                         w->sequence_parallel, sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute),
+                         w->distributed_optimizer, fsdp, w->step_time_s, w->tokens_per_s,
+                         w->tflops_per_gpu, 100.0 * w->mfu, w->breakdown_s[SC_CAT_COMPUTE],
+                         w->breakdown_s[SC_CAT_TP], w->breakdown_s[SC_CAT_PP],
+                         w->breakdown_s[SC_CAT_DP], w->breakdown_s[SC_CAT_BUBBLE],
+                         w->breakdown_s[SC_CAT_OPTIMIZER], w->memory_gib)))
       return rc;
   }
   return SC_OK;

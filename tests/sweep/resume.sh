@@ -18,6 +18,10 @@ lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 "$cli" sweep "${args[@]}" --out "$tmp/ref.csv" >"$tmp/ref.txt"
 rows=$(($(wc -l <"$tmp/ref.csv") - 1))
 [ "$rows" -ge 12 ] || fail "reference sweep simulated only $rows configs"
+# The default space holds ZeRO-3 (pp 1) and counted-split (pp 2) rows, so the
+# columns added with issue 14 go through the stop-and-resume below too.
+grep -q -- "-fsdp" "$tmp/ref.csv" || fail "no ZeRO-3 row in the reference sweep"
+grep -q -- "-elsplit" "$tmp/ref.csv" || fail "no counted-split row in the reference sweep"
 
 # 1. Stop after 5 rows, append a torn row, resume.
 if "$cli" sweep "${args[@]}" --out "$tmp/a.csv" --stop-after 5 >/dev/null 2>"$tmp/a.err"; then

@@ -253,6 +253,7 @@ static int family_sweep(sc_ctx *ctx, void *ud) {
   o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 0;
   o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_NONE;
   o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 0;
+  o.pp_split.n = 1, o.pp_split.v[0] = SC_SWEEP_SPLIT_PLAIN;
   sc_sweep_result r;
   rc = sc_sweep_run(ctx, &base, &o, &r);
   sc_test_buf out = {0};

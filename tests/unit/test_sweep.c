@@ -1,7 +1,10 @@
 /* test_sweep.c: configuration sweeps: enumeration and pruning counts on a
- * small case against an independent count, restrictions of the space,
- * deterministic ranking, memory pruning, results file round trip, the GPT-3
- * 175B / 1,024 A100 search (reduced), input errors, allocation failures. */
+ * small case against an independent count, restrictions of the space, the
+ * dimensions of issue 14 (schedules, cp, ZeRO-3 and its shard, uneven and
+ * counted layer splits, flexible interleaving), reasons for what was not
+ * ranked and why nothing ranked, deterministic ranking, memory pruning,
+ * results file round trip, the GPT-3 175B / 1,024 A100 search (reduced),
+ * input errors, allocation failures. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,29 +64,45 @@ static int64_t total_excluded(const sc_sweep_result *r) {
   return n;
 }
 
-/* Independent count of the documented space: tp | gcd(8, N), pp | N/tp,
- * vpp | L/pp when pp > 1 divides L (else 1), micro-batch {1,2,4,8}, SP
- * {0,1} when tp > 1, 3 recompute modes, distributed optimizer {0,1} when
- * dp > 1; first failing reason per candidate. */
-static void reference_counts(int64_t *leaves, int64_t *pp_layers, int64_t *batch,
-                             int64_t *interleave) {
+/* Independent count of the documented default space on the small GPT:
+ * tp | gcd(8, N), pp | N/tp, cp 1 (seq 512 is short), vpp | L/pp when pp
+ * divides L (else | ceil(L/pp): for L = 12 the pp 8 and 16 leave no layers
+ * for the end stages, so no derived split exists), the layer split plain
+ * and, where pp > 1 and L + 2 splits over pp*vpp, counted; micro-batch
+ * {1,2,4,8}, SP {0,1} when tp > 1, 3 recompute modes, distributed optimizer
+ * {0,1} when dp > 1 plus, where pp = 1 and dp > 1, ZeRO-3 over dp and over
+ * a node (8 / tp when that is in [2, dp) and divides dp); first failing
+ * reason per candidate. Interleaving with a micro-batch count that is not a
+ * multiple of pp is a candidate now (Megatron's flexible interleaving). */
+static void reference_counts(int64_t *leaves, int64_t *pp_layers, int64_t *batch) {
   const int64_t L = SMALL_L, B = SMALL_B, N = SMALL_N, heads = SMALL_HEADS;
-  *leaves = *pp_layers = *batch = *interleave = 0;
+  *leaves = *pp_layers = *batch = 0;
   for (int64_t tp = 1; tp <= 8; tp++) {
     if (8 % tp || N % tp) continue;
     assert_int_equal(heads % tp, 0); /* no tp_shape case here */
     for (int64_t pp = 1; pp <= N / tp; pp++) {
       if ((N / tp) % pp) continue;
       int64_t dp = N / (tp * pp);
+      int64_t per_stage = L % pp == 0 ? L / pp : (L + pp - 1) / pp;
+      int64_t shard = 0;
+      int64_t sharding = dp > 1 ? 2 : 1;
+      if (pp == 1 && dp > 1) {
+        sharding++; /* full */
+        shard = 8 / tp;
+        if (shard >= 2 && shard < dp && dp % shard == 0) sharding++;
+      }
       for (int64_t v = 1; v <= L; v++) {
-        int vok = (pp > 1 && L % pp == 0) ? (L / pp) % v == 0 : v == 1;
+        int vok = pp > 1 ? per_stage % v == 0 : v == 1;
         if (!vok) continue;
-        for (int64_t mb = 1; mb <= 8; mb *= 2) {
-          int64_t per_leaf = (tp > 1 ? 2 : 1) * 3 * (dp > 1 ? 2 : 1);
-          *leaves += per_leaf;
-          if (L % (pp * v)) *pp_layers += per_leaf;
-          else if (B % (mb * dp)) *batch += per_leaf;
-          else if (v > 1 && (B / (mb * dp)) % pp) *interleave += per_leaf;
+        for (int counted = 0; counted < 2; counted++) {
+          if (counted && (pp == 1 || (L + 2) % (pp * v))) continue;
+          int split_ok = counted || L % (pp * v) == 0;
+          for (int64_t mb = 1; mb <= 8; mb *= 2) {
+            int64_t per_leaf = (tp > 1 ? 2 : 1) * 3 * sharding;
+            *leaves += per_leaf;
+            if (!split_ok) *pp_layers += per_leaf;
+            else if (B % (mb * dp)) *batch += per_leaf;
+          }
         }
       }
     }
@@ -102,15 +121,18 @@ static void test_enumeration_counts(void **state) {
   o.recompute.v[0] = SC_RECOMPUTE_FULL;
   sc_sweep_result r;
   run_sweep(&base, &o, &r);
-  int64_t leaves, pp_layers, batch, interleave;
-  reference_counts(&leaves, &pp_layers, &batch, &interleave);
+  int64_t leaves, pp_layers, batch;
+  reference_counts(&leaves, &pp_layers, &batch);
   assert_int_equal(r.gpus, 16);
+  assert_int_equal(r.gpus_per_node, 8);
   assert_int_equal(r.candidates, leaves / 3);
   assert_int_equal(r.excluded[SC_SWEEP_PP_LAYERS], pp_layers / 3);
   assert_int_equal(r.excluded[SC_SWEEP_BATCH], batch / 3);
-  assert_int_equal(r.excluded[SC_SWEEP_INTERLEAVE], interleave / 3);
   assert_int_equal(r.excluded[SC_SWEEP_TP_SHAPE], 0);
-  assert_int_equal(r.excluded[SC_SWEEP_SIM_ERROR], 0);
+  assert_int_equal(r.excluded[SC_SWEEP_NOT_MODELLED], 0); /* every feature tried is modelled */
+  if (r.excluded[SC_SWEEP_SIM_ERROR])
+    print_message("  %lld candidates failed to simulate\n",
+                  (long long)r.excluded[SC_SWEEP_SIM_ERROR]);
   assert_int_equal(r.simulated + total_excluded(&r), r.candidates);
   assert_true(r.simulated > 50);
   /* Ranked best first, ties by enumeration order; the memory column is
@@ -144,6 +166,7 @@ static void test_pruning_reasons(void **state) {
   o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
   o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
   o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 0;
+  o.fsdp.n = 1, o.fsdp.v[0] = SC_SWEEP_FSDP_OFF;
   sc_sweep_result r;
   run_sweep(&base, &o, &r);
   /* tp 4: sp {0,1} both fine; tp 16: 16 does not divide 8 heads (2 leaves). */
@@ -159,6 +182,19 @@ static void test_pruning_reasons(void **state) {
   assert_int_equal(r.excluded[SC_SWEEP_SP_SEQ], 1);
   assert_int_equal(r.simulated, 1);
   assert_int_equal(r.rows[0].sequence_parallel, 0);
+  sc_sweep_result_free(ctx, &r);
+
+  /* cp 4 needs the sequence in 8 chunks (2050 is not); a ZeRO-3 shard of 3
+   * does not divide dp 4. */
+  o.tp.n = 1, o.tp.v[0] = 1;
+  o.cp.n = 2, o.cp.v[0] = 1, o.cp.v[1] = 4;
+  o.fsdp.n = 2, o.fsdp.v[0] = SC_SWEEP_FSDP_OFF, o.fsdp.v[1] = 3;
+  run_sweep(&base, &o, &r);
+  /* cp 1 (dp 16): do 0 + fsdp 3; cp 4 (dp 4): do 0 + fsdp 3 */
+  assert_int_equal(r.candidates, 4);
+  assert_int_equal(r.excluded[SC_SWEEP_CP_SEQ], 2);
+  assert_int_equal(r.excluded[SC_SWEEP_FSDP_SHARD], 1);
+  assert_int_equal(r.simulated, 1);
   sc_sweep_result_free(ctx, &r);
 }
 
@@ -287,6 +323,274 @@ static void test_gpt3_175b_1024(void **state) {
   sc_sweep_result_free(ctx, &r);
 }
 
+/* Lists of the new dimensions: every schedule where it is valid, cp, ZeRO-3
+ * full and hybrid, the counted layer split; counts by hand, every feature
+ * ranked, keys and the results file's new columns read back by resume. */
+static void test_new_dimensions(void **state) {
+  (void)state;
+  sc_config base;
+  small_base(&base);
+  sc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 2;
+  o.pp.n = 2, o.pp.v[0] = 1, o.pp.v[1] = 2;
+  o.cp.n = 2, o.cp.v[0] = 1, o.cp.v[1] = 2;
+  o.vpp.n = 2, o.vpp.v[0] = 1, o.vpp.v[1] = 2;
+  o.schedule.n = 4, o.schedule.v[0] = SC_SCHED_1F1B, o.schedule.v[1] = SC_SCHED_ZB_H1;
+  o.schedule.v[2] = SC_SCHED_INTERLEAVED, o.schedule.v[3] = SC_SCHED_ZBV;
+  o.fsdp.n = 3, o.fsdp.v[0] = SC_SWEEP_FSDP_OFF, o.fsdp.v[1] = SC_SWEEP_FSDP_FULL, o.fsdp.v[2] = 2;
+  o.pp_split.n = 2, o.pp_split.v[0] = SC_SWEEP_SPLIT_PLAIN, o.pp_split.v[1] = SC_SWEEP_SPLIT_COUNTED;
+  o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 1;
+  char path[] = "/tmp/stepcast_test_sweep_dims_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(path);
+  o.out_path = path;
+  sc_sweep_result r;
+  run_sweep(&base, &o, &r);
+  /* pp 1 (no schedule, no split): cp 1 (dp 8) and cp 2 (dp 4) x sharding
+   * {do0, do1, fsdp dp, fsdp 2} = 8. pp 2: per cp 7 pipeline combinations
+   * (vpp 1: 1f1b, zb-h1, each plain or counted; vpp 2: interleaved plain or
+   * counted, zbv plain) x sharding: cp 1 (dp 4) 4, cp 2 (dp 2: full = 2) 3,
+   * so 28 + 21. The counted split of vpp 2 (14 units over 4 chunks) does not
+   * exist: 4 + 3 leaves. */
+  assert_int_equal(r.candidates, 8 + 28 + 21);
+  assert_int_equal(r.excluded[SC_SWEEP_PP_LAYERS], 7);
+  assert_int_equal(r.simulated + total_excluded(&r), r.candidates);
+  assert_true(r.simulated >= 40);
+  int seen_zbh1 = 0, seen_zbv = 0, seen_cp = 0, seen_full = 0, seen_hsdp = 0, seen_counted = 0;
+  char key[160];
+  for (int64_t i = 0; i < r.simulated; i++) {
+    const sc_sweep_row *w = &r.rows[i];
+    assert_int_equal(w->tp * w->pp * w->cp * w->dp, 16);
+    sc_sweep_row_key(w, key, sizeof key);
+    if (w->schedule == SC_SCHED_ZB_H1) {
+      seen_zbh1++;
+      assert_int_equal(w->vpp, 1);
+      assert_non_null(strstr(key, "-zb-h1"));
+    }
+    if (w->schedule == SC_SCHED_ZBV) {
+      seen_zbv++;
+      assert_int_equal(w->vpp, 2);
+      assert_int_equal(w->pp_counted, 0);
+    }
+    if (w->cp == 2) {
+      seen_cp++;
+      assert_non_null(strstr(key, "-cp2"));
+    }
+    if (w->zero_stage == 3) {
+      assert_int_equal(w->distributed_optimizer, 1);
+      assert_non_null(strstr(key, "-fsdp"));
+      if (w->fsdp_shard == w->dp) seen_full++;
+      else if (w->fsdp_shard == 2 && w->dp > 2) seen_hsdp++;
+      else fail_msg("%s: shard %lld of dp %lld", key, (long long)w->fsdp_shard, (long long)w->dp);
+    } else {
+      assert_int_equal(w->fsdp_shard, 0);
+      assert_int_equal(w->zero_stage, w->distributed_optimizer);
+    }
+    if (w->pp_counted) {
+      seen_counted++;
+      assert_int_equal(w->pp, 2);
+      assert_non_null(strstr(key, "-elsplit"));
+    }
+    if (w->pp == 1) assert_int_equal(w->schedule, SC_SCHED_1F1B);
+  }
+  assert_true(seen_zbh1 && seen_zbv && seen_cp && seen_full && seen_hsdp && seen_counted);
+
+  /* The results file: new columns at the end, read back exactly. */
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char header[1024];
+  assert_non_null(fgets(header, sizeof header, f));
+  fclose(f);
+  assert_true(!strncmp(header, "key,tp,pp,dp,vpp,micro_batch,sequence_parallel,recompute,", 57));
+  assert_non_null(strstr(header, ",memory_gib,base,cp,schedule,zero_stage,fsdp_shard,"
+                                 "pp_first_layers,pp_last_layers,pp_counted\n"));
+  sc_sweep_result r2;
+  o.resume = 1;
+  run_sweep(&base, &o, &r2);
+  assert_int_equal(r2.resumed, r.simulated);
+  assert_int_equal(r2.simulated, r.simulated);
+  assert_memory_equal(r.rows, r2.rows, (size_t)r.simulated * sizeof *r.rows);
+  sc_sweep_result_free(ctx, &r2);
+  sc_sweep_result_free(ctx, &r);
+  unlink(path);
+}
+
+/* pp that does not divide the layers: the config's derived uneven split
+ * makes it a candidate (10 layers over 4 stages: 2 + 3 + 3 + 2); where no
+ * split exists (8 stages) it is counted under pp_layers; the counted split
+ * is tried by default where it is even (10 + 2 units over 4 stages). */
+static void test_uneven_pp(void **state) {
+  (void)state;
+  sc_config base;
+  small_base(&base);
+  base.model.layers = 10;
+  sc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 2;
+  o.pp.n = 2, o.pp.v[0] = 4, o.pp.v[1] = 8;
+  o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 1;
+  o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 1;
+  sc_sweep_result r;
+  run_sweep(&base, &o, &r);
+  /* pp 4: vpp | ceil(10/4) = 3: vpp 1 (plain, counted), vpp 3 (plain: no
+   * split; counted: 12 units over 12 chunks); pp 8: vpp 1, 2, plain only. */
+  assert_int_equal(r.candidates, 6);
+  assert_int_equal(r.excluded[SC_SWEEP_PP_LAYERS], 3);
+  int uneven = 0, counted = 0;
+  for (int64_t i = 0; i < r.simulated; i++) {
+    const sc_sweep_row *w = &r.rows[i];
+    assert_int_equal(w->pp, 4);
+    if (!w->pp_counted && w->vpp == 1) {
+      assert_int_equal(w->pp_first_layers, 2);
+      assert_int_equal(w->pp_last_layers, 2);
+      uneven++;
+    }
+    if (w->pp_counted) counted++;
+  }
+  assert_int_equal(uneven, 1);
+  assert_true(counted >= 1);
+  sc_sweep_result_free(ctx, &r);
+}
+
+/* Interleaving with a micro-batch count that is not a multiple of pp
+ * (6 over 4 stages) runs in the config (flexible interleaving): it is a
+ * candidate, not pruned. */
+static void test_interleave_any_count(void **state) {
+  (void)state;
+  sc_config base;
+  small_base(&base);
+  base.training.global_batch = 24;
+  sc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 2;
+  o.pp.n = 1, o.pp.v[0] = 4;
+  o.vpp.n = 1, o.vpp.v[0] = 3;
+  o.micro_batch.n = 1, o.micro_batch.v[0] = 2;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 1;
+  o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 1;
+  sc_sweep_result r;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 1);
+  assert_int_equal(r.simulated, 1);
+  assert_int_equal(r.rows[0].schedule, SC_SCHED_INTERLEAVED);
+  sc_sweep_result_free(ctx, &r);
+}
+
+/* Nothing to rank: why, from the counts. */
+static void test_nothing_ranks(void **state) {
+  (void)state;
+  static char text[8192];
+  char why[1024];
+  char *p;
+  /* GPT-3 175B (96 layers, batch 1536 = 2^9 * 3) on 1000 = 2^3 * 5^3 GPUs:
+   * every layout fails the batch or the layer split. */
+  sc_config base;
+  sc_config_default(&base);
+  sc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.gpus = 1000;
+  sc_sweep_result r;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.simulated, 0);
+  assert_true(r.candidates > 0);
+  assert_int_equal(total_excluded(&r), r.candidates);
+  sc_sweep_why_unranked(&r, why, sizeof why);
+  char want[160];
+  snprintf(want, sizeof want, "all %lld candidates excluded: ", (long long)r.candidates);
+  assert_true(!strncmp(why, want, strlen(want)));
+  assert_non_null(strstr(why, "pp_layers "));
+  assert_null(strstr(why, "node size")); /* 125 full nodes */
+  /* most frequent first */
+  const char *key = r.excluded[SC_SWEEP_BATCH] >= r.excluded[SC_SWEEP_PP_LAYERS] ? "batch"
+                                                                                 : "pp_layers";
+  assert_true(!strncmp(why + strlen(want), key, strlen(key)));
+  p = text;
+  assert_int_equal(sc_sweep_format(&base, &r, 10, SC_FORMAT_TEXT, sink_buf, &p), 0);
+  assert_non_null(strstr(text, "\n  no configuration to rank: all "));
+  p = text;
+  assert_int_equal(sc_sweep_format(&base, &r, 10, SC_FORMAT_JSON, sink_buf, &p), 0);
+  assert_non_null(strstr(text, "\"unranked\": \"all "));
+  assert_non_null(strstr(text, "\"top\": []}"));
+  sc_sweep_result_free(ctx, &r);
+  /* 1001 GPUs: not whole 8-GPU nodes, which the reason says first. */
+  o.gpus = 1001;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.simulated, 0);
+  assert_true(!strncmp(sc_sweep_why_unranked(&r, why, sizeof why),
+                       "1001 GPUs are not a multiple of the node size 8; all ", 53));
+  sc_sweep_result_free(ctx, &r);
+  /* Something ranked: no reason. */
+  small_base(&base);
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 8;
+  o.pp.n = 1, o.pp.v[0] = 2;
+  o.vpp.n = 1, o.vpp.v[0] = 1;
+  o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 1;
+  o.pp_split.n = 1, o.pp_split.v[0] = SC_SWEEP_SPLIT_PLAIN;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.simulated, 1);
+  assert_string_equal(sc_sweep_why_unranked(&r, why, sizeof why), "");
+  sc_sweep_result_free(ctx, &r);
+
+  /* A candidate the simulation refuses (over its size limit) is counted. */
+  small_base(&base);
+  base.training.global_batch = 16777216;
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 2;
+  o.pp.n = 1, o.pp.v[0] = 2;
+  o.vpp.n = 1, o.vpp.v[0] = 1;
+  o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 0;
+  o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 0;
+  o.pp_split.n = 1, o.pp_split.v[0] = SC_SWEEP_SPLIT_PLAIN;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 1);
+  assert_int_equal(r.excluded[SC_SWEEP_SIM_ERROR], 1);
+  assert_int_equal(r.simulated, 0);
+  assert_string_equal(sc_sweep_why_unranked(&r, why, sizeof why),
+                      "all 1 candidates excluded: sim_error 1 (simulation failed or exceeded a "
+                      "limit)");
+  sc_sweep_result_free(ctx, &r);
+
+  /* Lists that leave no candidate: zbv needs vpp 2. */
+  small_base(&base);
+  memset(&o, 0, sizeof o);
+  o.pp.n = 1, o.pp.v[0] = 2;
+  o.vpp.n = 1, o.vpp.v[0] = 1;
+  o.schedule.n = 1, o.schedule.v[0] = SC_SCHED_ZBV;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 0);
+  assert_string_equal(sc_sweep_why_unranked(&r, why, sizeof why),
+                      "the search space is empty (the lists given leave no candidate)");
+  sc_sweep_result_free(ctx, &r);
+}
+
+/* The library's refusals by reason: a feature it does not model (the
+ * validate path's MoE message) and everything else. */
+int sc__sweep_refusal_reason(int rc, const char *msg);
+static void test_refusal_reasons(void **state) {
+  (void)state;
+  assert_int_equal(sc__sweep_refusal_reason(SC_EUNSUPPORTED, "MoE/MLA is not modelled yet (issue 15)"),
+                   SC_SWEEP_NOT_MODELLED);
+  assert_int_equal(sc__sweep_refusal_reason(SC_EUNSUPPORTED, "too many micro-batches"),
+                   SC_SWEEP_SIM_ERROR);
+  assert_int_equal(sc__sweep_refusal_reason(SC_EINTERNAL, "simulation deadlock: rank 0 ..."),
+                   SC_SWEEP_SIM_ERROR);
+  assert_string_equal(sc_sweep_reason_key(SC_SWEEP_NOT_MODELLED), "unmodelled");
+  assert_string_equal(sc_sweep_reason_key(SC_SWEEP_REASON_COUNT), "?");
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   sc_config base;
@@ -320,6 +624,7 @@ static void test_allocation_failures(void **state) {
   o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
   o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 0;
   o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.pp_split.n = 1, o.pp_split.v[0] = SC_SWEEP_SPLIT_PLAIN;
   char path[] = "/tmp/stepcast_test_alloc_XXXXXX";
   int fd = mkstemp(path);
   assert_true(fd >= 0);
@@ -359,6 +664,11 @@ int main(void) {
       cmocka_unit_test(test_all_out_of_memory),
       cmocka_unit_test(test_determinism_and_file),
       cmocka_unit_test(test_gpt3_175b_1024),
+      cmocka_unit_test(test_new_dimensions),
+      cmocka_unit_test(test_uneven_pp),
+      cmocka_unit_test(test_interleave_any_count),
+      cmocka_unit_test(test_nothing_ranks),
+      cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_allocation_failures),
   };
