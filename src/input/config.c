@@ -1356,7 +1356,15 @@ static int resolve_pipeline_split(sc_ctx *ctx, sc_config *c) {
     if (!F) F = each;
     if (!Z) Z = each;
     int64_t mid = pp > 2 ? (L - F - Z) / (pp - 2) : 0;
-    if (F % v || Z % v || mid % v)
+    /* Megatron divides each stage's layers evenly over its chunks. When the
+     * ends do not divide, torchtitan's split (generate_split_points: equal
+     * virtual stages except the very first and last) is the one that
+     * fits: every chunk holds mid / vpp layers but the first stage's chunk
+     * 0 and the last stage's last chunk, which hold fewer (Llama 3 405B, 126
+     * layers over pp 8 x vpp 2: 7 + 8 x 14 + 7, i.e. 15 / 16 / 15). */
+    int short_ends = pp > 2 && v > 1 && mid % v == 0 && (F % v || Z % v) &&
+                     F <= mid && Z <= mid && F > mid - mid / v && Z > mid - mid / v;
+    if (!short_ends && (F % v || Z % v || mid % v))
       return sc__error(ctx, SC_EINVAL,
                        "%s: stage layers %" PRId64 " (first), %" PRId64 " (middle), %" PRId64
                        " (last) do not split into parallel.vpp=%" PRId64 " model chunks",

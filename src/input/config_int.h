@@ -94,7 +94,10 @@
     "Transformer layers on the first stage (Megatron --decoder-first-pipeline-num-layers); the "  \
     "stages between share the rest evenly. 0 = even split, or when pp * vpp does not divide the " \
     "layers, the split with equal middle stages of ceil(layers / pp) layers and the rest shared " \
-    "by the first and last stage (Llama 3 405B: 126 layers over 16 stages = 7 + 14 x 8 + 7).")    \
+    "by the first and last stage (Llama 3 405B: 126 layers over 16 stages = 7 + 14 x 8 + 7). "    \
+    "With vpp > 1 each stage's layers split evenly over its chunks; when the first / last "       \
+    "stage's do not, only its outermost chunk is short (torchtitan's split: 15 / 16 x 6 / 15 "    \
+    "over pp 8 x vpp 2 is 7 + 8 x 14 + 7 per chunk).")                                            \
   X(parallel, pp_last_layers, COUNT, parallel.pp_last_layers, "layers", "0", 1, 4096,                 \
     "Transformer layers on the last stage (--decoder-last-pipeline-num-layers); 0 = as "          \
     "pp_first_layers says.")                                                                     \

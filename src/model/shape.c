@@ -51,18 +51,30 @@ static double layer_params(const sc_shape *sh) {
 static int split_layers(const sc_config *cfg, int64_t vpp, sc_shape *sh) {
   const sc_parallel_cfg *par = &cfg->parallel;
   int64_t L = cfg->model.layers, pp = par->pp;
-  sh->emb_unit = pp > 1 && par->pp_embedding_in_split;
-  sh->loss_unit = pp > 1 && par->pp_loss_in_split;
+  sh->short_first = pp > 1 && par->pp_embedding_in_split;
+  sh->short_last = pp > 1 && par->pp_loss_in_split;
   if (pp > 1 && (par->pp_first_layers || par->pp_last_layers)) {
     int64_t F = par->pp_first_layers, Z = par->pp_last_layers;
-    if (!F || !Z || F + Z > L || F % vpp || Z % vpp) return 1;
+    if (!F || !Z || F + Z > L) return 1;
     if (pp > 2 && (L - F - Z) % ((pp - 2) * vpp)) return 1;
     if (pp == 2 && F + Z != L) return 1;
-    sh->lpc_first = F / vpp;
-    sh->lpc_last = Z / vpp;
-    sh->lpc_mid = pp > 2 ? (L - F - Z) / ((pp - 2) * vpp) : 0;
+    int64_t c = pp > 2 ? (L - F - Z) / ((pp - 2) * vpp) : 0;
+    if (F % vpp || Z % vpp) {
+      /* torchtitan's split (config.c, resolve_pipeline_split): every chunk
+       * c layers but the outermost two, short by what the ends lack. */
+      if (pp < 3 || vpp < 2 || F > c * vpp || Z > c * vpp || c * vpp - F >= c ||
+          c * vpp - Z >= c)
+        return 1;
+      sh->lpc_first = sh->lpc_mid = sh->lpc_last = c;
+      sh->short_first = (int)(c * vpp - F);
+      sh->short_last = (int)(c * vpp - Z);
+    } else {
+      sh->lpc_first = F / vpp;
+      sh->lpc_last = Z / vpp;
+      sh->lpc_mid = c;
+    }
   } else {
-    int64_t units = L + sh->emb_unit + sh->loss_unit;
+    int64_t units = L + sh->short_first + sh->short_last;
     if (units % (pp * vpp)) return 1;
     sh->lpc_first = sh->lpc_mid = sh->lpc_last = units / (pp * vpp);
   }
@@ -75,8 +87,8 @@ int64_t sc__shape_vs_layers(const sc_shape *sh, int64_t vs) {
   /* the stage holding vs; ZB-V splits evenly, so any stage of the row */
   int64_t s = vs % sh->pp;
   int64_t n = s == 0 ? sh->lpc_first : s == sh->pp - 1 ? sh->lpc_last : sh->lpc_mid;
-  if (vs == 0) n -= sh->emb_unit;
-  if (vs == sh->pp * sh->vpp - 1) n -= sh->loss_unit;
+  if (vs == 0) n -= sh->short_first;
+  if (vs == sh->pp * sh->vpp - 1) n -= sh->short_last;
   return n;
 }
 
@@ -84,7 +96,7 @@ int64_t sc__shape_vs_first_layer(const sc_shape *sh, int64_t vs) {
   int64_t pp = sh->pp, c = vs / pp, s = vs % pp;
   int64_t row = pp == 1 ? sh->lpc_first : sh->lpc_first + sh->lpc_last + (pp - 2) * sh->lpc_mid;
   int64_t at = c * row + (s == 0 ? 0 : sh->lpc_first + (s - 1) * sh->lpc_mid);
-  return vs > 0 ? at - sh->emb_unit : at;
+  return vs > 0 ? at - sh->short_first : at;
 }
 
 int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {

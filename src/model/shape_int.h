@@ -45,11 +45,13 @@ typedef struct sc_shape {
   int64_t m;   /* micro-batches per replica per step */
   /* Layers per model chunk of the first, middle and last stage (uneven
    * splits: parallel.pp_first_layers / pp_last_layers over vpp chunks), and
-   * whether the first / last model chunk counts the embedding / loss as one
-   * of them (pp_embedding_in_split / pp_loss_in_split). Read through
+   * how many layers the very first / last model chunk holds fewer than
+   * that: 1 where it counts the embedding / loss as a layer
+   * (pp_embedding_in_split / pp_loss_in_split), or torchtitan's short outer
+   * chunks when the given ends do not divide into vpp chunks. Read through
    * sc__shape_vs_layers and sc__shape_vs_first_layer. */
   int64_t lpc_first, lpc_mid, lpc_last;
-  int emb_unit, loss_unit;
+  int short_first, short_last;
   int64_t lpc_max; /* most layers of any model chunk */
   int vshape;      /* ZB-V: chunk 1 of stage s is virtual stage 2 pp - 1 - s */
 

@@ -174,7 +174,8 @@ static void test_schedules(void **state) {
 }
 
 /* Layers per virtual stage: even, uneven (Llama 3 405B's 126 layers over 16
- * stages: 7 + 14 x 8 + 7, derived), given first/last layers with chunks, the
+ * stages: 7 + 14 x 8 + 7, derived), given first/last layers with chunks
+ * (also ends that do not divide into the chunks: torchtitan's split), the
  * embedding and loss counted as layers; every layer on exactly one virtual
  * stage, in order. */
 static void test_stage_layers(void **state) {
@@ -187,6 +188,9 @@ static void test_stage_layers(void **state) {
       {24, 4, 1, 0, 0, 0, 0, 6, 6, 6},  {126, 16, 1, 0, 0, 0, 0, 7, 8, 7},
       {32, 4, 2, 4, 4, 0, 0, 2, 6, 2},  {23, 4, 1, 0, 0, 1, 0, 5, 6, 6},
       {22, 4, 1, 0, 0, 1, 1, 5, 6, 5},  {30, 4, 1, 6, 0, 0, 0, 6, 8, 8},
+      /* torchtitan's split of Llama 3 405B over pp 8 x vpp 2: 15 / 16 / 15
+       * layers per stage, 7 + 8 x 14 + 7 per virtual stage */
+      {126, 8, 2, 15, 15, 0, 0, 7, 8, 7},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     sc_config cfg;
