@@ -84,7 +84,9 @@ double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attenti
 /* ------------------------------------------------------------ model */
 
 void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
-  o->zero_stage = cfg->parallel.dp <= 1                   ? 0
+  /* The sharding group is dp x cp (CP ranks hold the same parameters):
+   * with dp 1 and cp 8 the states are still sharded 8 ways. */
+  o->zero_stage = cfg->parallel.dp * cfg->parallel.cp <= 1 ? 0
                   : cfg->parallel.zero_stage > 0            ? (int)cfg->parallel.zero_stage
                   : cfg->parallel.distributed_optimizer ? 1
                                                             : 0;

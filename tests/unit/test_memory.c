@@ -501,6 +501,31 @@ static void test_cp_memory(void **state) {
   assert_close(st[1].optimizer_bytes, st[0].optimizer_bytes, 1e-9, "optimizer over dp x cp");
   /* the transient terms halve too, but for the K/V buffers that come on top */
   assert_true(st[1].transient_bytes > st[0].transient_bytes / 2 * 1.01);
+
+  /* All of the data parallelism in CP (dp 1, cp 8: torchtitan's 8B at 256K
+   * tokens on 8 GPUs): the sharding group is still dp x cp = 8, so the
+   * model states are those of dp 8, cp 1 (they were counted unsharded). */
+  double states[2];
+  for (int k = 0; k < 2; k++) {
+    sc_config cfg;
+    sc_config_default(&cfg);
+    assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-8b"), 0);
+    cfg.cluster.num_gpus = 8;
+    cfg.cluster.nodes = 0;
+    cfg.parallel.tp = cfg.parallel.pp = 1;
+    cfg.parallel.cp = k ? 8 : 1;
+    cfg.parallel.dp = k ? 1 : 8;
+    cfg.parallel.zero_stage = 3;
+    cfg.training.global_batch = k ? 1 : 8;
+    cfg.training.micro_batch = 1;
+    cfg.training.recompute = SC_RECOMPUTE_FULL;
+    resolve(&cfg);
+    sc_memory_report r;
+    assert_int_equal(sc_memory_estimate(ctx, &cfg, &r), 0);
+    states[k] = r.stages[0].weights_bytes + r.stages[0].grads_bytes + r.stages[0].optimizer_bytes;
+    sc_memory_report_free(ctx, &r);
+  }
+  assert_close(states[1], states[0], 1e-9, "model states over dp 1 x cp 8");
 }
 
 /* Llama 3 405B as Meta trained it at 8K (Llama Team 2024, Table 4 and
