@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-static sc_sched_item item(int64_t mb, int64_t chunk, int pass) {
+static sc_sched_item pass_item(int64_t mb, int64_t chunk, int pass) {
   sc_sched_item it = {(uint32_t)mb, (uint16_t)chunk, (uint8_t)pass};
   return it;
 }
@@ -63,8 +63,8 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
   uint16_t c;
   if (it->kind == SC_SCHED_ZBV) return 0;
   if (it->kind == SC_SCHED_GPIPE) {
-    if (it->f < sh->m) *out = item(it->f++, 0, SC_PASS_F);
-    else if (it->b < sh->m) *out = item(it->b++, 0, SC_PASS_B);
+    if (it->f < sh->m) *out = pass_item(it->f++, 0, SC_PASS_F);
+    else if (it->b < sh->m) *out = pass_item(it->b++, 0, SC_PASS_B);
     else return 0;
     return 1;
   }
@@ -73,7 +73,7 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
       it->step = 0;
     } else if (it->b >= it->total) {
       if (it->defer < 0 || it->w >= it->total) return 0;
-      *out = item(it->w++, 0, SC_PASS_W);
+      *out = pass_item(it->w++, 0, SC_PASS_W);
       return 1;
     }
     switch (it->step) {
@@ -83,9 +83,9 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
       if (it->kind == SC_SCHED_INTERLEAVED) {
         sc__schedule_interleaved_fwd(sh, it->f++, &mb, &c);
         if (mb >= sh->m) continue; /* a padding micro-batch */
-        *out = item(mb, c, SC_PASS_F);
+        *out = pass_item(mb, c, SC_PASS_F);
       } else {
-        *out = item(it->f++, 0, SC_PASS_F);
+        *out = pass_item(it->f++, 0, SC_PASS_F);
       }
       return 1;
     case 1: /* a backward */
@@ -93,15 +93,15 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
       if (it->kind == SC_SCHED_INTERLEAVED) {
         sc__schedule_interleaved_fwd(sh, it->b++, &mb, &c);
         if (mb >= sh->m) continue; /* a padding micro-batch */
-        *out = item(mb, sh->vpp - 1 - c, SC_PASS_B);
+        *out = pass_item(mb, sh->vpp - 1 - c, SC_PASS_B);
       } else {
-        *out = item(it->b++, 0, SC_PASS_B);
+        *out = pass_item(it->b++, 0, SC_PASS_B);
       }
       return 1;
     default: /* the deferred weight grads, if due */
       it->step = 0;
       if (it->defer >= 0 && it->b - it->w > it->defer) {
-        *out = item(it->w++, 0, SC_PASS_W);
+        *out = pass_item(it->w++, 0, SC_PASS_W);
         return 1;
       }
       continue;
@@ -241,7 +241,7 @@ static int zbv(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items) {
         *zbv_cell(&z, pass, chunk, s, *nx) = end;
         free_at[s] = end;
         heap_push(&z, end);
-        items[s * len + (*nfill)++] = item(*nx, chunk, pass);
+        items[s * len + (*nfill)++] = pass_item(*nx, chunk, pass);
         *inflight += pass == SC_PASS_F ? 1 : pass == SC_PASS_W ? -1 : 0;
         (*nx)++;
         placed++;
