@@ -13,7 +13,7 @@
 #include <string.h>
 
 int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
-  const char *config = NULL, *trace_path = NULL, *outdir = NULL, *calibration = NULL;
+  const char *config = NULL, *trace_path = NULL, *outdir = NULL, *calibration = NULL, *hf = NULL;
   sc_format fmt = SC_FORMAT_TEXT;
   sc_cli_list sets = {0};
   sc_cli_args a;
@@ -27,6 +27,7 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json|csv */
     else if (sc_cli_is(&a, "--trace")) trace_path = a.value;
     else if (sc_cli_is(&a, "--calibration")) calibration = a.value;
+    else if (sc_cli_is(&a, "--hf")) hf = a.value;
     else if (sc_cli_is(&a, "-o")) outdir = a.value;
     else code = sc_cli_unhandled(&a);
   }
@@ -48,6 +49,12 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   /* --calibration FILE: as --set calibration=FILE, before --set; errors
    * name FILE (and its line) */
   if (!rc && calibration) rc = sc_config_load_calibration(ctx, &cfg, calibration);
+  /* --hf FILE: as --set model.hf_config=FILE, before the --set list */
+  if (!rc && hf) {
+    char assign[4200];
+    snprintf(assign, sizeof assign, "model.hf_config=%s", hf); /* long paths: set's error */
+    rc = sc_config_set(ctx, &cfg, assign);
+  }
   for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
   sc_cli_list_free(&sets);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);

@@ -17,6 +17,8 @@
    0}
 
 static const sc_cli_opt run_opts[] = {
+    {"--hf", "FILE", "model shape from a HuggingFace config.json (as model.hf_config, after "
+                     "CONFIG, before --set)", 0},
     SET_OPT,
     {"--calibration", "FILE", "load FILE's `calibration:` mapping (before any --set)", 0},
     {"--format", "text|json|csv", "output format (default text)", SC_CLI_CHOICE},

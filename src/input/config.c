@@ -6,6 +6,7 @@
  * overrides, line bookkeeping, YAML output and docs/CONFIG.md all walk it.
  */
 #include "input/config_int.h"
+#include "input/hf_int.h"
 
 #include "input/calib_int.h"
 
@@ -28,6 +29,7 @@ enum {
   T_LABEL,
   T_GPU,
   T_PRESET,
+  T_HF,
   T_ACTIVATION,
   T_PRECISION,
   T_RECOMPUTE,
@@ -54,6 +56,7 @@ static const type_info types[T_TYPE_COUNT] = {
     [T_LABEL] = {"string", "a string", -1},
     [T_GPU] = {"GPU preset", "a GPU preset name", -1},
     [T_PRESET] = {"model preset", "a model preset name", -1},
+    [T_HF] = {"file path", "a HuggingFace config.json path", -1},
     [T_ACTIVATION] = {"enum", "an activation", SC_ENUM_ACTIVATION},
     [T_PRECISION] = {"enum", "a precision", SC_ENUM_PRECISION},
     [T_RECOMPUTE] = {"enum", "a recompute mode", SC_ENUM_RECOMPUTE},
@@ -75,6 +78,7 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_LABEL(s) ((s) >= 2)
 #define SIZE_OK_GPU(s) ((s) >= 2)
 #define SIZE_OK_PRESET(s) ((s) >= 2)
+#define SIZE_OK_HF(s) ((s) >= 2)
 #define SIZE_OK_ACTIVATION(s) ((s) == sizeof(sc_activation) && (s) == sizeof(int))
 #define SIZE_OK_PRECISION(s) ((s) == sizeof(sc_precision) && (s) == sizeof(int))
 #define SIZE_OK_RECOMPUTE(s) ((s) == sizeof(sc_recompute) && (s) == sizeof(int))
@@ -577,6 +581,10 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
     apply_model_preset(&cfg->model, p);
     return SC_OK;
   }
+  case T_HF: /* read where the config is loaded (apply_hf), which knows the paths */
+    appendf(err, errn, &len, "%s: a config.json is read by sc_config_load / sc_config_set",
+            f->name);
+    return SC_EINVAL;
   default: {
     int v = sc_enum_parse(enum_of(f->type), text);
     if (v >= 0) {
@@ -612,7 +620,8 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
   case T_REAL:
   case T_FRAC:
     return range_error(f, get_real(cfg, f), err, errn) ? SC_EINVAL : SC_OK;
-  case T_PRESET: return SC_OK; /* shares model.name with the LABEL row, which checks it */
+  case T_PRESET:
+  case T_HF: return SC_OK; /* share model.name with the LABEL row, which checks it */
   case T_LABEL:
   case T_GPU: {
     const char *s = cstr_ptr(cfg, f);
@@ -647,6 +656,41 @@ static void mark_line(sc_config *cfg, int fi, int line) {
   if (fi == SC_FIELD_model_preset)
     for (int i = 0; i < SC_FIELD_COUNT; i++)
       if (!strcmp(fields[i].section, "model")) cfg->field_line[i] = line;
+}
+
+/* model.hf_config: reads the config.json at path (input/hf.c) and applies
+ * the shape it maps to through the field parser. The shape is the file's:
+ * the FFN width and head dim it does not give go back to derived. Every
+ * field it sets is recorded at `line` (the hf_config key, or --set), as a
+ * preset's are, so later messages about the shape point there; a key the
+ * file needs that this build lacks (MoE, MLA) is SC_EUNSUPPORTED. */
+static int apply_hf(sc_ctx *ctx, sc_config *cfg, const char *path, const char *from, int line) {
+  sc_hf_model *hf = sc__malloc(ctx, sizeof *hf);
+  if (!hf) return SC_ENOMEM;
+  int rc = sc__hf_read(ctx, path, from, hf);
+  if (!rc) cfg->model.ffn_hidden = cfg->model.head_dim = 0;
+  for (size_t i = 0; !rc && i < hf->nsets; i++) {
+    const sc_hf_set *st = &hf->sets[i];
+    int64_t at = st->line > 0 ? st->line : SC_AT_NONE;
+    int fi = sc_config_field_index(st->key);
+    if (fi < 0) {
+      rc = sc__error_at(ctx, st->optional_key ? SC_EUNSUPPORTED : SC_EINTERNAL, path, at,
+                        "%s = %s: %s is not modelled yet (%s, issue 15)", st->from, st->value,
+                        st->key,
+                        strstr(st->key, ".mla_") ? "multi-head latent attention"
+                                                 : "mixture of experts");
+      break;
+    }
+    char err[SC_ERRMSG_MAX];
+    if ((rc = parse_field(cfg, fi, st->value, strlen(st->value), err, sizeof err))) {
+      rc = sc__error_at(ctx, rc, path, at, "%s: %s", st->from, err);
+      break;
+    }
+    mark_line(cfg, fi, line);
+  }
+  if (!rc) mark_line(cfg, SC_FIELD_model_hf_config, line);
+  sc__free(ctx, hf, sizeof *hf);
+  return rc;
 }
 
 /* num_gpus and nodes describe the same thing; when one source (a file's
@@ -828,6 +872,25 @@ static int include_calibration(loader *L, const yaml_node_t *value, int line) {
   return rc;
 }
 
+/* `model: {hf_config: PATH}`: a HuggingFace config.json, relative to the
+ * directory of the including file. */
+static int include_hf(loader *L, const yaml_node_t *value, int line) {
+  const char *rel = value && value->type == YAML_SCALAR_NODE ? (const char *)value->data.scalar.value
+                                                             : NULL;
+  if (!rel || strlen(rel) != value->data.scalar.length || !*rel)
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line,
+                        "model.hf_config: expected the path of a config.json");
+  char path[4096], from[320];
+  const char *slash = strrchr(L->file, '/');
+  int k = rel[0] == '/' || !slash
+              ? snprintf(path, sizeof path, "%s", rel)
+              : snprintf(path, sizeof path, "%.*s/%s", (int)(slash - L->file), L->file, rel);
+  if (k < 0 || (size_t)k >= sizeof path)
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line, "model.hf_config: path too long");
+  snprintf(from, sizeof from, "%s:%d", L->file, line);
+  return apply_hf(L->ctx, L->cfg, path, from, L->include_line ? L->include_line : line);
+}
+
 /* One section's mapping. In `model`, a preset is applied before the other
  * keys whatever its position, so that they override it. */
 static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
@@ -840,21 +903,32 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
                    "%s: expected a mapping of keys, got %s", sname, node_kind(node));
   yaml_node_pair_t *begin = node->data.mapping.pairs.start;
   yaml_node_pair_t *end = node->data.mapping.pairs.top;
-  yaml_node_pair_t *preset_pair = NULL;
+  yaml_node_pair_t *preset_pair = NULL, *hf_pair = NULL;
   int rc;
   if (!strcmp(sname, "model")) {
     for (yaml_node_pair_t *p = begin; p < end; p++) {
       yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
-      if (k && k->type == YAML_SCALAR_NODE &&
-          !strcmp((const char *)k->data.scalar.value, "preset")) {
-        preset_pair = p;
-        int kl = node_line(k);
-        if ((rc = apply_node(L, SC_FIELD_model_preset, yaml_document_get_node(L->doc, p->value),
-                             kl)))
-          return rc;
-        L->seen[SC_FIELD_model_preset] = kl;
-        break;
-      }
+      if (!k || k->type != YAML_SCALAR_NODE) continue;
+      const char *kt = (const char *)k->data.scalar.value;
+      if (!strcmp(kt, "preset") && !preset_pair) preset_pair = p;
+      if (!strcmp(kt, "hf_config") && !hf_pair) hf_pair = p;
+    }
+    if (preset_pair && hf_pair)
+      return sc__error_at(L->ctx, SC_EINVAL, L->file,
+                          node_line(yaml_document_get_node(L->doc, hf_pair->key)),
+                          "model.hf_config and model.preset both give the shape: keep one");
+    if (preset_pair) {
+      int kl = node_line(yaml_document_get_node(L->doc, preset_pair->key));
+      if ((rc = apply_node(L, SC_FIELD_model_preset,
+                           yaml_document_get_node(L->doc, preset_pair->value), kl)))
+        return rc;
+      L->seen[SC_FIELD_model_preset] = kl;
+    }
+    if (hf_pair) {
+      int kl = node_line(yaml_document_get_node(L->doc, hf_pair->key));
+      if ((rc = include_hf(L, yaml_document_get_node(L->doc, hf_pair->value), kl))) return rc;
+      L->seen[SC_FIELD_model_hf_config] = kl;
+      preset_pair = hf_pair; /* skipped below like a preset */
     }
   }
   for (yaml_node_pair_t *p = begin; p < end; p++) {
@@ -1209,6 +1283,12 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
     dotted_hint(hint, sizeof hint, key);
     return sc__error(ctx, SC_EINVAL, "--set: unknown key %s%s", quote(q, sizeof q, key, kn), hint);
   }
+  if (fi == SC_FIELD_model_hf_config) { /* a config.json, relative to the cwd */
+    if (!vn) return sc__error(ctx, SC_EINVAL, "--set: model.hf_config: expected a file path");
+    if ((rc = apply_hf(ctx, &work, value, "--set", SC_CONFIG_LINE_SET))) return rc;
+    *cfg = work;
+    return SC_OK;
+  }
   if ((rc = parse_field(&work, fi, value, vn, err, sizeof err)))
     return sc__error(ctx, rc, "--set: %s", err);
   mark_line(&work, fi, SC_CONFIG_LINE_SET);
@@ -1389,6 +1469,14 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
     else rc = sc__calib_key_check(i, v, err, sizeof err);
     if (rc) return sc__error(ctx, rc, "%s: %s", sc__config_where(c, -1, w, sizeof w), err);
   }
+  /* A config.json gives the shape, never the training length. */
+  if (c->field_line[SC_FIELD_model_hf_config] != SC_LINE_DEFAULT &&
+      c->field_line[SC_FIELD_model_seq_len] == SC_LINE_DEFAULT)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.hf_config gives the model's shape: give model.seq_len, the "
+                     "sequence length the run trains on (a config.json's "
+                     "max_position_embeddings is the longest the model supports)",
+                     sc__config_where(c, SC_FIELD_model_hf_config, w, sizeof w));
 
   sc_model_cfg *m = &c->model;
   sc_parallel_cfg *p = &c->parallel;
@@ -1679,7 +1767,8 @@ int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
   case T_FRAC: format_real(buf, n, get_real(cfg, f)); break;
   case T_LABEL:
   case T_GPU:
-  case T_PRESET: {
+  case T_PRESET:
+  case T_HF: {
     const char *s = cstr_ptr(cfg, f);
     size_t sl = strnlen(s, f->size);
     appendf(buf, n, &len, "\"");
@@ -1711,8 +1800,11 @@ int sc_config_write_yaml(const sc_config *cfg, sc_write_fn w, void *ud) {
   for (size_t s = 0; s < SECTION_COUNT; s++) {
     if ((rc = sc__writef(w, ud, "%s:\n", sections[s].name))) return rc;
     for (int i = 0; i < SC_FIELD_COUNT; i++) {
-      /* The shape is spelled out, so the preset key would be redundant. */
-      if (strcmp(fields[i].section, sections[s].name) || i == SC_FIELD_model_preset) continue;
+      /* The shape is spelled out, so the preset and config.json keys would be
+       * redundant. */
+      if (strcmp(fields[i].section, sections[s].name) || i == SC_FIELD_model_preset ||
+          i == SC_FIELD_model_hf_config)
+        continue;
       if ((rc = sc__config_format_field(cfg, i, val, sizeof val))) return rc;
       if ((rc = sc__writef(w, ud, "  %s: %s\n", fields[i].key, val))) return rc;
     }
@@ -1831,6 +1923,40 @@ static int write_docs(sc_write_fn w, void *ud) {
         p->name, p->layers, p->hidden, p->heads, kv, ffn, p->vocab, p->seq_len,
         sc_enum_name(SC_ENUM_ACTIVATION, p->activation), p->tied_embeddings ? "yes" : "no");
   }
+  OUT("\n## HuggingFace config.json\n\n");
+  OUT("`model: {hf_config: config.json}` (relative to the YAML file), `--set "
+      "model.hf_config=PATH` or `stepcast run --hf PATH` (relative to the working directory) "
+      "reads a transformers config.json for the model types %s. It sets:\n\n",
+      sc__hf_model_types());
+  OUT("| config.json | stepcast |\n|---|---|\n"
+      "| `num_hidden_layers`, `hidden_size`, `num_attention_heads`, `vocab_size` (required) | "
+      "`model.layers`, `hidden`, `heads`, `vocab` |\n"
+      "| `num_key_value_heads` (absent: multi-head attention) | `model.kv_heads` |\n"
+      "| `intermediate_size` (Mixtral, gpt-oss: the experts' width) | `model.ffn_hidden` |\n"
+      "| `head_dim`, where heads x head_dim differs from hidden (Qwen3, Gemma) | "
+      "`model.head_dim` |\n"
+      "| `hidden_act` / `hidden_activation`: silu, swish, gelu* | `model.activation: swiglu` "
+      "(every supported type gates its MLP; GELU-gated MLPs have the same three GEMMs and are "
+      "priced as SwiGLU) |\n"
+      "| `tie_word_embeddings` (absent: the type's transformers default, true for Gemma) | "
+      "`model.tied_embeddings` |\n"
+      "| `attention_dropout` (absent: 0) | `model.dropout` |\n"
+      "| `_name_or_path`, else `model_type` | `model.name` |\n"
+      "| `num_local_experts` / `n_routed_experts` / `num_experts`, `num_experts_per_tok`, "
+      "`moe_intermediate_size`, `n_shared_experts`, `first_k_dense_replace`, "
+      "`decoder_sparse_step` | `model.moe_*` (refused as not modelled where the build lacks "
+      "them) |\n"
+      "| `kv_lora_rank`, `q_lora_rank`, `qk_rope_head_dim`, `v_head_dim`, `qk_nope_head_dim` | "
+      "`model.mla_*`, `model.head_dim` (the same) |\n\n");
+  OUT("A multimodal wrapper's `text_config` (Gemma 3) is read in place of the top level. "
+      "Everything else is ignored: sliding windows, soft-capping, RoPE scaling and "
+      "quantization do not change a training step's kernels as stepcast prices them (sliding "
+      "windows would: they are not modelled, attention is priced causal over the whole "
+      "sequence). The sequence length is never read: `max_position_embeddings` is the longest "
+      "context the model supports, so `model.seq_len` must be given. Keys beside `hf_config` "
+      "override the file; `hf_config` and `preset` exclude each other. Errors name the "
+      "config.json line (`config.json:7: num_hidden_layers: expected a positive integer, got "
+      "\"two\"`), exit 2.\n");
   OUT("\n## GPU presets (`cluster.gpu`)\n\nSee docs/HARDWARE.md for the figures and sources.\n\n");
   OUT("| gpu | description | GPUs per node | NVLink GB/s | NIC Gbit/s |\n|---|---|---|---|---|\n");
   for (size_t i = 0; i < sc_hw_count(); i++) {

@@ -16,7 +16,8 @@
  *   (`parallel.tp=8`); keys are the struct member names.
  * type: POSINT (integer >= 1), COUNT (integer >= 0, 0 = derived), BOOL, REAL
  *   (real >= 0), FRAC (real in [0, 1]), LABEL (free string), GPU (hardware
- *   preset name), PRESET (model preset name), or one of the enum types
+ *   preset name), PRESET (model preset name), HF (a config.json path, read
+ *   by the loader, not parse_field), or one of the enum types
  *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE, CP_COMM,
  *   FP8_RECIPE.
  * member: the sc_config member the field lives in.
@@ -31,6 +32,13 @@
   X(model, preset, PRESET, model.name, "", "gpt3-175b", 0, 0,                                          \
     "Model preset (see Model presets). Loaded before the other model keys, which "               \
     "override it whatever their order in the file.")                                             \
+  X(model, hf_config, HF, model.name, "", "", 0, 0,                                                   \
+    "A HuggingFace transformers config.json (path relative to the YAML file; --set and `run "    \
+    "--hf`: to the working directory) giving the shape: layers, hidden, heads, kv_heads, ffn, "   \
+    "vocab, head_dim, activation, tied embeddings (and MoE / MLA fields where the build models " \
+    "them). Loaded before the other model keys, which override it; not with model.preset. The "  \
+    "sequence length is not taken from the file: give model.seq_len (docs/CONFIG.md, section "   \
+    "HuggingFace config.json).")                                                                 \
   X(model, name, LABEL, model.name, "", "", 0, 0,                                                      \
     "Free label used in reports; a preset sets it to the preset name.")                          \
   X(model, layers, POSINT, model.layers, "layers", "", 1, 4096, "Transformer layers L.")                  \
