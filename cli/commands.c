@@ -119,6 +119,13 @@ static const sc_cli_opt import_opts[] = {
     {"-o", "JOB.scw", "the job file to write (required)", 0},
     {NULL, NULL, NULL, 0}};
 
+static const sc_cli_opt import_megatron_opts[] = {
+    {"-o", "JOB.yaml", "write the config keys to JOB.yaml (default stdout)", 0},
+    {"--verbose", NULL, "list the flags that were not timing-relevant", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt export_megatron_opts[] = {SET_OPT, {NULL, NULL, NULL, 0}};
+
 static const sc_cli_opt replay_opts[] = {
     {"--scale", "dp=N", "re-target to N data-parallel replicas (weak scaling)", 0},
     {"--replica", "R", "ranks per data-parallel replica of the traced job (default 1)", 0},
@@ -214,6 +221,24 @@ static const char import_cpu_text[] =
     "cpu: a step profiled on a CPU with input shapes (tools/trace_torch.py): every\n"
     "operator is priced on the target GPU at replay (ex-situ, `replay --ddp`).\n" IMPORT_TEXT;
 
+static const char import_megatron_text[] =
+    "Reads a Megatron-LM launch line (the flags of pretrain_gpt.py, behind torchrun\n"
+    "or in a script with backslash continuations) and writes the config keys it\n"
+    "sets as YAML: model shape, parallel layout, batch sizes, precision, recompute,\n"
+    "overlap flags, uneven stages, CP and MoE; Megatron-LM's defaults that differ\n"
+    "from stepcast's are written out. Flags that do not change a step's time are\n"
+    "counted (--verbose lists them). The GPU is not in a launch line: add a cluster\n"
+    "section (torchrun's --nnodes / --nproc-per-node give the GPU count).\n"
+    "docs/MEGATRON.md.";
+
+static const char export_text[] = "Writes a config in another tool's terms.";
+
+static const char export_megatron_text[] =
+    "Prints the Megatron-LM launch line (torchrun and pretrain_gpt.py flags) of\n"
+    "CONFIG (default: the built-in example) after --set: `import megatron` of it\n"
+    "gives back a config that simulates identically. Layouts Megatron-LM has no\n"
+    "flag for (ZeRO-2, zero-bubble schedules, GPipe) are refused. docs/MEGATRON.md.";
+
 static const char replay_text[] =
     "Replays an imported job through the engine and reports the predicted time\n"
     "per iteration next to the traced one; --scale dp=N re-targets it to another\n"
@@ -256,6 +281,13 @@ const sc_cli_cmd sc_cli_commands[] = {
     {"import cpu", "TRACE.json[.gz]... -o JOB.scw",
      "a step traced on a CPU to a .scw job (ex-situ)",
      import_cpu_text, import_opts, sc_cli_import, SC_TRACE_CPU, 0},
+    {"import megatron", "ARGS.txt [-o JOB.yaml] [--verbose]",
+     "a Megatron-LM launch line to config keys", import_megatron_text, import_megatron_opts,
+     sc_cli_import_megatron, 0, 0},
+    {"export", NULL, "configs in other tools' terms", export_text, NULL, NULL, 0, 0},
+    {"export megatron", "[CONFIG.yaml] [--set KEY=VALUE ...]",
+     "a config as a Megatron-LM launch line", export_megatron_text, export_megatron_opts,
+     sc_cli_export_megatron, 0, 0},
     {"replay", "JOB.scw [OPTIONS]", "simulate a .scw job as traced or re-targeted", replay_text,
      replay_opts, sc_cli_replay, 0, 0},
     {"hw", NULL, "GPU presets",

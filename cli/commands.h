@@ -50,6 +50,9 @@ int sc_cli_comm(const sc_cli_cmd *cmd, int argc, char **argv);
 /* cmd_trace.c: import kineto|chakra|cpu (tag: the sc_trace_format), replay */
 int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv);
 int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_megatron.c: import megatron, export megatron */
+int sc_cli_import_megatron(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_export_megatron(const sc_cli_cmd *cmd, int argc, char **argv);
 
 /* Shared by cmd_validate.c and cmd_calibrate.c: loads every case file into
  * set and prints the set's warnings; a library return code. */

@@ -1,0 +1,1 @@
+--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024

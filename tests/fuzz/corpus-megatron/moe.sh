@@ -1,0 +1,1 @@
+--num-layers 4 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --vocab-size 1000 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 128 --expert-model-parallel-size 2 --moe-token-dispatcher-type flex
