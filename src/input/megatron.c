@@ -672,6 +672,7 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
   for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
     int fi = sc_config_field_index(opt[i].key);
     if (fi < 0 || sc__config_format_field(cfg, fi, v, sizeof v) || !strcmp(v, "0")) continue;
+    if (!strncmp(opt[i].key, "parallel.", 9) && !strcmp(v, "1")) continue; /* no EP / ETP */
     W("  %s %s \\\n", opt[i].flag, v);
   }
   W("  --distributed-backend nccl\n");
