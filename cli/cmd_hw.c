@@ -45,13 +45,28 @@ int sc_cli_hw_list(const sc_cli_cmd *cmd, int argc, char **argv) {
 
 int sc_cli_hw_show(const sc_cli_cmd *cmd, int argc, char **argv) {
   const char *name = NULL;
-  int code = arguments(cmd, argc, argv, &name);
-  if (code >= 0) return code;
+  int yaml = 0;
+  sc_cli_args a;
+  sc_cli_args_init(&a, cmd, argc, argv);
+  int r;
+  while ((r = sc_cli_next(&a)) > 0) {
+    if (!a.opt) {
+      if (name) return sc_cli_usage_error(cmd, "unexpected argument %s", a.value);
+      name = a.value;
+    } else if (sc_cli_is(&a, "--format")) yaml = a.choice == 1;
+    else return sc_cli_unhandled(&a);
+  }
+  if (r < 0) return a.exit;
   if (!name) return sc_cli_usage_error(cmd, "missing NAME (see `stepcast hw list`)");
   const sc_hw *hw = sc_hw_find(name);
   if (!hw)
     return sc_cli_error(sc_exit_code(SC_EINVAL), "unknown gpu \"%s\" (see `stepcast hw list`)",
                         name);
+  if (yaml) { /* a GPU file: edit a copy to describe another GPU (cluster.gpu: FILE) */
+    int rc = sc_hw_write_yaml(hw, sc_cli_write_file, stdout);
+    if (rc || fflush(stdout)) return sc_cli_write_error("stdout", 1);
+    return 0;
+  }
   printf("%s: %s\n", hw->name, hw->description);
   printf("  peak dense   fp32 %.1f  tf32 %.1f  bf16/fp16 %.1f  fp8 %.1f TFLOP/s\n", hw->fp32_tflops,
          hw->tf32_tflops, hw->bf16_tflops, hw->fp8_tflops);

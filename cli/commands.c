@@ -119,6 +119,10 @@ static const sc_cli_opt import_opts[] = {
     {"-o", "JOB.scw", "the job file to write (required)", 0},
     {NULL, NULL, NULL, 0}};
 
+static const sc_cli_opt hw_show_opts[] = {
+    {"--format", "text|yaml", "text (default) or a GPU file", SC_CLI_CHOICE},
+    {NULL, NULL, NULL, 0}};
+
 static const sc_cli_opt import_megatron_opts[] = {
     {"-o", "JOB.yaml", "write the config keys to JOB.yaml (default stdout)", 0},
     {"--verbose", NULL, "list the flags that were not timing-relevant", 0},
@@ -295,7 +299,11 @@ const sc_cli_cmd sc_cli_commands[] = {
      "a preset's name is a value of cluster.gpu and of --gpu.",
      NULL, NULL, 0, 0},
     {"hw list", "", "list the GPU presets", NULL, NULL, sc_cli_hw_list, 0, 0},
-    {"hw show", "NAME", "show one GPU preset and its sources", NULL, NULL, sc_cli_hw_show, 0, 0},
+    {"hw show", "NAME [--format text|yaml]", "show one GPU preset and its sources",
+     "Prints a preset's figures and sources; --format yaml prints it as a GPU file\n"
+     "(cluster.gpu: FILE.yaml takes a preset name or such a file): edit a copy to\n"
+     "describe a GPU the presets do not have. docs/HARDWARE.md.",
+     hw_show_opts, sc_cli_hw_show, 0, 0},
     {"presets", "", "list the model presets (model.preset)", NULL, NULL, sc_cli_presets, 0, 0},
     {"config-docs", "", "print the config reference (docs/CONFIG.md)",
      "Prints every config field, its unit and default as Markdown: the text of\n"

@@ -107,6 +107,10 @@ typedef struct sc_hw {
   const char *source;      /* datasheet citation */
 } sc_hw;
 
+/* Writes hw as a GPU file (YAML, every figure exactly: loading it as
+ * cluster.gpu reproduces the preset). Returns the sink's status. */
+int sc_hw_write_yaml(const sc_hw *hw, sc_write_fn w, void *ud);
+
 size_t sc_hw_count(void);
 const sc_hw *sc_hw_at(size_t i);          /* NULL when out of range */
 const sc_hw *sc_hw_find(const char *name); /* NULL when unknown */
@@ -219,8 +223,22 @@ typedef struct sc_parallel_cfg {
   int pp_loss_in_split;      /* 1: the LM head and loss count as a layer */
 } sc_parallel_cfg;
 
+/* A GPU described by a file (`cluster.gpu: FILE.yaml`; the format is what
+ * `stepcast hw show NAME --format yaml` prints, docs/HARDWARE.md): the
+ * figures of an sc_hw, with its strings held here. */
+typedef struct sc_gpu_desc {
+  int set;                /* 1: cluster.gpu names this description, not a preset */
+  char path[256];         /* the file as given (YAML output writes it back) */
+  char name[32], description[96], source[192];
+  double fp32_tflops, tf32_tflops, bf16_tflops, fp8_tflops, hbm_gib, hbm_gbps;
+  int sms;
+  double nvlink_gbps, nic_gbps;
+  int gpus_per_node;
+} sc_gpu_desc;
+
 typedef struct sc_cluster_cfg {
-  char gpu[32];           /* hardware preset name */
+  char gpu[32];           /* hardware preset name (or gpu_file's name) */
+  sc_gpu_desc gpu_file;   /* set when cluster.gpu was a GPU file */
   int64_t num_gpus;       /* total GPUs; 0 = nodes * gpus_per_node */
   int64_t nodes;          /* 0 = num_gpus / gpus_per_node */
   int64_t gpus_per_node;  /* 0 = the preset's */

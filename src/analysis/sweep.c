@@ -852,7 +852,8 @@ static int make_probe(sweep *S, const sc_config *base) {
   hasher H = {UINT64_C(14695981039346656037)};
   sc_config_write_yaml(p, hash_sink, &H);
   S->fingerprint = H.h;
-  const sc_hw *hw = sc_hw_find(p->cluster.gpu);
+  sc_hw hw_own;
+  const sc_hw *hw = sc__config_gpu(p, &hw_own);
   S->capacity_gib = hw ? hw->hbm_gib : 0;
   return SC_OK;
 }

@@ -39,7 +39,7 @@ static double peak_tflops(const sc_hw *hw, sc_precision prec) {
 
 int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   memset(cost, 0, sizeof *cost);
-  cost->hw = sc__config_gpu(cfg);
+  cost->hw = sc__config_gpu(cfg, &cost->hw_own);
   if (!cost->hw)
     return sc__error(ctx, SC_EINVAL, "%s: unknown gpu \"%s\"", cfg->origin, cfg->cluster.gpu);
   sc_cost_params def;

@@ -40,6 +40,7 @@ typedef struct sc_comm_model {
 
 typedef struct sc_cost {
   const sc_hw *hw;
+  sc_hw hw_own; /* a GPU file's figures (hw points here); the cost is not copied */
   sc_cost_params p;          /* every field filled (no zeros left) */
   const sc_compute_model *compute;
   const sc_comm_model *comm;

@@ -20,7 +20,8 @@ static double default_gemm_eff(const sc_hw *hw) {
   if (!strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
       !strncasecmp(hw->name, "h200", 4))
     return 794.5 / 989.0;
-  if (!strncasecmp(hw->name, "b200", 4)) return 1745.0 / 2250.0;
+  if (!strncasecmp(hw->name, "b200", 4) || !strncasecmp(hw->name, "gb200", 5))
+    return 1745.0 / 2250.0; /* GB200: the B200 die */
   return 0.80;
 }
 
@@ -28,7 +29,8 @@ static double default_gemm_eff(const sc_hw *hw) {
  * rows: H200 SXM 1453.4/1979 (the H100's die and clocks), B200 SXM
  * 3432.5/4500. GPUs without FP8 never use it. */
 static double default_fp8_gemm_eff(const sc_hw *hw) {
-  if (!strncasecmp(hw->name, "b200", 4)) return 3432.5 / 4500.0;
+  if (!strncasecmp(hw->name, "b200", 4) || !strncasecmp(hw->name, "gb200", 5))
+    return 3432.5 / 4500.0;
   return 1453.4 / 1979.0;
 }
 

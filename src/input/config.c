@@ -6,6 +6,7 @@
  * overrides, line bookkeeping, YAML output and docs/CONFIG.md all walk it.
  */
 #include "input/config_int.h"
+#include "input/gpufile_int.h"
 #include "input/hf_int.h"
 
 #include "input/calib_int.h"
@@ -356,7 +357,18 @@ static int find_field(int sec, const char *key) {
 
 double sc__precision_elem_bytes(sc_precision p) { return p == SC_PREC_FP32 ? 4.0 : 2.0; }
 
-const sc_hw *sc__config_gpu(const sc_config *cfg) { return sc_hw_find(cfg->cluster.gpu); }
+/* Whether cluster.gpu names the config's GPU file. */
+static int uses_gpu_file(const sc_config *cfg) {
+  return cfg->cluster.gpu_file.set && !strcmp(cfg->cluster.gpu, cfg->cluster.gpu_file.name);
+}
+
+const sc_hw *sc__config_gpu(const sc_config *cfg, sc_hw *own) {
+  if (uses_gpu_file(cfg)) {
+    sc__gpu_desc_hw(&cfg->cluster.gpu_file, own);
+    return own;
+  }
+  return sc_hw_find(cfg->cluster.gpu);
+}
 
 int sc_config_field_count(void) { return SC_FIELD_COUNT; }
 
@@ -559,14 +571,22 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
     return SC_OK;
   case T_GPU: {
     const sc_hw *hw = sc_hw_find(text);
+    if (uses_gpu_file(cfg) && !strcmp(text, cfg->cluster.gpu_file.name)) return SC_OK;
+    if (sc__gpu_is_file(text)) { /* read where the config is loaded (apply_gpu_file) */
+      appendf(err, errn, &len, "%s: a GPU file is read by sc_config_load / sc_config_set",
+              f->name);
+      return SC_EINVAL;
+    }
     if (!hw || strlen(hw->name) >= f->size) {
-      appendf(err, errn, &len, "%s: unknown gpu %s (known:", f->name, q);
+      appendf(err, errn, &len, "%s: unknown gpu %s (a GPU file ends in .yaml; known:", f->name,
+              q);
       for (size_t i = 0; i < sc_hw_count(); i++)
         appendf(err, errn, &len, "%s%s", i ? ", " : " ", sc_hw_at(i)->name);
       appendf(err, errn, &len, ")");
       return SC_EINVAL;
     }
     sc__strlcpy(str_ptr(cfg, f), hw->name, f->size);
+    cfg->cluster.gpu_file.set = 0; /* a preset replaces a file */
     return SC_OK;
   }
   case T_PRESET: {
@@ -629,9 +649,10 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
       appendf(err, errn, &len, "%s: string is not terminated", f->name);
       return SC_EINVAL;
     }
-    if (f->type == T_GPU) {
+    if (f->type == T_GPU && !uses_gpu_file(cfg)) {
       /* Reuse the parser's message, which lists the known GPUs. */
       sc_config scratch;
+      memset(&scratch, 0, sizeof scratch);
       return parse_field(&scratch, fi, s, strlen(s), err, errn);
     }
     return SC_OK;
@@ -891,6 +912,31 @@ static int include_hf(loader *L, const yaml_node_t *value, int line) {
   return apply_hf(L->ctx, L->cfg, path, from, L->include_line ? L->include_line : line);
 }
 
+/* cluster.gpu: PATH (relative to the including file's directory when the
+ * config is a file, to the working directory for --set): a GPU file. */
+static int apply_gpu_file(sc_ctx *ctx, sc_config *cfg, const char *path, const char *from,
+                          int line) {
+  sc_gpu_desc d;
+  int rc = sc__gpu_file_load(ctx, path, from, &d);
+  if (rc) return rc;
+  cfg->cluster.gpu_file = d;
+  sc__strlcpy(cfg->cluster.gpu, d.name, sizeof cfg->cluster.gpu);
+  mark_line(cfg, SC_FIELD_cluster_gpu, line);
+  return SC_OK;
+}
+
+static int include_gpu_file(loader *L, const char *rel, int line) {
+  char path[4096], from[320];
+  const char *slash = strrchr(L->file, '/');
+  int k = rel[0] == '/' || !slash
+              ? snprintf(path, sizeof path, "%s", rel)
+              : snprintf(path, sizeof path, "%.*s/%s", (int)(slash - L->file), L->file, rel);
+  if (k < 0 || (size_t)k >= sizeof path)
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line, "cluster.gpu: path too long");
+  snprintf(from, sizeof from, "%s:%d", L->file, line);
+  return apply_gpu_file(L->ctx, L->cfg, path, from, L->include_line ? L->include_line : line);
+}
+
 /* One section's mapping. In `model`, a preset is applied before the other
  * keys whatever its position, so that they override it. */
 static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
@@ -973,7 +1019,13 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
       return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
                      "duplicate key \"%s\" (first given on line %d)", fields[fi].name, L->seen[fi]);
     L->seen[fi] = kl;
-    if ((rc = apply_node(L, fi, yaml_document_get_node(L->doc, p->value), kl))) return rc;
+    const yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+    if (fi == SC_FIELD_cluster_gpu && vn && vn->type == YAML_SCALAR_NODE &&
+        sc__gpu_is_file((const char *)vn->data.scalar.value)) {
+      if ((rc = include_gpu_file(L, (const char *)vn->data.scalar.value, kl))) return rc;
+      continue;
+    }
+    if ((rc = apply_node(L, fi, vn, kl))) return rc;
   }
   if (!strcmp(sname, "cluster"))
     rederive_cluster(L->cfg, L->seen[SC_FIELD_cluster_num_gpus] != 0,
@@ -1283,6 +1335,11 @@ int sc_config_set(sc_ctx *ctx, sc_config *cfg, const char *assignment) {
     dotted_hint(hint, sizeof hint, key);
     return sc__error(ctx, SC_EINVAL, "--set: unknown key %s%s", quote(q, sizeof q, key, kn), hint);
   }
+  if (fi == SC_FIELD_cluster_gpu && sc__gpu_is_file(value)) { /* relative to the cwd */
+    if ((rc = apply_gpu_file(ctx, &work, value, "--set", SC_CONFIG_LINE_SET))) return rc;
+    *cfg = work;
+    return SC_OK;
+  }
   if (fi == SC_FIELD_model_hf_config) { /* a config.json, relative to the cwd */
     if (!vn) return sc__error(ctx, SC_EINVAL, "--set: model.hf_config: expected a file path");
     if ((rc = apply_hf(ctx, &work, value, "--set", SC_CONFIG_LINE_SET))) return rc;
@@ -1503,7 +1560,8 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      m->kv_heads, m->heads);
 
   /* Cluster: hardware defaults, then num_gpus <-> nodes. */
-  const sc_hw *hw = sc__config_gpu(c); /* known: check_field passed */
+  sc_hw hw_own;
+  const sc_hw *hw = sc__config_gpu(c, &hw_own); /* known: check_field passed */
   if (!hw) return sc__error(ctx, SC_EINVAL, "%s: unknown gpu", c->origin);
   int gpn_derived = cl->gpus_per_node == 0;
   if (gpn_derived) cl->gpus_per_node = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
@@ -1769,7 +1827,9 @@ int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
   case T_GPU:
   case T_PRESET:
   case T_HF: {
-    const char *s = cstr_ptr(cfg, f);
+    /* A GPU file is written as its path, so the YAML reloads it. */
+    const char *s = f->type == T_GPU && uses_gpu_file(cfg) ? cfg->cluster.gpu_file.path
+                                                           : cstr_ptr(cfg, f);
     size_t sl = strnlen(s, f->size);
     appendf(buf, n, &len, "\"");
     for (size_t i = 0; i < sl; i++) {

@@ -172,7 +172,10 @@
     "Megatron-LM --tp-comm-overlap); needs sequence_parallel.")                                  \
   X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000", 1, 2147483647,         \
     "Gradient bucket size (Megatron-LM default: 40M elements).")                                 \
-  X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", 0, 0, "Hardware preset (docs/HARDWARE.md).")      \
+  X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", 0, 0,                                          \
+    "Hardware preset (docs/HARDWARE.md), or a GPU file (a path ending in .yaml, relative to the " \
+    "YAML file; --set: to the working directory) in the format `stepcast hw show NAME --format " \
+    "yaml` prints: edit a copy to describe another GPU.")                                         \
   X(cluster, num_gpus, COUNT, cluster.num_gpus, "GPUs", "1024", 1, 16777216,                                  \
     "Total GPUs; 0 = nodes * gpus_per_node. Giving only one of num_gpus and "                    \
     "nodes in a file or --set re-derives the other.")                                            \
@@ -217,7 +220,9 @@ double sc__precision_elem_bytes(sc_precision p);
 
 /* The GPU of cluster.gpu (the preset it names); NULL when unknown. The one
  * place that maps a config to its hardware. */
-const sc_hw *sc__config_gpu(const sc_config *cfg);
+/* The GPU of a config: its preset, or its GPU file described in *own (whose
+ * strings point into cfg). NULL when cluster.gpu names neither. */
+const sc_hw *sc__config_gpu(const sc_config *cfg, sc_hw *own);
 
 /* Where a field's value came from, for messages: "gpt.yaml:12" (file line),
  * "--set" (override), or cfg->origin when it is a default. Writes into buf

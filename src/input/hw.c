@@ -76,7 +76,40 @@
    * NVLink 5: 1.8 TB/s bidirectional. NIC: DGX B200, 400 Gb/s per GPU. */    \
   X("b200", "NVIDIA B200 SXM 180GB (HGX B200)",                               \
     80.0, 1100.0, 2250.0, 4500.0, 180.0, 8000.0, 148, 900.0, 400.0, 8,        \
-    "NVIDIA HGX B200 and DGX B200 datasheets (2024), per-GPU figures")
+    "NVIDIA HGX B200 and DGX B200 datasheets (2024), per-GPU figures")        \
+  /* NVIDIA GB200 NVL72 datasheet (2024): rack totals divided by 72 GPUs,    \
+   * sparse tensor figures halved (FP8 720 PF -> 5,000 dense per GPU;       \
+   * FP16/BF16 360 PF -> 2,500; TF32 180 PF -> 1,250; FP32 6,480 TF -> 90);   \
+   * 13.4 TB HBM3e -> 186 GB, 576 TB/s -> 8 TB/s; NVLink 5 130 TB/s -> 1.8    \
+   * TB/s bidirectional (900 per direction). The NVLink domain is the whole  \
+   * rack: gpus_per_node 72, so TP/EP groups inside it run at NVLink speed    \
+   * (stepcast's node is the NVLink domain). NIC: 400 Gb/s per GPU           \
+   * (ConnectX-7 per GPU in the reference compute tray). */                   \
+  X("gb200", "NVIDIA GB200 (NVL72 rack, 72-GPU NVLink domain)",                \
+    90.0, 1250.0, 2500.0, 5000.0, 186.0, 8000.0, 148, 900.0, 400.0, 72,       \
+    "NVIDIA GB200 NVL72 datasheet (2024), rack figures / 72")                 \
+  /* NVIDIA H20 (export part, 2024 product brief): FP32 44, TF32 74, FP16/    \
+   * BF16 148, FP8 296 TFLOP/s dense; 96 GB HBM3 at 4.0 TB/s; NVLink 900 GB/s \
+   * bidirectional. The brief gives no SM count: 78 is the figure reported    \
+   * for the part (an estimate; it only sets GEMM tile quantisation). */     \
+  X("h20", "NVIDIA H20 96GB",                                                 \
+    44.0, 74.0, 148.0, 296.0, 96.0, 4000.0, 78, 450.0, 400.0, 8,              \
+    "NVIDIA H20 datasheet (product brief, 2024); SM count reported, not in it")   \
+  /* AMD Instinct MI300X datasheet (2023): peak matrix FP32 163.4, TF32      \
+   * 653.7, FP16/BF16 1,307.4, FP8 2,614.9 TFLOP/s dense; 192 GB HBM3 at 5.3  \
+   * TB/s; 304 compute units (sms); Infinity Fabric 896 GB/s aggregate (7     \
+   * links x 128 GB/s bidirectional) -> 448 per direction, priced as if       \
+   * switched (the 8-GPU platform is a full xGMI mesh, which RCCL's rings     \
+   * spread over). NIC: 400 Gb/s per GPU (the 8-GPU platform's NICs). No     \
+   * step-time calibration: kernel-data priors. */                            \
+  X("mi300x", "AMD Instinct MI300X OAM 192GB",                                \
+    163.4, 653.7, 1307.4, 2614.9, 192.0, 5300.0, 304, 448.0, 400.0, 8,        \
+    "AMD Instinct MI300X accelerator datasheet (2023)")                       \
+  /* AMD Instinct MI325X datasheet (2024): MI300X compute, 256 GB HBM3E at    \
+   * 6.0 TB/s, the same Infinity Fabric. */                                   \
+  X("mi325x", "AMD Instinct MI325X OAM 256GB",                                \
+    163.4, 653.7, 1307.4, 2614.9, 256.0, 6000.0, 304, 448.0, 400.0, 8,        \
+    "AMD Instinct MI325X accelerator datasheet (2024)")
 
 static const sc_hw presets[] = {
 #define SC_X_HW(key, desc, fp32, tf32, bf16, fp8, gib, gbps, sms, nvl, nic,     \
@@ -113,8 +146,8 @@ const sc_hw *sc_hw_find(const char *name) {
 /* Device names as the CUDA runtime, nvidia-smi and nccl-tests print them
  * ("NVIDIA A100-SXM4-80GB", "A100-SXM4-40GB", "NVIDIA H100 80GB HBM3",
  * "NVIDIA H200"), matched lower-cased, first row that fits. PCIe and NVL
- * boards (other clocks, links and memory), GH200 (other memory) and export
- * variants (A800, H20: other links) have no preset: NULL, so the caller asks for one rather than
+ * boards (other clocks, links and memory), GH200 (other memory) and the
+ * A800 (other links) have no preset: NULL, so the caller asks for one rather than
  * pricing the wrong part. */
 static const struct {
   const char *part, *needs, *preset; /* needs: a further substring, or NULL */
@@ -123,7 +156,9 @@ static const struct {
     {"h100", "96g", NULL}, /* 96 GB H100s run at several power limits: name one */
     {"a100", "80g", "a100-80gb"},
     {"a100", NULL, "a100-40gb"},  {"h100", NULL, "h100-sxm"},     {"h800", NULL, "h800"},
-    {"h200", NULL, "h200"},       {"b200", NULL, "b200"},         {"v100", NULL, "v100-32gb"},
+    {"h200", NULL, "h200"},       {"h20", NULL, "h20"},           {"gb200", NULL, "gb200"},
+    {"b200", NULL, "b200"},       {"v100", NULL, "v100-32gb"},    {"mi300x", NULL, "mi300x"},
+    {"mi325x", NULL, "mi325x"},
 };
 
 const sc_hw *sc_hw_match(const char *device_name) {

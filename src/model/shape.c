@@ -104,7 +104,7 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   const sc_model_cfg *m = &cfg->model;
   const sc_parallel_cfg *par = &cfg->parallel;
   sh->cfg = cfg;
-  sh->hw = sc__config_gpu(cfg);
+  sh->hw = sc__config_gpu(cfg, &sh->hw_own);
   int64_t vpp = par->vpp > 0 ? par->vpp : 1;
   int64_t per_step = cfg->training.micro_batch * par->dp;
   if (!sh->hw || par->tp < 1 || par->pp < 1 || par->dp < 1 || par->cp < 1 ||

@@ -13,7 +13,8 @@
 
 typedef struct sc_shape {
   const sc_config *cfg; /* the resolved config it was derived from (borrowed) */
-  const sc_hw *hw;      /* cluster.gpu, resolved */
+  const sc_hw *hw;      /* cluster.gpu, resolved (&hw_own for a GPU file) */
+  sc_hw hw_own;         /* a GPU file's figures; the shape is not copied */
 
   /* Dimensions (elements), as doubles because every use multiplies them. */
   double b;      /* micro-batch, sequences */

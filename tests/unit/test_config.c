@@ -450,8 +450,8 @@ static void test_set_errors(void **state) {
   assert_int_equal(sc_config_set(ctx, &c, "training.recompute=partial"), SC_EINVAL);
   check_msg(
       ctx, "--set: training.recompute: unknown value \"partial\" (allowed: none, selective, full)");
-  assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=mi300x"), SC_EINVAL);
-  check_msg(ctx, "--set: cluster.gpu: unknown gpu \"mi300x\" (known: ");
+  assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=tpu-v5"), SC_EINVAL);
+  check_msg(ctx, "--set: cluster.gpu: unknown gpu \"tpu-v5\" (a GPU file ends in .yaml; known: ");
   check_msg(ctx, "h100-sxm");
   assert_int_equal(sc_config_set(ctx, &c, "model.preset=bert"), SC_EINVAL);
   check_msg(ctx, "--set: model.preset: unknown preset \"bert\"");
@@ -509,7 +509,7 @@ static const error_case error_cases[] = {
     {"calibration:\n  interference_w_gemm: 1\n  interference_w_gemm: 2\n", SC_EINVAL, "t.yaml:3: duplicate key \"calibration.interference_w_gemm\" (first given on line 2)"},
     {"calibration:\n  interference_w_bogus: 1\n", SC_EINVAL, "t.yaml:2: unknown key \"calibration.interference_w_bogus\""},
     {"model:\n  preset: gpt2\n", SC_EINVAL, "t.yaml:2: model.preset: unknown preset \"gpt2\" (known: gpt3-125m, "},
-    {"cluster:\n  gpu: a100\n", SC_EINVAL, "t.yaml:2: cluster.gpu: unknown gpu \"a100\" (known: "},
+    {"cluster:\n  gpu: a100\n", SC_EINVAL, "t.yaml:2: cluster.gpu: unknown gpu \"a100\" (a GPU file ends in .yaml; known: "},
     /* YAML structure */
     {"parallel: [tp, 8\n", SC_EINVAL, "t.yaml:2: YAML syntax error: "},
     {"parallel:\n  tp: 8\n   pp: 2\n", SC_EINVAL, "t.yaml:3: YAML syntax error: mapping values are not allowed"},

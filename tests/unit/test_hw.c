@@ -17,6 +17,7 @@
 /* The presets the docs and configs promise; the table may grow, not shrink. */
 static const char *const expected_names[] = {
     "v100-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h800", "h200", "b200",
+    "gb200",     "h20",       "mi300x",    "mi325x",
 };
 #define EXPECTED_COUNT (sizeof expected_names / sizeof expected_names[0])
 
@@ -68,7 +69,7 @@ static void test_find_unknown(void **state) {
   assert_null(sc_hw_find("a100"));        /* prefix of a key */
   assert_null(sc_hw_find("a100-80gbx"));  /* key plus a suffix */
   assert_null(sc_hw_find(" h100-sxm"));   /* no trimming */
-  assert_null(sc_hw_find("mi300x"));
+  assert_null(sc_hw_find("tpu-v5"));
 }
 
 /* Device names as CUDA, nvidia-smi and nccl-tests print them; parts without
@@ -87,7 +88,9 @@ static void test_match_device_names(void **state) {
   assert_null(sc_hw_match("NVIDIA H100 NVL"));
   assert_null(sc_hw_match("NVIDIA A100-PCIE-40GB"));
   assert_null(sc_hw_match("NVIDIA A800-SXM4-80GB"));
-  assert_null(sc_hw_match("NVIDIA H20"));
+  assert_ptr_equal(sc_hw_match("NVIDIA H20"), sc_hw_find("h20"));
+  assert_ptr_equal(sc_hw_match("NVIDIA GB200"), sc_hw_find("gb200"));
+  assert_ptr_equal(sc_hw_match("AMD Instinct MI300X"), sc_hw_find("mi300x"));
   assert_null(sc_hw_match("NVIDIA GH200 480GB"));
   assert_null(sc_hw_match("NVIDIA H100 96GB HBM2e"));
   assert_null(sc_hw_match(""));
