@@ -244,6 +244,12 @@ int sc_cli_comm(const sc_cli_cmd *cmd, int argc, char **argv) {
   int rc = 0;
   if (o.compare) {
     if ((rc = sc_nccltests_load(ctx, o.compare, &t))) goto done;
+    int64_t logged = t.ranks > 0 ? t.ranks : sc_nccltests_infer_ranks(&t);
+    if (o.gpus > 0 && logged > 0 && logged != o.gpus)
+      fprintf(stderr,
+              "stepcast: warning: --gpus %lld, but %s ran on %lld ranks: the comparison prices "
+              "a collective over %lld\n",
+              (long long)o.gpus, o.compare, (long long)logged, (long long)o.gpus);
     if (!o.gpu) {
       const sc_hw *hw = sc_cli_guess_gpu(t.origin, t.gpu);
       if (!hw) {

@@ -59,6 +59,7 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_cli_list_free(&sets);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
   if (rc) goto done;
+  sc_cli_config_warnings(&cfg);
 
   char pathbuf[4096];
   /* -o DIR: created (with its parents) and checked before simulating. */

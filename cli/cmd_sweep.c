@@ -172,6 +172,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     o.progress = draw_bar;
     o.progress_ud = &B;
   }
+  if (!rc && root) sc_cli_config_warnings(&cfg);
   sc_sweep_result res;
   memset(&res, 0, sizeof res);
   if (!rc) rc = sc_sweep_run(ctx, &cfg, &o, &res);

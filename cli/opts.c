@@ -17,6 +17,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* sc_write_fn: whole lines to stderr, each prefixed. */
+static int warn_line(void *ud, const char *buf, size_t len) {
+  int *at_start = ud;
+  for (size_t i = 0; i < len; i++) {
+    if (*at_start) fputs("stepcast: warning: ", stderr);
+    fputc(buf[i], stderr);
+    *at_start = buf[i] == '\n';
+  }
+  return 0;
+}
+
+void sc_cli_config_warnings(const sc_config *cfg) {
+  int at_start = 1;
+  (void)sc_config_warnings(cfg, warn_line, &at_start);
+}
+
 int sc_cli_write_file(void *ud, const char *buf, size_t len) {
   return fwrite(buf, 1, len, (FILE *)ud) == len ? 0 : SC_EWRITE;
 }

@@ -220,6 +220,9 @@ int sc_cli_write_error(const char *path, int opened);
 
 /* fwrite-backed sc_write_fn for a FILE *. */
 int sc_cli_write_file(void *ud, const char *buf, size_t len);
+/* Prints the library's warnings about a resolved config (sc_config_warnings)
+ * on stderr, "stepcast: warning: " before each line. */
+void sc_cli_config_warnings(const sc_config *cfg);
 
 /* ------------------------------------------------------------ usage (cli/usage.c) */
 

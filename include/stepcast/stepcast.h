@@ -330,6 +330,7 @@ typedef struct sc_sim_cfg {
 
 typedef struct sc_config {
   char origin[256];       /* file name the config was read from, for messages */
+  char calibration_gpu[32]; /* the `fit: {gpu: ...}` of a loaded calibration file, else "" */
   sc_model_cfg model;
   sc_training_cfg training;
   sc_parallel_cfg parallel;
@@ -422,6 +423,12 @@ typedef struct sc_result {
   int64_t events;            /* engine events processed */
 } sc_result;
 
+
+/* Writes the warnings a resolved config deserves, one line each (no
+ * prefix): a calibration file fitted for another GPU than the cluster's; a
+ * GPU whose compute model has no fit on measured step times (and no
+ * calibration keys given). Returns the sink's status. */
+int sc_config_warnings(const sc_config *cfg, sc_write_fn w, void *ud);
 
 /* Simulates one training step of a resolved config. If trace is non-NULL a
  * Chrome/Perfetto JSON trace is streamed to it (one process per simulated

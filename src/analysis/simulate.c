@@ -7,7 +7,11 @@
 #include "analysis/simulate_int.h"
 
 #include "engine/engine_int.h"
+#include "input/config_int.h"
 #include "synth/synth_int.h"
+
+#include <string.h>
+#include <strings.h>
 
 #define GIB 1073741824.0
 
@@ -119,4 +123,34 @@ int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trac
   int rc = sc__plan_init(ctx, cfg, &plan);
   if (rc) return rc;
   return sc__plan_simulate(ctx, &plan, trace, trace_ud, out);
+}
+
+/* ------------------------------------------------------------ warnings */
+
+int sc_config_warnings(const sc_config *cfg, sc_write_fn w, void *ud) {
+  if (!cfg || !w) return SC_EINVAL;
+  sc_hw own;
+  const sc_hw *hw = sc__config_gpu(cfg, &own);
+  if (!hw) return SC_OK; /* resolution reports it */
+  int rc;
+  if (cfg->calibration_gpu[0] && strcasecmp(cfg->calibration_gpu, hw->name) &&
+      (rc = sc__writef(w, ud,
+                       "the calibration was fitted for %s, the cluster's GPU is %s: its "
+                       "efficiencies may not carry over (docs/VALIDATION.md, cross-hardware "
+                       "transfer)\n",
+                       cfg->calibration_gpu, hw->name)))
+    return rc;
+  /* The compute keys a fit sets; any given counts as a calibration. */
+  const sc_cost_params *p = &cfg->costs;
+  int given = p->gemm_eff > 0 || p->gemm_dim_half > 0 || p->attn_eff > 0 || p->mem_eff > 0 ||
+              p->kernel_overhead_us > 0 || p->fp8_gemm_eff > 0;
+  if (!given && !sc__cost_fitted(hw) &&
+      (rc = sc__writef(w, ud,
+                       "gpu %s has no compute calibration fitted on measured step times: its "
+                       "GEMM, attention and memory efficiencies are kernel-data priors, so "
+                       "expect more error than on A100 / H100 (docs/VALIDATION.md; `stepcast "
+                       "calibrate --cases` fits one)\n",
+                       hw->name)))
+    return rc;
+  return SC_OK;
 }

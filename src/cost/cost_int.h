@@ -74,6 +74,10 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost);
 /* Default parameters for a GPU preset (params.c; used by sc__cost_init and
  * docs). */
 void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p);
+/* 1 when the shipped compute defaults of hw's family were fitted on measured
+ * step times (A100; H100 and its die-mates H800, H200), 0 for kernel-data
+ * priors alone. */
+int sc__cost_fitted(const sc_hw *hw);
 
 /* Overwrites the compute fields of *p (gemm_eff, gemm_dim_half, attn_eff,
  * mem_eff, kernel_overhead_us) with the values derived from kernel

@@ -90,6 +90,11 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
   p->fp8_gemm_eff *= p->gemm_eff / default_gemm_eff(hw);
 }
 
+int sc__cost_fitted(const sc_hw *hw) {
+  return hw && (!strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
+                !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4));
+}
+
 void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
   memset(p, 0, sizeof *p);
   compute_defaults(hw, p);

@@ -1056,7 +1056,18 @@ static int load_root(loader *L, const yaml_node_t *root) {
     int kl = node_line(k);
     int sec = find_section(key);
     if (L->calibration_file) {
-      /* A calibration file may carry other top-level data (provenance). */
+      /* A calibration file may carry other top-level data (provenance): the
+       * GPU its fit was made for is kept for a warning (sc_config_warnings). */
+      if (!strcmp(key, "fit") && v && v->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top;
+             q++) {
+          yaml_node_t *fk = yaml_document_get_node(L->doc, q->key);
+          yaml_node_t *fv = yaml_document_get_node(L->doc, q->value);
+          if (fk && fv && fk->type == YAML_SCALAR_NODE && fv->type == YAML_SCALAR_NODE &&
+              !strcmp((const char *)fk->data.scalar.value, "gpu"))
+            sc__strlcpy(L->cfg->calibration_gpu, (const char *)fv->data.scalar.value,
+                        sizeof L->cfg->calibration_gpu);
+        }
       if (sec != SECTION_CALIBRATION) continue;
       if (found_calibration)
         return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,

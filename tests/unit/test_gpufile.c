@@ -3,7 +3,8 @@
  * FILE.yaml): every preset written by sc_hw_write_yaml reads back with every
  * figure identical and simulates identically; a config naming a file writes
  * the path back in its YAML; a preset name replaces a file; every malformed
- * file is "file:line: message".
+ * file is "file:line: message"; the warnings a config's GPU and calibration
+ * deserve (sc_config_warnings).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,11 +167,41 @@ static void test_bad_files(void **state) {
   check_msg("unknown gpu \"h100\" (a GPU file ends in .yaml; known:");
 }
 
+static int sink_buf(void *ud, const char *p, size_t n) { return sc_test_buf_write(ud, p, n); }
+
+/* The warnings of a config: a GPU without a fitted compute calibration, a
+ * calibration file fitted for another GPU; none for the shipped fits. */
+static void test_warnings(void **state) {
+  (void)state;
+  sc_config c;
+  sc_test_buf out = {0};
+  sc_config_default(&c); /* A100: fitted */
+  assert_int_equal(sc_config_warnings(&c, sink_buf, &out), SC_OK);
+  assert_true(out.len == 0);
+  assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=mi300x"), SC_OK);
+  assert_int_equal(sc_config_warnings(&c, sink_buf, &out), SC_OK);
+  assert_non_null(strstr(out.p, "gpu mi300x has no compute calibration fitted"));
+  free(out.p);
+  memset(&out, 0, sizeof out);
+  assert_int_equal(sc_config_set(ctx, &c, "calibration.gemm_eff=0.7"), SC_OK);
+  assert_int_equal(sc_config_warnings(&c, sink_buf, &out), SC_OK); /* calibrated by hand */
+  assert_true(out.len == 0);
+  const char cal[] = "calibration:\n  gemm_eff: 0.6\nfit:\n  gpu: h100-sxm\n";
+  const char *path = put("cal.yaml", cal, strlen(cal));
+  sc_config_default(&c);
+  assert_int_equal(sc_config_load_calibration(ctx, &c, path), SC_OK);
+  assert_int_equal(sc_config_warnings(&c, sink_buf, &out), SC_OK);
+  assert_non_null(strstr(out.p, "the calibration was fitted for h100-sxm, the cluster's GPU is "
+                                "a100-80gb"));
+  free(out.p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_presets_round_trip),
       cmocka_unit_test(test_config_paths),
       cmocka_unit_test(test_bad_files),
+      cmocka_unit_test(test_warnings),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
