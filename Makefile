@@ -86,7 +86,7 @@ mpi-check: build mpi
 # FUZZ_BUILD/crash-NAME/, and make fails). FUZZERS picks harnesses.
 FUZZ_SECONDS ?= 20
 FUZZ_BUILD ?= build-fuzz
-FUZZERS ?= config set caseset nccltests calib hf megatron kineto cpu chakra scw
+FUZZERS ?= config set caseset nccltests calib hf megatron gpu kineto cpu chakra scw
 FUZZ_TRACE = kineto cpu chakra scw
 .PHONY: fuzz-build
 fuzz-build: deps

@@ -1,12 +1,12 @@
 # fuzz.cmake: the parser fuzz harnesses of tests/fuzz/ (one per reader:
-# config, set, caseset, nccltests, calib, hf, megatron, kineto, cpu, chakra, scw), included
+# config, set, caseset, nccltests, calib, hf, megatron, gpu, kineto, cpu, chakra, scw), included
 # at the end of CMakeLists.txt. With SC_FUZZ (clang) each becomes a libFuzzer
 # binary fuzz_<name> (`make fuzz`); in every build with tests each is also
 # linked with tests/fuzz/replay_main.c, without libFuzzer, as fuzzrep_<name>,
 # and ctest `fuzz.<name>` replays tests/fuzz/corpus-<name>/ (seeds and every
 # crash or timeout input found) through it under the build's sanitizers.
 
-set(SC_FUZZERS config set caseset nccltests calib hf megatron kineto cpu chakra scw)
+set(SC_FUZZERS config set caseset nccltests calib hf megatron gpu kineto cpu chakra scw)
 
 foreach(name ${SC_FUZZERS})
   set(src ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_${name}.c)
