@@ -7,6 +7,7 @@
  * prints.
  */
 #include "stepcast/sweep.h"
+#include "stepcast/megatron.h"
 
 #include "commands.h"
 
@@ -84,6 +85,48 @@ static void draw_bar(void *ud, int64_t done, int64_t total) {
   fflush(stderr);
 }
 
+/* --emit megatron: the launch line of each of the top rows (the base with
+ * the row's layout), after the ranking. Returns an exit code. */
+static int emit_megatron(sc_ctx *ctx, const sc_config *base, const sc_sweep_result *res, int top,
+                         int64_t gpus) {
+  int64_t n = res->simulated < top ? res->simulated : top;
+  for (int64_t i = 0; i < n; i++) {
+    const sc_sweep_row *w = &res->rows[i];
+    sc_config c = *base;
+    char key[160], a[20][96];
+    int k = 0;
+    snprintf(a[k++], 96, "cluster.num_gpus=%lld", (long long)gpus);
+    snprintf(a[k++], 96, "parallel.tp=%lld", (long long)w->tp);
+    snprintf(a[k++], 96, "parallel.pp=%lld", (long long)w->pp);
+    snprintf(a[k++], 96, "parallel.cp=%lld", (long long)w->cp);
+    snprintf(a[k++], 96, "parallel.dp=%lld", (long long)w->dp);
+    snprintf(a[k++], 96, "parallel.vpp=%lld", (long long)w->vpp);
+    snprintf(a[k++], 96, "parallel.schedule=%s", sc_enum_name(SC_ENUM_SCHEDULE, (int)w->schedule));
+    snprintf(a[k++], 96, "training.micro_batch=%lld", (long long)w->micro_batch);
+    snprintf(a[k++], 96, "parallel.sequence_parallel=%d", w->sequence_parallel);
+    snprintf(a[k++], 96, "training.recompute=%s", sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute));
+    snprintf(a[k++], 96, "parallel.distributed_optimizer=%d", w->distributed_optimizer);
+    snprintf(a[k++], 96, "parallel.zero_stage=%lld", (long long)w->zero_stage);
+    snprintf(a[k++], 96, "parallel.fsdp_shard=%lld", (long long)w->fsdp_shard);
+    snprintf(a[k++], 96, "parallel.pp_first_layers=%lld", (long long)w->pp_first_layers);
+    snprintf(a[k++], 96, "parallel.pp_last_layers=%lld", (long long)w->pp_last_layers);
+    snprintf(a[k++], 96, "parallel.pp_embedding_in_split=%d", w->pp_counted);
+    snprintf(a[k++], 96, "parallel.pp_loss_in_split=%d", w->pp_counted);
+    int rc = 0;
+    for (int j = 0; !rc && j < k; j++) rc = sc_config_set(ctx, &c, a[j]);
+    if (!rc) rc = sc_config_resolve(ctx, &c);
+    printf("\n# rank %lld: %s\n", (long long)(i + 1), sc_sweep_row_key(w, key, sizeof key));
+    if (!rc) rc = sc_config_write_megatron(ctx, &c, sc_cli_write_file, stdout);
+    if (rc == SC_EUNSUPPORTED) { /* a layout Megatron-LM has no flags for: say so, go on */
+      printf("# (no Megatron-LM launch line: %s)\n", sc_errmsg(ctx));
+      continue;
+    }
+    if (rc == SC_EWRITE) return sc_cli_write_error("stdout", 1);
+    if (rc) return sc_cli_fail(ctx, rc);
+  }
+  return fflush(stdout) ? sc_cli_write_error("stdout", 1) : 0;
+}
+
 int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const char *const recompute_words[] = {"none", "selective", "full", NULL};
   static const char *const bool_words[] = {"off", "on", NULL};
@@ -96,7 +139,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     schedule_words[i] = sc_enum_name(SC_ENUM_SCHEDULE, i);
   const char *config = NULL;
   sc_cli_list sets = {0};
-  int top = 10, progress = 1;
+  int top = 10, progress = 1, emit = 0;
   sc_format fmt = SC_FORMAT_TEXT;
   sc_sweep_opts o;
   memset(&o, 0, sizeof o);
@@ -120,6 +163,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
       bad = !sc_cli_int(a.opt->name, v, 0, INT32_MAX, &o.stop_after);
     else if (sc_cli_is(&a, "--out")) o.out_path = v;
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
+    else if (sc_cli_is(&a, "--emit")) emit = 1; /* megatron */
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
     else if (sc_cli_is(&a, "--tp")) bad = parse_list(a.opt->name, v, &o.tp, NULL);
     else if (sc_cli_is(&a, "--pp")) bad = parse_list(a.opt->name, v, &o.pp, NULL);
@@ -186,6 +230,8 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_sweep_format(&cfg, &res, top, fmt, sc_cli_write_file, stdout);
     if (rc == SC_EWRITE || (!rc && fflush(stdout))) code = sc_cli_write_error("stdout", 1);
     else if (rc) code = sc_cli_fail(ctx, rc);
+    else if (emit && fmt == SC_FORMAT_TEXT && res.simulated > 0)
+      code = emit_megatron(ctx, &cfg, &res, top, res.gpus);
     else if (res.simulated == 0) { /* nothing to rank is the input's fault: say why, exit 2 */
       char why[1024];
       code = sc_cli_error(sc_exit_code(SC_EINVAL), "sweep: no configuration to rank: %s",

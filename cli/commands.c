@@ -40,6 +40,8 @@ static const sc_cli_opt sweep_opts[] = {
     {"--sp", "LIST", "sequence parallelism: on, off, 1, 0", 0},
     {"--recompute", "LIST", "recompute modes: none, selective, full", 0},
     {"--dist-opt", "LIST", "distributed optimizer: on, off, 1, 0", 0},
+    {"--emit", "megatron", "after the ranking, the Megatron-LM launch line of each top layout "
+                           "(text output)", SC_CLI_CHOICE},
     {"--cp", "LIST", "context-parallel sizes to try", 0},
     {"--schedule", "LIST", "pipeline schedules: 1f1b, gpipe, interleaved, zb-h1, zbv", 0},
     {"--fsdp", "LIST", "ZeRO-3 / FSDP: off, full, or shard sizes (hybrid sharding)", 0},

@@ -589,6 +589,12 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
                      "parallel.zero_stage=2 has no Megatron-LM flag that gives it alone "
                      "(--data-parallel-sharding-strategy optim_grads runs it under Megatron "
                      "FSDP)");
+  if (p->zero_stage >= 3 && p->fsdp_shard > 0 && p->fsdp_shard < p->dp)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "parallel.fsdp_shard=%" PRId64 " of dp=%" PRId64
+                     " (hybrid sharding) has no flag in this mapping (--use-torch-fsdp2 shards "
+                     "over all data-parallel ranks)",
+                     p->fsdp_shard, p->dp);
   if (p->schedule == SC_SCHED_GPIPE || p->schedule == SC_SCHED_ZB_H1 ||
       p->schedule == SC_SCHED_ZBV)
     return sc__error(ctx, SC_EUNSUPPORTED,
