@@ -13,8 +13,9 @@ DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev
            libprotobuf-c-dev protobuf-c-compiler
 DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
 # The test suite also traces small PyTorch models on the CPU (tools/trace_torch.py);
-# OpenBLAS, because Debian's torch calls the system BLAS (the reference one is ~20x slower).
-DEB_PKGS_TEST = python3 python3-torch python3-torchvision libopenblas0-pthread
+# OpenBLAS, because Debian's torch calls the system BLAS (the reference one is ~20x slower);
+# Chromium renders the HTML reports headless (tests/html/render.sh).
+DEB_PKGS_TEST = python3 python3-torch python3-torchvision libopenblas0-pthread chromium
 
 .PHONY: all deps deps-test build run test asan bench clean fuzz fuzz-kineto deps-mpi mpi mpi-check
 
@@ -44,8 +45,13 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSC_WERROR=ON >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
-	./$(BUILD)/stepcast run
+# The answer without a wall of build output: the build log goes to
+# $(BUILD)/build.log and is shown only when the build fails.
+run: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSC_WERROR=ON >/dev/null
+	@echo "building (log: $(BUILD)/build.log) ..."
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; exit 1; }
+	@./$(BUILD)/stepcast run
 
 test: build deps-test
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -6,10 +6,12 @@
  * and exits 2 with the reasons when nothing could be ranked. Only process 0
  * prints.
  */
+#include "stepcast/report.h"
 #include "stepcast/sweep.h"
 #include "stepcast/megatron.h"
 
 #include "commands.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -137,7 +139,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   const char *schedule_words[8] = {NULL};
   for (int i = 0; i < sc_enum_count(SC_ENUM_SCHEDULE) && i < 7; i++)
     schedule_words[i] = sc_enum_name(SC_ENUM_SCHEDULE, i);
-  const char *config = NULL;
+  const char *config = NULL, *html_path = NULL;
   sc_cli_list sets = {0};
   int top = 10, progress = 1, emit = 0;
   sc_format fmt = SC_FORMAT_TEXT;
@@ -162,6 +164,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     } else if (sc_cli_is(&a, "--stop-after"))
       bad = !sc_cli_int(a.opt->name, v, 0, INT32_MAX, &o.stop_after);
     else if (sc_cli_is(&a, "--out")) o.out_path = v;
+    else if (sc_cli_is(&a, "--html")) html_path = v;
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
     else if (sc_cli_is(&a, "--emit")) emit = 1; /* megatron */
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
@@ -219,6 +222,15 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!rc && root) sc_cli_config_warnings(&cfg);
   sc_sweep_result res;
   memset(&res, 0, sizeof res);
+  /* --html FILE: opened by process 0 before the sweep (fails at once when
+   * it cannot be written), renamed into place when complete. */
+  sc_cli_out ho = {0};
+  if (!rc && root && html_path && (code = sc_cli_out_open(&ho, html_path))) {
+    sc_cli_list_free(&sets);
+    sc_ctx_free(ctx);
+    sc_sweep_procs_finalize();
+    return code;
+  }
   if (!rc) rc = sc_sweep_run(ctx, &cfg, &o, &res);
   if (B.drawn) fprintf(stderr, "\r\033[K");
   if (rc) {
@@ -230,14 +242,21 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_sweep_format(&cfg, &res, top, fmt, sc_cli_write_file, stdout);
     if (rc == SC_EWRITE || (!rc && fflush(stdout))) code = sc_cli_write_error("stdout", 1);
     else if (rc) code = sc_cli_fail(ctx, rc);
-    else if (emit && fmt == SC_FORMAT_TEXT && res.simulated > 0)
+    if (!code && ho.f && res.simulated > 0) {
+      rc = sc_report_html_sweep(ctx, &cfg, &res, top, sc_cli_write_file, ho.f);
+      code = sc_cli_out_close(&ho, rc != 0);
+      if (rc == SC_EWRITE) code = sc_cli_write_error(html_path, 1);
+      else if (rc) code = sc_cli_fail(ctx, rc);
+    }
+    if (!code && emit && fmt == SC_FORMAT_TEXT && res.simulated > 0)
       code = emit_megatron(ctx, &cfg, &res, top, res.gpus);
-    else if (res.simulated == 0) { /* nothing to rank is the input's fault: say why, exit 2 */
+    if (!code && res.simulated == 0) { /* nothing to rank is the input's fault: say why, exit 2 */
       char why[1024];
       code = sc_cli_error(sc_exit_code(SC_EINVAL), "sweep: no configuration to rank: %s",
                           sc_sweep_why_unranked(&res, why, sizeof why));
     }
   }
+  if (ho.f) sc_cli_out_close(&ho, 1); /* not written: the old file stays */
   sc_sweep_result_free(ctx, &res);
   sc_ctx_free(ctx);
   sc_sweep_procs_finalize();

@@ -5,6 +5,7 @@
  * feed-style reader; all parsing and simulation live in libstepcast
  * (stepcast/trace.h).
  */
+#include "stepcast/report.h"
 #include "stepcast/trace.h"
 
 #include "commands.h"
@@ -154,7 +155,7 @@ static int read_all(const char *path, unsigned char **out, size_t *len) {
 int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const sc_replay_comm comm_modes[] = {SC_REPLAY_COMM_AUTO, SC_REPLAY_COMM_MEASURED,
                                               SC_REPLAY_COMM_MODEL}; /* auto|measured|model */
-  const char *path = NULL, *cluster = NULL, *trace_path = NULL;
+  const char *path = NULL, *cluster = NULL, *trace_path = NULL, *html_path = NULL;
   sc_cli_list sets = {0};
   sc_format fmt = SC_FORMAT_TEXT;
   sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
@@ -186,6 +187,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
     else if (sc_cli_is(&a, "--trace")) trace_path = v;
+    else if (sc_cli_is(&a, "--html")) html_path = v;
     else if (sc_cli_is(&a, "--ddp")) opts.ddp = 1;
     else code = sc_cli_unhandled(&a);
     if (!ok) code = SC_CLI_EXIT_USAGE;
@@ -250,13 +252,28 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_config_resolve(ctx, &cfg);
   }
   if (rc) goto done;
-  sc_cli_out to = {0};
-  if (trace_path && (code = sc_cli_out_open(&to, trace_path))) goto done;
+  sc_cli_out to = {0}, ho = {0};
+  /* --html FILE: opened before the replay (an unwritable place fails at
+   * once), renamed into place when complete. */
+  if (html_path && (code = sc_cli_out_open(&ho, html_path))) goto done;
+  if (trace_path && (code = sc_cli_out_open(&to, trace_path))) {
+    sc_cli_out_close(&ho, 1);
+    goto done;
+  }
   sc_replay_result res;
   rc = sc_replay(ctx, job, &cfg, &opts, to.f ? sc_cli_write_file : NULL, to.f, &res);
   if (to.f && (code = sc_cli_out_close(&to, rc != 0))) {
     if (rc == SC_EWRITE) rc = 0; /* reported */
+    sc_cli_out_close(&ho, 1);
     goto done;
+  }
+  if (!rc && ho.f) {
+    rc = sc_report_html_replay(ctx, job, &cfg, &opts, &res, sc_cli_write_file, ho.f);
+    code = sc_cli_out_close(&ho, rc != 0);
+    if (rc == SC_EWRITE) code = sc_cli_write_error(html_path, 1), rc = 0;
+    if (code) goto done;
+  } else if (ho.f) {
+    sc_cli_out_close(&ho, 1);
   }
   if (!rc && (rc = sc_replay_format(&res, fmt, sc_cli_write_file, stdout)) == SC_EWRITE) {
     code = sc_cli_write_error("stdout", 1);

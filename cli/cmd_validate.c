@@ -6,6 +6,7 @@
  * the command). Argument parsing and printing only; the work is in
  * src/analysis/validate.c (include/stepcast/validate.h).
  */
+#include "stepcast/report.h"
 #include "stepcast/validate.h"
 
 #include "commands.h"
@@ -35,7 +36,7 @@ static int load_calibration(sc_ctx *ctx, const char *path, sc_cost_params *p) {
 
 int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_cli_list files = {0}, sets = {0};
-  const char *calibration = NULL, *outpath = NULL;
+  const char *calibration = NULL, *outpath = NULL, *html_path = NULL;
   sc_validate_format fmt = SC_VALIDATE_TEXT;
   sc_cli_args a;
   sc_cli_args_init(&a, cmd, argc, argv);
@@ -45,6 +46,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, a.value);
     else if (sc_cli_is(&a, "--calibration")) calibration = a.value;
     else if (sc_cli_is(&a, "-o")) outpath = a.value;
+    else if (sc_cli_is(&a, "--html")) html_path = a.value;
     else if (sc_cli_is(&a, "--format")) fmt = (sc_validate_format)a.choice; /* text|json|csv|md */
     else code = sc_cli_unhandled(&a);
   }
@@ -71,7 +73,14 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
     goto out;
   }
   sc_validate_options opt = {calibration ? &calib : NULL, sets.v, (size_t)sets.n};
-  if ((rc = sc_validate_run(ctx, set, &opt, res))) goto out;
+  /* --html FILE: opened before the cases are simulated (an unwritable place
+   * fails at once), renamed into place when complete. */
+  sc_cli_out ho = {0};
+  if (html_path && (code = sc_cli_out_open(&ho, html_path))) goto out;
+  if ((rc = sc_validate_run(ctx, set, &opt, res))) {
+    sc_cli_out_close(&ho, 1);
+    goto out;
+  }
   /* A row that cannot be simulated does not stop the others (exit 0); its
    * error is in the report and, for people and scripts reading stderr,
    * here. A feature not modelled is expected and only reported. */
@@ -79,6 +88,12 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
     if (res[i].status && res[i].status != SC_EUNSUPPORTED)
       fprintf(stderr, "stepcast: warning: case %s not simulated: %s\n",
               sc_caseset_case(set, i)->id, res[i].reason);
+  if (ho.f) {
+    rc = sc_report_html_validate(ctx, set, res, sc_cli_write_file, ho.f);
+    code = sc_cli_out_close(&ho, rc != 0);
+    if (rc == SC_EWRITE) code = sc_cli_write_error(html_path, 1), rc = 0;
+    if (code || rc) goto out;
+  }
   sc_cli_out o;
   if ((code = sc_cli_out_open(&o, outpath))) goto out;
   FILE *f = o.f;

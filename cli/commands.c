@@ -23,7 +23,11 @@ static const sc_cli_opt run_opts[] = {
     {"--calibration", "FILE", "load FILE's `calibration:` mapping (before any --set)", 0},
     {"--format", "text|json|csv", "output format (default text)", SC_CLI_CHOICE},
     {"--trace", "FILE", "write the step's Chrome trace (ui.perfetto.dev, chrome://tracing)", 0},
-    {"-o", "DIR", "write DIR/result.json and, unless --trace, DIR/trace.json", 0},
+    {"-o", "DIR", "write DIR/result.json, DIR/config.yaml and, unless --trace, DIR/trace.json",
+     0},
+    {"--html", "FILE", "write the HTML report (timeline, breakdown, memory; docs/REPORT.md)", 0},
+    {"--trace-limit", "SIZE", "refuse a trace estimated above SIZE (K, M, G suffixes; default 4G)",
+     0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt sweep_opts[] = {
@@ -48,6 +52,7 @@ static const sc_cli_opt sweep_opts[] = {
     {"--pp-split", "LIST", "layer split: plain, counted (embedding and loss as layers)", 0},
     {"--no-progress", NULL, "no progress bar (drawn on stderr when it is a terminal)", 0},
     {"--stop-after", "N", "stop as if killed after N new rows (a testing aid)", 0},
+    {"--html", "FILE", "write the HTML report (step time vs memory, Pareto front, top K)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt validate_opts[] = {
@@ -55,6 +60,7 @@ static const sc_cli_opt validate_opts[] = {
     SET_OPT,
     {"--format", "text|json|csv|markdown", "output format (default text)", SC_CLI_CHOICE},
     {"-o", "FILE", "write the report to FILE instead of stdout", 0},
+    {"--html", "FILE", "also write the HTML report (predicted vs measured, errors)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt cal_cases_opts[] = {
@@ -145,6 +151,15 @@ static const sc_cli_opt replay_opts[] = {
     {"--first-bucket-mb", "MiB", "size of DDP's first bucket (default 1)", 0},
     {"--format", "text|json", "output format (default text)", SC_CLI_CHOICE},
     {"--trace", "FILE", "write the replayed step's Chrome trace", 0},
+    {"--html", "FILE", "write the HTML report (timeline of the replay, time per category)", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt report_opts[] = {
+    {"-o", "REPORT.html", "the HTML report to write (required)", 0},
+    {NULL, NULL, NULL, 0}};
+
+static const sc_cli_opt diff_opts[] = {
+    {"--format", "text|json", "output format (default text)", SC_CLI_CHOICE},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt man_opts[] = {
@@ -257,6 +272,16 @@ static const char replay_text[] =
 const sc_cli_cmd sc_cli_commands[] = {
     {"run", "[CONFIG.yaml] [OPTIONS]", "simulate one training step of a config", run_text,
      run_opts, sc_cli_run, 0, 0},
+    {"report", "DIR -o REPORT.html", "the HTML report of a run saved with run -o DIR",
+     "Simulates DIR/config.yaml (written by `run -o DIR`) again and writes its HTML\n"
+     "report, as `run --html` does; warns when DIR/result.json holds another step\n"
+     "time (a different build or calibration). docs/REPORT.md.",
+     report_opts, sc_cli_report, 0, 0},
+    {"diff", "A.json B.json [--format text|json]", "what changed between two results",
+     "Reads two results saved by `run --format json` or `run -o DIR` (result.json)\n"
+     "and prints step time, tokens/s, TFLOP/s, MFU, memory, time to train and cost\n"
+     "and every breakdown category of both, with B - A and the relative change.",
+     diff_opts, sc_cli_diff, 0, 0},
     {"sweep", "[CONFIG.yaml] [--gpus N] [OPTIONS]",
      "search parallel layouts of a config by throughput", sweep_text, sweep_opts,
      sc_cli_sweep, 0, 0},

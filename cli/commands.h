@@ -32,6 +32,10 @@ int sc_cli_version(const sc_cli_cmd *cmd, int argc, char **argv);
 int sc_cli_man_cmd(const sc_cli_cmd *cmd, int argc, char **argv);
 /* cmd_run.c */
 int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_run.c: report DIR -o FILE (the run report from a saved -o directory) */
+int sc_cli_report(const sc_cli_cmd *cmd, int argc, char **argv);
+/* cmd_diff.c */
+int sc_cli_diff(const sc_cli_cmd *cmd, int argc, char **argv);
 /* cmd_hw.c: hw list, hw show, presets, config-docs */
 int sc_cli_hw_list(const sc_cli_cmd *cmd, int argc, char **argv);
 int sc_cli_hw_show(const sc_cli_cmd *cmd, int argc, char **argv);

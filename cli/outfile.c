@@ -26,6 +26,13 @@ int sc_cli_out_open(sc_cli_out *o, const char *path) {
     return 0;
   }
   o->path = path;
+  /* A directory in the way would only fail the final rename, after the
+   * work: refuse it now. */
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return out_error(path, "cannot open");
+  }
   /* Beside the target, so that the rename stays on one file system. */
   int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp-XXXXXX", path);
   if (n < 0 || (size_t)n >= sizeof o->tmp) {

@@ -42,6 +42,9 @@ typedef struct sc_memory_stage {
   double comm_buffer_bytes;  /* NCCL communicator buffers */
   double framework_bytes;    /* CUDA context, library workspaces, allocator
                                 fragmentation */
+  double fragmentation_bytes; /* part of framework_bytes: the caching allocator's
+                                fragmentation allowance (5 % of activations and
+                                transients; docs/MEMORY.md) */
   double total_bytes;
   int oom;                   /* 1: total exceeds the GPU's capacity */
 } sc_memory_stage;

@@ -152,6 +152,12 @@ typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT, SC_INTERF_LEARNED } sc_in
  * Megatron-LM before FlashAttention (batched GEMMs + softmax/dropout kernels
  * streaming the s x s scores through HBM). */
 typedef enum { SC_ATTN_FLASH = 0, SC_ATTN_UNFUSED } sc_attention;
+/* How a mixture-of-experts layer moves tokens to the experts of the
+ * expert-parallel group (Megatron-Core --moe-token-dispatcher-type;
+ * docs/MOE.md): NCCL all-to-all of the routed copies, all-gather of every
+ * token / reduce-scatter of the outputs, or DeepEP's NVLink + RDMA
+ * hierarchical all-to-all (Megatron's flex dispatcher with DeepEP). */
+typedef enum { SC_MOE_ALLTOALL = 0, SC_MOE_ALLGATHER, SC_MOE_DEEPEP } sc_moe_dispatcher;
 
 /* The enums of a config by kind, for their names: the YAML spelling
  * ("selective", "interleaved") and a label for reports ("interleaved-1f1b"). */
@@ -164,6 +170,7 @@ typedef enum {
   SC_ENUM_ATTENTION,
   SC_ENUM_CP_COMM,
   SC_ENUM_FP8_RECIPE,
+  SC_ENUM_MOE_DISPATCHER,
   SC_ENUM_COUNT
 } sc_enum;
 
@@ -178,6 +185,7 @@ int sc_enum_count(sc_enum e);
 
 typedef struct sc_model_cfg {
   char name[64];          /* preset name or free label */
+  char hf_config[256];    /* the HuggingFace config.json the shape came from, or "" */
   int64_t layers;         /* transformer layers L */
   int64_t hidden;         /* hidden size h */
   int64_t heads;          /* attention heads a */
@@ -189,6 +197,21 @@ typedef struct sc_model_cfg {
   int tied_embeddings;    /* 1: LM head shares the input embedding */
   int64_t head_dim;       /* attention head dim (kv_channels); 0 = hidden / heads */
   double dropout;         /* hidden and attention dropout probability (0: none) */
+  /* Mixture of experts (docs/MOE.md); moe_experts 0 = a dense model. */
+  int64_t moe_experts;    /* routed experts E per MoE layer */
+  int64_t moe_topk;       /* experts each token is routed to k; 0 = 2 */
+  int64_t moe_ffn_hidden; /* one expert's FFN inner size; 0 = ffn_hidden */
+  int64_t moe_shared_experts; /* always-active experts, moe_ffn_hidden wide each */
+  int64_t moe_dense_layers;   /* leading layers with a dense FFN */
+  int64_t moe_layer_freq;     /* every k-th layer is MoE (1-based); 0 = 1, every layer */
+  double moe_capacity_factor; /* tokens an expert takes / its balanced share; 0 = dropless */
+  double moe_router_balance;  /* hottest expert's tokens / the mean (>= 1); 0 = 1 */
+  /* Multi-head latent attention (DeepSeek-V2/V3; docs/MOE.md); kv rank 0 =
+   * ordinary attention. head_dim is then the no-RoPE query/key head dim. */
+  int64_t mla_kv_lora_rank; /* compressed K/V latent width */
+  int64_t mla_q_lora_rank;  /* compressed query width; 0 = no query compression */
+  int64_t mla_rope_dim;     /* decoupled RoPE query/key head dim; 0 = 64 */
+  int64_t mla_v_head_dim;   /* value head dim; 0 = head_dim */
 } sc_model_cfg;
 
 typedef struct sc_training_cfg {
@@ -199,6 +222,12 @@ typedef struct sc_training_cfg {
   sc_attention attention; /* attention implementation */
   sc_fp8_recipe fp8_recipe; /* scaling of fp8 GEMM inputs (precision fp8) */
   int fp8_attention;      /* 1: attention in fp8 too (else bf16) */
+  double tokens;          /* tokens the whole training run consumes; 0 = not given
+                             (no time-to-train or cost in the result) */
+  /* With recompute selective: what is recomputed, a list of Megatron-LM
+   * --recompute-modules names ("core_attn", "layernorm", "moe_act", "moe")
+   * separated by commas */
+  char recompute_modules[64];
 } sc_training_cfg;
 
 typedef struct sc_parallel_cfg {
@@ -221,6 +250,11 @@ typedef struct sc_parallel_cfg {
   int64_t pp_last_layers;    /* layers of the last stage; 0 = even split */
   int pp_embedding_in_split; /* 1: the embedding counts as a layer in the split */
   int pp_loss_in_split;      /* 1: the LM head and loss count as a layer */
+  int64_t ep;                /* expert-parallel size (MoE), >= 1 */
+  int64_t etp;               /* expert tensor-parallel size; 0 = tp */
+  sc_moe_dispatcher moe_dispatcher; /* token dispatch of MoE layers */
+  int moe_a2a_overlap;       /* 1: dispatch/combine hidden behind other micro-batches' compute */
+  int moe_shared_expert_overlap; /* 1: shared experts run while the dispatch is in flight */
 } sc_parallel_cfg;
 
 /* A GPU described by a file (`cluster.gpu: FILE.yaml`; the format is what
@@ -244,6 +278,10 @@ typedef struct sc_cluster_cfg {
   int64_t gpus_per_node;  /* 0 = the preset's */
   double nic_gbps;        /* scale-out bandwidth per GPU, Gbit/s; 0 = preset */
   double nvlink_gbps;     /* intra-node bandwidth per GPU, GB/s; 0 = preset */
+  double mem_headroom;    /* memory kept free per GPU: GiB when >= 1, else a fraction
+                             of the GPU's capacity; 0 = none */
+  double price_per_gpu_hour; /* price of one GPU for one hour (any currency); 0 = not
+                                given (no cost in the result) */
 } sc_cluster_cfg;
 
 /* Parameters of the "nccl" collective model; calibration keys nccl_<member>
@@ -405,6 +443,9 @@ typedef enum {
 const char *sc_category_key(int cat);   /* "tp_comm" */
 const char *sc_category_label(int cat); /* "exposed TP comm" */
 
+/* Entries of sc_result.critical_path_top. */
+#define SC_CPATH_TOP 3
+
 typedef struct sc_result {
   double step_time_s;
   double tokens_per_s;
@@ -415,10 +456,31 @@ typedef struct sc_result {
   double mfu;                /* model FLOPs utilisation, 0..1 */
   double hfu;                /* hardware FLOPs utilisation, 0..1 */
   double breakdown_s[SC_CAT_COUNT]; /* mean over ranks; sums to step time */
+  /* Of breakdown_s[SC_CAT_BUBBLE]: idle time caused by stage imbalance, the
+   * mean over ranks of their idle time above the busiest rank's (whose idle
+   * time is the schedule's bubble). */
+  double bubble_imbalance_s;
   double memory_gib;         /* estimated peak memory of the fullest rank */
   double memory_capacity_gib;
+  double memory_usable_gib;  /* capacity less cluster.mem_headroom */
+  int64_t memory_peak_stage; /* pipeline stage of memory_gib */
+  int oom;                   /* 1: memory_gib exceeds memory_usable_gib */
+  /* With training.tokens (else 0): the whole run at this step time. */
+  double time_to_train_days; /* training.tokens / tokens_per_s */
+  double gpu_hours;          /* num_gpus x the time to train */
+  double cost;               /* gpu_hours x cluster.price_per_gpu_hour (0 without a price) */
   int64_t num_gpus;
   int64_t simulated_ranks;   /* ranks the engine ran (folded or all) */
+  /* The critical path of the step (docs/REPORT.md): the chain of ops, each
+   * started by the end of the one before, that ends the step; recorded by
+   * sc_simulate up to 4M simulated ops (else critical_path_ops is 0). */
+  int64_t critical_path_ops;              /* ops on it; 0: not recorded */
+  double critical_path_s[SC_CAT_COUNT];   /* its time per category; sums to the step */
+  struct {
+    int64_t stage;                        /* pipeline stage */
+    const char *stream;                   /* "compute", "tp-comm", ...; NULL past the last */
+    double seconds;                       /* time of the path on that stage's stream */
+  } critical_path_top[SC_CPATH_TOP];      /* where most of it runs, largest first */
   int64_t ops;               /* ops executed over simulated ranks */
   int64_t events;            /* engine events processed */
 } sc_result;
@@ -436,10 +498,32 @@ int sc_config_warnings(const sc_config *cfg, sc_write_fn w, void *ud);
 int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace,
                 void *trace_ud, sc_result *out);
 
+/* Size of the Chrome trace sc_simulate would stream for a resolved config,
+ * bytes, estimated before anything is built (from the schedule's passes and
+ * an upper bound of ops per layer; a few tens of percent above the real size
+ * on the shipped examples): for refusing a trace that would fill a disk.
+ * Returns 0 or the config's SC_E code. */
+int sc_trace_estimate(sc_ctx *ctx, const sc_config *cfg, double *bytes);
+
 /* Formats a result: human summary, one JSON object, or CSV (header + row). */
 typedef enum { SC_FORMAT_TEXT = 0, SC_FORMAT_JSON, SC_FORMAT_CSV } sc_format;
 int sc_result_format(const sc_config *cfg, const sc_result *res, sc_format fmt,
                      sc_write_fn out, void *ud);
+
+/* Reads a result back from its JSON (sc_result_format's, `run --format json`,
+ * `run -o DIR`'s result.json): the headline numbers, memory, time to train,
+ * cost and the breakdown; the rest of out stays 0. name is for messages
+ * ("name:line: message"). Returns 0 or SC_EINVAL (malformed JSON, not a
+ * result) or SC_ENOMEM. */
+int sc_result_read_json(sc_ctx *ctx, const char *name, const char *text, size_t len,
+                        sc_result *out);
+/* Writes what changed from a to b (`stepcast diff`): step time, tokens/s,
+ * TFLOP/s, MFU, memory, time to train, cost and every breakdown category,
+ * with B - A and the relative change; as text (headed by the names, which
+ * may be NULL) or one JSON object ({"step_time_s": {"a", "b", "delta",
+ * "pct"}, ..., "breakdown": {...}}). Returns the sink's status. */
+int sc_result_diff_format(const sc_result *a, const sc_result *b, const char *name_a,
+                          const char *name_b, sc_format fmt, sc_write_fn w, void *ud);
 
 #ifdef __cplusplus
 }

@@ -137,7 +137,8 @@ typedef struct sc_sweep_result {
   int64_t simulated;       /* rows ranked (including resumed ones) */
   int64_t resumed;         /* rows read back from out_path */
   sc_sweep_row *rows;      /* simulated rows, best first; owned */
-  double capacity_gib;     /* GPU memory the pruning used */
+  double capacity_gib;     /* GPU memory (the preset's HBM) */
+  double usable_gib;       /* capacity_gib less cluster.mem_headroom: the pruning's limit */
 } sc_sweep_result;
 
 /* Runs a sweep over a base config (loaded, not necessarily resolved; its

@@ -26,15 +26,71 @@ int sc__plan_init(sc_ctx *ctx, const sc_config *cfg, sc_plan *plan) {
   sc__memory_model_init(&mm, &plan->shape, &o);
   plan->memory_peak_bytes = sc__memory_peak(&mm, &plan->memory_peak_stage);
   plan->memory_capacity_bytes = mm.capacity_bytes;
+  plan->memory_usable_bytes = mm.capacity_bytes - sc__memory_headroom_bytes(cfg, mm.capacity_bytes);
   return SC_OK;
 }
 
-/* The engine's memory counter track, from the memory model. */
+double sc__memory_headroom_bytes(const sc_config *cfg, double capacity_bytes) {
+  double h = cfg->cluster.mem_headroom;
+  return h >= 1.0 ? h * GIB : h * capacity_bytes;
+}
+
+int sc__memory_headroom_check(sc_ctx *ctx, const sc_config *cfg, double capacity_bytes) {
+  double keep = sc__memory_headroom_bytes(cfg, capacity_bytes);
+  if (keep < capacity_bytes) return SC_OK;
+  char where[300];
+  sc__config_where(cfg, SC_FIELD_cluster_mem_headroom, where, sizeof where);
+  return sc__error(ctx, SC_EINVAL,
+                   "%s: cluster.mem_headroom: %g keeps %.1f GiB free, not less than the %.1f GiB "
+                   "of %s (values >= 1 are GiB, below 1 a fraction of the capacity)",
+                   where, cfg->cluster.mem_headroom, keep / GIB, capacity_bytes / GIB,
+                   cfg->cluster.gpu);
+}
+
+int sc__memory_each_stage(sc_ctx *ctx, const sc_config *cfg,
+                          int (*fn)(void *ud, const sc_memory_stage *st), void *ud) {
+  sc_shape sh;
+  int rc = sc__shape_init(ctx, cfg, &sh);
+  if (rc) return rc;
+  sc_memory_opts o;
+  sc_memory_model mm;
+  sc__memory_opts_of(cfg, &o);
+  sc__memory_model_init(&mm, &sh, &o);
+  for (int64_t s = 0; s < mm.pp && !rc; s++) {
+    sc_memory_stage st;
+    sc__memory_stage(&mm, s, &st);
+    rc = fn(ud, &st);
+  }
+  return rc;
+}
+
+/* Seconds in a day and in an hour. */
+#define DAY_S 86400.0
+#define HOUR_S 3600.0
+
+void sc__result_training_cost(const sc_config *cfg, sc_result *res) {
+  res->time_to_train_days = res->gpu_hours = res->cost = 0;
+  if (cfg->training.tokens <= 0 || res->tokens_per_s <= 0) return;
+  double seconds = cfg->training.tokens / res->tokens_per_s;
+  res->time_to_train_days = seconds / DAY_S;
+  res->gpu_hours = (double)res->num_gpus * seconds / HOUR_S;
+  res->cost = res->gpu_hours * cfg->cluster.price_per_gpu_hour;
+}
+
+/* The engine's memory counter track, from the memory model: its baseline
+ * also holds the stage's working buffers and fragmentation allowance, so that
+ * the track's peak is the stage's reported peak (sc_result.memory_gib and
+ * memory_breakdown). */
 static double track_static(const void *ud, int64_t stage) {
-  return sc__memory_static_bytes(ud, stage);
+  sc_memory_stage st;
+  sc__memory_stage(ud, stage, &st);
+  return sc__memory_static_bytes(ud, stage) + st.transient_bytes + st.fragmentation_bytes;
 }
 static double track_item(const void *ud, int64_t stage, int64_t chunk) {
   return sc__memory_item_bytes(ud, stage, chunk);
+}
+static double track_item_wgrad(const void *ud, int64_t stage, int64_t chunk) {
+  return sc__memory_item_wgrad_bytes(ud, stage, chunk);
 }
 
 /* Memory the simulation may take: more means the config describes a job
@@ -43,6 +99,14 @@ static double track_item(const void *ud, int64_t stage, int64_t chunk) {
  * 1 GiB). */
 #define MAX_SIMULATION_BYTES (8.0 * GIB)
 
+/* Ops of the unmerged programs: per pipeline stage 2 * m * vpp passes of at
+ * most lpc_max layers, at most 24 ops per layer pass and 16 around it. */
+double sc__plan_estimate_ops(const sc_plan *plan) {
+  const sc_shape *sh = &plan->shape;
+  double passes = 2.0 * (double)sh->m * (double)sh->vpp;
+  return (double)sh->pp * passes * (24.0 * (double)sh->lpc_max + 16.0);
+}
+
 /* Bytes the unmerged workload's programs and the engine's per-rank state take,
  * estimated from the schedule before anything is built: per pipeline stage
  * 2 * m * vpp passes of at most lpc_max layers, at most 24 ops (32 B each, with ~8 B of
@@ -50,16 +114,42 @@ static double track_item(const void *ud, int64_t stage, int64_t chunk) {
  * default example); per simulated rank ~1 KiB of engine state. */
 double sc__plan_estimate_bytes(const sc_plan *plan) {
   const sc_shape *sh = &plan->shape;
-  double passes = 2.0 * (double)sh->m * (double)sh->vpp;
-  double ops = (double)sh->pp * passes * (24.0 * (double)sh->lpc_max + 16.0);
+  double ops = sc__plan_estimate_ops(plan);
   double ranks = plan->cfg->simulation.fold ? (double)sh->pp
                                            : (double)(sh->tp * sh->pp * sh->dp * sh->cp);
   return ops * 40.0 + ranks * 1024.0;
 }
 
+/* Bytes of Chrome-trace JSON per op run (its "X" event with names and
+ * arguments, plus its share of the memory counter events): measured 141-143
+ * on the default example folded (106,619,715 bytes for 757,364 ops), with
+ * vpp 2, and on examples/llama3-8b-quick.yaml folded and unfolded. */
+#define TRACE_BYTES_PER_OP 144.0
+
+int sc_trace_estimate(sc_ctx *ctx, const sc_config *cfg, double *bytes) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg || !bytes) return sc__error(ctx, SC_EINVAL, "sc_trace_estimate: no config or output");
+  *bytes = 0;
+  sc_plan plan;
+  int rc = sc__plan_init(ctx, cfg, &plan);
+  if (rc) return rc;
+  const sc_shape *sh = &plan.shape;
+  /* every simulated rank of a stage runs that stage's program */
+  double per_stage = cfg->simulation.fold ? 1.0 : (double)(sh->tp * sh->dp * sh->cp);
+  *bytes = sc__plan_estimate_ops(&plan) * per_stage * TRACE_BYTES_PER_OP;
+  return SC_OK;
+}
+
 int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                       sc_result *out) {
+  return sc__plan_simulate_ex(ctx, plan, trace, trace_ud, NULL, out);
+}
+
+int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
+                         const sc_sim_hooks *hooks, sc_result *out) {
   memset(out, 0, sizeof *out);
+  sc_sim_hooks none = {NULL, NULL, NULL, NULL, 0};
+  const sc_sim_hooks *hk = hooks ? hooks : &none;
   const sc_config *cfg = plan->cfg;
   double need = sc__plan_estimate_bytes(plan);
   if (need > MAX_SIMULATION_BYTES)
@@ -74,7 +164,10 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
   if (rc) return rc;
   /* Untraced runs without interference merge the ops that nothing can tell
    * apart (SC_WL_MERGE): the same result, far fewer events. */
-  unsigned flags = !trace && cfg->simulation.interference == SC_INTERF_NONE ? SC_WL_MERGE : 0;
+  unsigned flags =
+      !trace && !hk->op_sink && !hk->mem_sink && cfg->simulation.interference == SC_INTERF_NONE
+          ? SC_WL_MERGE
+          : 0;
   sc_workload wl;
   rc = sc__workload_build_ex(ctx, &plan->shape, &cost, flags, &wl);
   if (rc) return rc;
@@ -83,9 +176,10 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
   sc_memory_opts o;
   sc__memory_opts_of(cfg, &o);
   sc__memory_model_init(&mm, &plan->shape, &o);
-  sc_mem_track track = {&mm, track_static, track_item};
+  sc_mem_track track = {&mm, track_static, track_item, track_item_wgrad};
   sc_engine_opts eo = {cfg->simulation.fold, cfg->simulation.interference,
-                       cfg->simulation.share_links, trace, trace_ud, &track};
+                       cfg->simulation.share_links, trace, trace_ud, &track, hk->op_sink,
+                       hk->op_sink_ud, hk->critical_path, hk->mem_sink, hk->mem_sink_ud};
   sc_engine_result er;
   if (!rc) rc = sc__engine_run(ctx, &wl, &cost, &eo, &er);
   sc__workload_free(ctx, &wl);
@@ -96,6 +190,7 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
   out->step_time_s = step;
   out->num_gpus = er.world;
   for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] = er.breakdown_s[c];
+  out->bubble_imbalance_s = er.bubble_imbalance_s;
   out->tokens_per_s =
       step > 0 ? (double)cfg->training.global_batch * (double)cfg->model.seq_len / step : 0;
   out->model_flops = plan->shape.model_flops;
@@ -108,7 +203,18 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
   }
   out->memory_gib = plan->memory_peak_bytes / GIB;
   out->memory_capacity_gib = plan->shape.hw->hbm_gib;
+  out->memory_usable_gib = plan->memory_usable_bytes / GIB;
+  out->memory_peak_stage = plan->memory_peak_stage;
+  out->oom = plan->memory_peak_bytes > plan->memory_usable_bytes;
+  sc__result_training_cost(cfg, out);
   out->simulated_ranks = er.simulated_ranks;
+  out->critical_path_ops = er.cpath_ops;
+  for (int c = 0; c < SC_CAT_COUNT; c++) out->critical_path_s[c] = er.cpath_s[c];
+  for (int i = 0; i < SC_CPATH_TOP && i < SC_ENGINE_CPATH_TOP; i++) {
+    out->critical_path_top[i].stage = er.cpath_top[i].stage;
+    out->critical_path_top[i].stream = er.cpath_top[i].s > 0 ? sc__stream_name(er.cpath_top[i].stream) : NULL;
+    out->critical_path_top[i].seconds = er.cpath_top[i].s;
+  }
   out->ops = er.ops;
   out->events = er.events;
   return SC_OK;
@@ -121,8 +227,10 @@ int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trac
   memset(out, 0, sizeof *out);
   sc_plan plan;
   int rc = sc__plan_init(ctx, cfg, &plan);
+  if (!rc) rc = sc__memory_headroom_check(ctx, cfg, plan.memory_capacity_bytes);
   if (rc) return rc;
-  return sc__plan_simulate(ctx, &plan, trace, trace_ud, out);
+  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, 1};
+  return sc__plan_simulate_ex(ctx, &plan, trace, trace_ud, &hooks, out);
 }
 
 /* ------------------------------------------------------------ warnings */

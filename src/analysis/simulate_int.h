@@ -11,6 +11,7 @@
 
 #include "model/memory_int.h"
 #include "model/shape_int.h"
+#include "engine/engine_int.h"
 
 typedef struct sc_plan {
   const sc_config *cfg;    /* resolved (borrowed; must outlive the plan) */
@@ -18,7 +19,40 @@ typedef struct sc_plan {
   double memory_peak_bytes; /* fullest stage (memory.c) */
   int64_t memory_peak_stage;
   double memory_capacity_bytes;
+  double memory_usable_bytes; /* capacity less cluster.mem_headroom: the OOM line */
 } sc_plan;
+
+/* Bytes cluster.mem_headroom keeps free on a GPU of capacity_bytes: the
+ * value in GiB when >= 1, else that fraction of the capacity. */
+double sc__memory_headroom_bytes(const sc_config *cfg, double capacity_bytes);
+
+/* SC_EINVAL ("FILE:LINE: cluster.mem_headroom: ...") when the headroom
+ * leaves nothing of capacity_bytes, else 0. */
+int sc__memory_headroom_check(sc_ctx *ctx, const sc_config *cfg, double capacity_bytes);
+
+/* X(key, label, expression over a const sc_memory_stage *st, bytes): the
+ * terms of a stage's memory as the reports show them (JSON key, short text
+ * label), in output order; they add up to st->total_bytes. */
+#define SC_MEMORY_TERMS(X)                                                   \
+  X("weights_gib", "weights", st->weights_bytes)                             \
+  X("gradients_gib", "grads", st->grads_bytes)                               \
+  X("optimizer_states_gib", "optim", st->optimizer_bytes)                    \
+  X("activations_gib", "activ", st->activations_bytes)                       \
+  X("workspace_gib", "workspc", st->transient_bytes)                         \
+  X("comm_buffers_gib", "comm", st->comm_buffer_bytes)                       \
+  X("framework_gib", "frame", st->framework_bytes - st->fragmentation_bytes) \
+  X("fragmentation_gib", "frag", st->fragmentation_bytes)
+
+/* Calls fn for each pipeline stage's memory estimate of a resolved config
+ * (memory.c), in stage order; stops at fn's first non-zero return and
+ * returns it. ctx may be a scratch context: nothing is allocated. */
+int sc__memory_each_stage(sc_ctx *ctx, const sc_config *cfg,
+                          int (*fn)(void *ud, const sc_memory_stage *st), void *ud);
+
+/* Fills the result's time-to-train and cost from training.tokens and
+ * cluster.price_per_gpu_hour (zero where not given); needs tokens_per_s and
+ * num_gpus. */
+void sc__result_training_cost(const sc_config *cfg, sc_result *res);
 
 /* Derives the plan of a resolved config: shape and memory estimate. Returns
  * 0 or SC_EINVAL (a config sc_config_resolve did not accept). */
@@ -28,9 +62,27 @@ int sc__plan_init(sc_ctx *ctx, const sc_config *cfg, sc_plan *plan);
  * estimated without building anything; sc__plan_simulate refuses plans
  * above its limit. */
 double sc__plan_estimate_bytes(const sc_plan *plan);
+/* Ops of the unmerged programs (one per stage), the estimate's upper bound
+ * of 24 per layer pass and 16 around it. */
+double sc__plan_estimate_ops(const sc_plan *plan);
 
 /* Simulates one step of a plan (see sc_simulate for trace and out). */
 int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                       sc_result *out);
+/* What a simulation hands out besides its result (engine_int.h): every op
+ * as it ends, the memory counter track as it changes (either makes the
+ * workload unmerged, as a trace does; the result is the same), and the
+ * critical path in the result (sc_simulate asks for it; the sweep does not). */
+typedef struct sc_sim_hooks {
+  sc_op_sink_fn op_sink;
+  void *op_sink_ud;
+  sc_mem_sink_fn mem_sink;
+  void *mem_sink_ud;
+  int critical_path;
+} sc_sim_hooks;
+
+/* sc__plan_simulate with hooks (NULL: none). */
+int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
+                         const sc_sim_hooks *hooks, sc_result *out);
 
 #endif /* SC_SIMULATE_INT_H */

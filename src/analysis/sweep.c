@@ -97,6 +97,7 @@ typedef struct sweep {
   int64_t leaves;
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   double capacity_gib;
+  double usable_gib;     /* capacity_gib less cluster.mem_headroom */
   /* Process 0 only. */
   sc_sweep_row *rows;    /* per todo position */
   uint8_t *state;        /* per todo position: 0 pending, 1 done ok, 2 failed, 3 resumed */
@@ -217,7 +218,7 @@ static int prune(sweep *S, const cand *c) {
   if (!rc) rc = sc__plan_init(S->ctx, &cfg, &plan);
   if (rc == SC_EUNSUPPORTED) return sc__sweep_refusal_reason(rc, sc_errmsg(S->ctx));
   if (rc) return SC_SWEEP_INVALID;
-  if (plan.memory_peak_bytes > plan.memory_capacity_bytes) return SC_SWEEP_MEMORY;
+  if (plan.memory_peak_bytes > plan.memory_usable_bytes) return SC_SWEEP_MEMORY;
   return -1;
 }
 
@@ -855,6 +856,9 @@ static int make_probe(sweep *S, const sc_config *base) {
   sc_hw hw_own;
   const sc_hw *hw = sc__config_gpu(p, &hw_own);
   S->capacity_gib = hw ? hw->hbm_gib : 0;
+  double cap_bytes = S->capacity_gib * 1073741824.0;
+  if (cap_bytes > 0 && (rc = sc__memory_headroom_check(S->ctx, base, cap_bytes))) return rc;
+  S->usable_gib = (cap_bytes - sc__memory_headroom_bytes(p, cap_bytes)) / 1073741824.0;
   return SC_OK;
 }
 
@@ -932,6 +936,7 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
   out->gpus_per_node = S.probe.cluster.gpus_per_node;
   out->candidates = S.leaves;
   out->capacity_gib = S.capacity_gib;
+  out->usable_gib = S.usable_gib;
   memcpy(out->excluded, S.excluded, sizeof out->excluded); /* failures counted by deliver */
   if (!rc && root) {
     int64_t ok = 0;
@@ -1009,16 +1014,19 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
   int64_t excluded = 0;
   for (int i = 0; i < SC_SWEEP_REASON_COUNT; i++) excluded += r->excluded[i];
   int rc;
-  char key[160], why[1024];
+  char key[160], why[1024], usable[48] = "";
   sc_sweep_why_unranked(r, why, sizeof why);
+  if (r->usable_gib > 0 && r->usable_gib < r->capacity_gib)
+    snprintf(usable, sizeof usable, ", %.1f usable", r->usable_gib);
   if (fmt == SC_FORMAT_JSON) {
     if ((rc = sc__writef(out, ud,
                          "{\"model\": \"%s\", \"gpu\": \"%s\", \"gpus\": %" PRId64
                          ", \"global_batch\": %" PRId64 ", \"seq_len\": %" PRId64
-                         ", \"capacity_gib\": %.1f, \"candidates\": %" PRId64
+                         ", \"capacity_gib\": %.1f, \"usable_gib\": %.1f, \"candidates\": %" PRId64
                          ", \"simulated\": %" PRId64 ", \"excluded\": {",
                          base->model.name, base->cluster.gpu, r->gpus, base->training.global_batch,
-                         base->model.seq_len, r->capacity_gib, r->candidates, r->simulated)))
+                         base->model.seq_len, r->capacity_gib, r->usable_gib, r->candidates,
+                         r->simulated)))
       return rc;
     for (int i = 0; i < SC_SWEEP_REASON_COUNT; i++)
       if ((rc = sc__writef(out, ud, "%s\"%s\": %" PRId64, i ? ", " : "", sc_sweep_reason_key(i),
@@ -1041,7 +1049,7 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
                            "\"distributed_optimizer\": %s, \"zero_stage\": %" PRId64
                            ", \"fsdp_shard\": %" PRId64 ", \"step_time_s\": %.9f, "
                            "\"tokens_per_s\": %.1f, \"tflops_per_gpu\": %.3f, \"mfu\": %.6f, "
-                           "\"memory_gib\": %.3f, \"breakdown_s\": {",
+                           "\"memory_gib\": %.3f, \"breakdown\": {",
                            i ? ", " : "", i + 1, sc_sweep_row_key(w, key, sizeof key), w->tp,
                            w->pp, w->dp, w->cp, w->vpp, sched ? sched : "?", w->pp_first_layers,
                            w->pp_last_layers, w->pp_counted ? "true" : "false", w->micro_batch,
@@ -1055,15 +1063,31 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
         if ((rc = sc__writef(out, ud, "%s\"%s\": %.6f", c ? ", " : "", sc_category_key(c),
                              w->breakdown_s[c])))
           return rc;
-      if ((rc = sc__writef(out, ud, "}}"))) return rc;
+      if ((rc = sc__writef(out, ud, "}"))) return rc;
+      /* With training.tokens: the whole run at this layout's throughput
+       * (and its cost with cluster.price_per_gpu_hour), as run reports it. */
+      if (base->training.tokens > 0 && w->tokens_per_s > 0) {
+        sc_result tr;
+        memset(&tr, 0, sizeof tr);
+        tr.tokens_per_s = w->tokens_per_s;
+        tr.num_gpus = r->gpus;
+        sc__result_training_cost(base, &tr);
+        if ((rc = sc__writef(out, ud, ", \"time_to_train_days\": %.6g, \"gpu_hours\": %.6g",
+                             tr.time_to_train_days, tr.gpu_hours)))
+          return rc;
+        if (base->cluster.price_per_gpu_hour > 0 &&
+            (rc = sc__writef(out, ud, ", \"cost\": %.6g", tr.cost)))
+          return rc;
+      }
+      if ((rc = sc__writef(out, ud, "}"))) return rc;
     }
     return sc__writef(out, ud, "]}\n");
   }
 
   if ((rc = sc__writef(out, ud,
-                       "stepcast sweep: %s on %" PRId64 " x %s (%.0f GiB), batch %" PRId64
+                       "stepcast sweep: %s on %" PRId64 " x %s (%.0f GiB%s), batch %" PRId64
                        ", seq %" PRId64 ", %s\n",
-                       base->model.name, r->gpus, base->cluster.gpu, r->capacity_gib,
+                       base->model.name, r->gpus, base->cluster.gpu, r->capacity_gib, usable,
                        base->training.global_batch, base->model.seq_len,
                        sc_enum_name(SC_ENUM_PRECISION, base->training.precision))))
     return rc;

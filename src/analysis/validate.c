@@ -163,7 +163,9 @@ enum {
   SHOW_ZERO3,     /* parameter sharding */
   SHOW_DIST_OPT,  /* distributed optimizer (or any ZeRO stage) */
   SHOW_TP_SP,     /* sequence parallelism over tp > 1 */
-  SHOW_MULTI_GPU  /* more than one GPU */
+  SHOW_MULTI_GPU, /* more than one GPU */
+  SHOW_MOE,       /* a mixture-of-experts model */
+  SHOW_MLA        /* multi-head latent attention */
 };
 
 /* X(column, required, config key or NULL, default text or NULL, why, show):
@@ -172,7 +174,7 @@ enum {
  * applied (unless the file's base config gives the field; NULL: the config's
  * own default or derivation stays) and listed with `why` when `show` says
  * so. Columns without a key are handled in row_to_case (identity and
- * measurement), check_moe (MoE and MLA shape, not modelled) and
+ * measurement), check_moe (cross checks of the MoE and MLA cells) and
  * build_config. Required columns without a key are the row's identity: a
  * blank one is an error of the file; a blank required config column is an
  * error of the row. The columns added with issue 14 come last, so the
@@ -193,16 +195,16 @@ enum {
   X(kv_heads, 0, "model.kv_heads", "0", "= heads, no GQA", SHOW_ALWAYS)                         \
   X(ffn_hidden, 0, "model.ffn_hidden", "0", "4h for gelu", SHOW_ALWAYS)                         \
   X(activation, 0, "model.activation", "gelu", "schema default", SHOW_ALWAYS)                   \
-  X(moe_experts, 0, NULL, NULL, "", SHOW_NEVER)                                                 \
-  X(moe_topk, 0, NULL, NULL, "", SHOW_NEVER)                                                    \
-  X(moe_ffn_hidden, 0, NULL, NULL, "", SHOW_NEVER)                                              \
+  X(moe_experts, 0, "model.moe_experts", "0", "dense", SHOW_NEVER)                              \
+  X(moe_topk, 0, "model.moe_topk", "0", "Megatron-LM's default", SHOW_MOE)                      \
+  X(moe_ffn_hidden, 0, "model.moe_ffn_hidden", "0", "= ffn_hidden", SHOW_MOE)                   \
   X(global_batch, 1, "training.global_batch", "", "", SHOW_NEVER)                               \
   X(micro_batch, 0, "training.micro_batch", "1", "", SHOW_ALWAYS)                               \
   X(tp, 1, "parallel.tp", "", "", SHOW_NEVER)                                                   \
   X(pp, 1, "parallel.pp", "", "", SHOW_NEVER)                                                   \
   X(dp, 0, "parallel.dp", "0", "num_gpus / (tp pp cp)", SHOW_ALWAYS)                            \
   X(cp, 0, "parallel.cp", "1", "schema default", SHOW_ALWAYS)                                   \
-  X(ep, 0, NULL, NULL, "", SHOW_NEVER)                                                          \
+  X(ep, 0, "parallel.ep", "1", "schema default", SHOW_MOE)                                     \
   X(vpp, 0, "parallel.vpp", "1", "", SHOW_ALWAYS)                                               \
   X(sequence_parallel, 0, "parallel.sequence_parallel", "0", "schema default", SHOW_ALWAYS)     \
   X(recompute, 0, "training.recompute", "none", "schema default", SHOW_ALWAYS)                  \
@@ -226,14 +228,14 @@ enum {
   X(pp_embedding_in_split, 0, "parallel.pp_embedding_in_split", "0", "schema default", SHOW_PP) \
   X(pp_loss_in_split, 0, "parallel.pp_loss_in_split", "0", "schema default", SHOW_PP)           \
   X(cp_comm, 0, "parallel.cp_comm", "p2p", "schema default", SHOW_CP)                           \
-  X(etp, 0, NULL, NULL, "", SHOW_NEVER)                                                         \
+  X(etp, 0, "parallel.etp", "1", "schema default", SHOW_MOE)                                   \
   X(head_dim, 0, "model.head_dim", "0", "= hidden / heads", SHOW_ALWAYS)                        \
-  X(moe_shared_experts, 0, NULL, NULL, "", SHOW_NEVER)                                          \
-  X(moe_dense_layers, 0, NULL, NULL, "", SHOW_NEVER)                                            \
-  X(mla_kv_lora_rank, 0, NULL, NULL, "", SHOW_NEVER)                                            \
-  X(mla_q_lora_rank, 0, NULL, NULL, "", SHOW_NEVER)                                             \
-  X(mla_rope_dim, 0, NULL, NULL, "", SHOW_NEVER)                                                \
-  X(mla_v_head_dim, 0, NULL, NULL, "", SHOW_NEVER)                                              \
+  X(moe_shared_experts, 0, "model.moe_shared_experts", "0", "schema default", SHOW_MOE)        \
+  X(moe_dense_layers, 0, "model.moe_dense_layers", "0", "schema default", SHOW_MOE)            \
+  X(mla_kv_lora_rank, 0, "model.mla_kv_lora_rank", "0", "ordinary attention", SHOW_NEVER)      \
+  X(mla_q_lora_rank, 0, "model.mla_q_lora_rank", "0", "no query compression", SHOW_MLA)         \
+  X(mla_rope_dim, 0, "model.mla_rope_dim", "0", "DeepSeek's 64", SHOW_MLA)                      \
+  X(mla_v_head_dim, 0, "model.mla_v_head_dim", "0", "= head_dim", SHOW_MLA)                     \
   X(attention, 0, "training.attention", "flash", "schema default", SHOW_ALWAYS)                 \
   X(tp_comm_overlap, 0, "parallel.tp_comm_overlap", NULL, "not stated; stepcast default",       \
     SHOW_TP_SP)                                                                                 \
@@ -279,6 +281,8 @@ static int default_shown(int show, const sc_config *r) {
   case SHOW_DIST_OPT: return p->distributed_optimizer || p->zero_stage >= 1;
   case SHOW_TP_SP: return p->tp > 1 && p->sequence_parallel;
   case SHOW_MULTI_GPU: return r->cluster.num_gpus > 1;
+  case SHOW_MOE: return r->model.moe_experts > 0;
+  case SHOW_MLA: return r->model.mla_kv_lora_rank > 0;
   default: return 0;
   }
 }
@@ -458,13 +462,12 @@ static int cell_range(const row_ctx *rc, int col, int64_t lo, int64_t hi, int64_
   return SC_OK;
 }
 
-/* The MoE and MLA columns (issue 15): parsed and range-checked, and a row
- * that uses them is not modelled. The bounds are those of the config fields
+/* The MoE and MLA columns (issue 15): parsed and range-checked, then copied
+ * into their config fields (the column table). The bounds are those of the config fields
  * the columns stand beside (experts as GPUs, widths as model.ffn_hidden,
  * ranks and head dims as model.head_dim) so that any published layout fits;
  * the cross-field rules are Megatron-LM's (--expert-model-parallel-size
- * divides --num-experts; topk <= experts). Returns 0 (dense, standard
- * attention), SC_EUNSUPPORTED (message: the feature) or a cell's error. */
+ * divides --num-experts; topk <= experts). Returns 0 or a cell's error. */
 static int check_moe(const row_ctx *rc) {
   int64_t experts, topk, ffn, shared, dense, ep, etp, kv, q, rope, vdim;
   int g_experts, g_topk, g_ffn, g_shared, g_dense, g_ep, g_etp, g_kv, g_q, g_rope, g_vdim;
@@ -508,8 +511,6 @@ static int check_moe(const row_ctx *rc) {
   for (size_t i = 0; i < sizeof mla_only / sizeof mla_only[0]; i++)
     if (!g_kv && mla_given[i] && (mla_only[i] != COL_mla_q_lora_rank || q > 0))
       return row_error(rc, mla_only[i], "needs mla_kv_lora_rank (multi-head latent attention)");
-  if (experts || g_kv)
-    return sc__error(rc->set->ctx, SC_EUNSUPPORTED, "MoE/MLA is not modelled yet (issue 15)");
   return SC_OK;
 }
 
@@ -565,6 +566,23 @@ static int identity_column(int k) {
   return k == COL_id || k == COL_measured_step_s || k == COL_source;
 }
 
+/* A row's own config file: PATH.rows/ID.yaml beside PATH.csv, when it
+ * exists, for cited facts of that row alone that no column carries (an MoE
+ * run's token dispatcher, its all-to-all overlap, its routing: the case
+ * format has no columns for them). "" when there is none. */
+static void row_config_path(const row_ctx *rc, const char *id, char *out, size_t n) {
+  out[0] = 0;
+  size_t len = strlen(rc->name);
+  if (len < 4 || strcasecmp(rc->name + len - 4, ".csv")) return;
+  for (const char *p = id; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '-' || *p == '_' || *p == '.'))
+      return;
+  int k = snprintf(out, n, "%.*s.rows/%s.yaml", (int)(len - 4), rc->name, id);
+  struct stat st;
+  if (k < 0 || (size_t)k >= n || stat(out, &st) || !S_ISREG(st.st_mode)) out[0] = 0;
+}
+
 /* Builds c->cfg, c->resolved and c->defaults from the row's configuration
  * cells. Returns 0, or the first reason the row cannot be simulated, with
  * its message on the context: SC_EUNSUPPORTED (a feature not modelled) or an
@@ -575,6 +593,10 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   /* The configuration: defaults, the file's base config, then the row. */
   sc_config *cfg = &c->cfg;
   *cfg = *rc->base;
+  char rowcfg[512];
+  row_config_path(rc, c->id, rowcfg, sizeof rowcfg);
+  if (rowcfg[0] && (e = sc_config_load_file(rc->set->ctx, cfg, rowcfg)))
+    return e == SC_ENOMEM ? e : SC_EINVAL;
   c->resolved = *cfg;
   for (int k = 0; k < COL_COUNT; k++)
     if (columns[k].required && !identity_column(k) && !cell(rc, k, buf, sizeof buf)[0])
@@ -592,6 +614,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   if ((e = set_field(rc, cfg, COL_gpu, "cluster.gpu", buf))) return e;
   char *d = c->defaults;
   size_t dn = sizeof c->defaults;
+  if (rowcfg[0]) append(d, dn, "row config %s", rowcfg);
   for (int k = 0; k < COL_COUNT; k++) {
     if (!columns[k].key) continue;
     cell(rc, k, buf, sizeof buf);

@@ -8,6 +8,7 @@
 #include "base/json_int.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 /* What the grammar allows next. */
@@ -515,4 +516,63 @@ int sc__json_double(const char *s, size_t n, double *out) {
   if (*end) return SC_EINVAL;
   *out = v;
   return SC_OK;
+}
+
+/* ------------------------------------------------------------ members */
+
+/* Line (1-based) of byte offset off in text. */
+static int text_line(const char *text, size_t len, uint64_t off) {
+  int line = 1;
+  for (uint64_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
+  return line;
+}
+
+int sc__json_members(sc_ctx *ctx, const char *name, const char *what, const char *text,
+                     size_t len, const char *nested, sc_json_member_fn fn, void *ud) {
+  sc_json j;
+  sc__json_init(&j, ctx);
+  sc__json_feed(&j, text, len);
+  sc__json_end(&j);
+  sc_jtok t;
+  int rc, out = SC_OK, first = 1, inside = 0, skip = -1, key_line = 0;
+  char key[128] = "";
+  while ((rc = sc__json_next(&j, &t)) == 1) {
+    if (first) {
+      first = 0;
+      if (t.type != SC_JT_OBJ_BEGIN) {
+        out = sc__error_at(ctx, SC_EINVAL, name, text_line(text, len, t.offset),
+                           "expected a JSON object (%s)", what);
+        break;
+      }
+      continue;
+    }
+    if (skip >= 0) {
+      if ((t.type == SC_JT_OBJ_END || t.type == SC_JT_ARR_END) && t.depth == skip) skip = -1;
+      continue;
+    }
+    if (inside && t.type == SC_JT_OBJ_END && t.depth == 1) {
+      inside = 0;
+      continue;
+    }
+    if (t.type == SC_JT_KEY) {
+      sc__json_unescape(t.s, t.n, key, sizeof key);
+      key_line = text_line(text, len, t.offset);
+      continue;
+    }
+    if (t.type == SC_JT_OBJ_END || t.type == SC_JT_ARR_END) continue; /* the document's end */
+    int begins = t.type == SC_JT_OBJ_BEGIN || t.type == SC_JT_ARR_BEGIN;
+    if (begins && t.depth == 1 && t.type == SC_JT_OBJ_BEGIN && nested && !strcmp(key, nested)) {
+      inside = 1;
+      continue;
+    }
+    if ((out = fn(ud, t.depth == 2 && inside ? nested : "", key, &t, key_line))) break;
+    if (begins) skip = t.depth;
+  }
+  if (!out && rc < 0)
+    out = rc == SC_EINVAL ? sc__error_at(ctx, SC_EINVAL, name, text_line(text, len, j.err_off),
+                                         "%s", j.errmsg)
+                          : rc;
+  if (!out && first) out = sc__error_at(ctx, SC_EINVAL, name, 1, "empty input");
+  sc__json_free(&j);
+  return out;
 }

@@ -102,4 +102,20 @@ int sc__json_us_to_ns(const char *s, size_t n, int64_t *out);
 /* Parses a NUMBER token as a double (strtod semantics); SC_EINVAL if not a number. */
 int sc__json_double(const char *s, size_t n, double *out);
 
+/* A member of a small JSON document's top-level object, or of the one
+ * object member named `nested` (parent is then that name, else ""): its
+ * decoded key, its value token (a scalar, or the BEGIN token of a container,
+ * whose contents are skipped) and the line of its key. Nonzero stops the
+ * walk and is returned. */
+typedef int (*sc_json_member_fn)(void *ud, const char *parent, const char *key,
+                                 const sc_jtok *value, int line);
+
+/* Walks the members of the JSON object in text (len bytes, a whole
+ * document: config.json files, saved results). Errors name `name` and the
+ * line: "expected a JSON object (WHAT)", "empty input", the tokenizer's
+ * message for malformed input. Returns SC_OK, SC_EINVAL, SC_ENOMEM or what
+ * fn returned. */
+int sc__json_members(sc_ctx *ctx, const char *name, const char *what, const char *text,
+                     size_t len, const char *nested, sc_json_member_fn fn, void *ud);
+
 #endif /* SC_JSON_INT_H */

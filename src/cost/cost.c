@@ -82,5 +82,8 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   cost->comm = &sc__comm_nccl_model; /* "nccl" v4, comm_nccl.c */
   sc__comm_params_from_cost(cost, &cost->comm_params);
   sc__comm_topo_from_cost(cost, &cost->comm_topo);
+  cost->moe_deepep = cfg->model.moe_experts > 0 && cfg->parallel.moe_dispatcher == SC_MOE_DEEPEP;
+  cost->moe_experts = (double)cfg->model.moe_experts;
+  cost->moe_topk = (double)(cfg->model.moe_topk > 0 ? cfg->model.moe_topk : 2);
   return SC_OK;
 }

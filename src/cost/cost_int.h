@@ -58,7 +58,16 @@ typedef struct sc_cost {
   sc_comm_params comm_params;
   sc_comm_topo comm_topo;
   double interf_w[SC_INTERF_NFEAT]; /* p.interference_w as an array, for the engine */
+  /* Mixture of experts: the EP group's all-to-alls run on DeepEP's kernels
+   * (parallel.moe_dispatcher deepep) and the routing they carry. */
+  int moe_deepep;
+  double moe_experts, moe_topk;
 } sc_cost;
+
+/* DeepEP's dispatch or combine (cost/comm_ep.c) of `bytes` (the k routed
+ * copies one rank sends, as for an NCCL all-to-all) over an EP group placed
+ * as pl, ns. */
+double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl);
 
 /* Latency of a point-to-point transfer when no calibration gives one: an
  * assumption (no sendrecv measurement is shipped), us. */

@@ -169,6 +169,19 @@ typedef struct sim {
   int64_t now;
   int64_t events, ops;
   tracebuf *trace;
+  sc_op_sink_fn op_sink; /* engine_int.h; NULL: none */
+  void *op_sink_ud;
+  /* Critical path (sc_engine_opts.critical_path): per op, by cp_off[rank *
+   * SC_ST_COUNT + stream] + index, when it started and the op whose end
+   * started it (CP_ID; CP_NONE: started at time 0); per rank the last op it
+   * ended; cp_cur the op being finished. NULL when not recorded. */
+  size_t *cp_off;
+  int64_t *cp_start;
+  uint64_t *cp_cause, *cp_last;
+  uint64_t cp_cur;
+  int cp_want;           /* sc_engine_opts.critical_path */
+  sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
+  void *mem_sink_ud;
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
   double p2p_bytes[2], p2p_ns[2]; /* last transfer priced, by net; bytes -1: none */
   int rc;
@@ -384,12 +397,13 @@ static void queue_pop(sim *S, int64_t *t_ns, event *e, uint32_t *next_act) {
 /* ------------------------------------------------------------ trace output */
 
 static void tb_flush(tracebuf *tb) {
-  if (tb->len && !tb->rc) tb->rc = tb->w(tb->ud, tb->buf, tb->len);
+  if (tb->len && !tb->rc && tb->w) tb->rc = tb->w(tb->ud, tb->buf, tb->len);
   tb->len = 0;
 }
 
 static void tb_printf(tracebuf *tb, const char *fmt, ...) SC_PRINTF(2, 3);
 static void tb_printf(tracebuf *tb, const char *fmt, ...) {
+  if (!tb->w) return; /* only the memory track is wanted (sc_engine_opts.mem_sink) */
   if (sizeof tb->buf - tb->len < 512) tb_flush(tb);
   va_list ap;
   va_start(ap, fmt);
@@ -459,6 +473,9 @@ RARE static void trace_op(sim *S, const rstate *r, int stream, const sc_op *op, 
 }
 
 static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
+  if (S->mem_sink)
+    S->mem_sink(S->mem_sink_ud, S->ranks[rank].global, S->ranks[rank].stage, t_ns,
+                S->trace->mem.bytes[rank]);
   tb_printf(S->trace, ",\n{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%lld,\"ts\":%.3f,"
             "\"args\":{\"GiB\":%.4f}}",
             (long long)S->ranks[rank].global, (double)t_ns / 1e3,
@@ -467,7 +484,10 @@ static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
 
 /* A forward item (micro-batch, chunk) allocates its stored activations when
  * its first compute op starts; its backward frees them when its last compute
- * op (backward, weight-grad or recompute phase) ends. */
+ * op (backward, weight-grad or recompute phase) ends. A split backward
+ * (item_wgrad_bytes > 0) frees them in two steps, as memory.c counts them:
+ * all but the weight-grad inputs when its input-grad pass ends, those when
+ * its weight-grad pass (the weight-grad phase ops) ends. */
 static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t start) {
   memtrack *mt = &S->trace->mem;
   rstate *r = &S->ranks[rank];
@@ -480,15 +500,20 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
     return;
   }
   if (op->phase == SC_PH_STEP) return;
+  double wgrad = mt->hook->item_wgrad_bytes
+                     ? mt->hook->item_wgrad_bytes(mt->hook->ud, r->stage, op->chunk)
+                     : 0.0;
+  int w_pass = wgrad > 0 && op->phase == SC_PH_WGRAD;
   const sc_program *p = &S->wl->progs[r->stage];
   uint32_t next = r->head[SC_ST_COMPUTE] + 1;
   if (next < p->nops[SC_ST_COMPUTE]) {
     const sc_op *n = &p->ops[SC_ST_COMPUTE][next];
     if (n->phase != SC_PH_FWD && n->phase != SC_PH_STEP && n->mb == op->mb &&
-        n->chunk == op->chunk)
+        n->chunk == op->chunk && (wgrad <= 0 || (n->phase == SC_PH_WGRAD) == w_pass))
       return;
   }
-  mt->bytes[rank] -= mt->hook->item_bytes(mt->hook->ud, r->stage, op->chunk);
+  double item_bytes = mt->hook->item_bytes(mt->hook->ud, r->stage, op->chunk);
+  mt->bytes[rank] -= wgrad <= 0 ? item_bytes : w_pass ? wgrad : item_bytes - wgrad;
   trace_memory(S, rank, S->now);
 }
 
@@ -552,6 +577,23 @@ static gspan group_of(const sim *S, int kind, int64_t r) {
     g = (gspan){(stage * F + pos) * tp + tpi, base + pos * tp + tpi, F * tp, dp * cp / F};
     break;
   }
+  /* The expert grid (Megatron-Core): a stage's tp x cp x dp ranks, index jj,
+   * as etp fastest, then ep, then expert-data-parallel. */
+  case SC_GRP_EP: {
+    int64_t jj = r % S->stride, e = m->etp, n = m->ep, et = jj % e, ed = jj / (e * n);
+    g = (gspan){stage * (S->stride / n) + ed * e + et, base + ed * e * n + et, e, n};
+    break;
+  }
+  case SC_GRP_ETP: {
+    int64_t et = (r % S->stride) % m->etp;
+    g = (gspan){r / m->etp, r - et, 1, m->etp};
+    break;
+  }
+  case SC_GRP_EDP: {
+    int64_t jj = r % S->stride, blk = m->ep * m->etp;
+    g = (gspan){stage * blk + jj % blk, base + jj % blk, blk, S->stride / blk};
+    break;
+  }
   case SC_GRP_EMBED: /* same position in the first and last stage */
     if (!S->wl->tied_embed_sync || (stage != 0 && stage != m->pp - 1)) break;
     g = (gspan){r % S->stride, r % S->stride, (m->pp - 1) * S->stride, m->pp > 1 ? 2 : 1};
@@ -576,6 +618,9 @@ static int64_t group_nkeys(const sim *S, int kind) {
   case SC_GRP_CP_OUT: return pp * dp * m->cp_in * tp;
   case SC_GRP_SHARD: return pp * (dp / m->shard) * tp;
   case SC_GRP_REPLICA: return pp * m->shard * cp * tp;
+  case SC_GRP_EP: return pp * (S->stride / m->ep);
+  case SC_GRP_ETP: return m->world / m->etp;
+  case SC_GRP_EDP: return pp * m->ep * m->etp;
   default: return S->stride;
   }
 }
@@ -798,9 +843,19 @@ static inline void refresh_rates(sim *S, uint32_t rank) {
 }
 
 /* Marks (rank, stream) as running activity id and updates its counters. */
+/* An op's identity on the critical path: simulated rank, stream, index. */
+#define CP_NONE UINT64_MAX
+#define CP_ID(rank, stream, idx) \
+  (((uint64_t)(rank) << 32) | ((uint64_t)(stream) << 28) | (uint64_t)(idx))
+
 static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const sc_op *op,
                           int net) {
   rstate *r = &S->ranks[rank];
+  if (S->cp_start) { /* started now, by the end of the op being finished */
+    size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + (size_t)stream] + r->head[stream];
+    S->cp_start[k] = S->now;
+    S->cp_cause[k] = S->cp_cur;
+  }
   account(S, r);
   r->st[stream] = ST_RUN;
   r->running |= (uint16_t)(1u << stream);
@@ -837,6 +892,8 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     trace_op(S, r, stream, op, start, S->now);
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
+  if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
+  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
   r->act[stream] = NONE;
@@ -899,7 +956,8 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
   e->coll = coll;
   e->bytes = bytes;
   e->pl = *pl;
-  e->ns = S->cost->comm->coll_ns(S->cost, coll, bytes, pl);
+  e->ns = coll == SC_COLL_COUNT ? sc__ep_deepep_ns(S->cost, bytes, pl)
+                                : S->cost->comm->coll_ns(S->cost, coll, bytes, pl);
   if (SC_UNLIKELY(!(e->ns <= SC_WORK_MAX))) { /* a size beyond any physical range */
     S->rc = work_overflow(S, "a collective", e->ns);
     e->ns = 0;
@@ -918,7 +976,12 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   a->net = g->pl.nodes > 1;
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
-  start(S, id, collective_ns(S, op->coll, op->work, &g->pl));
+  /* MoE dispatch / combine with DeepEP: its own price (cost/comm_ep.c),
+   * memoised under the one value no collective kind has. */
+  int coll = op->coll == SC_COLL_ALLTOALL && op->group == SC_GRP_EP && S->cost->moe_deepep
+                 ? SC_COLL_COUNT
+                 : op->coll;
+  start(S, id, collective_ns(S, coll, op->work, &g->pl));
   for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
 }
 
@@ -1043,6 +1106,10 @@ static void finish(sim *S, uint32_t id) {
   activity *a = &S->acts[id];
   const sc_op *op = a->op;
   int64_t t0 = a->start_ns;
+  if (S->cp_start) { /* what starts now was started by this op's end */
+    uint32_t rank = a->type == ACT_COLL ? S->members[S->inst[a->a].mem_off] : a->a;
+    S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].head[a->sa]);
+  }
   switch (a->type) {
   case ACT_COMPUTE: {
     uint32_t rank = a->a;
@@ -1095,6 +1162,94 @@ static void sim_free(sim *S) {
     sc__free(ctx, S->trace->mem.fwd_item, sizeof(uint64_t) * S->nsim);
   }
   sc__free(ctx, S->trace, sizeof(tracebuf));
+  if (S->cp_off) {
+    size_t n = S->cp_off[(size_t)S->nsim * SC_ST_COUNT];
+    sc__free(ctx, S->cp_start, (n ? n : 1) * sizeof(int64_t));
+    sc__free(ctx, S->cp_cause, (n ? n : 1) * sizeof(uint64_t));
+  }
+  sc__free(ctx, S->cp_off, ((size_t)S->nsim * SC_ST_COUNT + 1) * sizeof(size_t));
+  sc__free(ctx, S->cp_last, (size_t)S->nsim * sizeof(uint64_t));
+}
+
+/* Ops the critical path is recorded for at most: 16 bytes each, so at most
+ * 64 MiB on top of the simulation (a folded run of the largest benchmark
+ * configurations has ~2M unmerged ops; unfolded ones can have far more). */
+#define CP_MAX_OPS 4000000
+
+/* Allocates the critical-path record when asked and small enough; 0 or
+ * SC_ENOMEM. Not recording is not an error (out->cpath_ops stays 0). */
+static int cp_begin(sim *S) {
+  size_t total = 0;
+  for (uint32_t i = 0; i < S->nsim; i++)
+    for (int s = 0; s < SC_ST_COUNT; s++) total += S->wl->progs[S->ranks[i].stage].nops[s];
+  if (total > CP_MAX_OPS) return SC_OK;
+  S->cp_off = sc__malloc(S->ctx, ((size_t)S->nsim * SC_ST_COUNT + 1) * sizeof(size_t));
+  if (!S->cp_off) return SC_ENOMEM;
+  S->cp_off[(size_t)S->nsim * SC_ST_COUNT] = 0; /* sim_free reads the total */
+  S->cp_last = sc__malloc(S->ctx, (size_t)S->nsim * sizeof(uint64_t));
+  if (!S->cp_last) return SC_ENOMEM;
+  size_t k = 0;
+  for (uint32_t i = 0; i < S->nsim; i++) {
+    S->cp_last[i] = CP_NONE;
+    for (int s = 0; s < SC_ST_COUNT; s++) {
+      S->cp_off[(size_t)i * SC_ST_COUNT + (size_t)s] = k;
+      k += S->wl->progs[S->ranks[i].stage].nops[s];
+    }
+  }
+  S->cp_off[(size_t)S->nsim * SC_ST_COUNT] = k;
+  S->cp_start = sc__malloc(S->ctx, (k ? k : 1) * sizeof(int64_t));
+  S->cp_cause = sc__malloc(S->ctx, (k ? k : 1) * sizeof(uint64_t));
+  if (!S->cp_start || !S->cp_cause) return SC_ENOMEM;
+  S->cp_cur = CP_NONE;
+  return SC_OK;
+}
+
+/* Walks the critical path back from the op that ends the step: each op was
+ * started by the end of the one before it (its cause), so the ops' times add
+ * up to the step. Sums them per category (a merged op's waits for inlined TP
+ * collectives count as TP) and per stage and stream, keeping the largest
+ * SC_ENGINE_CPATH_TOP of those. Returns 0 or SC_ENOMEM. */
+static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
+  uint32_t last = NONE;
+  for (uint32_t i = 0; i < S->nsim; i++)
+    if (S->ranks[i].end_ns == step_ns && S->cp_last[i] != CP_NONE) {
+      last = i;
+      break;
+    }
+  if (last == NONE) return SC_OK;
+  size_t cells = (size_t)S->wl->nprogs * SC_ST_COUNT;
+  double *per = sc__calloc(S->ctx, cells ? cells : 1, sizeof(double));
+  if (!per) return SC_ENOMEM;
+  size_t total = S->cp_off[(size_t)S->nsim * SC_ST_COUNT];
+  int64_t end = step_ns, nops = 0;
+  for (uint64_t cur = S->cp_last[last]; cur != CP_NONE && (size_t)nops < total; nops++) {
+    uint32_t rank = (uint32_t)(cur >> 32), stream = (uint32_t)(cur >> 28) & 15u;
+    uint32_t idx = (uint32_t)cur & 0x0fffffffu;
+    size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + stream] + idx;
+    const rstate *r = &S->ranks[rank];
+    const sc_op *op = &S->wl->progs[r->stage].ops[stream][idx];
+    double dur = (double)(end - S->cp_start[k]) / 1e9;
+    double tp = S->merged && op_is_compute(op->kind) ? (double)op->tp_ns / 1e9 : 0.0;
+    if (tp > dur) tp = dur;
+    out->cpath_s[op->cat] += dur - tp;
+    out->cpath_s[SC_CAT_TP] += tp;
+    per[(size_t)r->stage * SC_ST_COUNT + stream] += dur;
+    end = S->cp_start[k];
+    cur = S->cp_cause[k];
+  }
+  out->cpath_ops = nops;
+  for (int t = 0; t < SC_ENGINE_CPATH_TOP; t++) {
+    size_t best = cells;
+    for (size_t c = 0; c < cells; c++)
+      if (per[c] > 0 && (best == cells || per[c] > per[best])) best = c;
+    if (best == cells) break;
+    out->cpath_top[t].stage = (int64_t)(best / SC_ST_COUNT);
+    out->cpath_top[t].stream = (int)(best % SC_ST_COUNT);
+    out->cpath_top[t].s = per[best];
+    per[best] = 0;
+  }
+  sc__free(S->ctx, per, (cells ? cells : 1) * sizeof(double));
+  return SC_OK;
 }
 
 
@@ -1130,6 +1285,7 @@ static int run(sim *S) {
   int rc = build_groups(S);
   if (rc) return rc;
   if (S->trace && (rc = trace_begin(S))) return rc;
+  if (S->cp_want && !S->explicit_wl && (rc = cp_begin(S))) return rc;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
   while (S->ntimes && !S->rc) {
     int64_t t;
@@ -1185,10 +1341,15 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   S.share = opts->share_links;
   /* A merged workload's op boundaries are gone: exact only at rate-1 compute
    * and invisible only without a trace (sc__workload_build_ex). */
-  if (wl->merged && (S.interf || opts->trace))
+  if (wl->merged && (S.interf || opts->trace || opts->op_sink || opts->mem_sink))
     return sc__error(ctx, SC_EINTERNAL,
                      "a merged workload cannot run with interference or a trace");
-  if (opts->trace) {
+  S.op_sink = opts->op_sink;
+  S.op_sink_ud = opts->op_sink_ud;
+  S.cp_want = opts->critical_path;
+  S.mem_sink_ud = opts->mem_sink_ud;
+  S.mem_sink = S.explicit_wl ? NULL : opts->mem_sink;
+  if (opts->trace || S.mem_sink) { /* a mem_sink alone: the track without the JSON */
     S.trace = sc__calloc(ctx, 1, sizeof(tracebuf));
     if (!S.trace) rc = SC_ENOMEM;
     else {
@@ -1203,10 +1364,18 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
     for (uint32_t i = 0; i < S.nsim; i++)
       if (S.ranks[i].end_ns > step_ns) step_ns = S.ranks[i].end_ns;
     S.now = step_ns;
+    double idle_min = -1;
     for (uint32_t i = 0; i < S.nsim; i++) {
       rstate *r = &S.ranks[i];
       account(&S, r); /* tail: waiting for the slowest rank */
       for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] += r->acc[c] / 1e9 / S.nsim;
+      if (idle_min < 0 || r->acc[SC_CAT_BUBBLE] < idle_min) idle_min = r->acc[SC_CAT_BUBBLE];
+    }
+    /* The busiest rank's idle time is the bubble every rank has; the rest
+     * of a rank's idle time is how much less it has to do. */
+    if (idle_min >= 0) {
+      double extra = out->breakdown_s[SC_CAT_BUBBLE] - idle_min / 1e9;
+      out->bubble_imbalance_s = extra > 0 ? extra : 0;
     }
     out->step_ns = step_ns;
     out->world = wl->map.world;
@@ -1217,6 +1386,7 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
     for (uint32_t i = 0; i < S.nsim; i++) merged += wl->progs[S.ranks[i].stage].nmerged;
     out->ops = S.ops + merged;
     out->events = S.events + merged;
+    if (S.cp_start) rc = cp_walk(&S, step_ns, out);
   }
   sim_free(&S);
   return rc;

@@ -19,7 +19,21 @@ typedef struct sc_mem_track {
   const void *ud;
   double (*static_bytes)(const void *ud, int64_t stage);
   double (*item_bytes)(const void *ud, int64_t stage, int64_t chunk);
+  /* Of item_bytes, what a split backward keeps from the input-grad pass to
+   * the weight-grad pass; NULL (or 0): the backward is one pass. */
+  double (*item_wgrad_bytes)(const void *ud, int64_t stage, int64_t chunk);
 } sc_mem_track;
+
+/* Receives every op as it ends on a simulated rank (the HTML report's
+ * timeline): the rank (global id) and its pipeline stage, the stream, the op's
+ * breakdown category, its start and end, ns. */
+typedef void (*sc_op_sink_fn)(void *ud, int64_t rank, int64_t stage, int stream, int cat,
+                              int64_t start_ns, int64_t end_ns);
+
+/* Receives the memory counter track as it changes (the HTML report's memory
+ * over the step): the rank (global id), its pipeline stage, the time (ns) and
+ * the bytes it holds from then on (sc_mem_track's model). */
+typedef void (*sc_mem_sink_fn)(void *ud, int64_t rank, int64_t stage, int64_t t_ns, double bytes);
 
 typedef struct sc_engine_opts {
   int fold;                     /* the workload is folded (one rank per class) */
@@ -28,15 +42,39 @@ typedef struct sc_engine_opts {
   sc_write_fn trace;            /* Chrome trace sink; NULL: none */
   void *trace_ud;
   const sc_mem_track *mem;      /* memory counter track of the trace; may be NULL */
+  sc_op_sink_fn op_sink;        /* every op as it ends; NULL: none (needs an unmerged workload) */
+  void *op_sink_ud;
+  int critical_path;            /* 1: record the critical path (synthesised workloads) */
+  sc_mem_sink_fn mem_sink;      /* the memory track (needs mem; a merged workload is refused) */
+  void *mem_sink_ud;
 } sc_engine_opts;
+
+/* Entries of sc_engine_result.cpath_top. */
+#define SC_ENGINE_CPATH_TOP 3
 
 typedef struct sc_engine_result {
   int64_t step_ns;                  /* end of the last op on any rank */
   double breakdown_s[SC_CAT_COUNT]; /* mean over simulated ranks; sums to the step */
+  /* Of breakdown_s[SC_CAT_BUBBLE]: the mean idle time above the busiest
+   * rank's (the least idle one), i.e. time ranks wait because another rank
+   * has more to do, not because of the schedule. */
+  double bubble_imbalance_s;
   int64_t world;                    /* ranks of the job */
   int64_t simulated_ranks;          /* ranks the engine ran (folded or all) */
   int64_t ops;                      /* ops executed over simulated ranks (unmerged count) */
   int64_t events;                   /* events processed (unmerged count) */
+  /* The critical path, with sc_engine_opts.critical_path and at most 4M ops
+   * (else cpath_ops is 0): the chain of ops, each started by the end of the
+   * one before, that ends the step. Its time per category (sums to the step)
+   * and the (stage, stream) pairs holding most of it, largest first
+   * (stream SC_ST_*; s 0 past the last). */
+  int64_t cpath_ops;
+  double cpath_s[SC_CAT_COUNT];
+  struct {
+    int64_t stage;
+    int stream;
+    double s;
+  } cpath_top[SC_ENGINE_CPATH_TOP];
 } sc_engine_result;
 
 /* Replays wl with the cost models and fills out. Does not free wl. Returns

@@ -39,6 +39,7 @@ enum {
   T_ATTENTION,
   T_CP_COMM,
   T_FP8_RECIPE,
+  T_MOE_DISPATCHER,
   T_TYPE_COUNT
 };
 
@@ -66,6 +67,7 @@ static const type_info types[T_TYPE_COUNT] = {
     [T_ATTENTION] = {"enum", "an attention implementation", SC_ENUM_ATTENTION},
     [T_CP_COMM] = {"enum", "a context-parallel exchange", SC_ENUM_CP_COMM},
     [T_FP8_RECIPE] = {"enum", "an fp8 recipe", SC_ENUM_FP8_RECIPE},
+    [T_MOE_DISPATCHER] = {"enum", "an MoE token dispatcher", SC_ENUM_MOE_DISPATCHER},
 };
 
 /* Storage sizes per type, checked against the struct members at compile time
@@ -88,6 +90,7 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_ATTENTION(s) ((s) == sizeof(sc_attention) && (s) == sizeof(int))
 #define SIZE_OK_CP_COMM(s) ((s) == sizeof(sc_cp_comm) && (s) == sizeof(int))
 #define SIZE_OK_FP8_RECIPE(s) ((s) == sizeof(sc_fp8_recipe) && (s) == sizeof(int))
+#define SIZE_OK_MOE_DISPATCHER(s) ((s) == sizeof(sc_moe_dispatcher) && (s) == sizeof(int))
 
 #define SC_X_CHECK(sec, key, type, member, unit, def, lo, hi, doc) \
   _Static_assert(SIZE_OK_##type(sizeof(((sc_config *)0)->member)), \
@@ -190,7 +193,60 @@ static const section_def sections[] = {
   X("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, SC_ACT_SWIGLU, 0, 0.0)  \
   X("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0)  \
   X("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0) \
-  X("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0)
+  X("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, SC_ACT_SWIGLU, 0, 0.0) \
+  X("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, SC_ACT_SWIGLU, 0, 0.0)    \
+  X("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32000, 4096, SC_ACT_SWIGLU, 0, 0.0)   \
+  X("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936, 4096, SC_ACT_SWIGLU, 0, 0.0)   \
+  X("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 151936, 4096, SC_ACT_SWIGLU, 0, 0.0) \
+  X("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096, SC_ACT_SWIGLU, 0, 0.0) \
+  X("gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, 4096, SC_ACT_SWIGLU, 0, 0.0)
+
+/* The mixture-of-experts presets' MoE shape, applied on top of their row
+ * above: X(name, head_dim, experts, topk, moe_ffn_hidden, shared, dense,
+ * mla q_lora_rank, kv_lora_rank, rope dim, v head dim).
+ * Sources: each model's released config.json on Hugging Face (hidden_size,
+ * num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
+ * intermediate_size, moe_intermediate_size, num_(local_)experts,
+ * num_experts_per_tok, n_shared_experts, first_k_dense_replace,
+ * vocab_size):
+ *   mistralai/Mixtral-8x7B-v0.1 and Mixtral-8x22B-v0.1 (8 experts, top 2,
+ *     each expert the full intermediate_size; Jiang et al. 2024, "Mixtral of
+ *     Experts", Table 1);
+ *   Qwen/Qwen3-30B-A3B and Qwen3-235B-A22B (128 experts, top 8, head_dim
+ *     128 with a query width of heads x 128 != hidden; Qwen3 Technical
+ *     Report 2025, Table 2; intermediate_size is the unused dense width);
+ *   deepseek-ai/DeepSeek-V3 (256 routed + 1 shared expert of 2048, top 8,
+ *     first 3 layers dense with 18432; multi-head latent attention with
+ *     q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128 (head_dim),
+ *     qk_rope_head_dim 64, v_head_dim 128; DeepSeek-V3 Technical Report,
+ *     arXiv 2412.19437, section 4.2). Not modelled: multi-token prediction
+ *     and node-limited routing (DeepEP's dedup assumes uniform routing);
+ *   openai/gpt-oss-120b (128 experts of 2880, top 4, head_dim 64, 8 KV
+ *     heads; gpt-oss model card 2025). Not modelled: its alternating
+ *     128-token sliding-window layers (every layer runs full causal
+ *     attention here), the attention sinks, the biases and the clamped
+ *     SwiGLU; initial_context_length 4096.
+ * Sequence lengths: 4096 for Mixtral and Qwen3 as the Megatron-MoE model zoo
+ * benchmarks them (validation/cases/megatron_moe_h100.csv), DeepSeek-V3's
+ * pre-training length (report section 4.2) and gpt-oss's initial context. */
+#define SC_MOE_PRESETS(X)                                      \
+  X("mixtral-8x7b", 0, 8, 2, 14336, 0, 0, 0, 0, 0, 0)          \
+  X("mixtral-8x22b", 0, 8, 2, 16384, 0, 0, 0, 0, 0, 0)         \
+  X("qwen3-30b-a3b", 128, 128, 8, 768, 0, 0, 0, 0, 0, 0)       \
+  X("qwen3-235b-a22b", 128, 128, 8, 1536, 0, 0, 0, 0, 0, 0)    \
+  X("deepseek-v3", 128, 256, 8, 2048, 1, 3, 1536, 512, 64, 128) \
+  X("gpt-oss-120b", 64, 128, 4, 2880, 0, 0, 0, 0, 0, 0)
+
+typedef struct moe_preset {
+  const char *name;
+  int64_t head_dim, experts, topk, ffn, shared, dense, q_lora, kv_lora, rope, v_dim;
+} moe_preset;
+
+static const moe_preset moe_presets[] = {
+#define SC_X_MOE(name, d, e, k, f, sh, dl, ql, kl, r, v) {name, d, e, k, f, sh, dl, ql, kl, r, v},
+    SC_MOE_PRESETS(SC_X_MOE)
+#undef SC_X_MOE
+};
 
 typedef struct model_preset {
   const char *name;
@@ -233,6 +289,20 @@ static void apply_model_preset(sc_model_cfg *m, const model_preset *p) {
   m->activation = p->activation;
   m->tied_embeddings = p->tied_embeddings;
   m->dropout = p->dropout;
+  for (size_t i = 0; i < sizeof moe_presets / sizeof moe_presets[0]; i++) {
+    const moe_preset *e = &moe_presets[i];
+    if (strcmp(e->name, p->name)) continue;
+    m->head_dim = e->head_dim;
+    m->moe_experts = e->experts;
+    m->moe_topk = e->topk;
+    m->moe_ffn_hidden = e->ffn;
+    m->moe_shared_experts = e->shared;
+    m->moe_dense_layers = e->dense;
+    m->mla_q_lora_rank = e->q_lora;
+    m->mla_kv_lora_rank = e->kv_lora;
+    m->mla_rope_dim = e->rope;
+    m->mla_v_head_dim = e->v_dim;
+  }
 }
 
 /* The FFN width implied by ffn_hidden = 0: 4h for gelu (Vaswani et al. 2017,
@@ -356,6 +426,42 @@ static int find_field(int sec, const char *key) {
 }
 
 double sc__precision_elem_bytes(sc_precision p) { return p == SC_PREC_FP32 ? 4.0 : 2.0; }
+
+int sc__recompute_modules_parse(const char *list, unsigned *mask, char *bad, size_t n) {
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } mods[] = {{"core_attn", SC_RC_CORE_ATTN},
+              {"layernorm", SC_RC_LAYERNORM},
+              {"moe_act", SC_RC_MOE_ACT},
+              {"moe", SC_RC_MOE}};
+  *mask = 0;
+  const char *p = list;
+  while (*p) {
+    while (*p == ' ' || *p == ',') p++;
+    const char *q = p;
+    while (*q && *q != ',' && *q != ' ') q++;
+    if (q == p) break;
+    size_t len = (size_t)(q - p), i;
+    for (i = 0; i < sizeof mods / sizeof mods[0]; i++)
+      if (strlen(mods[i].name) == len && !strncmp(mods[i].name, p, len)) break;
+    if (i == sizeof mods / sizeof mods[0]) {
+      if (n) snprintf(bad, n, "%.*s", (int)(len < 48 ? len : 48), p);
+      return SC_EINVAL;
+    }
+    *mask |= mods[i].bit;
+    p = q;
+  }
+  return SC_OK;
+}
+
+unsigned sc__recompute_modules(const sc_config *cfg) {
+  unsigned mask = 0;
+  char bad[8];
+  if (sc__recompute_modules_parse(cfg->training.recompute_modules, &mask, bad, sizeof bad))
+    return SC_RC_CORE_ATTN;
+  return mask;
+}
 
 /* Whether cluster.gpu names the config's GPU file. */
 static int uses_gpu_file(const sc_config *cfg) {
@@ -599,6 +705,7 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
       return SC_EINVAL;
     }
     apply_model_preset(&cfg->model, p);
+    cfg->model.hf_config[0] = 0; /* a preset replaces a config.json */
     return SC_OK;
   }
   case T_HF: /* read where the config is loaded (apply_hf), which knows the paths */
@@ -640,8 +747,13 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
   case T_REAL:
   case T_FRAC:
     return range_error(f, get_real(cfg, f), err, errn) ? SC_EINVAL : SC_OK;
-  case T_PRESET:
-  case T_HF: return SC_OK; /* share model.name with the LABEL row, which checks it */
+  case T_PRESET: return SC_OK; /* shares model.name with the LABEL row, which checks it */
+  case T_HF:
+    if (!memchr(cstr_ptr(cfg, f), 0, f->size)) {
+      appendf(err, errn, &len, "%s: string is not terminated", f->name);
+      return SC_EINVAL;
+    }
+    return SC_OK;
   case T_LABEL:
   case T_GPU: {
     const char *s = cstr_ptr(cfg, f);
@@ -709,7 +821,10 @@ static int apply_hf(sc_ctx *ctx, sc_config *cfg, const char *path, const char *f
     }
     mark_line(cfg, fi, line);
   }
-  if (!rc) mark_line(cfg, SC_FIELD_model_hf_config, line);
+  if (!rc) {
+    sc__strlcpy(cfg->model.hf_config, path, sizeof cfg->model.hf_config);
+    mark_line(cfg, SC_FIELD_model_hf_config, line);
+  }
   sc__free(ctx, hf, sizeof *hf);
   return rc;
 }
@@ -1525,6 +1640,144 @@ static int resolve_pipeline_split(sc_ctx *ctx, sc_config *c) {
   return SC_OK;
 }
 
+/* Mixture of experts (docs/MOE.md): derived defaults and Megatron-Core's
+ * rules. A dense model takes no MoE keys and ep = 1; an MoE model's ep
+ * divides the experts, etp the expert FFN, and the expert grid (etp
+ * fastest, then ep, then expert-data-parallel ranks) must tile the
+ * tp * cp * dp ranks of a stage. Megatron-Core requires sequence
+ * parallelism for MoE with tp > 1 (its token dispatchers take SP-split
+ * tokens). */
+static int resolve_moe(sc_ctx *ctx, sc_config *c) {
+  sc_model_cfg *m = &c->model;
+  sc_parallel_cfg *p = &c->parallel;
+  char w[320];
+  if (!m->moe_experts) {
+    static const int moe_keys[] = {SC_FIELD_model_moe_topk, SC_FIELD_model_moe_ffn_hidden,
+                                   SC_FIELD_model_moe_shared_experts,
+                                   SC_FIELD_model_moe_dense_layers,
+                                   SC_FIELD_model_moe_capacity_factor,
+                                   SC_FIELD_model_moe_router_balance,
+                                   SC_FIELD_model_moe_layer_freq};
+    const double vals[] = {(double)m->moe_topk,           (double)m->moe_ffn_hidden,
+                           (double)m->moe_shared_experts, (double)m->moe_dense_layers,
+                           m->moe_capacity_factor,        m->moe_router_balance,
+                           (double)m->moe_layer_freq};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+      if (vals[i] != 0)
+        return sc__error(ctx, SC_EINVAL, "%s: %s needs model.moe_experts (a dense model)",
+                         sc__config_where(c, moe_keys[i], w, sizeof w),
+                         sc_config_field_name(moe_keys[i]));
+    if (p->ep > 1)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.ep=%" PRId64 " needs model.moe_experts (expert parallelism)",
+                       sc__config_where(c, SC_FIELD_parallel_ep, w, sizeof w), p->ep);
+    /* parallel.etp and the MoE overlap flags have no effect on a dense model;
+     * they stay accepted so that one file can switch MoE on and off. */
+    return SC_OK;
+  }
+  if (!m->moe_topk) m->moe_topk = 2;
+  if (!m->moe_ffn_hidden) m->moe_ffn_hidden = m->ffn_hidden;
+  if (m->moe_router_balance == 0) m->moe_router_balance = 1.0;
+  /* etp 0 stays 0 (= tp, derived where it is used: sc__shape_init), so a
+   * config resolved once keeps following tp when tp changes (sweep). */
+  int64_t etp = p->etp ? p->etp : p->tp;
+  if (m->moe_topk > m->moe_experts)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.moe_topk=%" PRId64 " exceeds model.moe_experts=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_model_moe_topk,
+                               SC_FIELD_model_moe_experts, -1),
+                     m->moe_topk, m->moe_experts);
+  if (m->moe_dense_layers > m->layers)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.moe_dense_layers=%" PRId64 " exceeds model.layers=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_model_moe_dense_layers,
+                               SC_FIELD_model_layers, -1),
+                     m->moe_dense_layers, m->layers);
+  if (m->moe_experts % p->ep)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.ep=%" PRId64 " does not divide model.moe_experts=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_ep, SC_FIELD_model_moe_experts,
+                               -1),
+                     p->ep, m->moe_experts);
+  if (m->moe_ffn_hidden % etp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.etp=%" PRId64 " does not divide model.moe_ffn_hidden=%" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_etp,
+                               SC_FIELD_model_moe_ffn_hidden, -1),
+                     etp, m->moe_ffn_hidden);
+  if ((m->moe_shared_experts * m->moe_ffn_hidden) % p->tp)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.tp=%" PRId64 " does not divide the shared experts' width "
+                     "model.moe_shared_experts*moe_ffn_hidden = %" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_model_moe_shared_experts,
+                               SC_FIELD_parallel_tp, -1),
+                     p->tp, m->moe_shared_experts * m->moe_ffn_hidden);
+  int64_t block = mul_sat(mul_sat(p->tp, p->cp), p->dp), grid = mul_sat(p->ep, etp);
+  if (grid > block || block % grid)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: parallel.ep*etp = %" PRId64 "*%" PRId64 " = %" PRId64
+                     " does not divide the ranks of a pipeline stage, tp*cp*dp = %" PRId64
+                     "*%" PRId64 "*%" PRId64 " = %" PRId64,
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_ep, SC_FIELD_parallel_etp,
+                               SC_FIELD_parallel_tp),
+                     p->ep, etp, grid, p->tp, p->cp, p->dp, block);
+  if (p->tp > 1 && !p->sequence_parallel)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.moe_experts with parallel.tp=%" PRId64
+                     " needs parallel.sequence_parallel (Megatron-Core's MoE layers take "
+                     "sequence-parallel tokens)",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_sequence_parallel,
+                               SC_FIELD_parallel_tp, SC_FIELD_model_moe_experts),
+                     p->tp);
+  if (p->zero_stage >= 3 && p->ep > 1)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: parallel.zero_stage=3 (FSDP) with parallel.ep > 1 is not modelled",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_zero_stage, SC_FIELD_parallel_ep,
+                               -1));
+  return SC_OK;
+}
+
+/* Multi-head latent attention (docs/MOE.md): its keys need the K/V rank;
+ * every head has its own K and V after the up-projection (kv_heads =
+ * heads); it runs on fused attention, and context parallelism over it is
+ * not modelled. */
+static int resolve_mla(sc_ctx *ctx, sc_config *c) {
+  sc_model_cfg *m = &c->model;
+  char w[320];
+  if (!m->mla_kv_lora_rank) {
+    static const int keys[] = {SC_FIELD_model_mla_q_lora_rank, SC_FIELD_model_mla_rope_dim,
+                               SC_FIELD_model_mla_v_head_dim};
+    const int64_t vals[] = {m->mla_q_lora_rank, m->mla_rope_dim, m->mla_v_head_dim};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+      if (vals[i])
+        return sc__error(ctx, SC_EINVAL,
+                         "%s: %s needs model.mla_kv_lora_rank (multi-head latent attention)",
+                         sc__config_where(c, keys[i], w, sizeof w), sc_config_field_name(keys[i]));
+    return SC_OK;
+  }
+  if (!m->mla_rope_dim) m->mla_rope_dim = 64;
+  if (!m->mla_v_head_dim) m->mla_v_head_dim = m->head_dim;
+  if (m->kv_heads != m->heads)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.mla_kv_lora_rank (multi-head latent attention) gives every head "
+                     "its own keys and values: model.kv_heads=%" PRId64
+                     " must equal model.heads=%" PRId64 " or be left out",
+                     where_any(c, w, sizeof w, SC_FIELD_model_kv_heads,
+                               SC_FIELD_model_mla_kv_lora_rank, -1),
+                     m->kv_heads, m->heads);
+  if (c->training.attention != SC_ATTN_FLASH)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.mla_kv_lora_rank needs training.attention=flash",
+                     where_any(c, w, sizeof w, SC_FIELD_training_attention,
+                               SC_FIELD_model_mla_kv_lora_rank, -1));
+  if (c->parallel.cp > 1)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: context parallelism over multi-head latent attention is not modelled",
+                     where_any(c, w, sizeof w, SC_FIELD_parallel_cp,
+                               SC_FIELD_model_mla_kv_lora_rank, -1));
+  return SC_OK;
+}
+
 static int resolve(sc_ctx *ctx, sc_config *c) {
   char w[320], err[SC_ERRMSG_MAX];
   int rc;
@@ -1804,6 +2057,17 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_model_seq_len, SC_FIELD_parallel_tp,
                                SC_FIELD_parallel_sequence_parallel),
                      m->seq_len, p->cp, p->tp);
+  if ((rc = resolve_moe(ctx, c))) return rc;
+  if ((rc = resolve_mla(ctx, c))) return rc;
+  {
+    unsigned mask;
+    char bad[64];
+    if (sc__recompute_modules_parse(t->recompute_modules, &mask, bad, sizeof bad))
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: training.recompute_modules: unknown module \"%s\" (known: core_attn, "
+                       "layernorm, moe_act, moe)",
+                       sc__config_where(c, SC_FIELD_training_recompute_modules, w, sizeof w), bad);
+  }
   /* Derived values (dp, nodes, num_gpus, ...) within their ranges too. */
   for (int i = 0; i < SC_FIELD_COUNT; i++)
     if ((rc = check_field(c, i, err, sizeof err)))
@@ -1982,7 +2246,7 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("Sources: GPT-3, Brown et al. 2020 Table 2.1 (vocabulary padded to 51,200 as in Narayanan "
       "et al. 2021; 1.3B uses 16 heads of 128 and 13B a width of 5,120, see src/input/config.c); "
       "Llama 2, Touvron et al. 2023 Table 1 and model cards; Llama 3, \"The Llama 3 Herd of "
-      "Models\" 2024 Table 3. kv_heads and ffn_hidden are shown resolved.\n\n");
+      "Models\" 2024 Table 3; the MoE models below. kv_heads and ffn_hidden are shown resolved.\n\n");
   OUT("| preset | layers | hidden | heads | kv_heads | ffn_hidden | vocab | seq_len | activation "
       "| tied embeddings |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < MODEL_PRESET_COUNT; i++) {
@@ -1993,6 +2257,19 @@ static int write_docs(sc_write_fn w, void *ud) {
         " | %" PRId64 " | %s | %s |\n",
         p->name, p->layers, p->hidden, p->heads, kv, ffn, p->vocab, p->seq_len,
         sc_enum_name(SC_ENUM_ACTIVATION, p->activation), p->tied_embeddings ? "yes" : "no");
+  }
+  OUT("\nMixture-of-experts presets (docs/MOE.md; sources: each model's released config.json, "
+      "see src/input/config.c; DeepSeek-V3 with its multi-head latent attention, gpt-oss without "
+      "its sliding windows and sinks):\n\n");
+  OUT("| preset | head_dim | moe_experts | moe_topk | moe_ffn_hidden | moe_shared_experts "
+      "| moe_dense_layers |\n|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < sizeof moe_presets / sizeof moe_presets[0]; i++) {
+    const moe_preset *e = &moe_presets[i];
+    const model_preset *b = find_model_preset(e->name);
+    int64_t d = e->head_dim ? e->head_dim : b ? b->hidden / b->heads : 0;
+    OUT("| `%s` | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64
+        " |\n",
+        e->name, d, e->experts, e->topk, e->ffn, e->shared, e->dense);
   }
   OUT("\n## HuggingFace config.json\n\n");
   OUT("`model: {hf_config: config.json}` (relative to the YAML file), `--set "

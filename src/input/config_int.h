@@ -19,7 +19,7 @@
  *   preset name), PRESET (model preset name), HF (a config.json path, read
  *   by the loader, not parse_field), or one of the enum types
  *   ACTIVATION, PRECISION, RECOMPUTE, ATTENTION, SCHEDULE, INTERFERENCE, CP_COMM,
- *   FP8_RECIPE.
+ *   FP8_RECIPE, MOE_DISPATCHER.
  * member: the sc_config member the field lives in.
  * default: text parsed by sc_config_default ("" = left as the preset sets it).
  * lo, hi: the physical range of a number (integers and reals): a value
@@ -32,7 +32,7 @@
   X(model, preset, PRESET, model.name, "", "gpt3-175b", 0, 0,                                          \
     "Model preset (see Model presets). Loaded before the other model keys, which "               \
     "override it whatever their order in the file.")                                             \
-  X(model, hf_config, HF, model.name, "", "", 0, 0,                                                   \
+  X(model, hf_config, HF, model.hf_config, "", "", 0, 0,                                                   \
     "A HuggingFace transformers config.json (path relative to the YAML file; --set and `run "    \
     "--hf`: to the working directory) giving the shape: layers, hidden, heads, kv_heads, ffn, "   \
     "vocab, head_dim, activation, tied embeddings (and MoE / MLA fields where the build models " \
@@ -68,6 +68,46 @@
     "as the Llama, Mistral and Nemotron recipes do.")                                            \
   X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "", 0, 0,                                 \
     "The LM head shares the input embedding matrix.")                                            \
+  X(model, moe_experts, COUNT, model.moe_experts, "experts", "0", 1, 65536,                           \
+    "Routed experts E of each mixture-of-experts layer (Megatron --num-experts); 0 = a dense "    \
+    "model. docs/MOE.md.")                                                                       \
+  X(model, moe_topk, COUNT, model.moe_topk, "experts", "0", 1, 65536,                                 \
+    "Experts each token is routed to k (--moe-router-topk); 0 = 2, Megatron-LM's default. "      \
+    "At most model.moe_experts.")                                                                \
+  X(model, moe_ffn_hidden, COUNT, model.moe_ffn_hidden, "elements", "0", 1, 1048576,                  \
+    "FFN inner size of one expert (--moe-ffn-hidden-size); 0 = model.ffn_hidden. Gated like the " \
+    "dense FFN (model.activation).")                                                             \
+  X(model, moe_shared_experts, COUNT, model.moe_shared_experts, "experts", "0", 0, 65536,             \
+    "Shared experts every token goes through beside the routed ones, each moe_ffn_hidden wide "   \
+    "(DeepSeek; Megatron --moe-shared-expert-intermediate-size = this x moe_ffn_hidden), run as " \
+    "a tensor-parallel dense MLP (see parallel.moe_shared_expert_overlap).")                               \
+  X(model, moe_dense_layers, COUNT, model.moe_dense_layers, "layers", "0", 0, 4096,                  \
+    "Leading layers with a dense FFN of model.ffn_hidden (DeepSeek-V3: 3; Megatron "              \
+    "--moe-layer-freq [0]*k+[1]*(L-k)); the others are MoE layers.")                              \
+  X(model, moe_layer_freq, COUNT, model.moe_layer_freq, "layers", "0", 1, 4096,                    \
+    "MoE in every k-th layer: layer l (0-based) after the leading dense ones has the MoE FFN "    \
+    "when (l + 1) is a multiple of k, as Hugging Face's decoder_sparse_step counts (Megatron's "  \
+    "integer --moe-layer-freq makes layer 0 MoE instead); the others keep the dense FFN. 0 = 1, " \
+    "every layer.")                                                                              \
+  X(model, moe_capacity_factor, REAL, model.moe_capacity_factor, "", "0", 0.01, 1024,               \
+    "Token dropping: an expert takes at most this times its balanced share of tokens "            \
+    "(--moe-expert-capacity-factor); 0 = dropless (every routed token is computed).")             \
+  X(model, moe_router_balance, REAL, model.moe_router_balance, "", "0", 1, 1024,                    \
+    "Routing skew: tokens of the hottest expert over the mean (1 = balanced, as Megatron's "     \
+    "--moe-router-force-load-balancing). The EP rank holding the hottest expert (and average "   \
+    "ones beside it) sets the pace of every expert GEMM and all-to-all: its load is (r + n - 1) " \
+    "/ n times the mean with n local experts, capped by moe_capacity_factor. 0 = 1.")             \
+  X(model, mla_kv_lora_rank, COUNT, model.mla_kv_lora_rank, "elements", "0", 1, 65536,           \
+    "Multi-head latent attention (DeepSeek-V2/V3): width of the compressed K/V latent "          \
+    "(kv_lora_rank); 0 = ordinary attention. With it model.head_dim is the no-RoPE query/key "   \
+    "head dim and kv_heads must equal heads. docs/MOE.md.")                                     \
+  X(model, mla_q_lora_rank, COUNT, model.mla_q_lora_rank, "elements", "0", 0, 65536,             \
+    "With MLA: width of the compressed query (q_lora_rank); 0 = queries projected directly "     \
+    "from the hidden state.")                                                                    \
+  X(model, mla_rope_dim, COUNT, model.mla_rope_dim, "elements", "0", 1, 4096,                     \
+    "With MLA: the decoupled RoPE query/key head dim (qk_rope_head_dim); 0 = 64 (DeepSeek-V2/V3).") \
+  X(model, mla_v_head_dim, COUNT, model.mla_v_head_dim, "elements", "0", 1, 4096,                 \
+    "With MLA: the value head dim (v_head_dim); 0 = model.head_dim.")                              \
   X(training, global_batch, POSINT, training.global_batch, "sequences", "1536", 1, 16777216,                  \
     "Global batch B per optimizer step.")                                                        \
   X(training, micro_batch, POSINT, training.micro_batch, "sequences", "1", 1, 65536,                       \
@@ -77,6 +117,11 @@
   X(training, recompute, RECOMPUTE, training.recompute, "", "full", 0, 0,                              \
     "Activation recomputation: none, selective (attention core, Korthikanti "                    \
     "et al. 2022) or full (whole layer).")                                                       \
+  X(training, recompute_modules, LABEL, training.recompute_modules, "", "core_attn", 0, 0,          \
+    "With recompute selective: the parts re-run in the backward, Megatron-LM's "                 \
+    "--recompute-modules names separated by commas: core_attn (the attention core, Korthikanti " \
+    "et al. 2022), layernorm (the two norms), moe_act (the experts' activation), moe (the whole " \
+    "MoE FFN, its all-to-alls included). docs/MOE.md.")                                          \
   X(training, attention, ATTENTION, training.attention, "", "flash", 0, 0,                            \
     "Attention implementation: flash (one fused kernel, the s x s scores never "                 \
     "reach HBM, causal masking halves the work) or unfused (Megatron-LM before "                 \
@@ -91,6 +136,9 @@
   X(training, fp8_attention, BOOL, training.fp8_attention, "", "false", 0, 0,                         \
     "With precision fp8: attention kernels in fp8 as well (Transformer Engine fp8 DPA); "          \
     "default: attention in bf16 as the recipes run it.")                                         \
+  X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
+    "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
+    "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \
   X(parallel, tp, POSINT, parallel.tp, "GPUs", "8", 1, 1024,                                              \
     "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
     "model.kv_heads must divide it or be divisible by it.")                                      \
@@ -170,6 +218,26 @@
     "Pipeline the sequence-parallel all-gathers and reduce-scatters with the "                   \
     "GEMMs next to them, chunk by chunk (Transformer Engine userbuffers, "                       \
     "Megatron-LM --tp-comm-overlap); needs sequence_parallel.")                                  \
+  X(parallel, ep, POSINT, parallel.ep, "GPUs", "1", 1, 65536,                                          \
+    "Expert-parallel size: the experts of an MoE layer are split over ep ranks that exchange "    \
+    "tokens. Must divide model.moe_experts; ep * etp must divide tp * cp * dp (Megatron's expert " \
+    "grid: etp fastest, then ep, then the expert-data-parallel ranks).")                          \
+  X(parallel, etp, COUNT, parallel.etp, "GPUs", "0", 1, 1024,                                         \
+    "Expert tensor-parallel size (--expert-tensor-parallel-size): each expert's FFN split over "  \
+    "etp ranks; 0 = parallel.tp (Megatron-LM's default).")                                        \
+  X(parallel, moe_dispatcher, MOE_DISPATCHER, parallel.moe_dispatcher, "", "alltoall", 0, 0,        \
+    "MoE token dispatch over the EP group: alltoall (NCCL all-to-all of the k routed copies), "   \
+    "allgather (every token gathered, outputs reduce-scattered; Megatron-LM's default "           \
+    "--moe-token-dispatcher-type) or deepep (DeepEP's NVLink + RDMA kernels: one RDMA copy per "  \
+    "destination node, forwarded over NVLink). docs/MOE.md.")                                      \
+  X(parallel, moe_a2a_overlap, BOOL, parallel.moe_a2a_overlap, "", "false", 0, 0,                   \
+    "Hide MoE dispatch/combine behind other compute (Megatron --overlap-moe-expert-parallel-comm, " \
+    "1F1B A2A overlap): the compute stream does not wait for each all-to-all, only for all of a " \
+    "pass's before the pass ends.")                                                               \
+  X(parallel, moe_shared_expert_overlap, BOOL, parallel.moe_shared_expert_overlap, "", "false", 0, 0, \
+    "Run the shared experts while the dispatch (forward) and the combine's grads (backward) are "  \
+    "in flight (Megatron --moe-shared-expert-overlap); off, they run in turn with the routed "     \
+    "experts.")                                                                                  \
   X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000", 1, 2147483647,         \
     "Gradient bucket size (Megatron-LM default: 40M elements).")                                 \
   X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", 0, 0,                                          \
@@ -187,6 +255,12 @@
     "Scale-out bandwidth per GPU; 0 = the hardware preset's.")                                   \
   X(cluster, nvlink_gbps, REAL, cluster.nvlink_gbps, "GB/s", "0", 0.1, 100000,                                \
     "Intra-node bandwidth per GPU per direction; 0 = the hardware preset's.")                    \
+  X(cluster, mem_headroom, REAL, cluster.mem_headroom, "GiB or fraction", "0", 0, 1e6,           \
+    "Memory kept free on every GPU: GiB when >= 1, else a fraction of the GPU's capacity "       \
+    "(0.05 = 5 %). run's OOM verdict and sweep's memory filter use the capacity minus it.")      \
+  X(cluster, price_per_gpu_hour, REAL, cluster.price_per_gpu_hour, "per GPU-hour", "0", 0, 1e6,  \
+    "Price of one GPU for one hour, in any currency; with training.tokens the result gives "     \
+    "cost = gpu_hours * price. 0 = not given.")                                                  \
   X(simulation, fold, BOOL, simulation.fold, "", "true", 0, 0,                                         \
     "Simulate one rank per symmetry class instead of every rank.")                               \
   X(simulation, interference, INTERFERENCE, simulation.interference, "", "none", 0, 0,                 \
@@ -213,6 +287,20 @@ enum {
 /* Integer fields are limited to this so that the product of any two fits in
  * int64 (derived quantities such as global_batch * seq_len stay exact). */
 #define SC_CONFIG_INT_MAX INT64_C(2147483647)
+
+/* Recompute modules (training.recompute_modules), as bits. */
+enum {
+  SC_RC_CORE_ATTN = 1,
+  SC_RC_LAYERNORM = 2,
+  SC_RC_MOE_ACT = 4,
+  SC_RC_MOE = 8
+};
+/* Parses a recompute_modules list into *mask; 0, or SC_EINVAL with the
+ * offending name copied into bad (n bytes). */
+int sc__recompute_modules_parse(const char *list, unsigned *mask, char *bad, size_t n);
+/* The modules of a config's recompute_modules (what recompute selective
+ * re-runs; core_attn when the list does not parse). */
+unsigned sc__recompute_modules(const sc_config *cfg);
 
 /* Bytes per element of GEMM operands and activations for a precision: 4 for
  * fp32, else 2 (fp8 training keeps 16-bit activations between kernels). */

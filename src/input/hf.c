@@ -43,101 +43,38 @@ typedef struct reader {
   int has_text_config;
 } reader;
 
-/* Line (1-based) of byte offset off in the text. */
-static int line_of(const char *text, uint64_t off) {
-  int line = 1;
-  for (uint64_t i = 0; i < off && text[i]; i++)
-    if (text[i] == '\n') line++;
-  return line;
-}
-
-static int json_error(reader *R, const sc_json *j) {
-  return sc__error_at(R->ctx, SC_EINVAL, R->path, line_of(R->text, j->err_off), "%s", j->errmsg);
-}
-
-/* Pulls every token; keeps depth-1 members and those of a depth-1
- * "text_config" object. */
-static int scan(reader *R, size_t len) {
-  sc_json j;
-  sc__json_init(&j, R->ctx);
-  sc__json_feed(&j, R->text, len);
-  sc__json_end(&j);
-  sc_jtok t;
-  int rc, first = 1, in_text = 0, rc_out = SC_OK;
-  member *pending = NULL; /* the member whose value comes next */
-  int skip_depth = -1;    /* inside a container value being skipped */
-  while ((rc = sc__json_next(&j, &t)) == 1) {
-    if (first) {
-      first = 0;
-      if (t.type != SC_JT_OBJ_BEGIN) {
-        rc_out = sc__error_at(R->ctx, SC_EINVAL, R->path, line_of(R->text, t.offset),
-                              "expected a JSON object (a HuggingFace config.json)");
-        break;
-      }
-      continue;
-    }
-    if (skip_depth >= 0) {
-      if ((t.type == SC_JT_OBJ_END || t.type == SC_JT_ARR_END) && t.depth == skip_depth)
-        skip_depth = -1;
-      continue;
-    }
-    if (in_text && t.type == SC_JT_OBJ_END && t.depth == 1) {
-      in_text = 0;
-      continue;
-    }
-    int member_depth = in_text ? 2 : 1;
-    if (t.type == SC_JT_KEY && t.depth == member_depth) {
-      if (R->nmembers >= MAX_MEMBERS) {
-        rc_out = sc__error_at(R->ctx, SC_EINVAL, R->path, line_of(R->text, t.offset),
-                              "more than %d members: not a config.json", MAX_MEMBERS);
-        break;
-      }
-      member *m = &R->m[R->nmembers++];
-      memset(m, 0, sizeof *m);
-      sc__json_unescape(t.s, t.n, m->key, sizeof m->key);
-      m->line = line_of(R->text, t.offset);
-      m->inner = in_text;
-      pending = m;
-      continue;
-    }
-    if (!pending) continue; /* the closing brace of the document */
-    member *m = pending;
-    pending = NULL;
-    switch (t.type) {
-    case SC_JT_STRING:
-      m->kind = V_STRING;
-      sc__json_unescape(t.s, t.n, m->val, sizeof m->val);
-      break;
-    case SC_JT_NUMBER:
-      m->kind = V_NUMBER;
-      if (t.n >= sizeof m->val) t.n = sizeof m->val - 1;
-      memcpy(m->val, t.s, t.n);
-      m->val[t.n] = 0;
-      break;
-    case SC_JT_TRUE: m->kind = V_TRUE; break;
-    case SC_JT_FALSE: m->kind = V_FALSE; break;
-    case SC_JT_NULL: m->kind = V_NULL; break;
-    case SC_JT_OBJ_BEGIN:
-      m->kind = V_CONTAINER;
-      if (!in_text && !strcmp(m->key, "text_config")) {
-        in_text = 1;
-        R->has_text_config = 1;
-      } else {
-        skip_depth = t.depth;
-      }
-      break;
-    case SC_JT_ARR_BEGIN:
-      m->kind = V_CONTAINER;
-      skip_depth = t.depth;
-      break;
-    default: break;
-    }
+/* Keeps one member (sc_json_member_fn): top level and text_config. */
+static int keep(void *ud, const char *parent, const char *key, const sc_jtok *t, int line) {
+  reader *R = ud;
+  if (R->nmembers >= MAX_MEMBERS)
+    return sc__error_at(R->ctx, SC_EINVAL, R->path, line, "more than %d members: not a config.json",
+                        MAX_MEMBERS);
+  member *m = &R->m[R->nmembers++];
+  memset(m, 0, sizeof *m);
+  sc__strlcpy(m->key, key, sizeof m->key);
+  m->line = line;
+  m->inner = parent[0] != 0;
+  R->has_text_config |= m->inner;
+  switch (t->type) {
+  case SC_JT_STRING: m->kind = V_STRING; sc__json_unescape(t->s, t->n, m->val, sizeof m->val); break;
+  case SC_JT_NUMBER: {
+    size_t n = t->n < sizeof m->val ? t->n : sizeof m->val - 1;
+    m->kind = V_NUMBER;
+    memcpy(m->val, t->s, n);
+    m->val[n] = 0;
+    break;
   }
-  if (!rc_out && rc < 0) rc_out = rc == SC_EINVAL ? json_error(R, &j) : rc;
-  if (!rc_out && first)
-    rc_out = sc__error_at(R->ctx, SC_EINVAL, R->path, 1, "empty file (expected a config.json)");
-  sc__json_free(&j);
-  return rc_out;
+  case SC_JT_TRUE: m->kind = V_TRUE; break;
+  case SC_JT_FALSE: m->kind = V_FALSE; break;
+  case SC_JT_NULL: m->kind = V_NULL; break;
+  default: m->kind = V_CONTAINER; break;
+  }
+  return SC_OK;
+}
+
+static int scan(reader *R, size_t len) {
+  return sc__json_members(R->ctx, R->path, "a HuggingFace config.json", R->text, len,
+                          "text_config", keep, R);
 }
 
 /* The member called key: the text_config one when the file has both. */

@@ -333,7 +333,14 @@ static int special(importer *I, const mflag *f, int line, const char *v) {
       return sc__error_at(I->ctx, SC_EUNSUPPORTED, I->name, line,
                           "%s %s: only an integer (an MoE layer every N layers) is read", f->flag,
                           v);
-    return n == 1 ? SC_OK : assign(I, line, f->flag, "model.moe_layer_freq", v, 1);
+    if (n == 1) return SC_OK;
+    /* Megatron puts the MoE layers at 0, N, 2N ...; model.moe_layer_freq
+     * follows HuggingFace's decoder_sparse_step (N-1, 2N-1 ...). */
+    return sc__error_at(I->ctx, SC_EUNSUPPORTED, I->name, line,
+                        "%s %s: Megatron-LM's MoE layers 0, %s, ... differ from "
+                        "model.moe_layer_freq's (every %s-th layer, HuggingFace's "
+                        "decoder_sparse_step); give the layout as model keys",
+                        f->flag, v, v, v);
   case S_NNODES:
     if ((rc = parse_count(I, line, f->flag, v, &I->nnodes))) return rc;
     return SC_OK;
@@ -666,22 +673,38 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
   if (p->overlap_grad_reduce) W("  --overlap-grad-reduce \\\n");
   if (p->overlap_param_gather) W("  --overlap-param-gather \\\n");
   if (p->tp_comm_overlap) W("  --tp-comm-overlap \\\n");
-  /* Flags of features this build may have (MoE), by key. */
-  static const struct {
-    const char *key, *flag;
-  } opt[] = {{"model.moe_experts", "--num-experts"},
-             {"model.moe_topk", "--moe-router-topk"},
-             {"model.moe_ffn_hidden", "--moe-ffn-hidden-size"},
-             {"parallel.ep", "--expert-model-parallel-size"},
-             {"parallel.etp", "--expert-tensor-parallel-size"}};
-  char v[128];
-  for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-    int fi = sc_config_field_index(opt[i].key);
-    if (fi < 0 || sc__config_format_field(cfg, fi, v, sizeof v) || !strcmp(v, "0")) continue;
-    if (!strncmp(opt[i].key, "parallel.", 9) && !strcmp(v, "1")) continue; /* no EP / ETP */
-    W("  %s %s \\\n", opt[i].flag, v);
+  /* Mixture of experts (docs/MOE.md). */
+  if (m->moe_experts > 0) {
+    if (m->moe_dense_layers > 0 || m->moe_layer_freq > 1)
+      return sc__error(ctx, SC_EUNSUPPORTED,
+                       "model.moe_dense_layers / moe_layer_freq: Megatron-LM gives the MoE layer "
+                       "pattern as a list (--moe-layer-freq \"([0]*3+[1]*58)\"), which this "
+                       "mapping does not write");
+    int64_t moe_ffn = m->moe_ffn_hidden > 0 ? m->moe_ffn_hidden : m->ffn_hidden;
+    W("  --num-experts %" PRId64 " --moe-router-topk %" PRId64 " --moe-ffn-hidden-size %" PRId64
+      " \\\n",
+      m->moe_experts, m->moe_topk > 0 ? m->moe_topk : 2, moe_ffn);
+    if (m->moe_shared_experts > 0)
+      W("  --moe-shared-expert-intermediate-size %" PRId64 " \\\n", m->moe_shared_experts * moe_ffn);
+    if (m->moe_capacity_factor > 0) {
+      char cf[40];
+      real_text(cf, sizeof cf, m->moe_capacity_factor);
+      W("  --moe-expert-capacity-factor %s \\\n", cf);
+    }
+    W("  --moe-token-dispatcher-type %s --expert-model-parallel-size %" PRId64 " \\\n",
+      p->moe_dispatcher == SC_MOE_DEEPEP ? "flex"
+      : p->moe_dispatcher == SC_MOE_ALLGATHER ? "allgather" : "alltoall",
+      p->ep > 0 ? p->ep : 1);
+    if (p->etp > 0 && p->etp != p->tp) W("  --expert-tensor-parallel-size %" PRId64 " \\\n", p->etp);
   }
   W("  --distributed-backend nccl\n");
+  /* Assumptions with no launch flag: comments after the line (they do not
+   * round-trip). */
+  if (m->moe_experts > 0 && m->moe_router_balance > 1)
+    W("# model.moe_router_balance %g: a load assumption, not a launch flag\n",
+      m->moe_router_balance);
+  if (m->moe_experts > 0 && p->moe_a2a_overlap)
+    W("# parallel.moe_a2a_overlap: no launch flag in this mapping\n");
 #undef W
   return SC_OK;
 }

@@ -1,7 +1,7 @@
 /*
  * names.c: the one table of names of the config's enums (activation,
  * precision, recompute, schedule, interference, attention, context-parallel
- * exchange, fp8 recipe): the YAML spelling
+ * exchange, fp8 recipe, MoE dispatcher): the YAML spelling
  * the loader accepts and the label reports print. Config loading, docs,
  * reports, the memory table and the sweep all read it.
  */
@@ -32,6 +32,9 @@
 #define FP8_RECIPE_NAMES(X)                                                         \
   X(SC_FP8_DELAYED, "delayed", "delayed") X(SC_FP8_TENSORWISE, "tensorwise", "tensorwise") \
   X(SC_FP8_ROWWISE, "rowwise", "rowwise")
+#define MOE_DISPATCHER_NAMES(X)                                                     \
+  X(SC_MOE_ALLTOALL, "alltoall", "alltoall") X(SC_MOE_ALLGATHER, "allgather", "allgather") \
+  X(SC_MOE_DEEPEP, "deepep", "deepep")
 
 typedef struct enum_name {
   int value;
@@ -47,6 +50,7 @@ static const enum_name interference[] = {INTERFERENCE_NAMES(SC_X_ROW)};
 static const enum_name attention[] = {ATTENTION_NAMES(SC_X_ROW)};
 static const enum_name cp_comm[] = {CP_COMM_NAMES(SC_X_ROW)};
 static const enum_name fp8_recipe[] = {FP8_RECIPE_NAMES(SC_X_ROW)};
+static const enum_name moe_dispatcher[] = {MOE_DISPATCHER_NAMES(SC_X_ROW)};
 #undef SC_X_ROW
 
 static const struct {
@@ -58,6 +62,7 @@ static const struct {
     [SC_ENUM_RECOMPUTE] = N(recompute),   [SC_ENUM_SCHEDULE] = N(schedule),
     [SC_ENUM_INTERFERENCE] = N(interference), [SC_ENUM_ATTENTION] = N(attention),
     [SC_ENUM_CP_COMM] = N(cp_comm),           [SC_ENUM_FP8_RECIPE] = N(fp8_recipe),
+    [SC_ENUM_MOE_DISPATCHER] = N(moe_dispatcher),
 #undef N
 };
 

@@ -31,7 +31,8 @@
   X(SC_ST_RFWD_SEND, "pp-vfwd-send")  \
   X(SC_ST_RFWD_RECV, "pp-vfwd-recv")  \
   X(SC_ST_RBWD_SEND, "pp-vbwd-send")  \
-  X(SC_ST_RBWD_RECV, "pp-vbwd-recv")
+  X(SC_ST_RBWD_RECV, "pp-vbwd-recv")  \
+  X(SC_ST_EP, "ep-comm")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -99,7 +100,13 @@ enum {
  *          one per node-block, a ring across them;
  *   shard  / replica  FSDP hybrid sharding: the dp x cp ranks a parameter
  *          is sharded over / the copies of a shard;
- *   embedding  the first and last stage's tied embeddings.
+ *   embedding  the first and last stage's tied embeddings;
+ *   ep / etp / edp  mixture of experts, Megatron-Core's expert grid over a
+ *          stage's tp x cp x dp ranks (etp fastest, then ep, then edp): the
+ *          expert-parallel ranks that exchange tokens, the expert
+ *          tensor-parallel ranks that split each expert, and the
+ *          expert-data-parallel ranks that hold the same experts and reduce
+ *          their gradients.
  * A send_recv collective (every member sends to the next and receives from
  * the previous one) is a ring exchange, as context parallelism runs it. */
 #define SC_GROUP_LIST(X)     \
@@ -110,7 +117,10 @@ enum {
   X(SC_GRP_CP_IN, "cp_in")   \
   X(SC_GRP_CP_OUT, "cp_out") \
   X(SC_GRP_SHARD, "shard")   \
-  X(SC_GRP_REPLICA, "replica")
+  X(SC_GRP_REPLICA, "replica") \
+  X(SC_GRP_EP, "ep")           \
+  X(SC_GRP_ETP, "etp")         \
+  X(SC_GRP_EDP, "edp")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -137,7 +147,16 @@ enum {
   X(SC_L_CP_A2A, "cp-all-to-all") X(SC_L_CP_AG, "cp-kv-all-gather")        \
   X(SC_L_CP_RS, "cp-dkv-reduce-scatter") X(SC_L_FSDP_AG, "fsdp-param-all-gather") \
   X(SC_L_FSDP_RS, "fsdp-grad-reduce-scatter") X(SC_L_FSDP_AR, "hsdp-grad-all-reduce") \
-  X(SC_L_FP8_CAST, "fp8-cast") X(SC_L_FP8_AMAX, "fp8-amax")
+  X(SC_L_FP8_CAST, "fp8-cast") X(SC_L_FP8_AMAX, "fp8-amax")               \
+  X(SC_L_ROUTER, "moe-router") X(SC_L_PERMUTE, "moe-permute")             \
+  X(SC_L_DISPATCH, "moe-dispatch") X(SC_L_COMBINE, "moe-combine")          \
+  X(SC_L_EXPERT_FC1, "expert-fc1") X(SC_L_EXPERT_ACT, "expert-activation") \
+  X(SC_L_EXPERT_FC2, "expert-fc2") X(SC_L_UNPERMUTE, "moe-unpermute")      \
+  X(SC_L_SHARED_FC1, "shared-expert-fc1") X(SC_L_SHARED_FC2, "shared-expert-fc2") \
+  X(SC_L_ETP_AG, "etp-all-gather") X(SC_L_ETP_RS, "etp-reduce-scatter")    \
+  X(SC_L_EXPERT_GRAD, "expert-grad-reduce")                                \
+  X(SC_L_MLA_DOWN, "mla-down-proj") X(SC_L_MLA_Q_UP, "mla-q-up-proj")       \
+  X(SC_L_MLA_KV_UP, "mla-kv-up-proj") X(SC_L_MLA_NORM, "mla-latent-norm")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -246,6 +265,8 @@ typedef struct sc_mapping {
   int64_t tp, cp, dp, pp, world, gpus_per_node;
   int64_t shard; /* FSDP: data-parallel ranks a parameter is sharded over (dp: no HSDP) */
   int64_t cp_in; /* hierarchical CP: CP ranks of one inner (all-to-all) group (cp: none) */
+  int64_t ep, etp; /* MoE expert grid: expert-parallel and expert tensor-parallel sizes
+                      (1, 1 for dense models; ep * etp divides tp * cp * dp) */
 } sc_mapping;
 
 /* A communication group of an explicit workload: its simulated members

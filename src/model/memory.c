@@ -8,6 +8,7 @@
  * derives every term and compares it with Megatron-LM's own estimate.
  */
 #include "model/memory_int.h"
+#include "input/config_int.h"
 #include "model/schedule_int.h"
 
 #include <math.h>
@@ -72,13 +73,71 @@ double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attenti
   double masks = sh->dropout ? 2.0 : 0.0; /* the two residual dropout masks */
   double replicated = (4.0 * e + masks) * sbh;
   double qkv = e * sb * sh->qd / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
-  double split = e * sb * sh->qd + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
+  /* Multi-head latent attention: Q and K of a (d + rope) and V of a dv per
+   * TP share, and the gathered latents (input of the up projections and of
+   * their norms, not split). */
+  if (sh->mla)
+    qkv = e * sb * (2.0 * sh->attn_qk + sh->attn_v) / sh->t +
+          2.0 * e * sb * (sh->q_lora + sh->kv_lora + sh->rope);
+  double split = e * sb * sh->attn_v + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
   double bytes = replicated / sh->shard + qkv + split / sh->t;
-  if (recompute == SC_RECOMPUTE_NONE) {
+  /* Selective recompute by module (training.recompute_modules): the norms'
+   * outputs (the QKV and FC1 inputs) are re-made when layernorm is listed;
+   * without core_attn the attention core's state is kept as without
+   * recompute. */
+  unsigned rc = recompute == SC_RECOMPUTE_SELECTIVE ? sh->rc_modules : 0;
+  if (rc & SC_RC_LAYERNORM) bytes -= 2.0 * e * sbh / sh->shard;
+  if (recompute == SC_RECOMPUTE_NONE ||
+      (recompute == SC_RECOMPUTE_SELECTIVE && !(rc & SC_RC_CORE_ATTN))) {
     if (flash_attention) bytes += 4.0 * sh->a * sb / sh->t;
     else bytes += (sh->dropout ? 2.0 * e + 1.0 : e) * sh->a * sh->s * sb / sh->t;
   }
   return bytes;
+}
+
+/* Mixture of experts. Per MoE layer and micro-batch, beside the attention
+ * half of the dense count (the FFN terms replaced): the router's fp32
+ * probabilities (4 bytes x tokens x E, for its backward), and per routed
+ * token copy on the expert side (moe_tokens: the hottest EP rank's, with
+ * its etp gather) the FC1 input (h), FC1 output (gated: 2 fe / etp), the
+ * activation output (fe / etp) and the FC2 output the weighted un-permute
+ * needs (h), e bytes each (Megatron-Core's grouped MLP saves these); the
+ * shared experts store like a dense FFN of their width. Full recompute
+ * keeps the layer input only, as for dense layers. */
+static double moe_ffn_act(const sc_shape *sh) {
+  double e = sh->elem_bytes, sb = sh->s_cp * sh->b, M = sh->moe_tokens;
+  double fl = sh->fe / (double)sh->etp, g = sh->swiglu ? 2.0 : 1.0;
+  double routed = e * M * (2.0 * sh->h + g * fl + fl);
+  double router = 4.0 * sb / sh->shard * sh->E;
+  double shared = e * sb * sh->f_shared * (g + 1.0) / sh->t;
+  return routed + router + shared;
+}
+
+/* The dense FFN terms of sc__memory_layer_act: FC1 output, activation
+ * output (split over TP); its input is among the replicated terms. */
+static double dense_ffn_act(const sc_shape *sh) {
+  double e = sh->elem_bytes, sb = sh->s_cp * sh->b;
+  return (e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f) / sh->t;
+}
+
+double sc__memory_moe_layer_act(const sc_shape *sh, int recompute, int flash_attention) {
+  double dense = sc__memory_layer_act(sh, recompute, flash_attention);
+  if (recompute == SC_RECOMPUTE_FULL) return dense;
+  unsigned rc = recompute == SC_RECOMPUTE_SELECTIVE ? sh->rc_modules : 0;
+  double e = sh->elem_bytes, M = sh->moe_tokens, fl = sh->fe / (double)sh->etp;
+  double ffn = moe_ffn_act(sh);
+  if (rc & SC_RC_MOE) ffn = 0; /* the FFN re-run from its input (the norm output) */
+  else if (rc & SC_RC_MOE_ACT) ffn -= e * M * fl; /* the activation output */
+  return dense - dense_ffn_act(sh) + ffn;
+}
+
+double sc__memory_moe_layer_wgrad_act(const sc_shape *sh) {
+  double e = sh->elem_bytes, sb = sh->s_cp * sh->b, M = sh->moe_tokens;
+  double fl = sh->fe / (double)sh->etp, g = sh->swiglu ? 2.0 : 1.0;
+  double attn = e * sb * (sh->h / sh->shard + sh->qd / sh->t + sh->qkv_out / sh->t +
+                          sh->h / sh->shard);
+  /* experts: FC1 and FC2 inputs and output grads */
+  return attn + e * M * (sh->h + fl + g * fl + sh->h);
 }
 
 /* ------------------------------------------------------------ model */
@@ -125,6 +184,16 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
    * hybrid sharding replicates the shards across the other dp ranks). */
   if (o->zero_stage >= 3 && cfg->parallel.fsdp_shard > 0)
     dp = (double)(cfg->parallel.fsdp_shard * sh->cp);
+  /* Routed experts shard over their expert-data-parallel group (edp ranks
+   * hold the same experts; FSDP with expert parallelism is refused). */
+  double edp = sh->moe ? (double)sh->edp : dp;
+  if (o->zero_stage >= 3) edp = dp;
+  mm->expert_weight_bpp = mm->weight_bpp;
+  mm->expert_grad_bpp = mm->grad_bpp;
+  mm->expert_opt_bpp = mm->opt_bpp;
+  if (o->zero_stage >= 1 && edp > 1) mm->expert_opt_bpp /= edp;
+  if (o->zero_stage >= 2 && edp > 1) mm->expert_grad_bpp /= edp;
+  if (o->zero_stage >= 3 && edp > 1) mm->expert_weight_bpp /= edp;
   if (o->zero_stage >= 1) mm->opt_bpp /= dp;
   if (o->zero_stage >= 2) mm->grad_bpp /= dp;
   if (o->zero_stage >= 3) mm->weight_bpp /= dp;
@@ -132,6 +201,17 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   mm->act_layer = sc__memory_layer_act(sh, cfg->training.recompute, o->flash_attention);
   mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
   mm->act_layer_w = sc__memory_layer_wgrad_act(sh);
+  if (sh->moe) {
+    mm->act_moe_layer = sc__memory_moe_layer_act(sh, cfg->training.recompute, o->flash_attention);
+    mm->act_moe_layer_full = sc__memory_moe_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
+    mm->act_moe_layer_w = sc__memory_moe_layer_wgrad_act(sh);
+    /* Dispatch buffers while an MoE layer runs: the permuted send buffer
+     * and the receive buffer of the all-to-all (the hottest rank's copies),
+     * 16-bit. */
+    double e = sh->elem_bytes;
+    double sent = sh->hot * sh->k * sh->s_cp * sh->b / sh->shard * sh->h * e;
+    mm->moe_buffer_bytes = 2.0 * sent;
+  }
   double e = sh->elem_bytes;
   double sb = sh->s_cp * sh->b, sbh = sb * sh->h;
   /* Embedding: int64 token ids (replicated over TP) and the 1-byte dropout
@@ -165,9 +245,16 @@ static double stage_params(const sc_memory_model *mm, int64_t stage) {
   return sc__shape_stage_params(mm->sh, stage);
 }
 
+/* MoE layers of virtual stage vs. */
+static int64_t vs_moe_layers(const sc_shape *sh, int64_t vs) {
+  return sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs), sc__shape_vs_layers(sh, vs));
+}
+
 double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
   int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
-  double bytes = mm->act_layer * (double)sc__shape_vs_layers(mm->sh, vs);
+  int64_t nm = vs_moe_layers(mm->sh, vs);
+  double bytes = mm->act_layer * (double)(sc__shape_vs_layers(mm->sh, vs) - nm) +
+                 mm->act_moe_layer * (double)nm;
   if (vs == 0) bytes += mm->act_embed;
   if (vs == mm->pp * mm->vpp - 1) bytes += mm->act_head;
   return bytes;
@@ -183,7 +270,13 @@ static double item_embed_head(const sc_memory_model *mm, int64_t stage, int64_t 
  * inputs and output grads. */
 static double item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
   int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
-  return mm->act_layer_w * (double)sc__shape_vs_layers(mm->sh, vs);
+  int64_t nm = vs_moe_layers(mm->sh, vs);
+  return mm->act_layer_w * (double)(sc__shape_vs_layers(mm->sh, vs) - nm) +
+         mm->act_moe_layer_w * (double)nm;
+}
+
+double sc__memory_item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
+  return sc__schedule_split(mm->sh) ? item_wgrad_bytes(mm, stage, chunk) : 0.0;
 }
 
 /* Communicators a rank of `stage` belongs to: TP, DP, the pipeline's p2p
@@ -191,12 +284,15 @@ static double item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t
 static int communicators(const sc_memory_model *mm, int64_t stage) {
   int n = (mm->tp > 1) + (mm->dp * mm->sh->cp > 1) + (mm->pp > 1) + (mm->sh->cp > 1);
   if (mm->cfg->model.tied_embeddings && mm->pp > 1 && (stage == 0 || stage == mm->pp - 1)) n++;
+  /* MoE: the EP, expert tensor-parallel and expert-data-parallel groups */
+  if (mm->sh->moe) n += (mm->sh->ep > 1) + (mm->sh->etp > 1) + (mm->sh->edp > 1);
   return n;
 }
 
 double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage) {
-  double p = stage_params(mm, stage);
-  return p * (mm->weight_bpp + mm->grad_bpp + mm->opt_bpp) +
+  double p = stage_params(mm, stage), pe = sc__shape_stage_expert_params(mm->sh, stage);
+  return (p - pe) * (mm->weight_bpp + mm->grad_bpp + mm->opt_bpp) +
+         pe * (mm->expert_weight_bpp + mm->expert_grad_bpp + mm->expert_opt_bpp) +
          communicators(mm, stage) * NCCL_COMM_BYTES + FRAMEWORK_FIXED_BYTES;
 }
 
@@ -277,9 +373,10 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
   memset(out, 0, sizeof *out);
   out->stage = stage;
   out->params = stage_params(mm, stage);
-  out->weights_bytes = out->params * mm->weight_bpp;
-  out->grads_bytes = out->params * mm->grad_bpp;
-  out->optimizer_bytes = out->params * mm->opt_bpp;
+  double pe = sc__shape_stage_expert_params(mm->sh, stage), pd = out->params - pe;
+  out->weights_bytes = pd * mm->weight_bpp + pe * mm->expert_weight_bpp;
+  out->grads_bytes = pd * mm->grad_bpp + pe * mm->expert_grad_bpp;
+  out->optimizer_bytes = pd * mm->opt_bpp + pe * mm->expert_opt_bpp;
   out->act_layer_bytes = mm->act_layer;
   schedule_peak(mm, stage, &out->activations_bytes, &out->embed_head_bytes, &out->inflight);
 
@@ -289,12 +386,17 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
    * stage's head briefly holds 16-bit logits next to the fp32 ones. With
    * ZeRO-3 two layers' weights are gathered (current and prefetched). */
   double layer_ws = (mm->act_layer_full - mm->act_layer) + mm->gather_bytes + mm->cp_kv_bytes;
+  if (mm->sh->moe) { /* an MoE layer's recompute and its dispatch buffers */
+    double moe_ws = (mm->act_moe_layer_full - mm->act_moe_layer) + mm->gather_bytes +
+                    mm->cp_kv_bytes + mm->moe_buffer_bytes;
+    if (moe_ws > layer_ws) layer_ws = moe_ws;
+  }
   double head_ws = stage == mm->pp - 1 ? mm->logits16_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
   if (mm->o.zero_stage >= 3) out->transient_bytes += fsdp_gathered(mm, stage);
   out->comm_buffer_bytes = communicators(mm, stage) * NCCL_COMM_BYTES;
-  out->framework_bytes =
-      FRAMEWORK_FIXED_BYTES + FRAGMENTATION * (out->activations_bytes + out->transient_bytes);
+  out->fragmentation_bytes = FRAGMENTATION * (out->activations_bytes + out->transient_bytes);
+  out->framework_bytes = FRAMEWORK_FIXED_BYTES + out->fragmentation_bytes;
   out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
                      out->activations_bytes + out->transient_bytes + out->comm_buffer_bytes +
                      out->framework_bytes;

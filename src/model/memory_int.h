@@ -41,6 +41,13 @@ typedef struct sc_memory_model {
   double act_embed, act_head; /* per micro-batch on the first / last virtual stage */
   double gather_bytes;        /* sequence-parallel all-gather output */
   double cp_kv_bytes;         /* context parallelism's K/V buffers during attention */
+  /* Mixture of experts (0 for dense models): per MoE layer per micro-batch
+   * stored (recompute mode), without recompute, between a split backward's
+   * B and W passes; the dispatch buffers held while an MoE layer runs; the
+   * routed experts' states after their expert-data-parallel sharding. */
+  double act_moe_layer, act_moe_layer_full, act_moe_layer_w;
+  double moe_buffer_bytes;
+  double expert_weight_bpp, expert_grad_bpp, expert_opt_bpp;
   double logits16_bytes;      /* 16-bit logits before the fp32 loss */
   double capacity_bytes;      /* HBM of the GPU */
 } sc_memory_model;
@@ -54,6 +61,11 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
  * 2022 Table 2 generalised to GQA, SwiGLU and any FFN width. */
 double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention);
 double sc__memory_layer_wgrad_act(const sc_shape *sh);
+/* The same for an MoE layer (docs/MOE.md): the attention half as above,
+ * then the router's fp32 scores and the routed token copies the experts
+ * keep (the hottest EP rank's), and the shared experts as a dense FFN. */
+double sc__memory_moe_layer_act(const sc_shape *sh, int recompute, int flash_attention);
+double sc__memory_moe_layer_wgrad_act(const sc_shape *sh);
 
 /* Activations one schedule item (a forward pass of one micro-batch through
  * one model chunk) adds on `stage`, bytes: the chunk's layers plus embedding
@@ -61,6 +73,10 @@ double sc__memory_layer_wgrad_act(const sc_shape *sh);
  * adds this when the item's forward starts and removes it when its backward
  * ends. */
 double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk);
+/* Of those, what a split backward (ZB-H1, ZB-V) keeps from the item's
+ * input-grad pass until its weight-grad pass; 0 when the backward is not
+ * split. The counter track frees the rest when the B pass ends. */
+double sc__memory_item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk);
 
 /* Memory that does not depend on the schedule position (weights, grads,
  * optimizer, communication buffers, framework fixed part), bytes: the

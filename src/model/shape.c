@@ -23,13 +23,46 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
   double qkv = 2.0 * h * (qd + 2.0 * g * d);
   double attn = 4.0 * s * qd;
   double proj = 2.0 * qd * h;
-  double mlp = 2.0 * h * f * (m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0);
-  double layer = qkv + attn + proj + mlp;
+  if (m->mla_kv_lora_rank > 0) {
+    /* Multi-head latent attention, as Megatron-LM counts it
+     * (num_floating_point_operations, multi_latent_attention): the query
+     * down/up projections (or the direct one), the K/V down projection with
+     * the RoPE key, the K/V up projection, the scores over dq = d + rope and
+     * the values over dv (here over the full s x s, stepcast's convention),
+     * the output projection of a dv. */
+    double ql = (double)m->mla_q_lora_rank, kl = (double)m->mla_kv_lora_rank;
+    double rope = (double)(m->mla_rope_dim > 0 ? m->mla_rope_dim : 64);
+    double dv = m->mla_v_head_dim > 0 ? (double)m->mla_v_head_dim : d, dq = d + rope;
+    qkv = 2.0 * (ql > 0 ? ql * (h + a * dq) : h * a * dq) + 2.0 * h * (kl + rope) +
+          2.0 * kl * a * (d + dv);
+    attn = 2.0 * s * a * (dq + dv);
+    proj = 2.0 * a * dv * h;
+  }
+  double gated = m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0;
+  double mlp = 2.0 * h * f * gated;
+  /* Mixture of experts, as Megatron-LM's num_floating_point_operations
+   * counts it (training.py, 2025): an MoE layer's FFN is the k routed
+   * experts' plus the shared experts', 2 * h * (k * f_moe + f_shared) *
+   * (3 gated, else 2) forward FLOPs per token; the router GEMM (2 h E) is
+   * not counted; the leading dense layers keep the dense FFN. */
+  double moe_layers = 0, moe_mlp = 0;
+  if (m->moe_experts > 0) {
+    double fe = (double)(m->moe_ffn_hidden > 0 ? m->moe_ffn_hidden : m->ffn_hidden);
+    double k = (double)(m->moe_topk > 0 ? m->moe_topk : 2);
+    /* layers l >= dense with (l + 1) a multiple of the frequency */
+    int64_t freq = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+    moe_layers = (double)(m->layers / freq - m->moe_dense_layers / freq);
+    moe_mlp = 2.0 * h * (k * fe + (double)m->moe_shared_experts * fe) * gated;
+  }
+  double attn_part = qkv + attn + proj;
+  double all_layers = L * attn_part + (L - moe_layers) * mlp + moe_layers * moe_mlp;
   double logits = 2.0 * h * V;
-  *model_flops = 3.0 * tokens * (L * layer + logits);
+  *model_flops = 3.0 * tokens * (all_layers + logits);
   double extra = 0;
-  if (cfg->training.recompute == SC_RECOMPUTE_FULL) extra = tokens * L * layer;
-  else if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) extra = tokens * L * attn;
+  unsigned rc = cfg->training.recompute == SC_RECOMPUTE_SELECTIVE ? sc__recompute_modules(cfg) : 0;
+  if (cfg->training.recompute == SC_RECOMPUTE_FULL) extra = tokens * all_layers;
+  if (rc & SC_RC_CORE_ATTN) extra += tokens * L * attn;
+  if (rc & SC_RC_MOE) extra += tokens * moe_layers * moe_mlp; /* the MoE FFN re-run */
   *hw_flops = *model_flops + extra;
 }
 
@@ -37,12 +70,68 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
  * for SwiGLU) and FC2 weights split over TP; biases of the column-parallel
  * layers split, the rest and the two norms (weight + bias) replicated. KV
  * heads are replicated when the TP group is larger than the KV heads. */
-static double layer_params(const sc_shape *sh) {
+static double attn_params(const sc_shape *sh) {
+  if (sh->mla) {
+    /* down projections replicated over TP (with their latents' norms), the
+     * up projections and the output projection split */
+    double q = sh->q_lora > 0 ? sh->h * sh->q_lora + sh->q_lora + sh->q_lora * sh->a * sh->dq / sh->t
+                              : sh->h * sh->a * sh->dq / sh->t;
+    double kv = sh->h * (sh->kv_lora + sh->rope) + sh->kv_lora +
+                sh->kv_lora * sh->a * (sh->d + sh->dv) / sh->t;
+    return q + kv + sh->a * sh->dv * sh->h / sh->t + 4.0 * sh->h + sh->h;
+  }
   double qkv_out = sh->qkv_out;
-  double fc1_out = sh->f * (sh->swiglu ? 2.0 : 1.0);
-  double weights = (sh->h * qkv_out + sh->qd * sh->h + sh->h * fc1_out + sh->f * sh->h) / sh->t;
-  double small = 4.0 * sh->h + qkv_out / sh->t + sh->h + fc1_out / sh->t + sh->h;
-  return weights + small;
+  double weights = (sh->h * qkv_out + sh->qd * sh->h) / sh->t;
+  return weights + 4.0 * sh->h + qkv_out / sh->t + sh->h;
+}
+
+/* A TP-split FFN of inner size f: FC1 (two halves gated), FC2, FC1's bias
+ * split, FC2's replicated. */
+static double mlp_params(const sc_shape *sh, double f) {
+  double fc1_out = f * (sh->swiglu ? 2.0 : 1.0);
+  return (sh->h * fc1_out + f * sh->h) / sh->t + fc1_out / sh->t + sh->h;
+}
+
+static double layer_params(const sc_shape *sh) { return attn_params(sh) + mlp_params(sh, sh->f); }
+
+/* Mixture of experts: the expert grid and the hottest EP rank's load. The
+ * skew model (docs/MOE.md): model.moe_router_balance r is the hottest
+ * expert's tokens over the mean; the EP rank holding it is assumed to hold
+ * average experts beside it, so its n = E/ep experts take (r + n - 1) / n
+ * times the mean; a capacity factor c caps every expert at c times its
+ * share, (min(r, c) + (n - 1) min(1, c)) / n. The all-to-all and every
+ * expert GEMM wait for that rank, so every rank is priced at it. */
+static void moe_shape(const sc_config *cfg, sc_shape *sh) {
+  const sc_model_cfg *m = &cfg->model;
+  const sc_parallel_cfg *par = &cfg->parallel;
+  sh->ep = par->ep > 0 ? par->ep : 1;
+  sh->etp = par->etp > 0 ? par->etp : par->tp;
+  sh->edp = 1;
+  sh->dense_layers = m->layers;
+  sh->moe_freq = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+  sh->hot = 1.0;
+  if (m->moe_experts <= 0) {
+    sh->etp = 1;
+    return;
+  }
+  sh->moe = 1;
+  sh->dense_layers = m->moe_dense_layers;
+  sh->E = (double)m->moe_experts;
+  sh->k = (double)(m->moe_topk > 0 ? m->moe_topk : 2);
+  sh->fe = (double)(m->moe_ffn_hidden > 0 ? m->moe_ffn_hidden : m->ffn_hidden);
+  sh->f_shared = (double)m->moe_shared_experts * sh->fe;
+  sh->edp = par->tp * par->cp * par->dp / (sh->ep * sh->etp);
+  sh->E_local = sh->E / (double)sh->ep;
+  double r = m->moe_router_balance >= 1.0 ? m->moe_router_balance : 1.0;
+  double c = m->moe_capacity_factor, n = sh->E_local;
+  double top = c > 0 && c < r ? c : r, rest = c > 0 && c < 1.0 ? c : 1.0;
+  sh->hot = (top + (n - 1.0) * rest) / n;
+  double tokens = sh->b * sh->s_cp / (sh->sp ? sh->t : 1.0);
+  sh->moe_tokens = sh->hot * sh->k * tokens * (double)sh->etp;
+  double gated = sh->swiglu ? 3.0 : 2.0;
+  sh->expert_params = sh->E_local * gated * sh->h * sh->fe / (double)sh->etp;
+  sh->moe_layer_params = attn_params(sh) + sh->h * sh->E + sh->h +
+                         (sh->f_shared > 0 ? mlp_params(sh, sh->f_shared) - sh->h : 0.0);
 }
 
 /* Layers per model chunk of the first, middle and last stages (see
@@ -147,6 +236,20 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->t = (double)par->tp;
   sh->g_rank = sh->g >= sh->t ? sh->g / sh->t : 1.0;
   sh->qkv_out = sh->qd + 2.0 * sh->g_rank * sh->t * sh->d;
+  sh->attn_qk = sh->attn_v = sh->qd;
+  if (m->mla_kv_lora_rank > 0) {
+    sh->mla = 1;
+    sh->q_lora = (double)m->mla_q_lora_rank;
+    sh->kv_lora = (double)m->mla_kv_lora_rank;
+    sh->rope = (double)(m->mla_rope_dim > 0 ? m->mla_rope_dim : 64);
+    sh->dv = m->mla_v_head_dim > 0 ? (double)m->mla_v_head_dim : sh->d;
+    sh->dq = sh->d + sh->rope;
+    sh->g = sh->a;
+    sh->g_rank = sh->a / sh->t;
+    sh->attn_qk = sh->a * sh->dq;
+    sh->attn_v = sh->a * sh->dv;
+    sh->qkv_out = sh->a * (sh->dq + sh->d + sh->dv);
+  }
   /* Megatron pads the vocabulary to a multiple of 128 * tp. */
   double mult = 128.0 * sh->t;
   sh->v = ceil((double)m->vocab / mult) * mult;
@@ -165,10 +268,26 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->grad_bytes = cfg->training.precision == SC_PREC_FP16 ? 2.0 : 4.0;
 
   sh->layer_params = layer_params(sh);
+  sh->rc_modules = sc__recompute_modules(cfg);
+  sh->rc = cfg->training.recompute == SC_RECOMPUTE_SELECTIVE ? sh->rc_modules : 0;
+  moe_shape(cfg, sh);
+  if (sh->moe && (sh->edp < 1 || sh->edp * sh->ep * sh->etp != par->tp * par->cp * par->dp))
+    return sc__error(ctx, SC_EINVAL, "%s: the config was not resolved (expert grid)",
+                     cfg->origin);
   sh->embed_params = sh->v * sh->h / sh->t;
   sh->norm_params = 2.0 * sh->h;
   sc__model_flops(cfg, &sh->model_flops, &sh->hw_flops);
   return SC_OK;
+}
+
+double sc__shape_stage_expert_params(const sc_shape *sh, int64_t stage) {
+  double n = 0;
+  for (int64_t c = 0; c < sh->vpp; c++) {
+    int64_t vs = sc__shape_vstage(sh, stage, c);
+    n += (double)sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs),
+                                         sc__shape_vs_layers(sh, vs));
+  }
+  return n * sh->expert_params;
 }
 
 double sc__shape_stage_params(const sc_shape *sh, int64_t stage) {
@@ -176,7 +295,10 @@ double sc__shape_stage_params(const sc_shape *sh, int64_t stage) {
   double params = 0;
   for (int64_t c = 0; c < sh->vpp; c++) {
     int64_t vs = sc__shape_vstage(sh, stage, c);
-    params += sh->layer_params * (double)sc__shape_vs_layers(sh, vs);
+    int64_t nl = sc__shape_vs_layers(sh, vs);
+    int64_t nm = sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs), nl);
+    params += sh->layer_params * (double)(nl - nm) +
+              (sh->moe_layer_params + sh->expert_params) * (double)nm;
     if (vs == 0) params += sh->embed_params;
     /* The LM head: its own matrix, or with tied embeddings a copy kept on
      * the last stage and synchronised (shared when one stage holds both). */

@@ -33,7 +33,17 @@ typedef struct sc_shape {
   double g_rank; /* KV heads on one TP rank: a shard, or one replicated head when
                     tp > kv_heads (Megatron-LM's GQA layout) */
   double shard;  /* t with sequence parallelism, else 1: how activations split */
-  double qkv_out; /* QKV projection outputs summed over the TP group: qd + 2 g_rank t d */
+  double qkv_out; /* QKV projection outputs summed over the TP group: qd + 2 g_rank t d
+                     (MLA: the up-projections', a (dq + d + dv)) */
+  /* Attention widths over all heads: queries/keys (a d, MLA a dq) and values
+   * (a d, MLA a dv); the attention core's FLOPs and the output projection's
+   * input use them. */
+  double attn_qk, attn_v;
+  /* Multi-head latent attention (mla = 0: ordinary attention): compressed
+   * query and K/V widths, the decoupled RoPE dim, the query/key head dim
+   * dq = d + rope and the value head dim dv. */
+  int mla;
+  double q_lora, kv_lora, rope, dq, dv;
   int sp;        /* sequence parallelism over TP (tp > 1) */
   int swiglu;    /* gated FFN: three GEMMs */
   int relu2;     /* squared ReLU (not gated) */
@@ -66,6 +76,29 @@ typedef struct sc_shape {
   double embed_params; /* the word embedding (or LM head) vocabulary shard */
   double norm_params;  /* the final norm */
 
+  /* Mixture of experts (docs/MOE.md); moe = 0 for a dense model, whose
+   * other MoE members are then 0 (ep, etp, edp 1). */
+  unsigned rc;          /* with recompute selective its modules (SC_RC_*), else 0 */
+  unsigned rc_modules;  /* training.recompute_modules whatever the recompute mode */
+  int moe;
+  int64_t dense_layers; /* leading layers with a dense FFN (all of them when !moe) */
+  int64_t moe_freq;     /* after them, every moe_freq-th layer is MoE (1: all) */
+  double E, k;          /* routed experts, experts per token */
+  double fe;            /* one expert's FFN inner size */
+  double f_shared;      /* the shared experts' total width (shared x fe), TP-split */
+  int64_t ep, etp, edp; /* expert grid: etp fastest, ep, then expert-data-parallel
+                           edp = tp * cp * dp / (ep * etp) */
+  double E_local;       /* experts on one EP rank: E / ep */
+  double hot;           /* routed tokens of the hottest EP rank over the mean
+                           (model.moe_router_balance on E_local experts, capped by
+                           moe_capacity_factor); every EP rank is priced at it */
+  double moe_tokens;    /* token copies one rank's expert GEMMs take per micro-batch,
+                           the hottest rank's: hot * k * (tokens / t with SP) * etp */
+  double moe_layer_params; /* an MoE layer's parameters on one rank outside the experts:
+                              attention, norms, router (h x E, replicated), shared experts */
+  double expert_params;    /* its routed experts' parameters on one rank:
+                              E_local * gated FFN of fe / etp */
+
   /* FLOPs per step, Megatron's model-FLOPs convention (no recompute) and
    * counting the configured recompute. */
   double model_flops, hw_flops;
@@ -88,6 +121,24 @@ static inline int sc__shape_ends_together(const sc_shape *sh) {
   return sh->pp == 1 || sh->vshape;
 }
 
+/* 1 when global layer `layer` has an MoE FFN (MoE models: every layer
+ * after the leading dense ones). */
+static inline int sc__shape_is_moe_layer(const sc_shape *sh, int64_t layer) {
+  return sh->moe && layer >= sh->dense_layers && (layer + 1) % sh->moe_freq == 0;
+}
+
+/* MoE layers among layers 0 .. n - 1 (n >= 0). */
+static inline int64_t sc__shape_moe_layers_below(const sc_shape *sh, int64_t n) {
+  if (!sh->moe || n <= sh->dense_layers) return 0;
+  /* multiples of moe_freq in (dense_layers, n] */
+  return n / sh->moe_freq - sh->dense_layers / sh->moe_freq;
+}
+
+/* MoE layers among the n layers starting at global layer l0. */
+static inline int64_t sc__shape_moe_layers_in(const sc_shape *sh, int64_t l0, int64_t n) {
+  return sc__shape_moe_layers_below(sh, l0 + n) - sc__shape_moe_layers_below(sh, l0);
+}
+
 /* Transformer layers of virtual stage vs (see sc__shape_vstage) and the
  * global index of its first layer. */
 int64_t sc__shape_vs_layers(const sc_shape *sh, int64_t vs);
@@ -97,6 +148,10 @@ int64_t sc__shape_vs_first_layer(const sc_shape *sh, int64_t vs);
  * it runs): layers, embedding and LM head where the stage holds them, and
  * the final norm. */
 double sc__shape_stage_params(const sc_shape *sh, int64_t stage);
+/* The part of sc__shape_stage_params that is routed experts' parameters
+ * (sharded over ep * etp, reduced and optimizer-sharded over the
+ * expert-data-parallel group). */
+double sc__shape_stage_expert_params(const sc_shape *sh, int64_t stage);
 
 /* Megatron model FLOPs per step (no recompute) and hardware FLOPs (with the
  * configured recompute), general form for GQA/SwiGLU, of a config's model

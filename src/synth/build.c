@@ -21,7 +21,7 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.ctx = ctx;
   B.cfg = cfg;
   B.cost = cost;
-  part_memo parts[3];
+  part_memo parts[6];
   memset(parts, 0, sizeof parts);
   B.parts = parts;
   B.mg.on = (flags & SC_WL_MERGE) != 0;
@@ -56,6 +56,9 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   wl->map.gpus_per_node = cost->gpus_per_node;
   wl->map.shard = par->fsdp_shard > 0 ? par->fsdp_shard : par->dp;
   wl->map.cp_in = sh->cp_in;
+  wl->map.ep = sh->ep;
+  wl->map.etp = sh->etp;
+  B.ep_pending = B.ep_deferred = NONE;
   wl->tied_embed_sync = cfg->model.tied_embeddings && !sc__shape_ends_together(sh);
   wl->nprogs = B.pp;
 

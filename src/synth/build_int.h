@@ -7,6 +7,9 @@
  *              all-reduce, or all-gather/reduce-scatter under sequence
  *              parallelism, and their overlap;
  *   layers.c   the ops of a transformer layer, the embedding and the LM head;
+ *   moe.c      a mixture-of-experts layer's FFN: router, dispatch, experts,
+ *              combine;
+ *   mla.c      multi-head latent attention's down/up projections;
  *   pipeline.c a stage's program: the schedule's passes with their p2p;
  *   context.c  context parallelism: the attention exchanges over the CP group;
  *   fsdp.c     FSDP / ZeRO-3: per-layer parameter gathers and gradient
@@ -18,6 +21,7 @@
 #ifndef SC_SYNTH_BUILD_INT_H
 #define SC_SYNTH_BUILD_INT_H
 
+#include "input/config_int.h"
 #include "model/schedule_int.h"
 #include "synth/synth_int.h"
 
@@ -26,6 +30,9 @@
 typedef sc_sched_item item;
 
 #define SC_GEMM_MEMO 64
+/* Dependencies one compute op can take (a pass start: the last send, the
+ * receive, a parameter gather, an FSDP gather, a hidden MoE all-to-all). */
+#define SC_SYN_WAITS 8
 typedef struct gemm_memo {
   double m, n, k, ns;
   int valid; /* 0: empty, 1: a GEMM in the working dtype, 2: an FP8 one */
@@ -80,7 +87,7 @@ typedef struct builder {
   double lparams; /* parameters of one layer on one TP rank */
   int rc;
   gemm_memo memo[SC_GEMM_MEMO];
-  uint32_t wait[4]; /* deps the next compute op must take */
+  uint32_t wait[SC_SYN_WAITS]; /* deps the next compute op must take */
   int nwait;
   /* Per schedule item: compute handle at its end and its send (or NONE).
    * A pass posts its receive and waits for the sends `lag` items back:
@@ -92,10 +99,18 @@ typedef struct builder {
   int lag;
   uint32_t *param_ag; /* per layer: DP-stream handle of its param all-gather */
   merger mg;          /* SC_WL_MERGE state */
-  struct part_memo *parts; /* [3]: layer_forward_rest, layer_backward_rest, weight grads */
+  struct part_memo *parts; /* [6]: layer_forward_rest, layer_backward_rest, weight grads;
+                              the same for MoE layers */
   int bw_input;       /* split backward (zero-bubble): B passes leave the weight grads */
   int fp8;            /* training.precision fp8: linear layers' GEMMs in FP8 (tensor.c) */
   fsdp_state fsdp;    /* FSDP / ZeRO-3 (fsdp.c) */
+  uint32_t ep_pending; /* parallel.moe_a2a_overlap: the last EP collective no compute op
+                          has waited for (the next pass waits; NONE: none) */
+  int ep_overlap;      /* the pass being built hides its EP all-to-alls (moe_a2a_overlap,
+                          in the schedule's steady 1F1B phase) */
+  int ep_defer;        /* moe.c: EP collectives' waits go to ep_deferred (shared expert
+                          overlap) instead of the next compute op */
+  uint32_t ep_deferred;
 } builder;
 
 /* Where an op sits in the step (for traces and the memory track). */
@@ -122,6 +137,7 @@ typedef struct bucketer {
   double fill;  /* elements in the open bucket */
   double limit; /* bucket size, elements */
   int overlap;  /* emit as soon as ready (else collect) */
+  int group;    /* SC_GRP_DP, or SC_GRP_EDP for routed experts' gradients */
 } bucketer;
 
 /* ------------------------------------------------------------ chain.c */
@@ -161,6 +177,20 @@ static inline double sc__syn_mem(const builder *B, double bytes) {
  * parallelism together). */
 static inline int64_t sc__syn_dp_ranks(const builder *B) { return B->sh->dp * B->sh->cp; }
 
+/* Parameters of global layer `layer` on one rank outside the routed experts
+ * (reduced over dp x cp), and its routed experts' (reduced over the
+ * expert-data-parallel group, SC_GRP_EDP, of edp ranks). */
+static inline double sc__syn_layer_dense_params(const builder *B, int64_t layer) {
+  return sc__shape_is_moe_layer(B->sh, layer) ? B->sh->moe_layer_params : B->sh->layer_params;
+}
+static inline double sc__syn_layer_expert_params(const builder *B, int64_t layer) {
+  return sc__shape_is_moe_layer(B->sh, layer) ? B->sh->expert_params : 0.0;
+}
+/* Ranks a gradient reduction of `group` (SC_GRP_DP or SC_GRP_EDP) spans. */
+static inline int64_t sc__syn_grad_ranks(const builder *B, int group) {
+  return group == SC_GRP_EDP ? B->sh->edp : sc__syn_dp_ranks(B);
+}
+
 /* Tokens of a micro-batch on this rank (its context-parallel share), and
  * tokens an elementwise op touches on one rank (split over TP with SP). */
 static inline double sc__syn_tokens(const builder *B) { return B->sh->b * B->sh->s_cp; }
@@ -170,6 +200,12 @@ static inline double sc__syn_tokens_local(const builder *B) {
 
 /* ------------------------------------------------------------ tensor.c */
 
+/* A linear layer's GEMM C[m,n] = A[m,k] B[k,n] on the compute stream with
+ * its FP8 casts (training.precision fp8), no communication. */
+void sc__syn_linear(builder *B, const where *w, int label, double m, double n, double k);
+/* The FP8 quantisation kernel a GEMM C[m,n] = A[m,k] B[k,n] needs first
+ * (training.recipe rules, tensor.c); nothing without FP8. */
+void sc__syn_fp8_casts(builder *B, const where *w, int label, double m, double n, double k);
 void sc__syn_tp_blocking(builder *B, const where *w, int coll, int label, double bytes);
 void sc__syn_gathered_gemm(builder *B, const where *w, int label, double m, double n, double k,
                            double bytes);
@@ -196,6 +232,24 @@ void sc__syn_fsdp_pass(builder *B, const where *w, int64_t vs, int pass);
 void sc__syn_fsdp_unit_begin(builder *B, const where *w);
 void sc__syn_fsdp_unit_end(builder *B, const where *w, int reduce);
 
+/* ------------------------------------------------------------ moe.c */
+
+/* The MoE FFN of one layer and micro-batch (after the FFN norm, before the
+ * residual): forward, backward (input grads, and weight grads unless the
+ * backward is split), a split backward's weight grads. */
+void sc__syn_moe_forward(builder *B, const where *w);
+void sc__syn_moe_backward(builder *B, const where *w);
+void sc__syn_moe_weight_grads(builder *B, const where *w);
+
+/* ------------------------------------------------------------ mla.c */
+
+/* Multi-head latent attention's projections into the attention core (in
+ * place of the QKV GEMM): forward, backward (input grads, and weight grads
+ * unless the backward is split), a split backward's weight grads. */
+void sc__syn_mla_forward(builder *B, const where *w);
+void sc__syn_mla_backward(builder *B, const where *w);
+void sc__syn_mla_weight_grads(builder *B, const where *w);
+
 /* ------------------------------------------------------------ layers.c */
 
 void sc__syn_layer_forward(builder *B, const where *w);
@@ -219,15 +273,17 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
 /* The distributed optimizer's parameter all-gathers overlapped with the
  * forward (B->param_ag per layer; NONE without them). */
 void sc__syn_dp_param_gathers(builder *B);
-/* Reduces elems of gradients over DP after `after`. */
-void sc__syn_dp_reduce(builder *B, double elems, uint32_t after);
+/* Reduces elems of gradients over `group` (SC_GRP_DP, or SC_GRP_EDP for
+ * routed experts) after `after`. */
+void sc__syn_dp_reduce(builder *B, int group, double elems, uint32_t after);
 /* Adds elems whose gradients are final once the last compute op ends. */
 void sc__syn_bucket_add(builder *B, bucketer *bk, double elems);
 /* After the backward: the reductions not overlapped, the tied-embedding
- * sync; returns the handle the optimizer waits for (or NONE). */
-uint32_t sc__syn_dp_grads_done(builder *B, double params);
+ * sync; returns the handle the optimizer waits for (or NONE). params: the
+ * stage's, of which expert_params routed experts'. */
+uint32_t sc__syn_dp_grads_done(builder *B, double params, double expert_params);
 /* The optimizer step over the local shard and the distributed optimizer's
  * parameter all-gathers after it (when not overlapped with the forward). */
-void sc__syn_dp_optimizer(builder *B, double params);
+void sc__syn_dp_optimizer(builder *B, double params, double expert_params);
 
 #endif /* SC_SYNTH_BUILD_INT_H */

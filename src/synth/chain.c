@@ -197,7 +197,7 @@ void sc__syn_compute(builder *B, const where *w, int kind, int label, double ns)
   int64_t d = sc__duration_ns(ns);
   B->prog->nmerged++; /* an op of the unmerged workload; emitted ops count -1 */
   /* Split the waits: ops of other streams, and inlined collectives. */
-  uint32_t real[4];
+  uint32_t real[SC_SYN_WAITS];
   int nreal = 0;
   int64_t ready = 0;
   uint32_t waited = 0; /* last inlined collective waited for */
@@ -252,7 +252,7 @@ void sc__syn_compute(builder *B, const where *w, int kind, int label, double ns)
 }
 
 void sc__syn_add_wait(builder *B, uint32_t dep) {
-  if (dep != NONE && B->nwait < 4) B->wait[B->nwait++] = dep;
+  if (dep != NONE && B->nwait < SC_SYN_WAITS) B->wait[B->nwait++] = dep;
 }
 
 /* Emits a collective on `stream` after `after` (a dep handle or NONE). */

@@ -19,7 +19,6 @@ void sc__syn_dp_param_gathers(builder *B) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
   int64_t stage = B->stage, v = B->vpp;
-  double lparams = B->lparams;
   int64_t layers_total = sh->layers;
   for (int64_t l = 0; l < layers_total; l++) B->param_ag[l] = NONE;
   if (!distributed(B) || !cfg->parallel.overlap_param_gather) return;
@@ -27,13 +26,24 @@ void sc__syn_dp_param_gathers(builder *B) {
   for (int64_t c = 0; c < v; c++) {
     int64_t vs = sc__shape_vstage(sh, stage, c);
     int64_t nl = sc__shape_vs_layers(sh, vs), l0 = sc__shape_vs_first_layer(sh, vs);
-    double fill = 0;
+    double fill = 0, efill = 0;
+    uint32_t eag = NONE;
     for (int64_t j = 0; j < nl; j++) {
-      fill += lparams;
       int64_t layer = l0 + j;
+      fill += sc__syn_layer_dense_params(B, layer);
+      efill += sc__syn_layer_expert_params(B, layer);
+      /* Routed experts' shards are gathered over the expert-data-parallel
+       * group in buckets of their own; a layer waits for the later one. */
+      if (efill > 0 && sh->edp > 1 &&
+          (efill >= (double)cfg->parallel.dp_bucket_elems || j == nl - 1)) {
+        eag = sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_EDP, SC_COLL_ALLGATHER, SC_L_PARAM_AG,
+                                 SC_CAT_DP, efill * sh->elem_bytes, NONE);
+        efill = 0;
+      }
       if (fill >= (double)cfg->parallel.dp_bucket_elems || j == nl - 1) {
         uint32_t ag = sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER,
                                          SC_L_PARAM_AG, SC_CAT_DP, fill * sh->elem_bytes, NONE);
+        if (eag != NONE) ag = eag; /* later on the same stream */
         for (int64_t k = layer; k >= l0 && B->param_ag[k] == NONE; k--)
           B->param_ag[k] = ag;
         fill = 0;
@@ -43,13 +53,14 @@ void sc__syn_dp_param_gathers(builder *B) {
 }
 
 
-void sc__syn_dp_reduce(builder *B, double elems, uint32_t after) {
+void sc__syn_dp_reduce(builder *B, int group, double elems, uint32_t after) {
   const sc_parallel_cfg *par = &B->cfg->parallel;
-  if (sc__syn_dp_ranks(B) <= 1 || elems <= 0 || B->fsdp.on) return; /* FSDP: fsdp.c */
+  if (sc__syn_grad_ranks(B, group) <= 1 || elems <= 0 || B->fsdp.on) return; /* FSDP: fsdp.c */
   where w = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
   int dist = par->distributed_optimizer;
-  sc__syn_collective(B, &w, SC_ST_DP, SC_GRP_DP, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
-             dist ? SC_L_GRAD_RS : SC_L_GRAD_AR, SC_CAT_DP, elems * B->sh->grad_bytes, after);
+  int label = group == SC_GRP_EDP ? SC_L_EXPERT_GRAD : dist ? SC_L_GRAD_RS : SC_L_GRAD_AR;
+  sc__syn_collective(B, &w, SC_ST_DP, group, dist ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE,
+                     label, SC_CAT_DP, elems * B->sh->grad_bytes, after);
 }
 
 /* Adds elems whose grads are final once the last compute op ends; a full
@@ -57,23 +68,29 @@ void sc__syn_dp_reduce(builder *B, double elems, uint32_t after) {
 void sc__syn_bucket_add(builder *B, bucketer *bk, double elems) {
   bk->fill += elems;
   if (bk->fill >= bk->limit) {
-    if (bk->overlap) sc__syn_dp_reduce(B, bk->fill, sc__syn_last_compute(B));
+    if (bk->overlap) sc__syn_dp_reduce(B, bk->group, bk->fill, sc__syn_last_compute(B));
     bk->fill = 0;
   }
 }
 
-uint32_t sc__syn_dp_grads_done(builder *B, double params) {
+/* Reduces `all` elements over `group` in buckets after the last compute op
+ * (no overlap with the backward). */
+static void reduce_all(builder *B, int group, double all) {
+  double bucket = (double)B->cfg->parallel.dp_bucket_elems;
+  while (all > 0) {
+    double e = all < bucket ? all : bucket;
+    sc__syn_dp_reduce(B, group, e, sc__syn_last_compute(B));
+    all -= e;
+  }
+}
+
+uint32_t sc__syn_dp_grads_done(builder *B, double params, double expert_params) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
   /* Without overlap every bucket is reduced after the whole backward. */
   if (!cfg->parallel.overlap_grad_reduce && !B->fsdp.on) {
-    double all = params;
-    double bucket = (double)cfg->parallel.dp_bucket_elems;
-    while (all > 0) {
-      double e = all < bucket ? all : bucket;
-      sc__syn_dp_reduce(B, e, sc__syn_last_compute(B));
-      all -= e;
-    }
+    reduce_all(B, SC_GRP_DP, params - expert_params);
+    reduce_all(B, SC_GRP_EDP, expert_params);
   }
   /* Tied embeddings across the pipeline: the first and last stage sum their
    * embedding-weight grads (Megatron finalize_model_grads). */
@@ -90,28 +107,40 @@ uint32_t sc__syn_dp_grads_done(builder *B, double params) {
   return dp_last;
 }
 
-void sc__syn_dp_optimizer(builder *B, double params) {
+/* The distributed optimizer's parameter all-gathers of `all` elements over
+ * `group` after the optimizer step. */
+static void gather_all(builder *B, int group, double all, uint32_t opt) {
+  where ws = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
+  double bucket = (double)B->cfg->parallel.dp_bucket_elems;
+  if (sc__syn_grad_ranks(B, group) <= 1) return;
+  while (all > 0) {
+    double e = all < bucket ? all : bucket;
+    sc__syn_collective(B, &ws, SC_ST_DP, group, SC_COLL_ALLGATHER, SC_L_PARAM_AG, SC_CAT_DP,
+                       e * B->sh->elem_bytes, opt);
+    all -= e;
+  }
+}
+
+void sc__syn_dp_optimizer(builder *B, double params, double expert_params) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
   where ws = {SC_NO_LAYER, 0, 0, SC_PH_STEP};
   int dist = distributed(B);
   /* Adam over the local (sharded) parameters, memory-bound, plus zeroing the
    * full local grad buffer for the next step (Megatron-LM's
-   * zero_grad_buffer, grad_bytes per param). */
+   * zero_grad_buffer, grad_bytes per param). The distributed optimizer
+   * shards routed experts over their expert-data-parallel group. */
+  double dense = params - expert_params;
   double local = B->fsdp.on ? params / (double)B->fsdp.shard_ranks
-                 : dist     ? params / (double)sc__syn_dp_ranks(B)
+                 : dist     ? dense / (double)sc__syn_dp_ranks(B) +
+                              expert_params / (double)sh->edp
                             : params;
   sc__syn_compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
                   sc__syn_mem(B, local * B->cost->p.optimizer_bytes_per_param +
                                      params * sh->grad_bytes));
   if (dist && !cfg->parallel.overlap_param_gather) {
-    double all = params, bucket = (double)cfg->parallel.dp_bucket_elems;
     uint32_t opt = sc__syn_last_compute(B);
-    while (all > 0) {
-      double e = all < bucket ? all : bucket;
-      sc__syn_collective(B, &ws, SC_ST_DP, SC_GRP_DP, SC_COLL_ALLGATHER, SC_L_PARAM_AG,
-                         SC_CAT_DP, e * sh->elem_bytes, opt);
-      all -= e;
-    }
+    gather_all(B, SC_GRP_DP, dense, opt);
+    gather_all(B, SC_GRP_EDP, expert_params, opt);
   }
 }

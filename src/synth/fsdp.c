@@ -34,7 +34,11 @@ static int64_t pass_units(const builder *B, int64_t vs, int fwd, double *params)
   double emb = vs == 0 ? sh->embed_params : 0.0;
   double first = fwd ? emb : head, last = fwd ? head : emb;
   if (first > 0) params[n++] = first;
-  for (int64_t j = 0; j < nl; j++) params[n++] = sh->layer_params;
+  int64_t l0 = sc__shape_vs_first_layer(sh, vs);
+  for (int64_t j = 0; j < nl; j++) {
+    int64_t layer = fwd ? l0 + j : l0 + nl - 1 - j;
+    params[n++] = sc__syn_layer_dense_params(B, layer) + sc__syn_layer_expert_params(B, layer);
+  }
   if (last > 0) params[n++] = last;
   return n;
 }

@@ -1,6 +1,7 @@
 /*
  * layers.c: the ops of one transformer layer (norms, QKV, attention, output
- * projection, MLP, residuals; forward, backward, recompute), the embedding
+ * projection, MLP or the MoE FFN of moe.c, residuals; forward, backward,
+ * recompute), the embedding
  * and the LM head with its vocab-parallel cross-entropy, priced by the cost
  * models (BLUEPRINT section 3).
  */
@@ -10,11 +11,13 @@
  * 4*b*s^2*(a*d)/t for full attention, half of it for causal kernels. */
 static double attn_fwd_flops(const builder *B) {
   const sc_shape *sh = B->sh;
-  return 0.5 * 4.0 * sh->b * sh->s * sh->s * sh->qd / sh->t;
+  /* 2 b s^2 over the query/key width (scores) and the value width (output);
+   * both a d without MLA */
+  return 0.5 * 2.0 * sh->b * sh->s * sh->s * (sh->attn_qk + sh->attn_v) / sh->t;
 }
 
 static double attn_ns(const builder *B, double flops) {
-  return B->cost->compute->attn_ns(B->cost, flops, B->sh->s, B->sh->d);
+  return B->cost->compute->attn_ns(B->cost, flops, B->sh->s, B->sh->mla ? B->sh->dq : B->sh->d);
 }
 
 /* Unfused attention (Megatron-LM's CoreAttention before FlashAttention, as
@@ -69,6 +72,34 @@ static void attention_backward(builder *B, const where *w) {
   sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dK = dS^T Q */
 }
 
+/* The attention half of a layer's forward after its input norm: QKV,
+ * attention, projection, residual and the FFN's norm. */
+static void attn_block_forward(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
+  double act = T * sh->h * sh->elem_bytes;
+  double act_l = Tl * sh->h * sh->elem_bytes;
+  double qkv_n = sh->qkv_out / sh->t;
+
+  if (sh->mla)
+    sc__syn_mla_forward(B, w);
+  else
+    sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
+  attention_forward(B, w);
+  sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->attn_v / sh->t, act);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
+  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+}
+
+/* An MoE layer's forward after its input norm: attention, then the MoE FFN
+ * (moe.c) and the residual. */
+static void moe_layer_forward_rest(builder *B, const where *w) {
+  double act_l = sc__syn_tokens_local(B) * B->sh->h * B->sh->elem_bytes;
+  attn_block_forward(B, w);
+  sc__syn_moe_forward(B, w);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, sc__syn_mem(B, 4.0 * act_l));
+}
+
 /* Forward (or recompute) of one transformer layer for one micro-batch, after
  * its input norm. */
 static void layer_forward_rest(builder *B, const where *w) {
@@ -76,14 +107,9 @@ static void layer_forward_rest(builder *B, const where *w) {
   double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
   double act = T * sh->h * sh->elem_bytes;
   double act_l = Tl * sh->h * sh->elem_bytes;
-  double qkv_n = sh->qkv_out / sh->t;
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
-  sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
-  attention_forward(B, w);
-  sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->qd / sh->t, act);
-  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+  attn_block_forward(B, w);
   sc__syn_gathered_gemm(B, w, SC_L_FC1, T, fc1_n, sh->h, act);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
           sc__syn_mem(B, (sh->swiglu ? 3.0 : 2.0) * T * sh->f / sh->t * sh->elem_bytes));
@@ -97,25 +123,24 @@ void sc__syn_layer_forward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
-  sc__syn_memo_run(B, &B->parts[0], layer_forward_rest, w);
+  if (sc__shape_is_moe_layer(sh, w->layer))
+    sc__syn_memo_run(B, &B->parts[3], moe_layer_forward_rest, w);
+  else
+    sc__syn_memo_run(B, &B->parts[0], layer_forward_rest, w);
 }
 
-/* Backward of one layer after its first op (the residual's grad). */
-static void layer_backward_rest(builder *B, const where *w) {
+/* The attention half of a layer's backward, from the FFN norm's grad to
+ * the input norm's. */
+static void attn_block_backward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
-  double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
+  double Tl = sc__syn_tokens_local(B);
   double act_l = Tl * sh->h * sh->elem_bytes;
   double qkv_n = sh->qkv_out / sh->t;
-  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
-  sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
-  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
-          sc__syn_mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
-  sc__syn_column_parallel_backward(B, w, SC_L_FC1, fc1_n);
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 3.0 * act_l));
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 3.0 * act_l));
-  sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->qd / sh->t);
-  if (B->cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) {
+  sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->attn_v / sh->t);
+  if (sh->rc & SC_RC_CORE_ATTN) {
     /* Selective recompute re-runs the attention core (Korthikanti et al.
      * 2022: QK^T, softmax, dropout, attention over V). */
     where rw = *w;
@@ -123,8 +148,48 @@ static void layer_backward_rest(builder *B, const where *w) {
     attention_forward(B, &rw);
   }
   attention_backward(B, w);
-  sc__syn_column_parallel_backward(B, w, SC_L_QKV, qkv_n);
+  if (sh->mla)
+    sc__syn_mla_backward(B, w);
+  else
+    sc__syn_column_parallel_backward(B, w, SC_L_QKV, qkv_n);
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 3.0 * act_l));
+}
+
+/* Selective recompute of the two norms (recompute_modules layernorm): their
+ * outputs were not kept, the backward re-runs them. */
+static void norms_recompute(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  if (!(sh->rc & SC_RC_LAYERNORM)) return;
+  double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
+  where rw = *w;
+  rw.phase = SC_PH_RECOMPUTE;
+  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
+}
+
+/* Backward of one dense layer after its first op (the residual's grad). */
+static void layer_backward_rest(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B);
+  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+
+  norms_recompute(B, w);
+  sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
+          sc__syn_mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
+  sc__syn_column_parallel_backward(B, w, SC_L_FC1, fc1_n);
+  attn_block_backward(B, w);
+}
+
+static void moe_layer_backward_rest(builder *B, const where *w) {
+  norms_recompute(B, w);
+  if (B->sh->rc & SC_RC_MOE) { /* recompute_modules moe: the FFN forward again */
+    where rw = *w;
+    rw.phase = SC_PH_RECOMPUTE;
+    sc__syn_moe_forward(B, &rw);
+  }
+  sc__syn_moe_backward(B, w);
+  attn_block_backward(B, w);
 }
 
 void sc__syn_layer_backward(builder *B, const where *w) {
@@ -136,7 +201,10 @@ void sc__syn_layer_backward(builder *B, const where *w) {
     sc__syn_layer_forward(B, &rw);
   }
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, sc__syn_mem(B, 3.0 * act_l));
-  sc__syn_memo_run(B, &B->parts[1], layer_backward_rest, w);
+  if (sc__shape_is_moe_layer(sh, w->layer))
+    sc__syn_memo_run(B, &B->parts[4], moe_layer_backward_rest, w);
+  else
+    sc__syn_memo_run(B, &B->parts[1], layer_backward_rest, w);
 }
 
 void sc__syn_embedding_forward(builder *B, const where *w) {
@@ -196,14 +264,22 @@ void sc__syn_head_backward(builder *B, const where *w) {
 /* Weight grads of one layer in a split backward's W pass, in backward order. */
 static void layer_weight_grads(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
-  sc__syn_weight_grad(B, w, SC_L_FC2, sh->f / sh->t);
-  sc__syn_weight_grad(B, w, SC_L_FC1, sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t);
-  sc__syn_weight_grad(B, w, SC_L_PROJ, sh->qd / sh->t);
-  sc__syn_weight_grad(B, w, SC_L_QKV, sh->qkv_out / sh->t);
+  if (sc__shape_is_moe_layer(sh, w->layer)) {
+    sc__syn_moe_weight_grads(B, w);
+  } else {
+    sc__syn_weight_grad(B, w, SC_L_FC2, sh->f / sh->t);
+    sc__syn_weight_grad(B, w, SC_L_FC1, sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t);
+  }
+  sc__syn_weight_grad(B, w, SC_L_PROJ, sh->attn_v / sh->t);
+  if (sh->mla)
+    sc__syn_mla_weight_grads(B, w);
+  else
+    sc__syn_weight_grad(B, w, SC_L_QKV, sh->qkv_out / sh->t);
 }
 
 void sc__syn_layer_weight_grads(builder *B, const where *w) {
-  sc__syn_memo_run(B, &B->parts[2], layer_weight_grads, w);
+  int moe = sc__shape_is_moe_layer(B->sh, w->layer);
+  sc__syn_memo_run(B, &B->parts[moe ? 5 : 2], layer_weight_grads, w);
 }
 
 void sc__syn_head_weight_grads(builder *B, const where *w) {

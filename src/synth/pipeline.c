@@ -65,8 +65,17 @@ static int local_turn(const builder *B, int64_t vs, int next) {
 
 /* Reduces the chunk's last partial bucket once its gradients are final. */
 static void close_bucket(builder *B, bucketer *bk) {
-  if (bk->fill > 0 && bk->overlap) sc__syn_dp_reduce(B, bk->fill, sc__syn_last_compute(B));
+  if (bk->fill > 0 && bk->overlap)
+    sc__syn_dp_reduce(B, bk->group, bk->fill, sc__syn_last_compute(B));
   bk->fill = 0;
+}
+
+/* A layer's gradients are final: its dense part into the dp x cp bucket,
+ * its routed experts' into the expert-data-parallel one. */
+static void layer_grads(builder *B, bucketer *bk, bucketer *ek, int64_t layer) {
+  sc__syn_bucket_add(B, bk, sc__syn_layer_dense_params(B, layer));
+  double e = sc__syn_layer_expert_params(B, layer);
+  if (e > 0) sc__syn_bucket_add(B, ek, e);
 }
 
 int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *stage_params) {
@@ -81,13 +90,13 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
    * on by default) sends a 1/t slice and all-gathers it over NVLink on the
    * receiving stage (receive_activation). */
   double p2p_bytes = sc__syn_tokens(B) * sh->h * sh->elem_bytes / sh->t;
-  double lparams = B->lparams;
   double emb_params = sh->v * sh->h / sh->t;
   int tied = cfg->model.tied_embeddings;
   int overlap = cfg->parallel.overlap_grad_reduce;
 
   /* Parameters held by this stage (per TP rank). */
   double params = sc__shape_stage_params(sh, stage);
+  double expert_params = sc__shape_stage_expert_params(sh, stage);
   *stage_params = params;
 
   sc__syn_dp_param_gathers(B);
@@ -101,7 +110,8 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
   uint8_t *first_fwd_seen = sc__calloc(B->ctx, (size_t)v, 1);
   if (!first_fwd_seen) return SC_ENOMEM;
 
-  bucketer bk = {0, (double)cfg->parallel.dp_bucket_elems, overlap};
+  bucketer bk = {0, (double)cfg->parallel.dp_bucket_elems, overlap, SC_GRP_DP};
+  bucketer ek = {0, (double)cfg->parallel.dp_bucket_elems, overlap, SC_GRP_EDP};
 
   for (size_t i = 0; i < nsched && !B->rc; i++) {
     const item *it = &sched[i];
@@ -115,6 +125,18 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
       sc__syn_add_wait(B, B->item_send[i - (size_t)B->lag]);
     }
     B->item_send[i] = NONE;
+    /* MoE all-to-alls hidden behind compute (moe_a2a_overlap) are done
+     * before the next pass starts. */
+    sc__syn_add_wait(B, B->ep_pending);
+    B->ep_pending = NONE;
+    /* Megatron's 1F1B all-to-all overlap (--overlap-moe-expert-parallel-comm)
+     * runs a forward and a backward of different micro-batches together, so
+     * a pass hides its EP communication only where the schedule alternates
+     * forwards and backwards (the steady phase), not in the warm-up and
+     * cool-down runs of one kind. */
+    B->ep_overlap = cfg->parallel.moe_a2a_overlap &&
+                    ((i > 0 && sched[i - 1].pass != it->pass) ||
+                     (i + 1 < nsched && sched[i + 1].pass != it->pass));
     int final = (i == last_b[it->chunk]);
     sc__syn_fsdp_pass(B, &w, vs, it->pass);
     if (it->pass == SC_PASS_F) {
@@ -158,7 +180,7 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
         sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_layer_backward(B, &w);
         sc__syn_fsdp_unit_end(B, &w, !split);
-        if (final) sc__syn_bucket_add(B, &bk, lparams);
+        if (final) layer_grads(B, &bk, &ek, w.layer);
       }
       w.layer = SC_NO_LAYER;
       if (vs == 0) {
@@ -167,7 +189,7 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
         sc__syn_fsdp_unit_end(B, &w, 1); /* its grads are complete after the B pass */
         if (final) sc__syn_bucket_add(B, &bk, emb_params);
       }
-      if (final) close_bucket(B, &bk);
+      if (final) close_bucket(B, &bk), close_bucket(B, &ek);
       if (vs > 0 && !local_turn(B, vs, 0))
         B->item_send[i] = p2p_op(B, cs.bsend, SC_L_SEND_GRAD, it->mb, it->chunk, p2p_bytes,
                                  sc__syn_last_compute(B));
@@ -183,11 +205,11 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
         w.layer = (uint16_t)(l0 + j);
         sc__syn_layer_weight_grads(B, &w);
         sc__syn_fsdp_unit_end(B, &w, 1);
-        if (final) sc__syn_bucket_add(B, &bk, lparams);
+        if (final) layer_grads(B, &bk, &ek, w.layer);
       }
       w.layer = SC_NO_LAYER;
       if (vs == 0 && final) sc__syn_bucket_add(B, &bk, emb_params);
-      if (final) close_bucket(B, &bk);
+      if (final) close_bucket(B, &bk), close_bucket(B, &ek);
     }
     B->item_end[i] = sc__syn_last_compute(B);
   }
@@ -195,9 +217,11 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
   if (B->rc) return B->rc;
 
   /* The optimizer waits for the gradients and for the last sends. */
-  sc__syn_add_wait(B, sc__syn_dp_grads_done(B, params));
+  sc__syn_add_wait(B, B->ep_pending);
+  B->ep_pending = NONE;
+  sc__syn_add_wait(B, sc__syn_dp_grads_done(B, params, expert_params));
   for (size_t k = nsched > (size_t)B->lag ? nsched - (size_t)B->lag : 0; k < nsched; k++)
     sc__syn_add_wait(B, B->item_send[k]);
-  sc__syn_dp_optimizer(B, params);
+  sc__syn_dp_optimizer(B, params, expert_params);
   return B->rc;
 }

@@ -47,6 +47,14 @@ static void linear(builder *B, const where *w, int label, double m, double n, do
   sc__syn_compute(B, w, SC_OP_GEMM, label, lin_ns(B, label, m, n, k));
 }
 
+void sc__syn_linear(builder *B, const where *w, int label, double m, double n, double k) {
+  linear(B, w, label, m, n, k);
+}
+
+void sc__syn_fp8_casts(builder *B, const where *w, int label, double m, double n, double k) {
+  fp8_casts(B, w, label, m, n, k);
+}
+
 /* ------------------------------------------------------------ tensor parallelism */
 
 /* A TP collective on the critical path: after the last compute op, and the

@@ -15,7 +15,7 @@
 static inline sc_engine_opts sc_test_engine_opts(const sc_config *cfg, sc_write_fn trace,
                                                  void *ud) {
   sc_engine_opts o = {cfg->simulation.fold, cfg->simulation.interference,
-                      cfg->simulation.share_links, trace, ud, NULL};
+                      cfg->simulation.share_links, trace, ud, NULL, NULL, NULL, 0, NULL, NULL};
   return o;
 }
 

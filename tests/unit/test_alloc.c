@@ -1,8 +1,8 @@
 /* test_alloc.c: allocation failure across the command families. For a small
  * representative run of each (run: config + sc_simulate, merged and not;
- * validate: case file + sc_validate_run; import: Kineto trace to a finished,
+ * and its HTML report; validate: case file + sc_validate_run; import: Kineto trace to a finished,
  * written job; replay: .scw read + sc_replay as traced, re-targeted and as
- * DDP; sweep: sc_sweep_run over a tiny space) the Nth allocation through the
+ * DDP, and its HTML report; sweep: sc_sweep_run over a tiny space) the Nth allocation through the
  * context hook fails, for every N from 1 until the run succeeds: each must
  * return SC_OK (a failure absorbed) or SC_ENOMEM, never another code (an
  * out-of-memory reported as bad input, exit 2: issue 13 found replay calling
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sctest.h"
+#include "stepcast/report.h"
 #include "stepcast/sweep.h"
 #include "stepcast/trace.h"
 #include "stepcast/validate.h"
@@ -87,12 +88,14 @@ static int family_run(sc_ctx *ctx, void *ud) {
   if (!rc && ud) rc = sc_config_set(ctx, &cfg, "simulation.fold=0");
   if (!rc && ud) rc = sc_config_set(ctx, &cfg, "simulation.interference=constant");
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
-  sc_test_buf trace = {0}, out = {0};
+  sc_test_buf trace = {0}, out = {0}, html = {0};
   sc_result res;
   if (!rc) rc = sc_simulate(ctx, &cfg, sc_test_buf_write, &trace, &res);
   if (!rc) rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_test_buf_write, &out);
+  if (!rc) rc = sc_report_html_run(ctx, &cfg, &res, sc_test_buf_write, &html);
   free(trace.p);
   free(out.p);
+  free(html.p);
   return rc;
 }
 
@@ -219,6 +222,9 @@ static int family_replay(sc_ctx *ctx, void *ud) {
   if (!rc) rc = sc_replay(ctx, job, &cfg, &o, sc_test_buf_write, &trace, &res);
   o.scale_dp = c->scale_dp;
   if (!rc && c->scale_dp) rc = sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res);
+  sc_test_buf html = {0};
+  if (!rc) rc = sc_report_html_replay(ctx, job, &cfg, &o, &res, sc_test_buf_write, &html);
+  free(html.p);
   free(trace.p);
   sc_job_free(job);
   return rc;

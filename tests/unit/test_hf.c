@@ -204,7 +204,11 @@ static void test_moe(void **state) {
       " \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"intermediate_size\": 14336,\n"
       " \"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2}\n");
   char yaml[1024];
-  snprintf(yaml, sizeof yaml, "model: {hf_config: mixtral.json, seq_len: 4096}\n%s", rest_yaml);
+  snprintf(yaml, sizeof yaml,
+           "model: {hf_config: mixtral.json, seq_len: 4096}\n"
+           "training: {global_batch: 64, micro_batch: 1, precision: bf16}\n"
+           "parallel: {tp: 8, pp: 1, sequence_parallel: true}\n"
+           "cluster: {gpu: h100-sxm, num_gpus: 64}\n");
   sc_config c;
   int rc = load(&c, yaml);
   if (sc_config_field_index("model.moe_experts") >= 0) {
@@ -285,7 +289,7 @@ static void test_bad_input(void **state) {
  * loads, or is refused as not modelled (MoE / MLA in a build without them). */
 static void test_fixtures(void **state) {
   (void)state;
-  char fdir[4096];
+  char fdir[2048];
   snprintf(fdir, sizeof fdir, "%s/tests/hf", sc_test_source_dir());
   DIR *d = opendir(fdir);
   if (!d) {

@@ -5,7 +5,7 @@
  * config it describes; Megatron-LM's own defaults are made explicit; export
  * then import simulates identically for the layouts the mapping covers
  * (GPT-3 with full recompute, GQA + SwiGLU + interleaving + SP + overlap,
- * uneven stages, CP, FP8, FSDP); every malformed line is "file:line:
+ * uneven stages, CP, FP8, FSDP, MoE with DeepEP and with a capacity factor); every malformed line is "file:line:
  * message", and what Megatron-LM cannot express is refused on export.
  */
 #include <stdarg.h>
@@ -180,6 +180,17 @@ static void test_round_trips(void **state) {
                                      "training.micro_batch=2", "parallel.tp=1", "parallel.pp=1",
                                      "parallel.zero_stage=3", "model.dropout=0.05"};
   round_trip(fsdp, sizeof fsdp / sizeof fsdp[0]);
+  static const char *const moe[] = {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm",
+                                    "cluster.num_gpus=64",        "training.global_batch=256",
+                                    "parallel.tp=1",              "parallel.pp=2",
+                                    "parallel.ep=8",              "parallel.moe_dispatcher=deepep"};
+  round_trip(moe, sizeof moe / sizeof moe[0]);
+  static const char *const mixtral[] = {"model.preset=mixtral-8x7b", "cluster.gpu=h100-sxm",
+                                        "cluster.num_gpus=64",       "training.global_batch=256",
+                                        "parallel.tp=2",             "parallel.pp=4",
+                                        "parallel.ep=8",             "parallel.sequence_parallel=true",
+                                        "model.moe_capacity_factor=1.25"};
+  round_trip(mixtral, sizeof mixtral / sizeof mixtral[0]);
 }
 
 static void test_bad_input(void **state) {

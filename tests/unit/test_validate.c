@@ -181,12 +181,12 @@ static void test_malformed(void **state) {
 
 static void test_unsupported_listed_not_dropped(void **state) {
   (void)state;
-  /* cp 2 and zero_stage 3 are configurations now: they reach the library,
-   * which simulates them or says what it does not model; MoE and an
-   * unknown GPU are decided while the file is read. */
+  /* cp 2, zero_stage 3 and MoE are configurations now: they reach the
+   * library, which simulates them or says what it does not model; an
+   * unknown GPU is decided while the file is read. */
   const char *text = HEADER ROW("dense", "", "1", "", "")
       "cp2,,a100-80gb,8,4,1024,16,1024,32000,16,1,2,2,2,,,0,full,0.5,test,\n"
-      "moe,,a100-80gb,8,4,1024,16,1024,32000,16,1,2,2,,8,,0,full,0.5,test,\n"
+      "moe,,a100-80gb,8,4,1024,16,1024,32000,16,1,2,2,,8,,1,full,0.5,test,\n"
       "z3,,a100-80gb,8,4,1024,16,1024,32000,16,1,2,1,,,3,0,full,0.5,test,\n"
       "tpu,,tpu-v5p,8,4,1024,16,1024,32000,16,1,2,2,,,,0,full,0.5,test,\n";
   sc_caseset *set;
@@ -201,8 +201,9 @@ static void test_unsupported_listed_not_dropped(void **state) {
   assert_int_equal(z3->resolved.parallel.zero_stage, 3);
   assert_int_equal(z3->resolved.parallel.distributed_optimizer, 1);
   assert_int_equal(z3->resolved.parallel.fsdp_shard, 4); /* = dp */
-  assert_int_equal(moe->status, SC_EUNSUPPORTED);
-  assert_string_equal(moe->unsupported, "MoE/MLA is not modelled yet (issue 15)");
+  assert_int_equal(moe->status, SC_OK);
+  assert_int_equal(moe->resolved.model.moe_experts, 8);
+  assert_int_equal(moe->resolved.model.moe_topk, 2); /* Megatron-LM's default */
   assert_int_equal(tpu->status, SC_EINVAL);
   assert_true(!strncmp(tpu->error, "t.csv:6: column gpu: unknown gpu \"tpu-v5p\"", 42));
   sc_case_result res[5];
@@ -212,29 +213,24 @@ static void test_unsupported_listed_not_dropped(void **state) {
   for (int i = 1; i < 4; i += 2) /* cp2, z3: simulated, or not modelled by this build */
     assert_true(res[i].status == SC_OK ? res[i].predicted_step_s > 0
                                        : res[i].status == SC_EUNSUPPORTED && res[i].reason[0]);
-  assert_int_equal(res[2].status, SC_EUNSUPPORTED);
-  assert_string_equal(res[2].reason, "MoE/MLA is not modelled yet (issue 15)");
+  assert_int_equal(res[2].status, SC_OK);
+  assert_true(res[2].predicted_step_s > 0);
   assert_int_equal(res[4].status, SC_EINVAL);
   assert_string_equal(res[4].reason, tpu->error);
   sc_error_stats st;
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &st);
   assert_int_equal(st.n + st.unsupported + st.errors, 5);
   assert_int_equal(st.errors, 1);
-  assert_true(st.unsupported >= 1);
   sc_test_buf s = {0};
   assert_int_equal(sc_validate_write(set, res, SC_VALIDATE_JSON, sc_test_buf_write, &s), 0);
-  assert_non_null(strstr(s.p, "{\"id\":\"moe\",\"file\":\"t.csv\",\"line\":4,\"split\":\"validation\","
-                                "\"measured_step_s\":0.5,\"predicted_step_s\":null,"
-                                "\"error_pct\":null,\"unsupported\":\"MoE/MLA is not modelled yet "
-                                "(issue 15)\"}"));
   assert_non_null(strstr(s.p, "{\"id\":\"tpu\",\"file\":\"t.csv\",\"line\":6,\"split\":\"validation\","
                                 "\"measured_step_s\":0.5,\"predicted_step_s\":null,"
                                 "\"error_pct\":null,\"error\":\"t.csv:6: column gpu: unknown gpu"));
   assert_non_null(strstr(s.p, "\"error_cases\":1,\"files\":[{\"file\":\"t.csv\",\"rows\":5,"));
   free(s.p);
   sc_config cfg;
-  assert_int_equal(sc_case_config(ctx, moe, NULL, &cfg), SC_EUNSUPPORTED);
-  assert_string_equal(sc_errmsg(ctx), "t.csv:4: case moe: MoE/MLA is not modelled yet (issue 15)");
+  assert_int_equal(sc_case_config(ctx, moe, NULL, &cfg), SC_OK);
+  assert_int_equal(cfg.model.moe_experts, 8);
   assert_int_equal(sc_case_config(ctx, tpu, NULL, &cfg), SC_EINVAL);
   assert_string_equal(sc_errmsg(ctx), tpu->error);
   sc_caseset_free(set);
@@ -544,32 +540,44 @@ static void test_column_ranges(void **state) {
   sc_caseset_free(set);
 }
 
-/* A row that uses MoE or MLA is listed unsupported, whatever else it says. */
+/* MoE and MLA rows map their columns onto the config fields and simulate. */
 static void test_moe_mla_rows_unsupported(void **state) {
   (void)state;
   static const struct {
     const char *cols, *vals;
+    int mla;
   } moe[] = {
-      {"moe_experts,moe_topk,moe_ffn_hidden,ep,etp", "8,2,512,2,1"},
-      {"moe_experts,moe_topk,moe_shared_experts,moe_dense_layers", "16,4,1,1"},
-      {"moe_experts", "1"},
-      {"mla_kv_lora_rank,mla_q_lora_rank,mla_rope_dim,mla_v_head_dim", "512,1536,64,128"},
-      {"moe_experts,cp,zero_stage", "8,2,3"},
+      {"moe_experts,moe_topk,moe_ffn_hidden,ep,etp", "8,2,512,2,1", 0},
+      {"moe_experts,moe_topk,moe_shared_experts,moe_dense_layers", "16,4,1,1", 0},
+      {"moe_experts,moe_topk", "1,1", 0},
+      {"mla_kv_lora_rank,mla_q_lora_rank,mla_rope_dim,mla_v_head_dim", "512,1536,64,128", 1},
+      {"moe_experts,cp,zero_stage", "8,2,3", 0},
   };
   for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
     char cols[256], vals[256];
-    snprintf(cols, sizeof cols, "gpu,num_gpus,tp,pp,micro_batch,%s", moe[i].cols);
-    snprintf(vals, sizeof vals, "h100-sxm,8,2,2,1,%s", moe[i].vals);
+    snprintf(cols, sizeof cols, "gpu,num_gpus,tp,pp,micro_batch,sequence_parallel,%s",
+             moe[i].cols);
+    snprintf(vals, sizeof vals, "h100-sxm,8,2,2,1,1,%s", moe[i].vals);
     sc_caseset *set;
     const sc_case *c = one_row(&set, cols, vals);
-    assert_int_equal(c->status, SC_EUNSUPPORTED);
-    assert_string_equal(c->unsupported, "MoE/MLA is not modelled yet (issue 15)");
     sc_case_result r;
     assert_int_equal(sc_validate_run(ctx, set, NULL, &r), 0);
-    assert_int_equal(r.status, SC_EUNSUPPORTED);
-    assert_string_equal(r.reason, c->unsupported);
+    if (c->status) fail_msg("%s: %s", moe[i].cols, c->error);
+    if (moe[i].mla)
+      assert_int_equal(c->resolved.model.mla_kv_lora_rank, 512);
+    else
+      assert_true(c->resolved.model.moe_experts > 0);
+    assert_int_equal(r.status, SC_OK);
+    assert_true(r.predicted_step_s > 0);
     sc_caseset_free(set);
   }
+  /* ep and etp reach their fields (etp blank: the schema's 1). */
+  sc_caseset *set;
+  const sc_case *c = one_ok(&set, "gpu,num_gpus,tp,pp,micro_batch,sequence_parallel,moe_experts,ep",
+                            "h100-sxm,8,2,2,1,1,8,2");
+  assert_int_equal(c->resolved.parallel.ep, 2);
+  assert_int_equal(c->resolved.parallel.etp, 1);
+  sc_caseset_free(set);
 }
 
 static void test_stats_and_formats(void **state) {
@@ -718,9 +726,11 @@ static void test_shipped_new_files(void **state) {
     const sc_case *c = sc_caseset_case(set, i);
     if (res[i].status == SC_OK) assert_true(res[i].predicted_step_s > 0);
     else assert_true(res[i].reason[0] != 0);
+    /* Every MoE row simulates but the one with FSDP over expert
+     * parallelism (not modelled). */
     if (strstr(c->file, "megatron_moe_h100")) {
-      assert_int_equal(res[i].status, SC_EUNSUPPORTED);
-      assert_string_equal(res[i].reason, "MoE/MLA is not modelled yet (issue 15)");
+      if (strstr(c->id, "fsdp")) assert_int_equal(res[i].status, SC_EUNSUPPORTED);
+      else assert_int_equal(res[i].status, SC_OK);
     }
   }
   for (size_t f = 0; f < 3; f++) {

@@ -1,0 +1,18 @@
+/*
+ * replay_int.h: the replay driver behind sc_replay (analysis/replay.c) with
+ * the engine's op sink, for the HTML report's timeline of a replayed job
+ * (analysis/html.c). Not API.
+ */
+#ifndef SC_REPLAY_INT_H
+#define SC_REPLAY_INT_H
+
+#include "engine/engine_int.h"
+#include "stepcast/trace.h"
+
+/* sc_replay, handing every op the engine runs to sink (NULL: none) as it
+ * ends; the same result. */
+int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
+                   sc_write_fn trace, void *trace_ud, sc_op_sink_fn sink, void *sink_ud,
+                   sc_replay_result *out);
+
+#endif /* SC_REPLAY_INT_H */
