@@ -98,9 +98,7 @@ int sc_cli_export_megatron(const sc_cli_cmd *cmd, int argc, char **argv) {
     return sc_cli_fail(NULL, SC_ENOMEM);
   }
   sc_config cfg;
-  sc_config_default(&cfg);
-  int rc = config ? sc_config_load_file(ctx, &cfg, config) : 0;
-  for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
+  int rc = sc_cli_config(ctx, &cfg, config, NULL, NULL, &sets);
   sc_cli_list_free(&sets);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
   if (!rc) {

@@ -56,19 +56,7 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
     return sc_cli_fail(NULL, SC_ENOMEM);
   }
   sc_config cfg;
-  sc_config_default(&cfg);
-  int rc = 0;
-  if (config) rc = sc_config_load_file(ctx, &cfg, config);
-  /* --calibration FILE: as --set calibration=FILE, before --set; errors
-   * name FILE (and its line) */
-  if (!rc && calibration) rc = sc_config_load_calibration(ctx, &cfg, calibration);
-  /* --hf FILE: as --set model.hf_config=FILE, before the --set list */
-  if (!rc && hf) {
-    char assign[4200];
-    snprintf(assign, sizeof assign, "model.hf_config=%s", hf); /* long paths: set's error */
-    rc = sc_config_set(ctx, &cfg, assign);
-  }
-  for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
+  int rc = sc_cli_config(ctx, &cfg, config, calibration, hf, &sets);
   sc_cli_list_free(&sets);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
   if (rc) goto done;

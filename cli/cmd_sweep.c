@@ -208,10 +208,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     return sc_exit_code(SC_ENOMEM);
   }
   sc_config cfg;
-  sc_config_default(&cfg);
-  int rc = 0;
-  if (config) rc = sc_config_load_file(ctx, &cfg, config);
-  for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
+  int rc = sc_cli_config(ctx, &cfg, config, NULL, NULL, &sets);
   sc_cli_list_free(&sets);
   bar B;
   memset(&B, 0, sizeof B);

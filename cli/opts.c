@@ -17,6 +17,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int sc_cli_config(sc_ctx *ctx, sc_config *cfg, const char *config, const char *calibration,
+                  const char *hf, const sc_cli_list *sets) {
+  sc_config_default(cfg);
+  int rc = config ? sc_config_load_file(ctx, cfg, config) : 0;
+  /* errors of --calibration name FILE (and its line) */
+  if (!rc && calibration) rc = sc_config_load_calibration(ctx, cfg, calibration);
+  if (!rc && hf) {
+    char assign[4200];
+    snprintf(assign, sizeof assign, "model.hf_config=%s", hf); /* long paths: set's error */
+    rc = sc_config_set(ctx, cfg, assign);
+  }
+  for (int i = 0; !rc && sets && i < sets->n; i++) rc = sc_config_set(ctx, cfg, sets->v[i]);
+  return rc;
+}
+
 /* sc_write_fn: whole lines to stderr, each prefixed. */
 static int warn_line(void *ud, const char *buf, size_t len) {
   int *at_start = ud;
