@@ -19,14 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   sc_config cfg;
-  sc_config_default(&cfg);
-  (void)sc_model_preset(ctx, &cfg, "gpt3-125m");
-  cfg.parallel.tp = 2;
-  cfg.parallel.pp = 2;
-  cfg.parallel.dp = 0;
-  cfg.cluster.num_gpus = 8;
-  cfg.cluster.nodes = 0;
-  cfg.training.global_batch = 8;
+  fz_small_config(ctx, &cfg);
   if (sc_config_load_calibration(ctx, &cfg, path) == SC_OK) {
     fz_tiny_sim(ctx, &cfg, 0);
     cfg.simulation.interference = SC_INTERF_CONSTANT;

@@ -98,6 +98,19 @@ static inline double fz_work(const sc_config *c) {
   return ranks * layers * m * (double)(c->parallel.vpp > 0 ? c->parallel.vpp : 1);
 }
 
+/* A small config the value under test goes on: GPT-3 125M, TP2 PP2 on 8
+ * GPUs, batch 8. */
+static inline void fz_small_config(sc_ctx *ctx, sc_config *cfg) {
+  sc_config_default(cfg);
+  (void)sc_model_preset(ctx, cfg, "gpt3-125m");
+  cfg->parallel.tp = 2;
+  cfg->parallel.pp = 2;
+  cfg->parallel.dp = 0;
+  cfg->cluster.num_gpus = 8;
+  cfg->cluster.nodes = 0;
+  cfg->training.global_batch = 8;
+}
+
 /* Resolves a copy of cfg and, when it resolves, simulates one step of it;
  * a step over FZ_TINY_WORK is first cut to one layer per model chunk, pp
  * micro-batches per replica and rank folding (the values under test, such

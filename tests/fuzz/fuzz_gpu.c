@@ -17,15 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   sc_config cfg;
-  sc_config_default(&cfg);
-  (void)sc_model_preset(ctx, &cfg, "gpt3-125m");
-  cfg.parallel.tp = 2;
-  cfg.parallel.pp = 2;
-  cfg.parallel.dp = 0;
-  cfg.cluster.num_gpus = 8;
-  cfg.cluster.nodes = 0;
+  fz_small_config(ctx, &cfg);
   cfg.cluster.gpus_per_node = 0;
-  cfg.training.global_batch = 8;
   cfg.training.precision = SC_PREC_BF16;
   char set[300];
   snprintf(set, sizeof set, "cluster.gpu=%s", path);
