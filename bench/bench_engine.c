@@ -24,7 +24,10 @@ static double now_s(int clock) {
 
 static int run(sc_ctx *ctx, const scenario *sc) {
   sc_config cfg;
-  sc_config_default(&cfg);
+  if (sc_config_example(ctx, &cfg)) {
+    fprintf(stderr, "%s: %s\n", sc->name, sc_errmsg(ctx));
+    return 1;
+  }
   for (int i = 0; i < 8 && sc->sets[i]; i++)
     if (sc_config_set(ctx, &cfg, sc->sets[i])) {
       fprintf(stderr, "%s: %s\n", sc->name, sc_errmsg(ctx));

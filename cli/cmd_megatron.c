@@ -45,6 +45,9 @@ int sc_cli_import_megatron(const sc_cli_cmd *cmd, int argc, char **argv) {
       if (check.cluster.gpus_per_node > check.cluster.num_gpus)
         check.cluster.gpus_per_node = check.cluster.num_gpus;
     }
+    /* A launch line names no GPU: the layout is checked on an H100 (every
+     * precision), and the written config asks for the GPU. */
+    if (!check.cluster.gpu[0]) snprintf(check.cluster.gpu, sizeof check.cluster.gpu, "h100-sxm");
     rc = sc_config_resolve(ctx, &check);
   }
   if (rc) {
@@ -67,6 +70,9 @@ int sc_cli_import_megatron(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!info.have_cluster)
     werr |= fprintf(o.f, "# not in the launch line: cluster.gpu and cluster.num_gpus (or nodes); "
                          "add a cluster section\n") < 0;
+  else if (!cfg.cluster.gpu[0])
+    werr |= fprintf(o.f, "# not in the launch line: cluster.gpu; add it to the cluster section\n") <
+            0;
   rc = sc_config_write_yaml_given(&cfg, sc_cli_write_file, o.f);
   code = sc_cli_out_close(&o, rc != 0 || werr);
   if (!code && (rc || werr)) code = sc_cli_write_error(out ? out : "stdout", 1);

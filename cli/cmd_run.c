@@ -20,6 +20,7 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   const char *config = NULL, *trace_path = NULL, *outdir = NULL, *calibration = NULL;
   const char *html_path = NULL;
   const char *hf = NULL;
+  int print_config = 0;
   /* --trace-limit: refuse a trace estimated above it (default 4 GiB: an
    * unfolded GPT-3 175B step is ~9 GB of JSON) */
   double trace_limit = 4.0 * 1073741824.0;
@@ -39,6 +40,7 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--hf")) hf = a.value;
     else if (sc_cli_is(&a, "-o")) outdir = a.value;
     else if (sc_cli_is(&a, "--html")) html_path = a.value;
+    else if (sc_cli_is(&a, "--print-config")) print_config = 1;
     else if (sc_cli_is(&a, "--trace-limit")) {
       if (!sc_cli_size(a.opt->name, a.value, 0, SC_CLI_BYTES_MAX, &trace_limit))
         code = SC_CLI_EXIT_USAGE;
@@ -56,11 +58,26 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
     return sc_cli_fail(NULL, SC_ENOMEM);
   }
   sc_config cfg;
+  if (print_config && !config && !hf && !sets.n && !calibration) {
+    /* the example as shipped, comments and all */
+    size_t len;
+    const char *text = sc_config_example_text(&len);
+    sc_cli_list_free(&sets);
+    sc_ctx_free(ctx);
+    return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0
+               ? 0
+               : sc_cli_write_error("stdout", 1);
+  }
   int rc = sc_cli_config(ctx, &cfg, config, calibration, hf, &sets);
   sc_cli_list_free(&sets);
   if (!rc) rc = sc_config_resolve(ctx, &cfg);
   if (rc) goto done;
   sc_cli_config_warnings(&cfg);
+  if (print_config) {
+    if (sc_config_write_yaml(&cfg, sc_cli_write_file, stdout) || fflush(stdout))
+      code = sc_cli_write_error("stdout", 1);
+    goto done;
+  }
 
   char pathbuf[4096];
   /* -o DIR: created (with its parents) and checked before simulating. */

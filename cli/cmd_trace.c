@@ -238,7 +238,22 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!rc && info.priced_ops) rc = sc_config_set(ctx, &cfg, "training.precision=fp32");
   if (!rc && cluster) rc = sc_config_load_file(ctx, &cfg, cluster);
   for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
+  if (!rc && !cfg.cluster.gpu[0] && !cfg.field_line[sc_config_field_index("cluster.gpu")]) {
+    sc_cli_error(sc_exit_code(SC_EINVAL),
+                 "%s: the trace names no GPU stepcast has a preset for: give --set "
+                 "cluster.gpu=NAME (stepcast hw list), or cluster.gpu in --cluster FILE",
+                 path);
+    code = sc_exit_code(SC_EINVAL);
+    goto done;
+  }
   if (!rc) {
+    /* The trace is the workload: the model keys are never read, and a
+     * one-element shape stands in for them in resolution's checks. */
+    if (!cfg.model.layers) {
+      snprintf(cfg.model.name, sizeof cfg.model.name, "%s", "trace");
+      cfg.model.layers = cfg.model.hidden = cfg.model.heads = 1;
+      cfg.model.vocab = cfg.model.seq_len = 1;
+    }
     cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
     cfg.parallel.dp = 0;
     cfg.parallel.sequence_parallel = 0;

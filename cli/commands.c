@@ -28,6 +28,8 @@ static const sc_cli_opt run_opts[] = {
     {"--html", "FILE", "write the HTML report (timeline, breakdown, memory; docs/REPORT.md)", 0},
     {"--trace-limit", "SIZE", "refuse a trace estimated above SIZE (K, M, G suffixes; default 4G)",
      0},
+    {"--print-config", NULL, "print the config instead of simulating: the built-in example's "
+                             "file, or the resolved CONFIG / --hf / --set (every value)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt sweep_opts[] = {
@@ -170,8 +172,11 @@ static const char run_text[] =
     "Simulates one training step of CONFIG (YAML: model, training, parallel,\n"
     "cluster, simulation, calibration; docs/CONFIG.md) and prints step time,\n"
     "tokens/s, TFLOP/s per GPU, MFU, memory per GPU and where the step goes.\n"
-    "Without CONFIG, simulates the built-in example: GPT-3 175B on 1,024\n"
-    "A100-80GB (TP8 PP16 DP8, batch 1536, full recompute; Megatron SC21).\n"
+    "A config names its model (a preset, a config.json or the shape) and GPU;\n"
+    "the rest takes documented neutral defaults, listed under the header with\n"
+    "what was derived. Without CONFIG (and --hf), simulates the built-in example:\n"
+    "GPT-3 175B on 1,024 A100-80GB (TP8 PP16 DP8, batch 1536, full recompute;\n"
+    "Megatron SC21), which --print-config prints and --set edits.\n"
     "--set and --calibration apply after CONFIG, --calibration first.";
 
 static const char sweep_text[] =

@@ -19,8 +19,12 @@
 
 int sc_cli_config(sc_ctx *ctx, sc_config *cfg, const char *config, const char *calibration,
                   const char *hf, const sc_cli_list *sets) {
-  sc_config_default(cfg);
-  int rc = config ? sc_config_load_file(ctx, cfg, config) : 0;
+  /* Without CONFIG or --hf the job is the built-in example (--set edits
+   * it); otherwise the file or config.json starts from the neutral defaults. */
+  int rc = 0;
+  if (config || hf) sc_config_default(cfg);
+  else rc = sc_config_example(ctx, cfg);
+  if (!rc && config) rc = sc_config_load_file(ctx, cfg, config);
   /* errors of --calibration name FILE (and its line) */
   if (!rc && calibration) rc = sc_config_load_calibration(ctx, cfg, calibration);
   if (!rc && hf) {

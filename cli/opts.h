@@ -107,10 +107,11 @@ typedef struct sc_cli_list {
 int sc_cli_list_add(sc_cli_list *l, const char *s);
 void sc_cli_list_free(sc_cli_list *l);
 
-/* The config a command runs: the built-in example, then CONFIG (NULL:
- * none), --calibration FILE, --hf FILE (as model.hf_config) and the --set
- * list, in that order (NULL / empty: skipped). Not resolved. Returns the
- * library's code, its message in ctx. */
+/* The config a command runs: the neutral defaults and CONFIG (NULL: none)
+ * or, with neither CONFIG nor --hf, the built-in example; then
+ * --calibration FILE, --hf FILE (as model.hf_config) and the --set list, in
+ * that order (NULL / empty: skipped). Not resolved. Returns the library's
+ * code, its message in ctx. */
 int sc_cli_config(sc_ctx *ctx, sc_config *cfg, const char *config, const char *calibration,
                   const char *hf, const sc_cli_list *sets);
 

@@ -68,10 +68,16 @@ int main(int argc, char **argv) {
   int rc = sc_ctx_new(counting_alloc, &stats, &ctx); /* out-parameter last */
   if (rc) return fail(NULL, rc);
 
-  /* 1. The config: the built-in default, then a YAML file on top of it
-   *    (fields the file does not give keep the default's values). */
+  /* 1. The config: a YAML file on the neutral defaults (fields the file
+   *    does not give keep their documented defaults), or without one the
+   *    built-in example, as `stepcast run` does. */
   sc_config cfg;
   sc_config_default(&cfg);
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--set") == 0) i++;
+    else if (argv[i][0] != '-') config_path = argv[i];
+  }
+  if (!config_path) rc = sc_config_example(ctx, &cfg);
   for (int i = 1; !rc && i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = 1;
@@ -83,8 +89,7 @@ int main(int argc, char **argv) {
         return 2;
       }
       i++; /* applied below, after the file */
-    } else if (!config_path) {
-      config_path = argv[i];
+    } else if (argv[i] == config_path) {
       rc = sc_config_load_file(ctx, &cfg, config_path);
     } else {
       fprintf(stderr, "embed: more than one config file given (%s)\n", argv[i]);

@@ -380,6 +380,9 @@ typedef struct sc_config {
    * SC_LINE_SET an override (sc_config_set), SC_LINE_DEFAULT a default. The
    * loaders maintain it; calibration keys are not tracked. */
   int field_line[SC_CONFIG_MAX_FIELDS];
+  /* 1 where sc_config_resolve filled the value in (a 0 meaning "derived",
+   * the schedule vpp > 1 implies, the preset's NIC bandwidth ...). */
+  unsigned char field_derived[SC_CONFIG_MAX_FIELDS];
 } sc_config;
 
 #define SC_LINE_DEFAULT 0
@@ -391,9 +394,19 @@ int sc_config_field_count(void);
 const char *sc_config_field_name(int field); /* NULL when out of range */
 int sc_config_field_index(const char *key);  /* -1 when unknown */
 
-/* Fills cfg with the built-in default example: GPT-3 175B on 1,024
- * A100-80GB, TP8 PP16 DP8, batch 1536, seq 2048, full recompute (SC21). */
+/* Fills cfg with the documented neutral defaults of every field
+ * (docs/CONFIG.md): no model and no GPU (a config must give them), bf16, no
+ * recomputation, tp = pp = cp = 1, Megatron-LM's overlap flags; the fields
+ * whose default is 0 are derived by sc_config_resolve. */
 void sc_config_default(sc_config *cfg);
+/* The built-in example, GPT-3 175B on 1,024 A100-80GB, TP8 PP16 DP8, batch
+ * 1536, seq 2048, full recompute (SC21): the file
+ * examples/gpt3-175b-1024.yaml compiled in, loaded on the neutral defaults
+ * (messages name it SC_EXAMPLE_NAME). sc_config_example_text gives its
+ * text (len: its length without the terminating NUL). */
+#define SC_EXAMPLE_NAME "<example gpt3-175b-1024.yaml>"
+int sc_config_example(sc_ctx *ctx, sc_config *cfg);
+const char *sc_config_example_text(size_t *len);
 /* Reads a YAML file on top of cfg (fields not given keep their values; a
  * `model: {preset: NAME}` loads the preset first). Errors: "file:line: msg". */
 int sc_config_load_file(sc_ctx *ctx, sc_config *cfg, const char *path);
@@ -491,6 +504,17 @@ typedef struct sc_result {
  * GPU whose compute model has no fit on measured step times (and no
  * calibration keys given). Returns the sink's status. */
 int sc_config_warnings(const sc_config *cfg, sc_write_fn w, void *ud);
+
+/* Where a resolved config's value of a field came from: given (a file, a
+ * preset, a config.json, --set), defaulted (the documented default of
+ * docs/CONFIG.md), derived (filled in by resolution), or unused (the field
+ * of a feature the config does not use, or one never listed: the model's
+ * required shape, labels, prices). Reports list the defaulted and derived
+ * ones, so that no value reaches a result unseen. */
+enum { SC_FIELD_GIVEN, SC_FIELD_DEFAULTED, SC_FIELD_DERIVED, SC_FIELD_UNUSED };
+int sc_config_field_state(const sc_config *cfg, int field);
+/* The field's value as YAML scalar text ("8", "bf16", "true"); 0 or SC_EINVAL. */
+int sc_config_field_value(const sc_config *cfg, int field, char *buf, size_t n);
 
 /* Simulates one training step of a resolved config. If trace is non-NULL a
  * Chrome/Perfetto JSON trace is streamed to it (one process per simulated

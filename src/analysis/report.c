@@ -10,6 +10,8 @@
 #include "base/json_int.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
 
 #define GIB 1073741824.0
 
@@ -90,6 +92,57 @@ static int training_text(const sc_config *cfg, const sc_result *r, sc_write_fn w
   return rc;
 }
 
+/* The header lines listing the values nothing in the config gave: the
+ * documented defaults, then what resolution derived ("  defaults   a 1,
+ * b true" wrapped under itself at TEXT_WIDTH columns). */
+#define TEXT_WIDTH 100
+static int unstated_text(const sc_config *cfg, int state, const char *label, sc_write_fn w,
+                         void *ud) {
+  int rc = 0, col = 0, n = 0;
+  for (int i = 0; i < sc_config_field_count(); i++) {
+    if (sc_config_field_state(cfg, i) != state) continue;
+    char v[96];
+    if (sc_config_field_value(cfg, i, v, sizeof v)) continue;
+    const char *key = strchr(sc_config_field_name(i), '.') + 1;
+    /* etp 0 keeps following tp (sweep): say so */
+    if (!strcmp(key, "etp") && !strcmp(v, "0")) snprintf(v, sizeof v, "= tp");
+    int len = (int)(strlen(key) + 1 + strlen(v));
+    if (!n) {
+      SC_WRITE(rc, sc__writef(w, ud, "  %-10s %s %s", label, key, v));
+      col = 13 + len;
+    } else if (col + 2 + len > TEXT_WIDTH) {
+      SC_WRITE(rc, sc__writef(w, ud, ",\n             %s %s", key, v));
+      col = 13 + len;
+    } else {
+      SC_WRITE(rc, sc__writef(w, ud, ", %s %s", key, v));
+      col += 2 + len;
+    }
+    n++;
+  }
+  if (n) SC_WRITE(rc, sc__writef(w, ud, "\n"));
+  return rc;
+}
+
+/* The same as JSON members: "defaulted":{"training.precision":"bf16",...}. */
+static int unstated_json(const sc_config *cfg, int state, const char *name, sc_write_fn w,
+                         void *ud) {
+  int rc = 0, n = 0;
+  SC_WRITE(rc, sc__writef(w, ud, "\"%s\":{", name));
+  for (int i = 0; i < sc_config_field_count(); i++) {
+    if (sc_config_field_state(cfg, i) != state) continue;
+    char v[96];
+    if (sc_config_field_value(cfg, i, v, sizeof v)) continue;
+    /* numbers and booleans as they are; enum names quoted */
+    char *end;
+    (void)strtod(v, &end);
+    int bare = (v[0] && !*end) || !strcmp(v, "true") || !strcmp(v, "false") || v[0] == '"';
+    SC_WRITE(rc, sc__writef(w, ud, "%s\"%s\":%s%s%s", n++ ? "," : "", sc_config_field_name(i),
+                            bare ? "" : "\"", v, bare ? "" : "\""));
+  }
+  SC_WRITE(rc, sc__writef(w, ud, "},"));
+  return rc;
+}
+
 /* The schedule a config runs: interleaved whenever vpp > 1. */
 static const char *schedule_name(const sc_config *cfg) {
   return sc_enum_label(SC_ENUM_SCHEDULE,
@@ -114,6 +167,8 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
                    (long long)(p->vpp > 0 ? p->vpp : 1), schedule_name(cfg),
                    p->sequence_parallel && p->tp > 1 ? " +SP" : "",
                    p->distributed_optimizer ? " +dist-opt" : ""));
+  SC_WRITE(rc, unstated_text(cfg, SC_FIELD_DEFAULTED, "defaults", w, ud));
+  SC_WRITE(rc, unstated_text(cfg, SC_FIELD_DERIVED, "derived", w, ud));
   SC_WRITE(rc, sc__writef(w, ud, "\n  step time        %10.3f s\n", r->step_time_s));
   SC_WRITE(rc, sc__writef(w, ud, "  tokens/s         %10.0f\n", r->tokens_per_s));
   SC_WRITE(rc, sc__writef(w, ud, "  TFLOP/s per GPU  %10.1f model   %6.1f hardware (with recompute)\n",
@@ -207,6 +262,8 @@ static int format_json(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
   } else {
     SC_WRITE(rc, sc__writef(w, ud, "\"critical_path\":null,"));
   }
+  SC_WRITE(rc, unstated_json(cfg, SC_FIELD_DEFAULTED, "defaulted", w, ud));
+  SC_WRITE(rc, unstated_json(cfg, SC_FIELD_DERIVED, "derived", w, ud));
   SC_WRITE(rc, sc__writef(w, ud,
                    "\"num_gpus\":%lld,\"tp\":%lld,\"pp\":%lld,\"dp\":%lld,\"vpp\":%lld,"
                    "\"simulated_ranks\":%lld,\"ops\":%lld,\"events\":%lld}\n",

@@ -239,8 +239,8 @@ enum {
   X(attention, 0, "training.attention", "flash", "schema default", SHOW_ALWAYS)                 \
   X(tp_comm_overlap, 0, "parallel.tp_comm_overlap", NULL, "not stated; stepcast default",       \
     SHOW_TP_SP)                                                                                 \
-  X(overlap_grad_reduce, 0, "parallel.overlap_grad_reduce", NULL,                               \
-    "not stated; stepcast default", SHOW_DP)                                                    \
+  X(overlap_grad_reduce, 0, "parallel.overlap_grad_reduce", "1",                               \
+    "not stated; on, as the published recipes run", SHOW_DP)                                                    \
   X(overlap_param_gather, 0, "parallel.overlap_param_gather", NULL,                             \
     "not stated; stepcast default", SHOW_DIST_OPT)                                              \
   X(nvlink_gbps, 0, "cluster.nvlink_gbps", "0", "gpu preset", SHOW_MULTI_GPU)
@@ -608,8 +608,11 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   if ((e = check_moe(rc))) return e;
 
   sc__strlcpy(cfg->model.name, c->id, sizeof cfg->model.name);
-  /* GPT convention of Megatron-LM: the LM head shares the input embedding. */
+  /* GPT convention of Megatron-LM: the LM head shares the input embedding,
+   * and hidden and attention dropout are Megatron-LM's 0.1 (resolution
+   * drops it for gated FFNs). */
   if (!cfg->field_line[SC_FIELD_model_tied_embeddings]) cfg->model.tied_embeddings = 1;
+  if (!cfg->field_line[SC_FIELD_model_dropout]) cfg->model.dropout = 0.1;
   cell(rc, COL_gpu, buf, sizeof buf);
   if ((e = set_field(rc, cfg, COL_gpu, "cluster.gpu", buf))) return e;
   char *d = c->defaults;

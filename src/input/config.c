@@ -857,6 +857,23 @@ void sc_config_default(sc_config *cfg) {
       (void)parse_field(cfg, i, fields[i].def, strlen(fields[i].def), err, sizeof err);
 }
 
+/* The built-in example, examples/gpt3-175b-1024.yaml compiled in
+ * (cmake/embed.cmake). */
+#include "example_config.h"
+
+const char *sc_config_example_text(size_t *len) {
+  if (len) *len = sc_example_yaml_len;
+  return (const char *)sc_example_yaml;
+}
+
+int sc_config_example(sc_ctx *ctx, sc_config *cfg) {
+  if (!ctx) return SC_EINVAL;
+  if (!cfg) return sc__error(ctx, SC_EINVAL, "sc_config_example: no config");
+  sc_config_default(cfg);
+  return sc_config_load_string(ctx, cfg, SC_EXAMPLE_NAME, (const char *)sc_example_yaml,
+                               sc_example_yaml_len);
+}
+
 int sc_model_preset(sc_ctx *ctx, sc_config *cfg, const char *name) {
   if (!ctx) return SC_EINVAL;
   if (!cfg || !name) return sc__error(ctx, SC_EINVAL, "sc_model_preset: no config or name");
@@ -1721,6 +1738,10 @@ static int resolve_moe(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_parallel_ep, SC_FIELD_parallel_etp,
                                SC_FIELD_parallel_tp),
                      p->ep, etp, grid, p->tp, p->cp, p->dp, block);
+  /* Megatron-Core's MoE layers take sequence-parallel tokens: on unless
+   * the config turned it off. */
+  if (p->tp > 1 && !p->sequence_parallel && !c->field_line[SC_FIELD_parallel_sequence_parallel])
+    p->sequence_parallel = 1;
   if (p->tp > 1 && !p->sequence_parallel)
     return sc__error(ctx, SC_EINVAL,
                      "%s: model.moe_experts with parallel.tp=%" PRId64
@@ -1778,9 +1799,60 @@ static int resolve_mla(sc_ctx *ctx, sc_config *c) {
   return SC_OK;
 }
 
+/* The fields nothing can stand in for: the model's shape (from a preset, a
+ * config.json or the keys themselves) and the GPU. All the missing ones are
+ * named in one message, at the first line of the model section the config
+ * gave (or its file). */
+static int first_given(const sc_config *c, const char *section) {
+  int first = -1;
+  for (int i = 0; i < SC_FIELD_COUNT; i++)
+    if (!strcmp(fields[i].section, section) && c->field_line[i] > 0 &&
+        (first < 0 || c->field_line[i] < c->field_line[first]))
+      first = i;
+  return first;
+}
+
+static int check_required(sc_ctx *ctx, const sc_config *c) {
+  static const int shape[] = {SC_FIELD_model_layers, SC_FIELD_model_hidden, SC_FIELD_model_heads,
+                              SC_FIELD_model_vocab, SC_FIELD_model_seq_len};
+  char missing[160] = "", w[320];
+  size_t len = 0;
+  int nmiss = 0, first = first_given(c, "model");
+  for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
+    if (get_i64(c, &fields[shape[i]]) == 0)
+      appendf(missing, sizeof missing, &len, "%s%s", nmiss++ ? ", " : "", fields[shape[i]].key);
+  }
+  if (nmiss) {
+    const char *where = first >= 0 ? sc__config_where(c, first, w, sizeof w) : c->origin;
+    int gave_model = first >= 0 || c->field_line[SC_FIELD_model_hf_config] != SC_LINE_DEFAULT;
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model: %s %s missing: give %s, or a model.preset or model.hf_config "
+                     "(docs/CONFIG.md)",
+                     where, missing, nmiss > 1 ? "are" : "is",
+                     gave_model ? "them" : "model.layers, hidden, heads, vocab and seq_len");
+  }
+  if (!c->cluster.gpu[0] && !uses_gpu_file(c)) {
+    int cl = first_given(c, "cluster");
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: cluster.gpu is missing: give a preset name (stepcast hw list) or a GPU "
+                     "file (stepcast hw show NAME --format yaml)",
+                     cl >= 0 ? sc__config_where(c, cl, w, sizeof w) : c->origin);
+  }
+  return SC_OK;
+}
+
 static int resolve(sc_ctx *ctx, sc_config *c) {
   char w[320], err[SC_ERRMSG_MAX];
   int rc;
+  /* A config.json gives the shape, never the training length. */
+  if (c->field_line[SC_FIELD_model_hf_config] != SC_LINE_DEFAULT &&
+      c->field_line[SC_FIELD_model_seq_len] == SC_LINE_DEFAULT)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: model.hf_config gives the model's shape: give model.seq_len, the "
+                     "sequence length the run trains on (a config.json's "
+                     "max_position_embeddings is the longest the model supports)",
+                     sc__config_where(c, SC_FIELD_model_hf_config, w, sizeof w));
+  if ((rc = check_required(ctx, c))) return rc;
   for (int i = 0; i < SC_FIELD_COUNT; i++)
     if ((rc = check_field(c, i, err, sizeof err)))
       return sc__error(ctx, rc, "%s: %s", sc__config_where(c, i, w, sizeof w), err);
@@ -1790,15 +1862,6 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
     else rc = sc__calib_key_check(i, v, err, sizeof err);
     if (rc) return sc__error(ctx, rc, "%s: %s", sc__config_where(c, -1, w, sizeof w), err);
   }
-  /* A config.json gives the shape, never the training length. */
-  if (c->field_line[SC_FIELD_model_hf_config] != SC_LINE_DEFAULT &&
-      c->field_line[SC_FIELD_model_seq_len] == SC_LINE_DEFAULT)
-    return sc__error(ctx, SC_EINVAL,
-                     "%s: model.hf_config gives the model's shape: give model.seq_len, the "
-                     "sequence length the run trains on (a config.json's "
-                     "max_position_embeddings is the longest the model supports)",
-                     sc__config_where(c, SC_FIELD_model_hf_config, w, sizeof w));
-
   sc_model_cfg *m = &c->model;
   sc_parallel_cfg *p = &c->parallel;
   sc_cluster_cfg *cl = &c->cluster;
@@ -1831,10 +1894,16 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   if (gpn_derived) cl->gpus_per_node = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
   if (cl->nic_gbps == 0) cl->nic_gbps = hw->nic_gbps;
   if (cl->nvlink_gbps == 0) cl->nvlink_gbps = hw->nvlink_gbps;
-  if (!cl->num_gpus && !cl->nodes)
+  /* Without a cluster size, a given data-parallel degree sizes the job. */
+  if (!cl->num_gpus && !cl->nodes && p->dp)
+    cl->num_gpus = mul_sat(mul_sat(mul_sat(p->tp, p->pp), p->cp), p->dp);
+  if (!cl->num_gpus && !cl->nodes) {
+    int at = first_given(c, "cluster");
     return sc__error(
-        ctx, SC_EINVAL, "%s: cluster: give cluster.num_gpus or cluster.nodes",
-        where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes, -1));
+        ctx, SC_EINVAL, "%s: cluster: give cluster.num_gpus or cluster.nodes (or parallel.dp)",
+        at >= 0 ? sc__config_where(c, at, w, sizeof w)
+                : where_any(c, w, sizeof w, SC_FIELD_cluster_num_gpus, SC_FIELD_cluster_nodes, -1));
+  }
   if (!cl->num_gpus) {
     cl->num_gpus = mul_sat(cl->nodes, cl->gpus_per_node);
     if (cl->num_gpus > (int64_t)fields[SC_FIELD_cluster_num_gpus].hi)
@@ -1966,8 +2035,18 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                                SC_FIELD_parallel_vpp));
   if ((rc = resolve_pipeline_split(ctx, c))) return rc;
 
-  /* Batch: every DP replica runs the same number of whole micro-batches. */
+  /* Batch: every DP replica runs the same number of whole micro-batches;
+   * without a global batch, one each (Megatron-LM's default). */
   int64_t per_step = mul_sat(t->micro_batch, p->dp);
+  if (!t->global_batch) {
+    if (per_step > (int64_t)fields[SC_FIELD_training_global_batch].hi)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: training.global_batch = micro_batch*dp = %" PRId64 " is too large",
+                       where_any(c, w, sizeof w, SC_FIELD_training_micro_batch,
+                                 SC_FIELD_parallel_dp, -1),
+                       per_step);
+    t->global_batch = per_step;
+  }
   if (t->global_batch % per_step || per_step > t->global_batch)
     return sc__error(ctx, SC_EINVAL,
                      "%s: training.global_batch=%" PRId64
@@ -2081,8 +2160,99 @@ int sc_config_resolve(sc_ctx *ctx, sc_config *cfg) {
   sc_config work = *cfg;
   int rc = resolve(ctx, &work);
   if (rc) return rc;
+  /* What resolution filled in (a 0 = derived, the schedule vpp implies):
+   * sticky, so resolving a resolved config keeps the marks. */
+  for (int i = 0; i < SC_FIELD_COUNT; i++) {
+    const field_def *f = &fields[i];
+    if (f->type == T_LABEL || f->type == T_GPU || f->type == T_PRESET || f->type == T_HF) continue;
+    if (memcmp((const char *)&work + f->offset, (const char *)cfg + f->offset, f->size))
+      work.field_derived[i] = 1;
+  }
   *cfg = work;
   return SC_OK;
+}
+
+/* Whether a field matters to a resolved config: the settings of features
+ * it does not use (MoE keys of a dense model, FSDP keys without ZeRO-3,
+ * the schedule without a pipeline ...) are not listed as defaults. */
+static int field_used(const sc_config *c, int fi) {
+  const sc_parallel_cfg *p = &c->parallel;
+  int moe = c->model.moe_experts > 0, mla = c->model.mla_kv_lora_rank > 0;
+  int dp = p->dp * p->cp > 1, pp = p->pp > 1, sp = p->sequence_parallel && p->tp > 1;
+  int fp8 = c->training.precision == SC_PREC_FP8, z3 = p->zero_stage == 3;
+  switch (fi) {
+  case SC_FIELD_model_preset:
+  case SC_FIELD_model_hf_config:
+  case SC_FIELD_model_name:
+  case SC_FIELD_model_layers:
+  case SC_FIELD_model_hidden:
+  case SC_FIELD_model_heads:
+  case SC_FIELD_model_vocab:
+  case SC_FIELD_model_seq_len:
+  case SC_FIELD_model_moe_experts:
+  case SC_FIELD_model_mla_kv_lora_rank:
+  case SC_FIELD_training_tokens:
+  case SC_FIELD_cluster_gpu:
+  case SC_FIELD_cluster_mem_headroom:
+  case SC_FIELD_cluster_price_per_gpu_hour:
+  case SC_FIELD_simulation_fold:
+  case SC_FIELD_simulation_share_links: return 0;
+  case SC_FIELD_model_moe_topk:
+  case SC_FIELD_model_moe_ffn_hidden:
+  case SC_FIELD_model_moe_shared_experts:
+  case SC_FIELD_model_moe_dense_layers:
+  case SC_FIELD_model_moe_layer_freq:
+  case SC_FIELD_model_moe_capacity_factor:
+  case SC_FIELD_model_moe_router_balance:
+  case SC_FIELD_parallel_ep:
+  case SC_FIELD_parallel_etp:
+  case SC_FIELD_parallel_moe_dispatcher:
+  case SC_FIELD_parallel_moe_a2a_overlap: return moe;
+  case SC_FIELD_parallel_moe_shared_expert_overlap: return moe && c->model.moe_shared_experts > 0;
+  case SC_FIELD_model_mla_q_lora_rank:
+  case SC_FIELD_model_mla_rope_dim:
+  case SC_FIELD_model_mla_v_head_dim: return mla;
+  case SC_FIELD_training_recompute_modules:
+    return c->training.recompute == SC_RECOMPUTE_SELECTIVE;
+  case SC_FIELD_training_fp8_recipe:
+  case SC_FIELD_training_fp8_attention: return fp8;
+  /* the split's knobs are listed when set or derived (an uneven split) */
+  case SC_FIELD_parallel_pp_first_layers: return pp && p->pp_first_layers;
+  case SC_FIELD_parallel_pp_last_layers: return pp && p->pp_last_layers;
+  case SC_FIELD_parallel_pp_embedding_in_split: return pp && p->pp_embedding_in_split;
+  case SC_FIELD_parallel_pp_loss_in_split: return pp && p->pp_loss_in_split;
+  case SC_FIELD_parallel_vpp:
+  case SC_FIELD_parallel_schedule: return pp;
+  case SC_FIELD_parallel_cp_comm: return p->cp > 1;
+  case SC_FIELD_parallel_sequence_parallel: return p->tp > 1;
+  case SC_FIELD_parallel_tp_comm_overlap: return sp;
+  case SC_FIELD_parallel_distributed_optimizer:
+  case SC_FIELD_parallel_zero_stage: return dp;
+  case SC_FIELD_parallel_overlap_grad_reduce:
+  case SC_FIELD_parallel_dp_bucket_elems: return dp && !z3;
+  case SC_FIELD_parallel_overlap_param_gather: return dp && p->distributed_optimizer && !z3;
+  case SC_FIELD_parallel_fsdp_shard:
+  case SC_FIELD_parallel_fsdp_reshard_after_forward:
+  case SC_FIELD_parallel_fsdp_prefetch: return dp && z3;
+  case SC_FIELD_parallel_fsdp_fp8_allgather: return dp && z3 && fp8;
+  case SC_FIELD_cluster_nic_gbps: return c->cluster.nodes > 1;
+  case SC_FIELD_cluster_nvlink_gbps: return c->cluster.gpus_per_node > 1;
+  default: return 1;
+  }
+}
+
+int sc_config_field_state(const sc_config *cfg, int field) {
+  if (!cfg || field < 0 || field >= SC_FIELD_COUNT) return SC_FIELD_UNUSED;
+  if (!field_used(cfg, field)) return SC_FIELD_UNUSED;
+  if (cfg->field_derived[field]) return SC_FIELD_DERIVED;
+  return cfg->field_line[field] != SC_LINE_DEFAULT ? SC_FIELD_GIVEN : SC_FIELD_DEFAULTED;
+}
+
+int sc_config_field_value(const sc_config *cfg, int field, char *buf, size_t n) {
+  if (!buf || !n) return SC_EINVAL;
+  int rc = sc__config_format_field(cfg, field, buf, n);
+  if (rc) buf[0] = 0;
+  return rc;
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -2168,11 +2338,20 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("# stepcast configuration reference\n\n");
   OUT("<!-- Generated from the field table in src/input/config_int.h by "
       "`stepcast config-docs > docs/CONFIG.md`; edit the table, not this file. -->\n\n");
-  OUT("A config is one YAML mapping with the sections below; every section and key is "
-      "optional and keeps its default when omitted. `stepcast run CONFIG.yaml` reads the built-in "
-      "default (GPT-3 175B on 1,024 A100-80GB, TP8 PP16 DP8, Narayanan et al. 2021), then the "
-      "file, then each `--set SECTION.KEY=VALUE` in order, then derives the implied values and "
-      "validates the result.\n\n");
+  OUT("A config is one YAML mapping with the sections below. A job must say what it trains and "
+      "on what: the model (a `model.preset`, a `model.hf_config`, or all of `layers`, `hidden`, "
+      "`heads`, `vocab` and `seq_len`; the missing ones are named in one error) and "
+      "`cluster.gpu` with `cluster.num_gpus` or `cluster.nodes` (or `parallel.dp`). Every other "
+      "key is optional and takes the neutral default below (bf16, no recomputation, tp = pp = cp "
+      "= 1, Megatron-LM's overlap flags, a global batch of one micro-batch per data-parallel "
+      "rank); `run` prints each value that was defaulted or derived under the header "
+      "(`defaults` and `derived` lines; the `defaulted` and `derived` members of `--format "
+      "json`). `stepcast run CONFIG.yaml` reads these defaults, then the file, then each `--set "
+      "SECTION.KEY=VALUE` in order, then derives the implied values and validates the result. "
+      "Without a CONFIG (and without `--hf`) `run` and `sweep` simulate the built-in example, "
+      "examples/gpt3-175b-1024.yaml compiled in (GPT-3 175B on 1,024 A100-80GB, TP8 PP16 DP8, "
+      "Narayanan et al. 2021; `stepcast run --print-config` prints it), and `--set` edits "
+      "it.\n\n");
   OUT("Rules:\n\n");
   OUT("- Keys are the field names below. Unknown sections and keys, duplicate keys, values of the "
       "wrong type, zero or negative sizes and unknown enum / preset / GPU names are errors of the "
@@ -2208,8 +2387,9 @@ static int write_docs(sc_write_fn w, void *ud) {
                   (f->type == T_COUNT || f->type == T_REAL) && f->lo > 0 ? " or 0 (derived)"
                                                                           : "");
       }
+      const char *none = f->type == T_POSINT || f->type == T_GPU ? "required" : "none";
       OUT("| `%s` | %s | %s | %s%s%s | %s |\n", f->name, type, f->unit[0] ? f->unit : "-",
-          f->def[0] ? "`" : "", f->def[0] ? f->def : "from preset", f->def[0] ? "`" : "", f->doc);
+          f->def[0] ? "`" : "", f->def[0] ? f->def : none, f->def[0] ? "`" : "", f->doc);
     }
     for (int i = 0; s == SECTION_CALIBRATION && i < SC_CALIB_KEY_COUNT; i++) {
       const sc_calib_key *k = &sc__calib_keys[i];
@@ -2231,17 +2411,20 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("- `cluster.gpus_per_node`, `cluster.nic_gbps`, `cluster.nvlink_gbps` from the GPU preset; "
       "`cluster.num_gpus` = nodes * gpus_per_node or `cluster.nodes` = num_gpus / "
       "gpus_per_node;\n");
+  OUT("- `cluster.num_gpus` = tp * pp * cp * dp when neither it nor `cluster.nodes` is given but "
+      "`parallel.dp` is;\n");
   OUT("- `parallel.dp` = num_gpus / (tp * pp * cp); `parallel.schedule` = interleaved when vpp > 1 "
-      "and no schedule was given; `parallel.sequence_parallel` = 0 when tp = 1.\n\n");
-  OUT("It then requires: model.hidden a multiple of model.heads; kv_heads dividing heads; tp "
-      "dividing heads and ffn_hidden, and tp and kv_heads dividing one another; pp * vpp dividing "
-      "layers; tp * pp * dp * cp = num_gpus; num_gpus = nodes * gpus_per_node when both are given; "
-      "global_batch divisible by micro_batch * dp; for the interleaved schedule vpp > 1, pp > 1 "
-      "and "
-      "a micro-batch count per replica that is a multiple of pp; seq_len divisible by tp with "
-      "sequence parallelism; a GPU with a peak for the chosen precision. cp > 1 is reported as not "
-      "supported yet. Messages name the field and the line where it was set: `gpt.yaml:12: "
-      "parallel.tp=3 does not divide model.heads=96`.\n\n");
+      "and no schedule was given; `parallel.sequence_parallel` = 0 when tp = 1;\n");
+  OUT("- `training.global_batch` = micro_batch * dp (Megatron-LM's default).\n\n");
+  OUT("It then requires: the model's layers, hidden, heads, vocab and seq_len (from a preset, a "
+      "config.json or the keys) and cluster.gpu; model.hidden a multiple of model.heads (unless "
+      "a head_dim is given); kv_heads dividing heads; tp dividing heads and ffn_hidden, and tp "
+      "and kv_heads dividing one another; a pipeline split of the layers (even, or uneven as "
+      "parallel.pp_first_layers says); tp * pp * dp * cp = num_gpus; num_gpus = nodes * "
+      "gpus_per_node when both are given; global_batch divisible by micro_batch * dp; for the "
+      "interleaved schedule vpp > 1 and pp > 1; seq_len divisible by tp with sequence "
+      "parallelism; a GPU with a peak for the chosen precision. Messages name the field and the "
+      "line where it was set: `gpt.yaml:12: parallel.tp=3 does not divide model.heads=96`.\n\n");
   OUT("## Model presets\n\n");
   OUT("Sources: GPT-3, Brown et al. 2020 Table 2.1 (vocabulary padded to 51,200 as in Narayanan "
       "et al. 2021; 1.3B uses 16 heads of 128 and 13B a width of 5,120, see src/input/config.c); "
@@ -2316,10 +2499,11 @@ static int write_docs(sc_write_fn w, void *ud) {
   OUT("```yaml\nmodel:\n  preset: llama3-8b\ntraining:\n  global_batch: 256\n  precision: bf16\n"
       "  recompute: selective\nparallel:\n  tp: 4\n  pp: 2\n  sequence_parallel: true\n"
       "cluster:\n  gpu: h100-sxm\n  nodes: 4\n```\n\n");
-  OUT("The built-in default, spelled out (what `sc_config_write_yaml` writes):\n\n```yaml\n");
-  sc_config def;
-  sc_config_default(&def);
-  if ((rc = sc_config_write_yaml(&def, w, ud))) return rc;
+  OUT("The built-in example, examples/gpt3-175b-1024.yaml (`stepcast run --print-config`):\n\n"
+      "```yaml\n");
+  size_t exlen;
+  const char *ex = sc_config_example_text(&exlen);
+  if ((rc = w(ud, ex, exlen))) return rc;
   OUT("```\n");
 #undef OUT
   return SC_OK;

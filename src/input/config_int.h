@@ -29,9 +29,10 @@
  * The position of a row is its field index into sc_config.field_line.
  */
 #define SC_CONFIG_FIELDS(X)                                                                      \
-  X(model, preset, PRESET, model.name, "", "gpt3-175b", 0, 0,                                          \
+  X(model, preset, PRESET, model.name, "", "", 0, 0,                                          \
     "Model preset (see Model presets). Loaded before the other model keys, which "               \
-    "override it whatever their order in the file.")                                             \
+    "override it whatever their order in the file. A model needs a preset, a model.hf_config, or " \
+    "all of layers, hidden, heads, vocab and seq_len.")                                             \
   X(model, hf_config, HF, model.hf_config, "", "", 0, 0,                                                   \
     "A HuggingFace transformers config.json (path relative to the YAML file; --set and `run "    \
     "--hf`: to the working directory) giving the shape: layers, hidden, heads, kv_heads, ffn, "   \
@@ -45,28 +46,29 @@
   X(model, hidden, POSINT, model.hidden, "elements", "", 1, 262144,                                         \
     "Hidden size h; must be a multiple of model.heads.")                                         \
   X(model, heads, POSINT, model.heads, "heads", "", 1, 4096, "Attention heads a.")                        \
-  X(model, kv_heads, COUNT, model.kv_heads, "heads", "", 1, 4096,                                         \
+  X(model, kv_heads, COUNT, model.kv_heads, "heads", "0", 1, 4096,                                         \
     "Key/value heads g for grouped-query attention; 0 = model.heads "                            \
     "(multi-head attention). Must divide model.heads.")                                          \
-  X(model, ffn_hidden, COUNT, model.ffn_hidden, "elements", "", 1, 1048576,                                  \
+  X(model, ffn_hidden, COUNT, model.ffn_hidden, "elements", "0", 1, 1048576,                                  \
     "FFN inner size f; 0 = 4h for gelu, 8h/3 rounded up to a multiple of 256 "                   \
     "for swiglu (Llama / Megatron-LM rounding).")                                                \
   X(model, vocab, POSINT, model.vocab, "tokens", "", 1, 16777216,                                             \
     "Vocabulary size V (padding for tensor parallelism is the simulator's "                      \
     "job).")                                                                                     \
   X(model, seq_len, POSINT, model.seq_len, "tokens", "", 1, 16777216, "Sequence length s.")                   \
-  X(model, head_dim, COUNT, model.head_dim, "elements", "", 1, 4096,                                    \
+  X(model, head_dim, COUNT, model.head_dim, "elements", "0", 1, 4096,                                    \
     "Attention head dimension d (Megatron kv_channels); 0 = hidden / heads. Given, the "         \
     "query width heads * d may differ from hidden (Qwen3, Gemma).")                               \
-  X(model, activation, ACTIVATION, model.activation, "", "", 0, 0,                                     \
+  X(model, activation, ACTIVATION, model.activation, "", "swiglu", 0, 0,                                     \
     "FFN activation: gelu (two GEMMs), swiglu (gated, three GEMMs) or relu2 (squared ReLU, "      \
-    "not gated: two GEMMs, Nemotron).")                                                          \
-  X(model, dropout, FRAC, model.dropout, "", "", 0, 1,                                                 \
+    "not gated: two GEMMs, Nemotron). Default swiglu, the FFN of current open models (Llama, "  \
+    "Mistral, Qwen, DeepSeek); GPT-2/3-style models need gelu.")                                                          \
+  X(model, dropout, FRAC, model.dropout, "", "0", 0, 1,                                                 \
     "Hidden and attention dropout probability: its masks are stored for the backward (and, "     \
     "with unfused attention, its kernels run). Presets: 0.1 for GPT-3 (Megatron-LM's default), 0 " \
-    "for Llama. Unless given, a model with a gated or squared-ReLU FFN trains without dropout, " \
-    "as the Llama, Mistral and Nemotron recipes do.")                                            \
-  X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "", 0, 0,                                 \
+    "for Llama; default 0. Unless given, a model with a gated or squared-ReLU FFN trains without " \
+    "dropout, as the Llama, Mistral and Nemotron recipes do.")                                            \
+  X(model, tied_embeddings, BOOL, model.tied_embeddings, "", "false", 0, 0,                                 \
     "The LM head shares the input embedding matrix.")                                            \
   X(model, moe_experts, COUNT, model.moe_experts, "experts", "0", 1, 65536,                           \
     "Routed experts E of each mixture-of-experts layer (Megatron --num-experts); 0 = a dense "    \
@@ -108,13 +110,14 @@
     "With MLA: the decoupled RoPE query/key head dim (qk_rope_head_dim); 0 = 64 (DeepSeek-V2/V3).") \
   X(model, mla_v_head_dim, COUNT, model.mla_v_head_dim, "elements", "0", 1, 4096,                 \
     "With MLA: the value head dim (v_head_dim); 0 = model.head_dim.")                              \
-  X(training, global_batch, POSINT, training.global_batch, "sequences", "1536", 1, 16777216,                  \
-    "Global batch B per optimizer step.")                                                        \
+  X(training, global_batch, COUNT, training.global_batch, "sequences", "0", 1, 16777216,         \
+    "Global batch B per optimizer step; 0 = micro_batch * dp (Megatron-LM's default: one "      \
+    "micro-batch per data-parallel rank, so with pp > 1 the pipeline runs nearly empty).")                                                        \
   X(training, micro_batch, POSINT, training.micro_batch, "sequences", "1", 1, 65536,                       \
     "Micro-batch b; B must be a multiple of b * parallel.dp.")                                   \
-  X(training, precision, PRECISION, training.precision, "", "fp16", 0, 0,                              \
+  X(training, precision, PRECISION, training.precision, "", "bf16", 0, 0,                              \
     "Compute dtype of GEMMs and attention.")                                                     \
-  X(training, recompute, RECOMPUTE, training.recompute, "", "full", 0, 0,                              \
+  X(training, recompute, RECOMPUTE, training.recompute, "", "none", 0, 0,                              \
     "Activation recomputation: none, selective (attention core, Korthikanti "                    \
     "et al. 2022) or full (whole layer).")                                                       \
   X(training, recompute_modules, LABEL, training.recompute_modules, "", "core_attn", 0, 0,          \
@@ -139,10 +142,10 @@
   X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
     "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
     "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \
-  X(parallel, tp, POSINT, parallel.tp, "GPUs", "8", 1, 1024,                                              \
+  X(parallel, tp, POSINT, parallel.tp, "GPUs", "1", 1, 1024,                                              \
     "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
     "model.kv_heads must divide it or be divisible by it.")                                      \
-  X(parallel, pp, POSINT, parallel.pp, "GPUs", "16", 1, 1024,                                             \
+  X(parallel, pp, POSINT, parallel.pp, "GPUs", "1", 1, 1024,                                             \
     "Pipeline-parallel stages. Without pp_first_layers / pp_last_layers the layers split "        \
     "evenly when pp * vpp divides them; otherwise the first and last stages take fewer (see "     \
     "pp_first_layers).")                                                                         \
@@ -209,8 +212,9 @@
     "flexible interleaving), zb-h1 or zbv (zero-bubble, Qi et al. 2024: the backward split into " \
     "input-grad and weight-grad passes, weight grads filling the bubbles; zbv places two chunks " \
     "per stage in a V and needs vpp = 2 or unset).")                                             \
-  X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "true", 0, 0,               \
-    "Overlap the DP gradient reduction with the backward pass.")                                 \
+  X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "false", 0, 0,       \
+    "Overlap the DP gradient reduction with the backward pass (off by default, as Megatron-LM's " \
+    "--overlap-grad-reduce; FSDP / ZeRO-3 always overlaps its reduce-scatters).")                                 \
   X(parallel, overlap_param_gather, BOOL, parallel.overlap_param_gather, "", "false", 0, 0,            \
     "Overlap the distributed optimizer's parameter all-gather with the "                         \
     "forward pass.")                                                                             \
@@ -240,13 +244,13 @@
     "experts.")                                                                                  \
   X(parallel, dp_bucket_elems, POSINT, parallel.dp_bucket_elems, "elements", "40000000", 1, 2147483647,         \
     "Gradient bucket size (Megatron-LM default: 40M elements).")                                 \
-  X(cluster, gpu, GPU, cluster.gpu, "", "a100-80gb", 0, 0,                                          \
+  X(cluster, gpu, GPU, cluster.gpu, "", "", 0, 0,                                          \
     "Hardware preset (docs/HARDWARE.md), or a GPU file (a path ending in .yaml, relative to the " \
     "YAML file; --set: to the working directory) in the format `stepcast hw show NAME --format " \
-    "yaml` prints: edit a copy to describe another GPU.")                                         \
-  X(cluster, num_gpus, COUNT, cluster.num_gpus, "GPUs", "1024", 1, 16777216,                                  \
-    "Total GPUs; 0 = nodes * gpus_per_node. Giving only one of num_gpus and "                    \
-    "nodes in a file or --set re-derives the other.")                                            \
+    "yaml` prints: edit a copy to describe another GPU. Required.")                                         \
+  X(cluster, num_gpus, COUNT, cluster.num_gpus, "GPUs", "0", 1, 16777216,                       \
+    "Total GPUs; 0 = nodes * gpus_per_node, or without nodes tp * pp * cp * dp when parallel.dp " \
+    "is given. Giving only one of num_gpus and nodes in a file or --set re-derives the other.")                                            \
   X(cluster, nodes, COUNT, cluster.nodes, "nodes", "0", 1, 16777216, "Nodes; 0 = num_gpus / gpus_per_node.")  \
   X(cluster, gpus_per_node, COUNT, cluster.gpus_per_node, "GPUs", "0", 1, 1024,                           \
     "GPUs per node; 0 = the hardware preset's (a single node holds fewer "                       \

@@ -99,10 +99,11 @@ static inline double fz_work(const sc_config *c) {
 }
 
 /* A small config the value under test goes on: GPT-3 125M, TP2 PP2 on 8
- * GPUs, batch 8. */
+ * A100-80GB, batch 8. */
 static inline void fz_small_config(sc_ctx *ctx, sc_config *cfg) {
   sc_config_default(cfg);
   (void)sc_model_preset(ctx, cfg, "gpt3-125m");
+  snprintf(cfg->cluster.gpu, sizeof cfg->cluster.gpu, "a100-80gb");
   cfg->parallel.tp = 2;
   cfg->parallel.pp = 2;
   cfg->parallel.dp = 0;
@@ -148,6 +149,9 @@ static inline void fz_replay(sc_ctx *ctx, const sc_job *job, int64_t scale_dp) {
   if (info.world < 1 || info.world > 4096 || info.ops > 100000) return;
   sc_config cfg;
   sc_config_default(&cfg);
+  /* as `stepcast replay`: the trace is the workload, an A100 the GPU */
+  snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "a100-80gb");
+  cfg.model.layers = cfg.model.hidden = cfg.model.heads = cfg.model.vocab = cfg.model.seq_len = 1;
   cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
   cfg.parallel.dp = 0;
   cfg.cluster.num_gpus = info.world;

@@ -11,7 +11,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sc_ctx *ctx;
   if (sc_ctx_new(NULL, NULL, &ctx)) return 0;
   sc_config cfg;
-  sc_config_default(&cfg);
+  if (sc_config_example(ctx, &cfg)) { /* the inputs edit the built-in example */
+    sc_ctx_free(ctx);
+    return 0;
+  }
   if (sc_config_load_string(ctx, &cfg, "fuzz.yaml", (const char *)data, size) == SC_OK) {
     fz_tiny_sim(ctx, &cfg, (size & 7) == 0);
     fz_buf y = {0};

@@ -12,7 +12,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sc_ctx *ctx;
   if (sc_ctx_new(NULL, NULL, &ctx)) return 0;
   sc_config cfg;
-  sc_config_default(&cfg);
+  if (sc_config_example(ctx, &cfg)) { /* the inputs edit the built-in example */
+    sc_ctx_free(ctx);
+    return 0;
+  }
   char line[4097];
   size_t i = 0;
   int ok = 1;

@@ -18,16 +18,18 @@ fail=0
 # the dependency reconstruction).
 max_err=5
 
-check() { # name scw
-  out=$("$bin" replay "$2" --format json) || { echo "FAIL $1: replay failed"; fail=1; return; }
+check() { # name scw [replay options]
+  name=$1 scw=$2
+  shift 2
+  out=$("$bin" replay "$scw" --format json "$@") || { echo "FAIL $name: replay failed"; fail=1; return; }
   err=$(printf '%s\n' "$out" | sed -n 's/.*"error_pct":\([-0-9.]*\).*/\1/p')
   pred=$(printf '%s\n' "$out" | sed -n 's/.*"predicted_step_s":\([0-9.]*\).*/\1/p')
   traced=$(printf '%s\n' "$out" | sed -n 's/.*"traced_step_s":\([0-9.]*\).*/\1/p')
   if [ -z "$err" ] || ! awk -v e="$err" -v m="$max_err" 'BEGIN { exit !(e <= m && e >= -m) }'; then
-    echo "FAIL $1: traced $traced s, predicted $pred s, error ${err:-?} %"
+    echo "FAIL $name: traced $traced s, predicted $pred s, error ${err:-?} %"
     fail=1
   else
-    echo "ok   $1: traced $traced s, predicted $pred s, error $err %"
+    echo "ok   $name: traced $traced s, predicted $pred s, error $err %"
   fi
 }
 
@@ -35,8 +37,20 @@ for f in nccl_parser_config_nccl_data negative_queue_length_rank0 trace_filter_s
          trace_filter_sampled_rank-1; do
   "$bin" import kineto "$hta/$f.json.gz" -o "$tmp/$f.scw" >/dev/null 2>"$tmp/$f.err" ||
     { echo "FAIL import $f"; cat "$tmp/$f.err"; fail=1; continue; }
-  check "$f" "$tmp/$f.scw"
+  # The trace_filter samples name no GPU: an A100 prices what the replay models.
+  case $f in trace_filter*) gpu="--set cluster.gpu=a100-80gb" ;; *) gpu="" ;; esac
+  # shellcheck disable=SC2086
+  check "$f" "$tmp/$f.scw" $gpu
 done
+# A trace naming no GPU with a preset is refused until one is given.
+set +e
+"$bin" replay "$tmp/trace_filter_sampled_rank-0.scw" >/dev/null 2>"$tmp/nogpu.err"
+code=$?
+set -e
+if [ "$code" != 2 ] || ! grep -q "names no GPU stepcast has a preset for" "$tmp/nogpu.err"; then
+  echo "FAIL replay without a GPU: exit $code, $(cat "$tmp/nogpu.err")"
+  fail=1
+fi
 # Ranks 0 and 1 of trace_filter are sampled independently: their collectives
 # do not pair up, which the import must refuse rather than mis-pair.
 set +e
@@ -61,11 +75,11 @@ tar -xzf "$src/validation/traces/chakra/1.0.2-chakra.0.0.4.tgz" -C "$tmp/chakra"
 "$bin" import chakra "$tmp/chakra/tests/data/chakra.0.et" -o "$tmp/et.scw" >"$tmp/et.out" 2>&1 ||
   { echo "FAIL import chakra.0.et"; cat "$tmp/et.out"; fail=1; }
 grep -q "7 collectives" "$tmp/et.out" || { echo "FAIL chakra.0.et counts"; cat "$tmp/et.out"; fail=1; }
-"$bin" replay "$tmp/et.scw" >/dev/null || { echo "FAIL replay chakra.0.et"; fail=1; }
+"$bin" replay "$tmp/et.scw" --set cluster.gpu=a100-80gb >/dev/null || { echo "FAIL replay chakra.0.et"; fail=1; }
 "$bin" import chakra "$tmp/chakra/1.0.2-chakra.0.0.4.json" -o "$tmp/host.scw" >"$tmp/host.out" 2>&1 ||
   { echo "FAIL import host ET"; cat "$tmp/host.out"; fail=1; }
 grep -q "10 collectives" "$tmp/host.out" || { echo "FAIL host ET counts"; fail=1; }
-"$bin" replay "$tmp/host.scw" | grep -q "10 priced by the comm model" || { echo "FAIL replay host ET"; fail=1; }
+"$bin" replay "$tmp/host.scw" --set cluster.gpu=a100-80gb | grep -q "10 priced by the comm model" || { echo "FAIL replay host ET"; fail=1; }
 
 # A damaged job file: refused with a file:offset message and exit code 2.
 cp "$tmp/nccl_parser_config_nccl_data.scw" "$tmp/bad.scw"

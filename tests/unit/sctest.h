@@ -39,13 +39,25 @@ static inline int sc_test_buf_write(void *ud, const char *s, size_t n) {
   return 0;
 }
 
+/* The built-in example (GPT-3 175B on 1,024 A100s, SC21), the starting
+ * point of tests written against its values; loaded with a context of its
+ * own, so allocation-counting tests see none of it. Aborts on failure. */
+static inline void sc_test_example(sc_config *cfg) {
+  sc_ctx *ex;
+  if (sc_ctx_new(NULL, NULL, &ex) || sc_config_example(ex, cfg)) {
+    fprintf(stderr, "sc_test_example: the built-in example does not load\n");
+    abort();
+  }
+  sc_ctx_free(ex);
+}
+
 /* Test configs shared by the engine, workload and memory tests; callers then
  * adjust fields. Return sc_model_preset's code. */
 
 /* A small GPT (1.3B shape) on 64 A100s: TP2 PP4, 1F1B, batch 64, micro 1,
  * no recompute. */
 static inline int sc_test_small_gpt(sc_ctx *ctx, sc_config *cfg) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   int rc = sc_model_preset(ctx, cfg, "gpt3-1.3b");
   cfg->training.global_batch = 64;
   cfg->training.micro_batch = 1;
@@ -62,7 +74,7 @@ static inline int sc_test_small_gpt(sc_ctx *ctx, sc_config *cfg) {
 /* Llama-3 8B cut to 8 layers (GQA, SwiGLU) on 32 H100s: TP4 PP2, batch 32,
  * bf16, distributed optimizer. */
 static inline int sc_test_small_llama(sc_ctx *ctx, sc_config *cfg) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   int rc = sc_model_preset(ctx, cfg, "llama3-8b");
   cfg->model.layers = 8;
   cfg->training.global_batch = 32;

@@ -83,7 +83,7 @@ static const char small_yaml[] =
 /* ud: non-NULL for the unmerged path (unfolded, constant interference). */
 static int family_run(sc_ctx *ctx, void *ud) {
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   int rc = sc_config_load_string(ctx, &cfg, "small.yaml", small_yaml, sizeof small_yaml - 1);
   if (!rc && ud) rc = sc_config_set(ctx, &cfg, "simulation.fold=0");
   if (!rc && ud) rc = sc_config_set(ctx, &cfg, "simulation.interference=constant");
@@ -208,7 +208,7 @@ static int family_replay(sc_ctx *ctx, void *ud) {
   sc_job_info info;
   sc_job_get_info(job, &info);
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
   cfg.parallel.dp = 0;
   cfg.cluster.num_gpus = info.world;
@@ -247,7 +247,7 @@ static void test_replay(void **state) {
 static int family_sweep(sc_ctx *ctx, void *ud) {
   (void)ud;
   sc_config base;
-  sc_config_default(&base);
+  sc_test_example(&base);
   int rc = sc_config_load_string(ctx, &base, "small.yaml", small_yaml, sizeof small_yaml - 1);
   if (rc) return rc;
   sc_sweep_opts o;

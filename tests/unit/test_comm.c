@@ -68,7 +68,7 @@ static void test_registry_and_default(void **state) {
   assert_int_equal(m->version, 5);
   assert_null(sc__comm_model_find("nccl-ring-tree")); /* the legacy alpha-beta model is gone */
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   sc_cost cost;
   assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
@@ -675,7 +675,7 @@ static void test_config_wiring(void **state) {
   sc_ctx *c;
   assert_int_equal(sc_test_ctx_new(&c), 0);
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   static const char yaml[] = "calibration:\n  nccl_nic_eff: 0.5\n  nccl_ll_frac: 0.25\n";
   assert_int_equal(sc_config_load_string(c, &cfg, "w.yaml", yaml, sizeof yaml - 1), 0);
   assert_int_equal(sc_config_set(c, &cfg, "calibration.nccl_tree_frac=0.8"), 0);

@@ -36,9 +36,18 @@ static void check_msg(const sc_ctx *ctx, const char *want) {
   }
 }
 
-/* Loads `yaml` (named t.yaml) over the default and resolves it. */
+/* The built-in example's values as if they were the defaults (no field
+ * given, origin "<default>"): the start of the tests of the loader's
+ * messages and lines, written before the defaults became neutral. */
+static void example_as_default(sc_config *cfg) {
+  sc_test_example(cfg);
+  memset(cfg->field_line, 0, sizeof cfg->field_line);
+  snprintf(cfg->origin, sizeof cfg->origin, "<default>");
+}
+
+/* Loads `yaml` (named t.yaml) over the example's values and resolves it. */
 static int load_resolve(sc_ctx *ctx, sc_config *cfg, const char *yaml) {
-  sc_config_default(cfg);
+  example_as_default(cfg);
   int rc = sc_config_load_string(ctx, cfg, "t.yaml", yaml, strlen(yaml));
   if (rc) return rc;
   return sc_config_resolve(ctx, cfg);
@@ -67,13 +76,87 @@ static void write_text(const char *path, const char *text) {
 
 /* ---------------------------------------------------------------- default */
 
-static void test_default_resolves(void **state) {
+/* The neutral defaults: no model and no GPU, which resolution asks for by
+ * name, and documented values for the rest. */
+static void test_default_is_neutral(void **state) {
   (void)state;
   sc_ctx *ctx = new_ctx();
   sc_config c;
   sc_config_default(&c);
   assert_string_equal(c.origin, "<default>");
   for (int i = 0; i < SC_CONFIG_MAX_FIELDS; i++) assert_int_equal(c.field_line[i], 0);
+  for (int i = 0; i < SC_CONFIG_MAX_FIELDS; i++) assert_int_equal(c.field_derived[i], 0);
+  assert_string_equal(c.model.name, "");
+  assert_int_equal(c.model.layers, 0);
+  assert_int_equal(c.model.seq_len, 0);
+  assert_int_equal(c.model.activation, SC_ACT_SWIGLU);
+  assert_int_equal(c.model.tied_embeddings, 0);
+  assert_true(c.model.dropout == 0);
+  assert_int_equal(c.training.global_batch, 0);
+  assert_int_equal(c.training.micro_batch, 1);
+  assert_int_equal(c.training.precision, SC_PREC_BF16);
+  assert_int_equal(c.training.recompute, SC_RECOMPUTE_NONE);
+  assert_int_equal(c.parallel.tp, 1);
+  assert_int_equal(c.parallel.pp, 1);
+  assert_int_equal(c.parallel.cp, 1);
+  assert_int_equal(c.parallel.overlap_grad_reduce, 0);
+  assert_int_equal(c.parallel.overlap_param_gather, 0);
+  assert_string_equal(c.cluster.gpu, "");
+  assert_int_equal(c.cluster.num_gpus, 0);
+
+  /* Every missing shape field is named, then the GPU. */
+  assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
+  check_msg(ctx, "<default>: model: layers, hidden, heads, vocab, seq_len are missing");
+  const char *part = "model:\n  layers: 4\n  hidden: 512\n  heads: 8\n";
+  assert_int_equal(sc_config_load_string(ctx, &c, "m.yaml", part, strlen(part)), SC_OK);
+  assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
+  check_msg(ctx, "m.yaml:2: model: vocab, seq_len are missing: give them");
+  sc_config_default(&c);
+  const char *y = "model: {layers: 4, hidden: 512, heads: 8, vocab: 1000, seq_len: 256}\n";
+  assert_int_equal(sc_config_load_string(ctx, &c, "m.yaml", y, strlen(y)), SC_OK);
+  assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
+  check_msg(ctx, "m.yaml: cluster.gpu is missing");
+  assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=h100-sxm"), SC_OK);
+  assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
+  check_msg(ctx, "give cluster.num_gpus or cluster.nodes (or parallel.dp)");
+
+  /* parallel.dp sizes the job; the global batch is one micro-batch per
+   * replica (Megatron-LM's default); both are marked derived. */
+  assert_int_equal(sc_config_set(ctx, &c, "parallel.dp=4"), SC_OK);
+  assert_int_equal(sc_config_set(ctx, &c, "training.micro_batch=2"), SC_OK);
+  assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
+  assert_int_equal(c.cluster.num_gpus, 4);
+  assert_int_equal(c.training.global_batch, 8);
+  assert_int_equal(c.model.ffn_hidden, 1536); /* 8h/3 rounded up to 256, swiglu */
+  int gb = sc_config_field_index("training.global_batch");
+  assert_int_equal(sc_config_field_state(&c, gb), SC_FIELD_DERIVED);
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("cluster.num_gpus")),
+                   SC_FIELD_DERIVED);
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("training.precision")),
+                   SC_FIELD_DEFAULTED);
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("parallel.dp")),
+                   SC_FIELD_GIVEN);
+  /* a feature the config does not use is not listed */
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("parallel.fsdp_prefetch")),
+                   SC_FIELD_UNUSED);
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("model.moe_topk")),
+                   SC_FIELD_UNUSED);
+  char v[32];
+  assert_int_equal(sc_config_field_value(&c, gb, v, sizeof v), SC_OK);
+  assert_string_equal(v, "8");
+  /* the marks survive a second resolution */
+  assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
+  assert_int_equal(sc_config_field_state(&c, gb), SC_FIELD_DERIVED);
+  sc_ctx_free(ctx);
+}
+
+/* The built-in example is the shipped file: GPT-3 175B on 1,024 A100s. */
+static void test_example_resolves(void **state) {
+  (void)state;
+  sc_ctx *ctx = new_ctx();
+  sc_config c;
+  assert_int_equal(sc_config_example(ctx, &c), SC_OK);
+  assert_string_equal(c.origin, SC_EXAMPLE_NAME);
   assert_string_equal(c.model.name, "gpt3-175b");
   assert_int_equal(c.model.layers, 96);
   assert_int_equal(c.model.hidden, 12288);
@@ -81,6 +164,7 @@ static void test_default_resolves(void **state) {
   assert_int_equal(c.model.seq_len, 2048);
   assert_int_equal(c.model.vocab, 51200);
   assert_int_equal(c.model.tied_embeddings, 1);
+  assert_int_equal(c.model.activation, SC_ACT_GELU);
   assert_int_equal(c.training.global_batch, 1536);
   assert_int_equal(c.training.micro_batch, 1);
   assert_int_equal(c.training.precision, SC_PREC_FP16);
@@ -105,6 +189,11 @@ static void test_default_resolves(void **state) {
   sc_cost_params zero;
   memset(&zero, 0, sizeof zero);
   assert_memory_equal(&c.costs, &zero, sizeof zero);
+  /* the text is the file as shipped */
+  size_t len;
+  const char *text = sc_config_example_text(&len);
+  assert_int_equal(strlen(text), len);
+  assert_non_null(strstr(text, "preset: gpt3-175b"));
 
   assert_int_equal(sc_config_resolve(ctx, &c), SC_OK);
   assert_int_equal(c.parallel.dp, 8);
@@ -115,6 +204,10 @@ static void test_default_resolves(void **state) {
   const sc_hw *hw = sc_hw_find("a100-80gb");
   assert_true(c.cluster.nic_gbps == hw->nic_gbps);
   assert_true(c.cluster.nvlink_gbps == hw->nvlink_gbps);
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("parallel.dp")),
+                   SC_FIELD_DERIVED);
+  assert_int_equal(sc_config_field_state(&c, sc_config_field_index("parallel.tp")),
+                   SC_FIELD_GIVEN);
 
   /* Resolving a resolved config changes nothing. */
   sc_config again = c;
@@ -123,25 +216,24 @@ static void test_default_resolves(void **state) {
   sc_ctx_free(ctx);
 }
 
-static void test_default_is_the_preset(void **state) {
+static void test_example_is_the_preset(void **state) {
   (void)state;
   sc_ctx *ctx = new_ctx();
   sc_config a, b;
-  sc_config_default(&a);
+  sc_test_example(&a);
   sc_config_default(&b);
-  memset(&b.model, 0, sizeof b.model);
   assert_int_equal(sc_model_preset(ctx, &b, "gpt3-175b"), SC_OK);
   assert_memory_equal(&a.model, &b.model, sizeof a.model);
   sc_ctx_free(ctx);
 }
 
-/* The default written as YAML loads back to the same struct: every field's
+/* The example written as YAML loads back to the same struct: every field's
  * formatter and parser agree (and every default text parsed). */
 static void test_yaml_round_trip(void **state) {
   (void)state;
   sc_ctx *ctx = new_ctx();
   sc_config c, back;
-  sc_config_default(&c);
+  example_as_default(&c);
   c.costs.gemm_eff = 0.1; /* needs 17 digits to round-trip */
   c.costs.p2p_latency_us = 7.25;
   c.costs.interference_w.norm = -0.1; /* learned interference coefficients round-trip too */
@@ -153,7 +245,7 @@ static void test_yaml_round_trip(void **state) {
   buf *b = calloc(1, sizeof *b);
   assert_int_equal(sc_config_write_yaml(&c, buf_write, b), 0);
   memset(&back, 0x5a, sizeof back);
-  sc_config_default(&back);
+  example_as_default(&back);
   assert_int_equal(sc_config_load_string(ctx, &back, "rt.yaml", b->data, b->len), SC_OK);
   assert_int_equal(sc_config_resolve(ctx, &back), SC_OK);
   assert_memory_equal(&back.model, &c.model, sizeof c.model);
@@ -181,7 +273,7 @@ static void test_presets(void **state) {
   for (size_t i = 0; i < sc_model_preset_count(); i++) {
     assert_string_equal(sc_model_preset_name(i), names[i]);
     sc_config c;
-    sc_config_default(&c);
+    example_as_default(&c);
     assert_int_equal(sc_model_preset(ctx, &c, names[i]), SC_OK);
     assert_string_equal(c.model.name, names[i]);
     assert_int_equal(c.model.tied_embeddings, !strncmp(names[i], "gpt3", 4));
@@ -196,7 +288,7 @@ static void test_presets(void **state) {
   assert_null(sc_model_preset_name(sc_model_preset_count()));
 
   sc_config c;
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_model_preset(ctx, &c, "llama2-7b"), SC_OK);
   assert_int_equal(c.model.layers, 32);
   assert_int_equal(c.model.kv_heads, 32);
@@ -304,7 +396,7 @@ static void test_field_lines(void **state) {
       "  sequence_parallel: true\n"
       "calibration:\n"
       "  gemm_eff: 0.7\n";
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_config_load_string(ctx, &c, "lines.yaml", yaml, strlen(yaml)), SC_OK);
   assert_string_equal(c.origin, "lines.yaml");
   assert_int_equal(c.field_line[SC_FIELD_training_global_batch], 3);
@@ -367,7 +459,7 @@ static void test_set_each_type(void **state) {
   (void)state;
   sc_ctx *ctx = new_ctx();
   sc_config c;
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_config_set(ctx, &c, "parallel.tp=4"), SC_OK); /* POSINT */
   assert_int_equal(c.parallel.tp, 4);
   assert_int_equal(sc_config_set(ctx, &c, " parallel.dp = 16 "), SC_OK); /* COUNT */
@@ -425,7 +517,7 @@ static void test_set_errors(void **state) {
   (void)state;
   sc_ctx *ctx = new_ctx();
   sc_config c, before;
-  sc_config_default(&c);
+  example_as_default(&c);
   before = c;
   assert_int_equal(sc_config_set(ctx, &c, "parallel.foo=1"), SC_EINVAL);
   check_msg(ctx, "--set: unknown key \"parallel.foo\"");
@@ -594,13 +686,13 @@ static void test_resolve_locations(void **state) {
   (void)state;
   sc_ctx *ctx = new_ctx();
   sc_config c;
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_config_set(ctx, &c, "parallel.tp=5"), SC_OK);
   assert_int_equal(sc_config_set(ctx, &c, "cluster.num_gpus=80"), SC_OK);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "--set: parallel.tp=5 does not divide model.heads=96");
 
-  sc_config_default(&c);
+  example_as_default(&c);
   c.parallel.pp = 7;
   sc_config before = c;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
@@ -608,35 +700,35 @@ static void test_resolve_locations(void **state) {
   assert_memory_equal(&c, &before, sizeof c); /* failed resolve leaves cfg as it was */
 
   /* Values set by code are checked against their types too. */
-  sc_config_default(&c);
+  example_as_default(&c);
   c.parallel.tp = -8;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "<default>: parallel.tp: -8 out of range [1, 1024]");
-  sc_config_default(&c);
+  example_as_default(&c);
   c.parallel.distributed_optimizer = 2;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "parallel.distributed_optimizer: expected 0 or 1, got 2");
-  sc_config_default(&c);
+  example_as_default(&c);
   c.training.precision = (sc_precision)9;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "training.precision: invalid enum value 9 (allowed: bf16, fp16, fp8, fp32)");
-  sc_config_default(&c);
+  example_as_default(&c);
   c.costs.attn_eff = 1.5;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "<default>: calibration.attn_eff: 1.5 out of range [0.01, 1] (0 = the default)");
-  sc_config_default(&c);
+  example_as_default(&c);
   c.costs.p2p_latency_us = -1;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "<default>: calibration.p2p_latency_us: -1 out of range [0.01, 10000]");
-  sc_config_default(&c);
+  example_as_default(&c);
   sc__strlcpy(c.cluster.gpu, "tpu", sizeof c.cluster.gpu);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "cluster.gpu: unknown gpu \"tpu\"");
-  sc_config_default(&c);
+  example_as_default(&c);
   memset(c.model.name, 'x', sizeof c.model.name);
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   check_msg(ctx, "model.name: string is not terminated");
-  sc_config_default(&c);
+  example_as_default(&c);
   c.model.layers = INT64_MAX;
   assert_int_equal(sc_config_resolve(ctx, &c), SC_EINVAL);
   assert_int_equal(sc_config_resolve(NULL, &c), SC_EINVAL);
@@ -712,7 +804,7 @@ static void test_files_and_calibration(void **state) {
   write_text(badcfg_path, "calibration: bad_site.yaml\n");
 
   sc_config c;
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_config_load_file(ctx, &c, cfg_path), SC_OK);
   assert_string_equal(c.origin, cfg_path);
   assert_true(c.costs.gemm_eff == 0.81);
@@ -722,12 +814,12 @@ static void test_files_and_calibration(void **state) {
   assert_int_equal(c.parallel.dp, 4);
 
   /* --set calibration=PATH and errors inside an included file. */
-  sc_config_default(&c);
+  example_as_default(&c);
   char set[300];
   snprintf(set, sizeof set, "calibration=%s", site_path);
   assert_int_equal(sc_config_set(ctx, &c, set), SC_OK);
   assert_true(c.costs.gemm_eff == 0.81);
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_config_load_file(ctx, &c, badcfg_path), SC_EINVAL);
   check_msg(ctx, "bad_site.yaml:2: calibration.gemm_eff: 2 out of range [0.01, 1] (0 = the default)");
   /* A calibration file needs its calibration mapping. */
@@ -780,7 +872,7 @@ static void test_never_crash(void **state) {
   assert_int_equal(load_resolve(ctx, &c, good), SC_OK);
   char text[1024];
   for (size_t k = 0; k <= n; k++) {
-    sc_config_default(&c);
+    example_as_default(&c);
     if (!sc_config_load_string(ctx, &c, "p.yaml", good, k)) (void)sc_config_resolve(ctx, &c);
   }
   uint32_t seed = 12345;
@@ -792,7 +884,7 @@ static void test_never_crash(void **state) {
       seed = seed * 1103515245u + 12345u;
       text[pos] = (char)(seed >> 16);
     }
-    sc_config_default(&c);
+    example_as_default(&c);
     if (!sc_config_load_string(ctx, &c, "f.yaml", text, n)) (void)sc_config_resolve(ctx, &c);
     assert_true(strlen(sc_errmsg(ctx)) < 512);
   }
@@ -800,7 +892,7 @@ static void test_never_crash(void **state) {
   static char big[200000];
   size_t len = 0;
   for (int i = 0; i < 20000; i++) big[len++] = '[';
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_not_equal(sc_config_load_string(ctx, &c, "deep.yaml", big, len), SC_OK);
   len = (size_t)snprintf(big, sizeof big, "parallel:\n");
   for (int i = 0; i < 5000; i++)
@@ -840,7 +932,7 @@ static void test_alloc_failure(void **state) {
     sc_ctx *ctx;
     assert_int_equal(sc_test_ctx_on(&f, &ctx), SC_OK);
     sc_config c, before;
-    sc_config_default(&c);
+    example_as_default(&c);
     before = c;
     int rc = sc_config_load_file(ctx, &c, path);
     if (rc == SC_OK) {
@@ -872,7 +964,7 @@ static void test_examples(void **state) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     sc_config c;
     snprintf(path, sizeof path, "%s/examples/%s", src, names[i]);
-    sc_config_default(&c);
+    example_as_default(&c);
     int rc = sc_config_load_file(ctx, &c, path);
     if (!rc) rc = sc_config_resolve(ctx, &c);
     if (rc) {
@@ -881,7 +973,7 @@ static void test_examples(void **state) {
     }
     if (i == 0) {
       sc_config d;
-      sc_config_default(&d);
+      example_as_default(&d);
       assert_int_equal(sc_config_resolve(ctx, &d), SC_OK);
       assert_memory_equal(&c.model, &d.model, sizeof d.model);
       assert_memory_equal(&c.training, &d.training, sizeof d.training);
@@ -959,7 +1051,7 @@ static void test_partial_nodes(void **state) {
   sc_ctx *ctx;
   assert_int_equal(sc_test_ctx_new(&ctx), 0);
   sc_config c;
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc_model_preset(ctx, &c, "llama3-8b"), 0);
   c.parallel.tp = 4;
   c.parallel.pp = 1;
@@ -986,7 +1078,7 @@ static void test_format_field(void **state) {
   (void)state;
   sc_config c;
   char v[128];
-  sc_config_default(&c);
+  example_as_default(&c);
   assert_int_equal(sc__config_format_field(&c, SC_FIELD_parallel_tp, v, sizeof v), SC_OK);
   assert_string_equal(v, "8");
   assert_int_equal(sc__config_format_field(&c, SC_FIELD_training_precision, v, sizeof v), SC_OK);
@@ -1002,8 +1094,9 @@ static void test_format_field(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_default_resolves),
-      cmocka_unit_test(test_default_is_the_preset),
+      cmocka_unit_test(test_default_is_neutral),
+      cmocka_unit_test(test_example_resolves),
+      cmocka_unit_test(test_example_is_the_preset),
       cmocka_unit_test(test_yaml_round_trip),
       cmocka_unit_test(test_presets),
       cmocka_unit_test(test_preset_then_override),

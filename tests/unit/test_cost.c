@@ -20,7 +20,7 @@ static int setup(void **state) {
   sc_ctx *ctx;
   if (sc_test_ctx_new(&ctx)) return -1;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc__cost_init(ctx, &cfg, &cost);
   sc_ctx_free(ctx);
   /* General properties of the engine's collective model (the "nccl" model;
@@ -123,7 +123,7 @@ static void test_fp8(void **state) {
   sc_cost c16, c8, c8a;
   for (int k = 0; k < 3; k++) {
     sc_config cfg;
-    sc_config_default(&cfg);
+    sc_test_example(&cfg);
     snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
     cfg.training.precision = k ? SC_PREC_FP8 : SC_PREC_BF16;
     cfg.training.fp8_attention = k == 2;

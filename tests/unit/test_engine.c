@@ -155,7 +155,7 @@ static void test_1f1b_bubble(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int64_t p = cases[i][0], m = cases[i][1];
     sc_config cfg;
-    sc_config_default(&cfg);
+    sc_test_example(&cfg);
     assert_int_equal(sc_model_preset(ctx, &cfg, "gpt3-1.3b"), 0);
     cfg.model.layers = p * 2;
     cfg.training.global_batch = m;
@@ -201,7 +201,7 @@ typedef struct uniform_run {
 
 static uniform_run run_uniform(int64_t p, int64_t m, sc_schedule sched, int64_t vpp) {
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_int_equal(sc_model_preset(ctx, &cfg, "gpt3-1.3b"), 0);
   cfg.model.layers = p * 2 * (vpp > 1 ? vpp : 1);
   cfg.training.global_batch = m;
@@ -394,7 +394,7 @@ typedef struct tiny {
 
 static void tiny_build(tiny *t, sc_interference model, int kind, double work_ns, int coll,
                        double bytes, int after_comm) {
-  sc_config_default(&t->cfg);
+  sc_test_example(&t->cfg);
   assert_int_equal(sc_model_preset(ctx, &t->cfg, "gpt3-1.3b"), 0);
   t->cfg.model.layers = 2;
   t->cfg.training.global_batch = 1;
@@ -528,7 +528,7 @@ static void test_breakdown_sums_to_step(void **state) {
   (void)state;
   sc_config cfg;
   sc_result r;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   simulate(&cfg, &r);
   double sum = 0;
   for (int c = 0; c < SC_CAT_COUNT; c++) sum += r.breakdown_s[c];

@@ -62,7 +62,7 @@ static const sc_jop *find_op(const sc_job *job, const sc_jrank *r, const char *p
 
 /* The config the CLI builds for a replay: the cluster for `world` ranks. */
 static void replay_config(sc_config *cfg, int64_t world, int64_t gpn) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   assert_int_equal(sc_config_set(ctx, cfg, "cluster.gpu=a100-80gb"), 0);
   cfg->parallel.tp = cfg->parallel.pp = cfg->parallel.cp = cfg->parallel.vpp = 1;
   cfg->parallel.dp = 0;

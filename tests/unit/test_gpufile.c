@@ -63,8 +63,8 @@ static void test_presets_round_trip(void **state) {
     const char *path = put(name, out.p, out.len);
     free(out.p);
     sc_config a, b;
-    sc_config_default(&a);
-    sc_config_default(&b);
+    sc_test_example(&a);
+    sc_test_example(&b);
     snprintf(set, sizeof set, "cluster.gpu=%s", path);
     if (sc_config_set(ctx, &a, set)) fail_msg("%s: %s", hw->name, sc_errmsg(ctx));
     snprintf(set, sizeof set, "cluster.gpu=%s", hw->name);
@@ -114,7 +114,7 @@ static void test_config_paths(void **state) {
            "parallel: {tp: 1, pp: 1}\ncluster: {gpu: mi.yaml, num_gpus: 8}\n");
   snprintf(name, sizeof name, "%s/job.yaml", dir);
   sc_config c;
-  sc_config_default(&c);
+  sc_test_example(&c);
   if (sc_config_load_string(ctx, &c, name, yaml, strlen(yaml))) fail_msg("%s", sc_errmsg(ctx));
   if (sc_config_resolve(ctx, &c)) fail_msg("%s", sc_errmsg(ctx));
   assert_string_equal(c.cluster.gpu, "mi300x-test");
@@ -126,7 +126,7 @@ static void test_config_paths(void **state) {
   assert_non_null(strstr(out.p, want));
   /* ...and loads again. */
   sc_config d;
-  sc_config_default(&d);
+  sc_test_example(&d);
   if (sc_config_load_string(ctx, &d, "again.yaml", out.p, out.len)) fail_msg("%s", sc_errmsg(ctx));
   free(out.p);
   assert_string_equal(d.cluster.gpu, "mi300x-test");
@@ -153,14 +153,14 @@ static void test_bad_files(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *path = put("bad.yaml", cases[i].text, strlen(cases[i].text));
     sc_config c;
-    sc_config_default(&c);
+    sc_test_example(&c);
     char set[256];
     snprintf(set, sizeof set, "cluster.gpu=%s", path);
     assert_int_equal(sc_config_set(ctx, &c, set), SC_EINVAL);
     check_msg(cases[i].want);
   }
   sc_config c;
-  sc_config_default(&c);
+  sc_test_example(&c);
   assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=/nonexistent/g.yaml"), SC_EREAD);
   check_msg("cannot open GPU file");
   assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=h100"), SC_EINVAL);
@@ -175,7 +175,7 @@ static void test_warnings(void **state) {
   (void)state;
   sc_config c;
   sc_test_buf out = {0};
-  sc_config_default(&c); /* A100: fitted */
+  sc_test_example(&c); /* A100: fitted */
   assert_int_equal(sc_config_warnings(&c, sink_buf, &out), SC_OK);
   assert_true(out.len == 0);
   assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=mi300x"), SC_OK);
@@ -188,7 +188,7 @@ static void test_warnings(void **state) {
   assert_true(out.len == 0);
   const char cal[] = "calibration:\n  gemm_eff: 0.6\nfit:\n  gpu: h100-sxm\n";
   const char *path = put("cal.yaml", cal, strlen(cal));
-  sc_config_default(&c);
+  sc_test_example(&c);
   assert_int_equal(sc_config_load_calibration(ctx, &c, path), SC_OK);
   assert_int_equal(sc_config_warnings(&c, sink_buf, &out), SC_OK);
   assert_non_null(strstr(out.p, "the calibration was fitted for h100-sxm, the cluster's GPU is "

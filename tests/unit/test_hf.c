@@ -132,7 +132,7 @@ static void test_overrides(void **state) {
   assert_int_equal(c.field_line[sc_config_field_index("model.hidden")], 3);
   /* --set model.hf_config= reads the file relative to the working directory. */
   sc_config d;
-  sc_config_default(&d);
+  sc_test_example(&d);
   char set[256];
   snprintf(set, sizeof set, "model.hf_config=%s/llama.json", dir);
   assert_int_equal(sc_config_set(ctx, &d, set), SC_OK);
@@ -302,7 +302,7 @@ static void test_fixtures(void **state) {
     size_t len = strlen(e->d_name);
     if (len < 6 || strcmp(e->d_name + len - 5, ".json")) continue;
     sc_config c;
-    sc_config_default(&c);
+    sc_test_example(&c);
     char set[4200];
     snprintf(set, sizeof set, "model.hf_config=%s/%s", fdir, e->d_name);
     int rc = sc_config_set(ctx, &c, set);
@@ -324,10 +324,10 @@ static void test_fixtures(void **state) {
   /* Llama 3.1 8B's published config.json is the llama3-8b preset. */
   sc_config a, b;
   char set[4200];
-  sc_config_default(&a);
+  sc_test_example(&a);
   snprintf(set, sizeof set, "model.hf_config=%s/llama3.1-8b.json", fdir);
   assert_int_equal(sc_config_set(ctx, &a, set), SC_OK);
-  sc_config_default(&b);
+  sc_test_example(&b);
   assert_int_equal(sc_config_set(ctx, &b, "model.preset=llama3-8b"), SC_OK);
   static const char *const rest[] = {"model.seq_len=8192", "cluster.gpu=h100-sxm",
                                      "cluster.num_gpus=64", "parallel.pp=1",

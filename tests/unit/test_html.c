@@ -176,7 +176,7 @@ static void test_sweep_report(void **state) {
   sc_ctx *ctx;
   assert_int_equal(sc_test_ctx_new(&ctx), 0);
   sc_config base;
-  sc_config_default(&base);
+  sc_test_example(&base);
   base.training.tokens = 1e9;
   /* rows best first: B (fastest), C (slower and larger than B: off the
    * front), A (slowest and smallest: on it) */
@@ -273,7 +273,7 @@ static void test_replay_report(void **state) {
   sc_job_info info;
   sc_job_get_info(job, &info);
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
   cfg.parallel.dp = 0;
   cfg.cluster.num_gpus = info.world;

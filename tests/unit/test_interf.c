@@ -480,7 +480,7 @@ static void test_hta_traces(void **state) {
   }
   /* The record matches the fit, and the shipped coefficients the record. */
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   char set[1100];
   path_of(p, sizeof p, "validation/calibration/interference-hta.yaml");
   snprintf(set, sizeof set, "calibration=%s", p);

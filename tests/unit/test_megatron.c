@@ -40,7 +40,7 @@ static void check_msg(const char *want) {
 }
 
 static int load(sc_config *cfg, const char *text, sc_megatron_info *info) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   return sc_config_load_megatron(ctx, cfg, "args.sh", text, strlen(text), info);
 }
 
@@ -128,14 +128,14 @@ static void test_megatron_defaults(void **state) {
 /* export -> import simulates identically. */
 static void round_trip(const char *const *sets, size_t n) {
   sc_config a;
-  sc_config_default(&a);
+  sc_test_example(&a);
   for (size_t i = 0; i < n; i++)
     if (sc_config_set(ctx, &a, sets[i])) fail_msg("%s: %s", sets[i], sc_errmsg(ctx));
   if (sc_config_resolve(ctx, &a)) fail_msg("%s", sc_errmsg(ctx));
   sc_test_buf out = {0};
   if (sc_config_write_megatron(ctx, &a, sc_test_buf_write, &out)) fail_msg("%s", sc_errmsg(ctx));
   sc_config b;
-  sc_config_default(&b);
+  sc_test_example(&b);
   /* The GPU is not a Megatron-LM flag. */
   char gpu[64];
   snprintf(gpu, sizeof gpu, "cluster.gpu=%s", a.cluster.gpu);
@@ -235,7 +235,7 @@ static void test_bad_input(void **state) {
                                         {"parallel.zero_stage=2", "parallel.pp=16"}};
   for (size_t i = 0; i < 2; i++) {
     sc_config c;
-    sc_config_default(&c);
+    sc_test_example(&c);
     assert_int_equal(sc_config_set(ctx, &c, nope[i][0]), SC_OK);
     assert_int_equal(sc_config_set(ctx, &c, nope[i][1]), SC_OK);
     if (sc_config_resolve(ctx, &c)) fail_msg("%s", sc_errmsg(ctx));

@@ -66,7 +66,7 @@ static const kcase kcases[] = {
 };
 
 static void kconfig(const kcase *k, sc_config *cfg, int sp, sc_recompute rc) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   cfg->model.layers = k->L;
   cfg->model.hidden = k->h;
   cfg->model.heads = k->a;
@@ -253,7 +253,7 @@ static void test_interleaved_matches_workload(void **state) {
 static void test_model_states_by_hand(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   resolve(&cfg);
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
@@ -321,7 +321,7 @@ static void test_model_states_by_hand(void **state) {
 static void test_oom_verdict(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   resolve(&cfg);
   sc_memory_report r;
   assert_int_equal(sc_memory_estimate(ctx, &cfg, &r), 0);
@@ -344,7 +344,7 @@ static void test_oom_verdict(void **state) {
   assert_true(r.peak_gib > 1000); /* 16 B x 175e9 params alone */
   sc_memory_report_free(ctx, &r);
 
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.training.recompute = SC_RECOMPUTE_NONE;
   resolve(&cfg);
   double need = sc__memory_peak_gib(shape_of(&cfg));
@@ -447,7 +447,7 @@ static void test_zero_stages(void **state) {
   sc_memory_stage st[4];
   for (int z = 0; z <= 3; z++) {
     sc_config cfg;
-    sc_config_default(&cfg); /* dp = 8 */
+    sc_test_example(&cfg); /* dp = 8 */
     cfg.parallel.zero_stage = z;
     resolve(&cfg);
     assert_int_equal(cfg.parallel.distributed_optimizer, z >= 1);
@@ -467,7 +467,7 @@ static void test_zero_stages(void **state) {
    * of the 8 ranks doubles every sharded state. */
   assert_true(st[3].transient_bytes > st[2].transient_bytes);
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.parallel.zero_stage = 3;
   cfg.parallel.fsdp_shard = 4;
   resolve(&cfg);
@@ -488,7 +488,7 @@ static void test_cp_memory(void **state) {
   sc_memory_stage st[2];
   for (int k = 0; k < 2; k++) {
     sc_config cfg;
-    sc_config_default(&cfg); /* tp 8, pp 16, dp 8 */
+    sc_test_example(&cfg); /* tp 8, pp 16, dp 8 */
     cfg.parallel.distributed_optimizer = 1;
     if (k) cfg.parallel.cp = 2; /* dp 4 */
     resolve(&cfg);
@@ -508,7 +508,7 @@ static void test_cp_memory(void **state) {
   double states[2];
   for (int k = 0; k < 2; k++) {
     sc_config cfg;
-    sc_config_default(&cfg);
+    sc_test_example(&cfg);
     assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-8b"), 0);
     cfg.cluster.num_gpus = 8;
     cfg.cluster.nodes = 0;
@@ -543,7 +543,7 @@ static void test_llama3_405b_layout(void **state) {
   double peak[2];
   for (int z = 0; z < 2; z++) {
     sc_config cfg;
-    sc_config_default(&cfg);
+    sc_test_example(&cfg);
     assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-405b"), 0);
     snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
     cfg.cluster.num_gpus = 16384;

@@ -36,7 +36,7 @@ static int teardown(void **state) {
  * PP2 DP8 with SP, EP 4 (ETP 1: the EP group is 4 consecutive GPUs of one
  * node), batch 32, bf16, distributed optimizer. */
 static void small_moe(sc_config *cfg) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   assert_int_equal(sc_model_preset(ctx, cfg, "mixtral-8x7b"), 0);
   cfg->model.layers = 4;
   cfg->model.seq_len = 1024;
@@ -430,7 +430,7 @@ static void test_config_rules(void **state) {
   assert_int_equal(sc_config_set(ctx, &cfg, "parallel.sequence_parallel=false"), 0);
   assert_int_equal(sc_config_resolve(ctx, &cfg), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "needs parallel.sequence_parallel"));
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.parallel.ep = 2;
   assert_int_equal(sc_config_resolve(ctx, &cfg), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "needs model.moe_experts"));
@@ -449,7 +449,7 @@ static void test_presets_run(void **state) {
   };
   for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
     sc_config cfg;
-    sc_config_default(&cfg);
+    sc_test_example(&cfg);
     assert_int_equal(sc_model_preset(ctx, &cfg, runs[i].name), 0);
     sc__strlcpy(cfg.cluster.gpu, "h100-sxm", sizeof cfg.cluster.gpu);
     cfg.training.precision = SC_PREC_BF16;
@@ -594,12 +594,12 @@ static void test_presets_match_hf(void **state) {
                                       "deepseek-v3", "gpt-oss-120b"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     sc_config p, h;
-    sc_config_default(&p);
+    sc_test_example(&p);
     assert_int_equal(sc_model_preset(ctx, &p, names[i]), 0);
     char yaml[1024];
     snprintf(yaml, sizeof yaml, "model: {hf_config: \"%s/tests/hf/%s.json\", seq_len: %lld}\n",
              sc_test_source_dir(), names[i], (long long)p.model.seq_len);
-    sc_config_default(&h);
+    sc_test_example(&h);
     if (sc_config_load_string(ctx, &h, "hf.yaml", yaml, strlen(yaml)))
       fail_msg("%s: %s", names[i], sc_errmsg(ctx));
     const sc_model_cfg *a = &p.model, *b = &h.model;

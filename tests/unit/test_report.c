@@ -37,7 +37,7 @@ static int setup(void **state) {
   (void)state;
   sc_ctx *ctx;
   if (sc_test_ctx_new(&ctx)) return -1;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   int rc = sc_config_resolve(ctx, &cfg) || sc_simulate(ctx, &cfg, NULL, NULL, &res);
   sc_ctx_free(ctx);
   return rc;

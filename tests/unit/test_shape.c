@@ -40,7 +40,7 @@ static void shape_of(sc_config *cfg, sc_shape *sh) {
 static void test_gqa_beyond_kv_heads(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-70b"), 0);
   cfg.parallel.tp = 16;
   cfg.parallel.pp = 4;
@@ -109,7 +109,7 @@ static void test_grad_bytes(void **state) {
 static void test_flops_formula(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg); /* GPT-3 175B, full recompute */
+  sc_test_example(&cfg); /* GPT-3 175B, full recompute */
   sc_shape sh;
   shape_of(&cfg, &sh);
   double B = 1536, s = 2048, L = 96, h = 12288, V = 51200;
@@ -123,7 +123,7 @@ static void test_flops_formula(void **state) {
 static void test_unresolved(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   cfg.model.layers = 95;
   sc_shape sh;

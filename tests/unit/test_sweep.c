@@ -39,7 +39,7 @@ static int teardown(void **state) {
 enum { SMALL_L = 12, SMALL_B = 32, SMALL_N = 16, SMALL_HEADS = 16 };
 
 static void small_base(sc_config *cfg) {
-  sc_config_default(cfg);
+  sc_test_example(cfg);
   assert_int_equal(sc_model_preset(ctx, cfg, "gpt3-1.3b"), 0);
   cfg->model.layers = SMALL_L;
   cfg->model.hidden = 1024;
@@ -210,7 +210,7 @@ static int sink_buf(void *ud, const char *buf, size_t len) {
 static void test_all_out_of_memory(void **state) {
   (void)state;
   sc_config base;
-  sc_config_default(&base);
+  sc_test_example(&base);
   base.training.global_batch = 8;
   sc_sweep_opts o;
   memset(&o, 0, sizeof o);
@@ -294,7 +294,7 @@ static void test_determinism_and_file(void **state) {
 static void test_gpt3_175b_1024(void **state) {
   (void)state;
   sc_config base;
-  sc_config_default(&base);
+  sc_test_example(&base);
   sc_sweep_opts o;
   memset(&o, 0, sizeof o);
   o.gpus = 1024;
@@ -493,7 +493,7 @@ static void test_nothing_ranks(void **state) {
   /* GPT-3 175B (96 layers, batch 1536 = 2^9 * 3) on 1000 = 2^3 * 5^3 GPUs:
    * every layout fails the batch or the layer split. */
   sc_config base;
-  sc_config_default(&base);
+  sc_test_example(&base);
   sc_sweep_opts o;
   memset(&o, 0, sizeof o);
   o.gpus = 1000;

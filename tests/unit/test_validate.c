@@ -420,7 +420,8 @@ static void test_new_columns_map(void **state) {
                                    "zero_stage=0 (schema default); distributed_optimizer=false "
                                    "(schema default); head_dim=64 (= hidden / heads); "
                                    "attention=flash (schema default); overlap_grad_reduce=true "
-                                   "(not stated; stepcast default); nvlink_gbps=450 (gpu preset)");
+                                   "(not stated; on, as the published recipes run); "
+                                   "nvlink_gbps=450 (gpu preset)");
   sc_caseset_free(set);
 }
 
@@ -758,7 +759,7 @@ static void test_default_calibration_matches_files(void **state) {
   for (size_t i = 0; i < 4; i++) {
     char path[1024], assign[1100];
     sc_config cfg;
-    sc_config_default(&cfg);
+    sc_test_example(&cfg);
     snprintf(assign, sizeof assign, "calibration=%s", src_path(path, sizeof path, fits[i].file));
     if (sc_config_set(ctx, &cfg, assign)) fail_msg("%s", sc_errmsg(ctx));
     sc_cost_params def;
@@ -813,7 +814,7 @@ static void test_calibration(void **state) {
   fputs(s.p, fp);
   fclose(fp);
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   char assign[64];
   snprintf(assign, sizeof assign, "calibration=%s", tmp);
   assert_int_equal(sc_config_set(ctx, &cfg, assign), 0);

@@ -47,7 +47,7 @@ static size_t count(const sc_program *p, int stream, int label) {
 static void test_default_program_shape(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   sc_workload wl;
   build(&cfg, &wl);
   assert_int_equal(wl.nprogs, 16);
@@ -81,7 +81,7 @@ static void test_default_program_shape(void **state) {
 static void test_sp_uses_ag_rs(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.parallel.sequence_parallel = 1;
   cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
   sc_workload wl;
@@ -96,7 +96,7 @@ static void test_sp_uses_ag_rs(void **state) {
 static void test_interleaved_programs_check(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   cfg.parallel.vpp = 3;
   cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
   cfg.parallel.distributed_optimizer = 1;
@@ -113,7 +113,7 @@ static void test_interleaved_programs_check(void **state) {
 static void test_flops_formulas(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   double B = 1536, s = 2048, L = 96, h = 12288, V = 51200;
   double model = 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
@@ -127,7 +127,7 @@ static void test_flops_formulas(void **state) {
 static void test_rejects_bad_pipeline(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   cfg.parallel.vpp = 5; /* 96 layers do not split into 16 * 5 chunks */
   sc_shape sh;
@@ -512,7 +512,7 @@ static void test_merge_new_schedules(void **state) {
 static void test_merge_gpt3_default(void **state) {
   (void)state;
   sc_config cfg;
-  sc_config_default(&cfg);
+  sc_test_example(&cfg);
   assert_merge_exact(&cfg);
   cfg.parallel.sequence_parallel = 1;
   cfg.parallel.vpp = 2;
