@@ -34,9 +34,37 @@ static int load_calibration(sc_ctx *ctx, const char *path, sc_cost_params *p) {
   return rc;
 }
 
+/* --fit-interval FILE: the interval widths as a loadable calibration file. */
+static int write_interval(const sc_caseset *set, const sc_case_result *res,
+                          const sc_cli_list files, const char *path) {
+  sc_interval_fit fit;
+  sc_validate_fit_interval(set, res, &fit);
+  if (fit.dense_n < 2 && fit.moe_n < 2)
+    return sc_cli_error(sc_exit_code(SC_EINVAL),
+                        "--fit-interval: fewer than 2 simulated calibration rows of dense and "
+                        "of MoE models: nothing to fit");
+  sc_cli_out o;
+  int code = sc_cli_out_open(&o, path);
+  if (code) return code;
+  int bad = fprintf(o.f, "# stepcast validate --fit-interval: 90 %% prediction-interval "
+                         "half-widths (log space),\n# w = t(0.95, n-1) * rms(log(measured / "
+                         "predicted)) * sqrt(1 + 1/n) over the simulated\n# split=calibration "
+                         "rows of:\n") < 0;
+  for (int i = 0; i < files.n; i++) bad |= fprintf(o.f, "#   %s\n", files.v[i]) < 0;
+  bad |= fprintf(o.f, "calibration:\n") < 0;
+  if (fit.dense_n >= 2)
+    bad |= fprintf(o.f, "  interval_dense: %.4g   # %zu dense rows, rms log error %.4g\n",
+                   fit.dense, fit.dense_n, fit.dense_rms) < 0;
+  if (fit.moe_n >= 2)
+    bad |= fprintf(o.f, "  interval_moe: %.4g   # %zu MoE rows, rms log error %.4g\n", fit.moe,
+                   fit.moe_n, fit.moe_rms) < 0;
+  code = sc_cli_out_close(&o, bad);
+  return !code && bad ? sc_cli_write_error(path, 1) : code;
+}
+
 int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_cli_list files = {0}, sets = {0};
-  const char *calibration = NULL, *outpath = NULL, *html_path = NULL;
+  const char *calibration = NULL, *outpath = NULL, *html_path = NULL, *interval_path = NULL;
   sc_validate_format fmt = SC_VALIDATE_TEXT;
   sc_cli_args a;
   sc_cli_args_init(&a, cmd, argc, argv);
@@ -47,6 +75,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--calibration")) calibration = a.value;
     else if (sc_cli_is(&a, "-o")) outpath = a.value;
     else if (sc_cli_is(&a, "--html")) html_path = a.value;
+    else if (sc_cli_is(&a, "--fit-interval")) interval_path = a.value;
     else if (sc_cli_is(&a, "--format")) fmt = (sc_validate_format)a.choice; /* text|json|csv|md */
     else code = sc_cli_unhandled(&a);
   }
@@ -102,6 +131,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   rc = sc_validate_write(set, res, fmt, sc_cli_write_file, f);
   code = sc_cli_out_close(&o, rc != 0);
   if (rc == SC_EWRITE) code = sc_cli_write_error(outpath ? outpath : "stdout", 1), rc = 0;
+  if (!code && !rc && interval_path) code = write_interval(set, res, files, interval_path);
 out:
   if (rc && !code) code = sc_cli_fail(ctx, rc);
   free(res);

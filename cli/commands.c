@@ -63,6 +63,8 @@ static const sc_cli_opt validate_opts[] = {
     {"--format", "text|json|csv|markdown", "output format (default text)", SC_CLI_CHOICE},
     {"-o", "FILE", "write the report to FILE instead of stdout", 0},
     {"--html", "FILE", "also write the HTML report (predicted vs measured, errors)", 0},
+    {"--fit-interval", "FILE", "write the 90 % prediction-interval widths fitted on the "
+                               "calibration rows' errors (a calibration file)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt cal_cases_opts[] = {

@@ -345,6 +345,9 @@ typedef struct sc_cost_params {
   double norm_eff;          /* batch/layer-norm kernels' speed relative to streaming kernels */
   double p2p_latency_us;    /* latency of a point-to-point transfer, microseconds */
   double optimizer_bytes_per_param; /* HBM traffic of the optimizer per parameter */
+  /* Half-widths, in log space, of the 90 % prediction interval of the step
+   * time of dense and of mixture-of-experts models. */
+  double interval_dense, interval_moe;
   /* Interference model `constant`: slowdown s of a compute kernel while
    * communication runs on its GPU, per kernel class; a kernel overlapped for
    * a fraction r of its work takes T * (1 + r * s). */
@@ -461,6 +464,9 @@ const char *sc_category_label(int cat); /* "exposed TP comm" */
 
 typedef struct sc_result {
   double step_time_s;
+  /* The 90 % prediction interval of step_time_s (calibration keys
+   * interval_dense / interval_moe: from the calibration rows' errors). */
+  double step_time_lo_s, step_time_hi_s;
   double tokens_per_s;
   double model_flops;        /* per step, Megatron model-FLOPs convention (no recompute) */
   double hardware_flops;     /* per step, counting recompute */

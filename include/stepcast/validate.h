@@ -137,12 +137,28 @@ typedef struct sc_error_stats {
   double max_abs_pct;     /* worst |error| */
   double bias_pct;        /* mean signed error */
   size_t worst;           /* index of the worst case in the set */
+  size_t in_interval;     /* cases whose measurement lies in the 90 % prediction interval */
+  double coverage_pct;    /* 100 * in_interval / n */
 } sc_error_stats;
 
 /* Statistics over the cases of `file` (NULL: every file) whose split is
  * `split` (-1: any split). */
 void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const char *file,
                        int split, sc_error_stats *out);
+
+/* The 90 % prediction-interval half-widths (calibration keys interval_dense
+ * and interval_moe) fitted on the simulated split=calibration cases: for
+ * the n dense (MoE) cases with errors e_i = log(measured / predicted),
+ * w = t(0.95, n - 1) * rms(e) * sqrt(1 + 1/n), a normal prediction interval
+ * in log space (the interval is centred on the prediction, so a bias widens
+ * it). A group with fewer than 2 cases gets 0 (no fit). */
+typedef struct sc_interval_fit {
+  double dense, moe;          /* half-widths, log space */
+  size_t dense_n, moe_n;      /* cases used */
+  double dense_rms, moe_rms;  /* rms log error */
+} sc_interval_fit;
+void sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
+                              sc_interval_fit *out);
 
 typedef enum {
   SC_VALIDATE_TEXT = 0, /* table per file, defaults applied, summaries */

@@ -276,6 +276,9 @@ static void kv_row(sc_html *h, const char *key, const char *fmt, ...) {
 static void headline_table(sc_html *h, const sc_config *cfg, const sc_result *r) {
   sc__htmlf(h, "<table class=\"kv\">\n");
   kv_row(h, "step time", "%.3f s", r->step_time_s);
+  if (r->step_time_hi_s > 0)
+    kv_row(h, "90 % interval", "%.3f .. %.3f s (from the calibration rows' errors)",
+           r->step_time_lo_s, r->step_time_hi_s);
   kv_row(h, "throughput", "%.0f tokens/s", r->tokens_per_s);
   kv_row(h, "TFLOP/s per GPU", "%.1f model, %.1f hardware (with recompute)", r->tflops_per_gpu,
          r->hw_tflops_per_gpu);

@@ -169,7 +169,11 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
                    p->distributed_optimizer ? " +dist-opt" : ""));
   SC_WRITE(rc, unstated_text(cfg, SC_FIELD_DEFAULTED, "defaults", w, ud));
   SC_WRITE(rc, unstated_text(cfg, SC_FIELD_DERIVED, "derived", w, ud));
-  SC_WRITE(rc, sc__writef(w, ud, "\n  step time        %10.3f s\n", r->step_time_s));
+  SC_WRITE(rc, sc__writef(w, ud, "\n  step time        %10.3f s", r->step_time_s));
+  if (r->step_time_hi_s > 0)
+    SC_WRITE(rc, sc__writef(w, ud, "   90 %% interval %.3f .. %.3f s", r->step_time_lo_s,
+                            r->step_time_hi_s));
+  SC_WRITE(rc, sc__writef(w, ud, "\n"));
   SC_WRITE(rc, sc__writef(w, ud, "  tokens/s         %10.0f\n", r->tokens_per_s));
   SC_WRITE(rc, sc__writef(w, ud, "  TFLOP/s per GPU  %10.1f model   %6.1f hardware (with recompute)\n",
                    r->tflops_per_gpu, r->hw_tflops_per_gpu));
@@ -211,10 +215,11 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
 static int format_json(const sc_config *cfg, const sc_result *r, sc_write_fn w, void *ud) {
   int rc = 0;
   SC_WRITE(rc, sc__writef(w, ud,
-                   "{\"step_time_s\":%.9g,\"tokens_per_s\":%.9g,\"tflops_per_gpu\":%.9g,"
+                   "{\"step_time_s\":%.9g,\"step_time_interval_s\":[%.9g,%.9g],"
+                   "\"tokens_per_s\":%.9g,\"tflops_per_gpu\":%.9g,"
                    "\"hw_tflops_per_gpu\":%.9g,\"mfu\":%.6g,\"hfu\":%.6g,",
-                   r->step_time_s, r->tokens_per_s, r->tflops_per_gpu, r->hw_tflops_per_gpu,
-                   r->mfu, r->hfu));
+                   r->step_time_s, r->step_time_lo_s, r->step_time_hi_s, r->tokens_per_s,
+                   r->tflops_per_gpu, r->hw_tflops_per_gpu, r->mfu, r->hfu));
   SC_WRITE(rc, sc__writef(w, ud, "\"model_flops_per_step\":%.9g,\"hardware_flops_per_step\":%.9g,",
                    r->model_flops, r->hardware_flops));
   SC_WRITE(rc, sc__writef(w, ud, "\"breakdown\":{"));

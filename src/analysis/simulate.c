@@ -10,6 +10,7 @@
 #include "input/config_int.h"
 #include "synth/synth_int.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -188,6 +189,11 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
   double step = (double)er.step_ns / 1e9;
   double gpus = (double)er.world;
   out->step_time_s = step;
+  {
+    double w = cfg->model.moe_experts > 0 ? cost.p.interval_moe : cost.p.interval_dense;
+    out->step_time_lo_s = step * exp(-w);
+    out->step_time_hi_s = step * exp(w);
+  }
   out->num_gpus = er.world;
   for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] = er.breakdown_s[c];
   out->bubble_imbalance_s = er.bubble_imbalance_s;

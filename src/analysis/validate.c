@@ -1025,6 +1025,10 @@ void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const c
       continue;
     }
     double a = fabs(res[i].error_pct);
+    const sc_result *r = &res[i].result;
+    if (r->step_time_hi_s > 0 && c->measured_step_s >= r->step_time_lo_s &&
+        c->measured_step_s <= r->step_time_hi_s)
+      out->in_interval++;
     if (!out->n || a > out->max_abs_pct) {
       out->max_abs_pct = a;
       out->worst = i;
@@ -1036,9 +1040,46 @@ void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const c
   if (!out->n) return;
   out->mape_pct = sum / (double)out->n;
   out->bias_pct = bias / (double)out->n;
+  out->coverage_pct = 100.0 * (double)out->in_interval / (double)out->n;
   size_t lo = (out->n - 1) / 2, hi = out->n / 2;
   out->median_abs_pct =
       0.5 * (kth_abs(set, res, file, split, lo) + kth_abs(set, res, file, split, hi));
+}
+
+/* One-sided 95 % quantiles of Student's t by degrees of freedom (1-30, then
+ * 40, 60, 120; the normal's 1.645 beyond): standard table values. */
+static double t95(size_t dof) {
+  static const double t[] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860,
+                             1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746,
+                             1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711,
+                             1.708, 1.706, 1.703, 1.701, 1.699, 1.697};
+  if (dof >= 1 && dof <= 30) return t[dof - 1];
+  return dof <= 40 ? 1.684 : dof <= 60 ? 1.671 : dof <= 120 ? 1.658 : 1.645;
+}
+
+void sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
+                              sc_interval_fit *out) {
+  memset(out, 0, sizeof *out);
+  if (!set || !res) return;
+  double ss[2] = {0, 0};
+  size_t n[2] = {0, 0};
+  for (size_t i = 0; i < set->n; i++) {
+    const sc_case *c = &set->cases[i];
+    if (res[i].status || c->split != SC_SPLIT_CALIBRATION || res[i].predicted_step_s <= 0)
+      continue;
+    int g = c->resolved.model.moe_experts > 0;
+    double e = log(c->measured_step_s / res[i].predicted_step_s);
+    ss[g] += e * e;
+    n[g]++;
+  }
+  double *w[2] = {&out->dense, &out->moe}, *rms[2] = {&out->dense_rms, &out->moe_rms};
+  size_t *cnt[2] = {&out->dense_n, &out->moe_n};
+  for (int g = 0; g < 2; g++) {
+    *cnt[g] = n[g];
+    if (n[g] < 2) continue;
+    *rms[g] = sqrt(ss[g] / (double)n[g]);
+    *w[g] = t95(n[g] - 1) * *rms[g] * sqrt(1.0 + 1.0 / (double)n[g]);
+  }
 }
 
 /* ------------------------------------------------------------ output */
@@ -1144,9 +1185,10 @@ static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write
     }
   }
   SC_WRITE(rc, sc__writef(w, ud,
-                          "\nsummary (|error| in %%, over the simulated cases: n)\n"
-                          "  %-34s %-11s %4s %7s %7s %7s %7s  %s\n",
-                          "file", "split", "n", "MAPE", "median", "worst", "bias",
+                          "\nsummary (|error| in %%, over the simulated cases: n; in90: "
+                          "measured inside the 90 %% prediction interval)\n"
+                          "  %-34s %-11s %4s %7s %7s %7s %7s %5s  %s\n",
+                          "file", "split", "n", "MAPE", "median", "worst", "bias", "in90",
                           "worst case"));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
@@ -1158,25 +1200,28 @@ static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write
     char without[96];
     if (!st.n) {
       without_text(&st, "", without, sizeof without);
-      SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s %s\n", fname,
-                              scope_split(sc[k].split), st.n, "-", "-", "-", "-", without));
+      SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7s %7s %7s %7s %5s %s\n", fname,
+                              scope_split(sc[k].split), st.n, "-", "-", "-", "-", "-", without));
       continue;
     }
     without_text(&st, "+", without, sizeof without);
-    SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f  %s%s\n", fname,
-                            scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
-                            st.max_abs_pct, st.bias_pct, set->cases[st.worst].id, without));
+    SC_WRITE(rc, sc__writef(w, ud, "  %-34s %-11s %4zu %7.1f %7.1f %7.1f %+7.1f %4.0f%%  %s%s\n",
+                            fname, scope_split(sc[k].split), st.n, st.mape_pct,
+                            st.median_abs_pct, st.max_abs_pct, st.bias_pct, st.coverage_pct,
+                            set->cases[st.worst].id, without));
   }
   sc_error_stats v;
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &v);
   if (v.n)
     SC_WRITE(rc, sc__writef(w, ud,
                             "\nvalidation rows: MAPE %.1f %%, median %.1f %%, worst %.1f %% (%s) "
-                            "over %zu simulated case%s; %zu unsupported, %zu error%s\n",
+                            "over %zu simulated case%s; %zu unsupported, %zu error%s\n"
+                            "  measured inside the 90 %% prediction interval: %zu of %zu "
+                            "(%.0f %%)\n",
                             v.mape_pct, v.median_abs_pct, v.max_abs_pct,
                             set->cases[v.worst].id, v.n, v.n == 1 ? "" : "s", v.unsupported,
-                            v.errors,
-                            v.errors == 1 ? "" : "s"));
+                            v.errors, v.errors == 1 ? "" : "s", v.in_interval, v.n,
+                            v.coverage_pct));
   else
     SC_WRITE(rc, sc__writef(w, ud,
                             "\nvalidation rows: none simulated (%zu unsupported, %zu error%s)\n",
@@ -1189,14 +1234,14 @@ static int write_json_stats(sc_write_fn w, void *ud, const sc_error_stats *st) {
     return sc__writef(w, ud,
                       "\"n\":0,\"unsupported\":%zu,\"errors\":%zu,\"mape_pct\":null,"
                       "\"median_abs_error_pct\":null,\"max_abs_error_pct\":null,"
-                      "\"bias_pct\":null",
+                      "\"bias_pct\":null,\"interval_coverage_pct\":null",
                       st->unsupported, st->errors);
   return sc__writef(w, ud,
                     "\"n\":%zu,\"unsupported\":%zu,\"errors\":%zu,\"mape_pct\":%.6g,"
                     "\"median_abs_error_pct\":%.6g,\"max_abs_error_pct\":%.6g,"
-                    "\"bias_pct\":%.6g",
+                    "\"bias_pct\":%.6g,\"interval_coverage_pct\":%.6g",
                     st->n, st->unsupported, st->errors, st->mape_pct, st->median_abs_pct,
-                    st->max_abs_pct, st->bias_pct);
+                    st->max_abs_pct, st->bias_pct, st->coverage_pct);
 }
 
 static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
@@ -1319,17 +1364,19 @@ static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_w
   }
   SC_WRITE(rc, sc__writef(w, ud,
                           "\n| file | split | cases | MAPE %% | median %% | worst %% | bias %% | "
-                          "worst case |\n|---|---|---:|---:|---:|---:|---:|---|\n"));
+                          "in 90 %% interval | worst case |\n|---|---|---:|---:|---:|---:|---:|---:|"
+                          "---|\n"));
   scope sc[MAX_SCOPES];
   size_t ns = scopes(set, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
     sc_error_stats st;
     sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
     if (!st.n) continue;
-    SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %s |\n",
+    SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %.0f %% | %s |\n",
                             sc[k].file ? base_name(sc[k].file) : "**all files**",
                             scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
-                            st.max_abs_pct, st.bias_pct, set->cases[st.worst].id));
+                            st.max_abs_pct, st.bias_pct, st.coverage_pct,
+                            set->cases[st.worst].id));
   }
   return rc;
 }

@@ -72,6 +72,10 @@ double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl);
 /* Latency of a point-to-point transfer when no calibration gives one: an
  * assumption (no sendrecv measurement is shipped), us. */
 #define SC_P2P_LATENCY_US_DEFAULT 10.0
+/* The shipped 90 % prediction-interval half-widths (log space), from
+ * `stepcast validate --fit-interval` over validation/cases/*.csv. */
+#define SC_INTERVAL_DENSE_DEFAULT 0.1479
+#define SC_INTERVAL_MOE_DEFAULT 0.6586
 
 /* The registered models. */
 extern const sc_compute_model sc__roofline_model;

@@ -45,6 +45,12 @@
     "Latency of a point-to-point transfer (the collective model's p2p and all-to-all).")          \
   X(optimizer_bytes_per_param, 1.0, 256.0, "bytes",                                               \
     "HBM traffic of the optimizer step per parameter.")                                           \
+  X(interval_dense, 0.0001, 5.0, "",                                                              \
+    "Half-width w (log space) of the 90 % prediction interval of a dense model's step time t: "  \
+    "[t e^-w, t e^w]. `stepcast validate --fit-interval` fits it from the calibration rows' "     \
+    "errors (docs/VALIDATION.md, section Prediction intervals).")                                \
+  X(interval_moe, 0.0001, 5.0, "",                                                                \
+    "The same for mixture-of-experts models (fitted on the MoE calibration rows).")              \
   X(interference_gemm, 0.0001, 10.0, "",                                                          \
     "Interference `constant`: slowdown s of GEMMs while communication runs on the GPU, T * (1 + " \
     "r * s) for a fraction r of overlapped work (default 0.19, src/cost/interf.c).")              \

@@ -89,7 +89,7 @@ if ! (cd "$tmp" && "$cc" -std=c11 -Wall -Wextra -Werror -pedantic ${SC_EMBED_CFL
 fi
 
 # 5. Run it: default and a YAML config, each against the installed CLI.
-step_of() { sed -n 's/^ *step time *\([0-9][0-9.]*\) s$/\1/p' "$1"; }
+step_of() { sed -n 's/^ *step time *\([0-9][0-9.]*\) s\( .*\)\{0,1\}$/\1/p' "$1"; }
 run_case() { # name, then the arguments for embed and `stepcast run`
   local name=$1
   shift

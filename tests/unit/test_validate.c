@@ -627,6 +627,70 @@ static void test_stats_and_formats(void **state) {
   sc_caseset_free(set);
 }
 
+/* The 90 % prediction interval: the fit's arithmetic on hand-set errors,
+ * the coverage count, the result's interval, and the shipped widths being
+ * the fit over the shipped case files' calibration rows. */
+static void test_prediction_interval(void **state) {
+  (void)state;
+  const char *text = HEADER ROW("a", "calibration", "1", "", "") ROW("b", "calibration", "1", "", "")
+      ROW("c", "calibration", "2", "", "") ROW("d", "", "4", "", "");
+  sc_caseset *set;
+  assert_int_equal(load(&set, text), 0);
+  sc_case_result res[4];
+  assert_int_equal(sc_validate_run(ctx, set, NULL, res), 0);
+  /* a simulated result carries [t e^-w, t e^w] with the shipped dense w */
+  const sc_result *r = &res[0].result;
+  assert_true(fabs(r->step_time_hi_s / r->step_time_s - exp(SC_INTERVAL_DENSE_DEFAULT)) < 1e-12);
+  assert_true(fabs(r->step_time_lo_s * r->step_time_hi_s / (r->step_time_s * r->step_time_s) - 1) <
+              1e-12);
+  /* errors log(measured / predicted) of 0.1, -0.1, 0.2 (measured is 0.5 s):
+   * rms sqrt(0.02), w = t(0.95, 2) * rms * sqrt(1 + 1/3) = 2.920 * 0.141421 * 1.154701 */
+  const double e[3] = {0.1, -0.1, 0.2};
+  for (int i = 0; i < 3; i++) res[i].predicted_step_s = 0.5 * exp(-e[i]);
+  sc_interval_fit fit;
+  sc_validate_fit_interval(set, res, &fit);
+  assert_int_equal(fit.dense_n, 3);
+  assert_int_equal(fit.moe_n, 0);
+  assert_true(fit.moe == 0);
+  assert_true(fabs(fit.dense_rms - sqrt(0.02)) < 1e-12);
+  assert_true(fabs(fit.dense - 2.920 * sqrt(0.02) * sqrt(4.0 / 3.0)) < 1e-12);
+  /* coverage: the validation row's measurement (0.5 s) inside, then outside */
+  res[3].result.step_time_lo_s = 0.4;
+  res[3].result.step_time_hi_s = 0.6;
+  sc_error_stats st;
+  sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &st);
+  assert_int_equal(st.in_interval, 1);
+  assert_true(st.coverage_pct == 100);
+  res[3].result.step_time_hi_s = 0.45;
+  sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &st);
+  assert_int_equal(st.in_interval, 0);
+  sc_caseset_free(set);
+
+  static const char *const files[] = {
+      "validation/cases/korthikanti2022.csv",     "validation/cases/llm_foundry_mpt.csv",
+      "validation/cases/megatron_core_h100.csv",  "validation/cases/megatron_moe_h100.csv",
+      "validation/cases/megatron_sc21_table1.csv", "validation/cases/torchtitan_h100.csv"};
+  assert_int_equal(sc_caseset_new(ctx, &set), 0);
+  char path[1024];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    if (sc_caseset_load_file(set, src_path(path, sizeof path, files[i])))
+      fail_msg("%s", sc_errmsg(ctx));
+  size_t n = sc_caseset_count(set);
+  sc_case_result *all = calloc(n, sizeof *all);
+  assert_non_null(all);
+  assert_int_equal(sc_validate_run(ctx, set, NULL, all), 0);
+  sc_validate_fit_interval(set, all, &fit);
+  print_message("  interval fit: dense %.4g (%zu rows), moe %.4g (%zu rows)\n", fit.dense,
+                fit.dense_n, fit.moe, fit.moe_n);
+  if (fabs(fit.dense - SC_INTERVAL_DENSE_DEFAULT) > 1e-4 ||
+      fabs(fit.moe - SC_INTERVAL_MOE_DEFAULT) > 1e-4)
+    fail_msg("the shipped interval widths (src/cost/cost_int.h) are not the fit: dense %.4g, "
+             "moe %.4g; rerun `stepcast validate validation/cases/*.csv --fit-interval FILE`",
+             fit.dense, fit.moe);
+  free(all);
+  sc_caseset_free(set);
+}
+
 static void test_overrides_apply(void **state) {
   (void)state;
   sc_caseset *set;
@@ -883,6 +947,7 @@ int main(void) {
       cmocka_unit_test(test_shipped_new_files),
       cmocka_unit_test(test_default_calibration_matches_files),
       cmocka_unit_test(test_calibration),
+      cmocka_unit_test(test_prediction_interval),
       cmocka_unit_test(test_allocation_failures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
