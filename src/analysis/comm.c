@@ -43,6 +43,8 @@ int sc_comm_new(sc_ctx *ctx, const sc_comm_cluster *cl, sc_comm **out) {
   m->topo.nic_gbps = (cl->nic_gbps > 0 ? cl->nic_gbps : hw->nic_gbps) / 8.0;
   m->topo.hbm_gbps = hw->hbm_gbps;
   m->topo.nics_per_node = m->gpus_per_node;
+  m->topo.spine_oversub = 1; /* one non-blocking leaf */
+  m->topo.rail_optimized = 1;
   sc__comm_params_default(hw, &m->params);
   m->params.sharp = cl->sharp ? 1 : 0;
   *out = m;
@@ -59,6 +61,9 @@ static void placement(const sc_comm *m, int64_t gpus, int64_t per_node, sc_place
   pl->n = gpus;
   pl->per_node = per_node;
   pl->nodes = (gpus + per_node - 1) / per_node;
+  /* the group's nodes fill leaves from the first (network tiers) */
+  int64_t npl = m->topo.nodes_per_leaf;
+  pl->leaves = npl > 0 ? (pl->nodes + npl - 1) / npl : 1;
 }
 
 int sc_comm_predict(const sc_comm *m, int op, double bytes, int64_t gpus, int64_t gpus_per_node,
@@ -86,6 +91,7 @@ int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpu
     pl->n = t->ranks;
     pl->nodes = t->nodes > 0 ? t->nodes : 1;
     pl->per_node = t->per_node > 0 ? t->per_node : t->ranks;
+    pl->leaves = 1; /* an nccl-tests file does not say where its nodes sat */
     if (gpus_per_node > 0) placement(m, t->ranks, gpus_per_node, pl);
     return SC_OK;
   }
