@@ -51,6 +51,14 @@ static int comm_args(const sc_cli_cmd *cmd, int argc, char **argv, comm_opts *o)
     int ok = 1;
     if (!a.opt) return sc_cli_usage_error(cmd, "unexpected argument %s", v);
     if (sc_cli_is(&a, "--sharp")) o->cl.sharp = 1;
+    else if (sc_cli_is(&a, "--leaf-gpus"))
+      ok = sc_cli_int(name, v, 1, SC_CLI_GPUS_MAX, &o->cl.leaf_gpus);
+    else if (sc_cli_is(&a, "--spine-oversubscription"))
+      ok = sc_cli_real(name, v, 1, 0, 64, &o->cl.spine_oversubscription);
+    else if (sc_cli_is(&a, "--leaf-latency-us"))
+      ok = sc_cli_real(name, v, 0, 0, 100, &o->cl.leaf_latency_us);
+    else if (sc_cli_is(&a, "--spine-latency-us"))
+      ok = sc_cli_real(name, v, 0, 0, 100, &o->cl.spine_latency_us);
     else if (sc_cli_is(&a, "--gpu")) o->gpu = v;
     else if (sc_cli_is(&a, "--gpus")) ok = sc_cli_int(name, v, 1, SC_CLI_GPUS_MAX, &o->gpus);
     else if (sc_cli_is(&a, "--gpus-per-node"))

@@ -118,6 +118,13 @@ static const sc_cli_opt comm_opts[] = {
     {"--nic-gbps", "GBIT", "NIC bandwidth per GPU, Gb/s (default: the preset's)", 0},
     {"--nvlink-gbps", "GB", "NVLink bandwidth per direction, GB/s (default: the preset's)", 0},
     {"--sharp", NULL, "the network has in-switch reduction (CollNet/SHARP)", 0},
+    {"--leaf-gpus", "N", "GPUs under one leaf switch (rail leaves); the group fills leaves in "
+                         "order (default: one leaf)",
+     0},
+    {"--spine-oversubscription", "R", "leaf downlink : uplink bandwidth, 1 to 64 (default 1)",
+     0},
+    {"--leaf-latency-us", "US", "extra latency per network step (default 0)", 0},
+    {"--spine-latency-us", "US", "extra latency per step across the spine (default 0)", 0},
     {"--calibration", "FILE", "collective-model parameters from FILE (calibrate --nccl-tests)",
      0},
     {"--min-bytes", "SIZE", "smallest message, bytes; K, M, G suffixes (default 8)", 0},

@@ -126,6 +126,11 @@ typedef struct sc_comm_cluster {
   double nic_gbps;       /* scale-out per GPU, Gbit/s */
   double nvlink_gbps;    /* NVLink per GPU per direction, GB/s */
   int sharp;             /* 1: in-network reduction (CollNet/SHARP) available */
+  /* Network tiers (docs/COMM.md, "Network tiers"); zeros: one non-blocking
+   * leaf. The group's nodes fill leaves from the first; rail leaves. */
+  int64_t leaf_gpus;     /* GPUs under one leaf, a multiple of gpus_per_node; 0: one leaf */
+  double spine_oversubscription; /* leaf downlink : uplink, >= 1; 0 = 1 */
+  double leaf_latency_us, spine_latency_us; /* extra per network step / spine crossing */
 } sc_comm_cluster;
 
 typedef struct sc_comm sc_comm;

@@ -282,6 +282,12 @@ typedef struct sc_cluster_cfg {
                              of the GPU's capacity; 0 = none */
   double price_per_gpu_hour; /* price of one GPU for one hour (any currency); 0 = not
                                 given (no cost in the result) */
+  /* Network tiers above the node (docs/COMM.md, "Network tiers"). */
+  int64_t leaf_gpus;      /* GPUs under one leaf (or rail-leaf group); 0 = one leaf for all */
+  double spine_oversubscription; /* leaf downlink : uplink bandwidth, >= 1; 1 = non-blocking */
+  double leaf_latency_us; /* extra latency per network step, us */
+  double spine_latency_us;/* extra latency per network step crossing the spine, us */
+  int rail_optimized;     /* 1: GPU k of each node on rail leaf k (all-to-all forwards, PXN) */
 } sc_cluster_cfg;
 
 /* Parameters of the "nccl" collective model; calibration keys nccl_<member>

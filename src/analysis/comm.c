@@ -7,6 +7,7 @@
 #include "analysis/comm_api_int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,18 @@ int sc_comm_new(sc_ctx *ctx, const sc_comm_cluster *cl, sc_comm **out) {
   *out = NULL;
   const sc_hw *hw = sc_hw_find(cl->gpu);
   if (!hw) return sc__error(ctx, SC_EINVAL, "unknown gpu \"%s\" (see `stepcast hw list`)", cl->gpu);
-  if (cl->gpus_per_node < 0 || cl->nic_gbps < 0 || cl->nvlink_gbps < 0)
+  if (cl->gpus_per_node < 0 || cl->nic_gbps < 0 || cl->nvlink_gbps < 0 || cl->leaf_gpus < 0 ||
+      cl->leaf_latency_us < 0 || cl->spine_latency_us < 0)
     return sc__error(ctx, SC_EINVAL, "negative cluster value");
+  if (cl->spine_oversubscription != 0 && !(cl->spine_oversubscription >= 1))
+    return sc__error(ctx, SC_EINVAL, "spine oversubscription %g is below 1",
+                     cl->spine_oversubscription);
+  int64_t gpn = cl->gpus_per_node > 0 ? cl->gpus_per_node : hw->gpus_per_node;
+  if (cl->leaf_gpus > 0 && cl->leaf_gpus % gpn)
+    return sc__error(ctx, SC_EINVAL,
+                     "leaf GPUs %" PRId64 " is not a multiple of %" PRId64
+                     " GPUs per node (a leaf holds whole nodes)",
+                     cl->leaf_gpus, gpn);
   sc_comm *m = sc__calloc(ctx, 1, sizeof *m);
   if (!m) return SC_ENOMEM;
   m->ctx = ctx;
@@ -43,6 +54,11 @@ int sc_comm_new(sc_ctx *ctx, const sc_comm_cluster *cl, sc_comm **out) {
   m->topo.nic_gbps = (cl->nic_gbps > 0 ? cl->nic_gbps : hw->nic_gbps) / 8.0;
   m->topo.hbm_gbps = hw->hbm_gbps;
   m->topo.nics_per_node = m->gpus_per_node;
+  m->topo.nodes_per_leaf = cl->leaf_gpus > 0 ? cl->leaf_gpus / gpn : 0;
+  m->topo.spine_oversub = cl->spine_oversubscription > 1 ? cl->spine_oversubscription : 1;
+  m->topo.leaf_latency_us = cl->leaf_latency_us;
+  m->topo.spine_latency_us = cl->spine_latency_us;
+  m->topo.rail_optimized = 1;
   sc__comm_params_default(hw, &m->params);
   m->params.sharp = cl->sharp ? 1 : 0;
   *out = m;
@@ -59,6 +75,9 @@ static void placement(const sc_comm *m, int64_t gpus, int64_t per_node, sc_place
   pl->n = gpus;
   pl->per_node = per_node;
   pl->nodes = (gpus + per_node - 1) / per_node;
+  /* the group's nodes fill leaves from the first (network tiers) */
+  int64_t npl = m->topo.nodes_per_leaf;
+  pl->leaves = npl > 0 ? (pl->nodes + npl - 1) / npl : 1;
 }
 
 int sc_comm_predict(const sc_comm *m, int op, double bytes, int64_t gpus, int64_t gpus_per_node,
@@ -86,6 +105,7 @@ int sc__comm_file_placement(const sc_comm *m, const sc_nccltests *t, int64_t gpu
     pl->n = t->ranks;
     pl->nodes = t->nodes > 0 ? t->nodes : 1;
     pl->per_node = t->per_node > 0 ? t->per_node : t->ranks;
+    pl->leaves = 1; /* an nccl-tests file does not say where its nodes sat */
     if (gpus_per_node > 0) placement(m, t->ranks, gpus_per_node, pl);
     return SC_OK;
   }

@@ -29,8 +29,8 @@ static double fixed_coll_ns(const sc_cost *c, int coll, double work, const sc_pl
   (void)c, (void)coll, (void)pl;
   return work;
 }
-static double fixed_p2p_ns(const sc_cost *c, double work, int inter) {
-  (void)c, (void)inter;
+static double fixed_p2p_ns(const sc_cost *c, double work, int tier) {
+  (void)c, (void)tier;
   return work;
 }
 static const sc_comm_model fixed_comm = {"replay-priced", 1, fixed_coll_ns, fixed_p2p_ns};
@@ -101,9 +101,9 @@ static const char *stream_name(const void *ud, uint32_t prog, int s) {
 }
 
 /* Placement of a group given its global members (ascending). */
-static sc_placement place(const int64_t *m, size_t n, int64_t gpn) {
+static sc_placement place(const int64_t *m, size_t n, int64_t gpn, int64_t nodes_per_leaf) {
   sc_placement_acc acc;
-  sc__placement_begin(&acc);
+  sc__placement_begin(&acc, nodes_per_leaf);
   for (size_t i = 0; i < n; i++) sc__placement_add(&acc, m[i] / gpn);
   return acc.pl;
 }
@@ -294,7 +294,7 @@ static size_t resized_members(const sc_job *job, const sc_jgroup *jg, int64_t R,
  * above MAX_REPLAY_GROUP_BYTES the replay is refused (SC_EUNSUPPORTED) with
  * the size it would take, before anything is allocated. */
 static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0, int64_t dp,
-                         int64_t gpn, gdef **out) {
+                         int64_t gpn, int64_t nodes_per_leaf, gdef **out) {
   double need = (double)(job->ngroups ? job->ngroups : 1) * (double)sizeof(gdef);
   int64_t spanning = 0;
   for (size_t i = 0; i < job->ngroups; i++) {
@@ -326,8 +326,8 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
     }
     for (size_t k = 0; k < n; k++)
       g[i].members[k] = world ? (int64_t)k : strided ? m[0] + (int64_t)k * R : m[k];
-    g[i].pl = place(g[i].members, n, gpn);
-    g[i].traced_pl = place(m, jg->n, gpn);
+    g[i].pl = place(g[i].members, n, gpn, nodes_per_leaf);
+    g[i].traced_pl = place(m, jg->n, gpn, nodes_per_leaf);
   }
   *out = g;
   return SC_OK;
@@ -479,7 +479,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
   if (rc) return rc;
   int64_t gpn = cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1;
   gdef *groups = NULL;
-  rc = resize_groups(ctx, job, R, dp0, dp, gpn, &groups);
+  rc = resize_groups(ctx, job, R, dp0, dp, gpn, cost.nodes_per_leaf, &groups);
   if (rc) return rc;
 
   size_t nr = job->nranks;
@@ -565,6 +565,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
     xg[c].n = groups[chans[c].group].pl.n;
     xg[c].nodes = groups[chans[c].group].pl.nodes;
     xg[c].per_node = groups[chans[c].group].pl.per_node;
+    xg[c].leaves = groups[chans[c].group].pl.leaves;
   }
 
   /* Phase 3: collective durations. Traced: the least over the traced

@@ -5,7 +5,7 @@
  * dispatchers is the collective model's (comm_nccl.c, alltoall_us); this
  * file only knows what DeepEP does differently. docs/MOE.md.
  */
-#include "cost/cost_int.h"
+#include "cost/comm_int.h"
 
 #include <math.h>
 
@@ -46,7 +46,11 @@ static double miss_prob(double E, double held, double k) {
  *                 receiving GPU and all but 1 / q move on (or start) over
  *                 NVLink.
  * Both run at once; the call takes the slower plus the NCCL model's launch
- * and p2p latency (DeepEP's own is not published for normal kernels). */
+ * and p2p latency (DeepEP's own is not published for normal kernels).
+ * Across leaves (network tiers, docs/COMM.md) the RDMA copies for nodes
+ * under other leaves cross the spine, every GPU of the leaf at once, as an
+ * NCCL all-to-all's do; DeepEP's RDMA already goes to the same local index
+ * (its own rail), so rails change nothing. */
 double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl) {
   double n = (double)pl->n, nodes = (double)pl->nodes, q = (double)pl->per_node;
   double k = c->moe_topk > 0 ? c->moe_topk : 1.0, E = c->moe_experts > 0 ? c->moe_experts : n;
@@ -54,8 +58,14 @@ double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl) 
   double remote = nodes > 1 ? (nodes - 1.0) * (1.0 - miss_prob(E, E * q / n, k)) : 0.0;
   double rdma = bytes / k * remote, nvl = q > 1 ? bytes * (q - 1.0) / q : 0.0;
   double rdma_gbps = c->nic_bytes_per_ns * DEEPEP_RDMA_FRAC; /* bytes/ns == GB/s */
+  double lat_us = c->comm_params.launch_us + c->comm_params.p2p_latency_us;
+  if (nodes > 1) {
+    double leaves = pl->leaves > 1 ? fmin((double)pl->leaves, nodes) : 1.0;
+    double crossing = (nodes - nodes / leaves) / (nodes - 1.0); /* of the remote nodes */
+    rdma_gbps *= sc__comm_spine_crossing_share(&c->comm_topo, crossing);
+    lat_us += sc__comm_tier_lat_us(&c->comm_topo, 1, leaves > 1 ? 1 : 0);
+  }
   double nvl_gbps = c->nvlink_bytes_per_ns * DEEPEP_NVLINK_FRAC;
   double t = fmax(rdma > 0 ? rdma / rdma_gbps : 0.0, nvl > 0 ? nvl / nvl_gbps : 0.0);
-  double lat_us = c->comm_params.launch_us + c->comm_params.p2p_latency_us;
   return lat_us * 1e3 + t;
 }

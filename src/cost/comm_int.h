@@ -58,6 +58,14 @@ double sc__comm_reduce_us(const sc_comm_topo *t, const sc_comm_params *p, int op
  * setup_us x ranks x (nodes - 1); 0 inside a node. Benchmarks only. */
 double sc__comm_setup_us(const sc_comm_params *p, const sc_placement *pl);
 
+/* Network tiers (docs/COMM.md, "Network tiers"): the share of the NIC rate
+ * left when a fraction `crossing` of every GPU's network bytes crosses the
+ * spine and every GPU of the leaf sends at once (1 without oversubscription);
+ * the extra latency (us) of `steps` network steps, `xsteps` of them across
+ * the spine. */
+double sc__comm_spine_crossing_share(const sc_comm_topo *t, double crossing);
+double sc__comm_tier_lat_us(const sc_comm_topo *t, double steps, double xsteps);
+
 /* The registered model ("nccl", version 4). */
 extern const sc_comm_model sc__comm_nccl_model;
 

@@ -197,6 +197,11 @@ void sc__comm_topo_from_cost(const sc_cost *c, sc_comm_topo *t) {
   t->nic_gbps = c->nic_bytes_per_ns;
   t->hbm_gbps = c->hbm_bytes_per_ns;
   t->nics_per_node = c->gpus_per_node;
+  t->nodes_per_leaf = c->nodes_per_leaf;
+  t->spine_oversub = c->spine_oversub;
+  t->leaf_latency_us = c->leaf_latency_us;
+  t->spine_latency_us = c->spine_latency_us;
+  t->rail_optimized = c->rail_optimized;
 }
 
 /* ------------------------------------------------------------ the model */
@@ -214,7 +219,49 @@ typedef struct env {
   double ch_graph;      /* channels of NCCL's graph: half of `channels` in a node, one per rail
                            across nodes; the communicator runs twice as many (connect.cc) */
   double bytes;         /* the call's size */
+  double leaves;        /* leaves the nodes span (network tiers; 1: no spine crossed) */
+  double spine;         /* share of the NIC rate left to a ring's or tree's links across the
+                           spine (spine_share; 1 inside a leaf) */
 } env;
+
+/* ------------------------------------------------------------ network tiers */
+
+/* Network tiers (docs/COMM.md, "Network tiers"): nodes sit under leaves of
+ * nodes_per_leaf nodes, leaves meet at a spine whose uplinks carry
+ * 1 / spine_oversub of what the leaf's GPUs can inject. Every rank of a
+ * training step runs the same collectives at once (SPMD), so all GPUs of a
+ * leaf belong to some instance of the group kind and send at once; what a
+ * crossing flow gets is the leaf's uplink over the flows that cross it.
+ *
+ * Ring and tree: each channel of a ring crosses each leaf boundary once (the
+ * ring follows the nodes' order, and a job's nodes fill leaves in order), a
+ * double binary tree about once per tree; with g = nodes / leaves of the
+ * group's nodes under one leaf, a leaf holds nodes_per_leaf / g instances per
+ * rail, each with one crossing flow, against nodes_per_leaf x NIC / ratio of
+ * uplink per rail: a crossing link runs at NIC x min(1, g / ratio). A DP
+ * group filling whole leaves is barely slowed; one with a node per leaf
+ * (a group strided across leaves) runs its crossing links at NIC / ratio. */
+static double spine_share(const sc_comm_topo *t, double nodes, double leaves) {
+  double r = t->spine_oversub;
+  if (!(leaves > 1) || !(r > 1)) return 1.0;
+  return fmin(1.0, nodes / leaves / r);
+}
+
+/* All-to-all and p2p: the share of the NIC rate left when a fraction
+ * `crossing` of every GPU's network bytes crosses the spine, every GPU of
+ * the leaf sending at once: the uplinks carry crossing x NIC per GPU against
+ * NIC / ratio, so all network bytes slow by min(1, 1 / (ratio x crossing)). */
+double sc__comm_spine_crossing_share(const sc_comm_topo *t, double crossing) {
+  double r = t->spine_oversub;
+  if (!(r > 1) || !(crossing > 0)) return 1.0;
+  return fmin(1.0, 1.0 / (r * crossing));
+}
+
+/* Extra latency (us) of `steps` network steps of which `xsteps` cross the
+ * spine (cluster.leaf_latency_us, spine_latency_us). */
+double sc__comm_tier_lat_us(const sc_comm_topo *t, double steps, double xsteps) {
+  return steps * t->leaf_latency_us + xsteps * t->spine_latency_us;
+}
 
 /* The rate of a ring or tree whose steps alternate between NVLink (b_nvl)
  * and the network (b_net), both GB/s: a smooth minimum with exponent
@@ -382,6 +429,9 @@ static double ring_us(const env *e, int op, int proto, double bytes) {
     if (e->ppn <= 1) net = hop_us(e, SC_ALGO_TREE, proto, 1);
   }
   double lat = base_us(e, SC_ALGO_RING, proto) + (steps - isteps) * intra + isteps * net;
+  /* a chunk crosses every leaf boundary of the ring once per pass */
+  if (nodes > 1)
+    lat += sc__comm_tier_lat_us(e->t, isteps, isteps * (e->leaves - 1) / (nodes - 1));
   double simple = e->b_ring;
   double bw = proto_bw(e, simple, proto, 1.0, e->f->ll128_ch_gbps);
   double link = xfer_us(sc_comm_bus_factor(op, (int64_t)n) * bytes, bw);
@@ -399,6 +449,10 @@ static double ring_total_us(const env *e, int op, int proto, double bytes, const
          sc__comm_reduce_us(e->t, e->p, op, bytes, pl, SC_ALGO_RING);
 }
 
+/* Levels of the inter-node tree above the leaves: those whose links cross
+ * the spine (a tree over leaves of whole subtrees). */
+static double xdepth(const env *e) { return e->leaves > 1 ? ceil(log2(e->leaves)) : 0; }
+
 /* Double binary tree between nodes, a chain inside each (all-reduce): the
  * latency grows with the chain length and log2(nodes); every rank sends and
  * receives the buffer twice (reduce up, broadcast down), so the time is
@@ -408,7 +462,9 @@ static double tree_us(const env *e, int proto, double bytes) {
   double lat =
       base_us(e, SC_ALGO_TREE, proto) + 2 * ((e->ppn - 1) * hop_us(e, SC_ALGO_TREE, proto, 0) +
                                              e->depth * hop_us(e, SC_ALGO_TREE, proto, 1));
-  double simple = e->p->tree_frac * (e->ppn > 1 ? link_mix(e->p, e->b_nvl, e->b_net) : e->b_net);
+  lat += 2 * sc__comm_tier_lat_us(e->t, e->depth, xdepth(e));
+  double b_net = e->b_net * e->spine; /* the links across the spine, spine_share */
+  double simple = e->p->tree_frac * (e->ppn > 1 ? link_mix(e->p, e->b_nvl, b_net) : b_net);
   simple = fmin(simple, e->ch_graph * e->f->tree_ch_gbps[e->ncat]);
   /* NCCL's tuner: tree LL at 1/3.8 of the tree rate, ring LL at 1/4 (ll_frac's prior) */
   double bw = proto_bw(e, simple, proto, 1.0 / 3.8 / 0.25, e->f->tree_ll128_ch_gbps[e->ncat]);
@@ -428,7 +484,10 @@ static double nvls_us(const env *e, int op, double bytes) {
    * flight); all-gather / reduce-scatter get half of the all-reduce figure */
   if (op != SC_COMM_ALL_REDUCE) bw *= 0.5;
   if (e->nodes > 1) {
-    lat += hop_us(e, SC_ALGO_NVLS, SC_PROTO_SIMPLE, 1);
+    /* the switches reduce, so a leaf sends one reduced stream up the spine
+     * whatever its oversubscription: only the latency of the tiers */
+    lat += hop_us(e, SC_ALGO_NVLS, SC_PROTO_SIMPLE, 1) +
+           sc__comm_tier_lat_us(e->t, 1, e->leaves > 1 ? 1 : 0);
     bw = fmin(bw, 2.0 * e->b_net); /* the switch reduces: one crossing each way */
   }
   /* nvls_eff is a bus bandwidth of a full 8-GPU node; NVLS moves each
@@ -445,8 +504,10 @@ static double nvls_us(const env *e, int op, double bytes) {
  * twice the network rate. */
 static double nvls_tree_us(const env *e, double bytes) {
   double lat = e->p->launch_us + hop_us(e, SC_ALGO_NVLS_TREE, SC_PROTO_SIMPLE, 0) +
-               2 * e->depth * hop_us(e, SC_ALGO_NVLS_TREE, SC_PROTO_SIMPLE, 1);
-  double bw = fmin(e->t->nvlink_gbps * e->p->nvls_eff, e->b_net * (e->nodes <= 2 ? 2.0 : 1.0));
+               2 * e->depth * hop_us(e, SC_ALGO_NVLS_TREE, SC_PROTO_SIMPLE, 1) +
+               2 * sc__comm_tier_lat_us(e->t, e->depth, xdepth(e));
+  double bw = fmin(e->t->nvlink_gbps * e->p->nvls_eff,
+                   e->b_net * e->spine * (e->nodes <= 2 ? 2.0 : 1.0));
   bw = fmin(bw, e->p->channels * e->f->nvls_tree_ch_gbps[e->ncat]);
   return lat + xfer_us(sc_comm_bus_factor(SC_COMM_ALL_REDUCE, (int64_t)e->n) * bytes, bw);
 }
@@ -459,7 +520,8 @@ static double collnet_us(const env *e, double bytes) {
   double lat =
       e->p->launch_us +
       2 * ((e->ppn > 1 ? hop_us(e, SC_ALGO_COLLNET, SC_PROTO_SIMPLE, 0) : 0) + (e->ppn - 1) * 0.4) +
-      hop_us(e, SC_ALGO_COLLNET, SC_PROTO_SIMPLE, 1);
+      hop_us(e, SC_ALGO_COLLNET, SC_PROTO_SIMPLE, 1) +
+      sc__comm_tier_lat_us(e->t, 1, e->leaves > 1 ? 1 : 0); /* reduced in the switches, as NVLS */
   double bw = 0.9 * fmin(e->b_nvl, 2.0 * e->b_net);
   return lat + xfer_us(sc_comm_bus_factor(SC_COMM_ALL_REDUCE, (int64_t)e->n) * bytes, bw);
 }
@@ -469,7 +531,8 @@ static double collnet_us(const env *e, double bytes) {
  * rate. */
 static double pat_us(const env *e, int op, double bytes) {
   double lat = base_us(e, SC_ALGO_PAT, SC_PROTO_SIMPLE) +
-               log2(e->nodes) * hop_us(e, SC_ALGO_PAT, SC_PROTO_SIMPLE, 1) / 3.5 + e->n * 2.8;
+               log2(e->nodes) * hop_us(e, SC_ALGO_PAT, SC_PROTO_SIMPLE, 1) / 3.5 + e->n * 2.8 +
+               sc__comm_tier_lat_us(e->t, ceil(log2(e->nodes)), xdepth(e));
   return lat + xfer_us(sc_comm_bus_factor(op, (int64_t)e->n) * bytes, 0.75 * e->b_ring);
 }
 
@@ -479,6 +542,12 @@ static double pat_us(const env *e, int op, double bytes) {
 static double p2p_us(const env *e, double bytes, int inter) {
   double lat = e->p->launch_us + e->p->p2p_latency_us;
   double bw = inter ? e->t->nic_gbps * e->p->nic_eff : e->b_nvl;
+  /* across leaves every rank's send is a ring's crossing flow (spine_share):
+   * a pipeline pair (one node per leaf) gets NIC / ratio */
+  if (inter) {
+    lat += sc__comm_tier_lat_us(e->t, 1, e->leaves > 1 ? 1 : 0);
+    bw *= e->spine;
+  }
   return lat + xfer_us(bytes, bw);
 }
 
@@ -491,7 +560,20 @@ static double alltoall_us(const env *e, double bytes) {
   double nic_share = fmin(1.0, (double)e->t->nics_per_node / e->ppn);
   double b_nic = e->t->nic_gbps * e->p->nic_eff * nic_share;
   double lat = e->p->launch_us + e->p->p2p_latency_us + (n - 1) * e->p->a2a_peer_us;
-  return lat + fmax(xfer_us(intra_bytes, e->b_nvl), xfer_us(inter_bytes, b_nic));
+  double nvl_bytes = intra_bytes;
+  if (e->nodes > 1) {
+    /* network tiers: the bytes for ranks under other leaves (n / leaves
+     * ranks share a leaf) cross the spine, every GPU of the leaf at once */
+    double crossing = (n - n / e->leaves) / (n - e->ppn);
+    b_nic *= sc__comm_spine_crossing_share(e->t, crossing);
+    lat += sc__comm_tier_lat_us(e->t, 1, e->leaves > 1 ? 1 : 0);
+    /* rail leaves: bytes for another local GPU index reach the GPU on the
+     * destination's rail over NVLink first (NCCL's PXN, on by default since
+     * NCCL 2.12), so NVLink carries (ppn - 1) / ppn of the network bytes too */
+    if (e->t->nodes_per_leaf > 0 && e->t->rail_optimized)
+      nvl_bytes += inter_bytes * (e->ppn - 1) / e->ppn;
+  }
+  return lat + fmax(xfer_us(nvl_bytes, e->b_nvl), xfer_us(inter_bytes, b_nic));
 }
 
 /* ------------------------------------------------------------ NCCL's choice */
@@ -598,7 +680,12 @@ double sc__comm_time_us(const sc_comm_topo *t, const sc_comm_params *p, int op, 
   double rails = fmin(e.ppn, (double)(t->nics_per_node < 1 ? 1 : t->nics_per_node));
   e.b_nvl = t->nvlink_gbps * p->nvlink_eff;
   e.b_net = rails * t->nic_gbps * p->nic_eff;
-  e.b_ring = e.nodes > 1 ? (e.ppn > 1 ? link_mix(p, e.b_nvl, e.b_net) : e.b_net) : e.b_nvl;
+  e.leaves = (double)(pl->leaves > 1 ? pl->leaves : 1);
+  if (e.leaves > e.nodes) e.leaves = e.nodes;
+  e.spine = spine_share(t, e.nodes, e.leaves);
+  /* a ring runs at its slowest link: the one crossing the spine */
+  double b_xnet = e.b_net * e.spine;
+  e.b_ring = e.nodes > 1 ? (e.ppn > 1 ? link_mix(p, e.b_nvl, b_xnet) : b_xnet) : e.b_nvl;
   e.depth = e.nodes > 1 ? ceil(log2(e.nodes)) : 0;
   e.ch_graph = e.nodes <= 1 ? fmax(1.0, p->channels / 2) : rails;
   e.bytes = bytes;
@@ -700,8 +787,9 @@ static double nccl_coll_ns(const sc_cost *c, int coll, double bytes, const sc_pl
   return sc__comm_time_us(&c->comm_topo, &c->comm_params, coll, bytes, pl, NULL, NULL) * 1e3;
 }
 
-static double nccl_p2p_ns(const sc_cost *c, double bytes, int inter) {
-  sc_placement pl = {2, inter ? 2 : 1, inter ? 1 : 2};
+static double nccl_p2p_ns(const sc_cost *c, double bytes, int tier) {
+  int inter = tier != SC_TIER_NODE;
+  sc_placement pl = {2, inter ? 2 : 1, inter ? 1 : 2, tier == SC_TIER_SPINE ? 2 : 1};
   return sc__comm_time_us(&c->comm_topo, &c->comm_params, SC_COMM_SEND_RECV, bytes, &pl, NULL,
                           NULL) *
          1e3;

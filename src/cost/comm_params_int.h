@@ -33,6 +33,13 @@ typedef struct sc_comm_topo {
   double nic_gbps;       /* GB/s (bytes) per GPU */
   double hbm_gbps;       /* GB/s */
   int64_t nics_per_node; /* rail design: one NIC per GPU of a full node */
+  /* Network tiers above the node (docs/COMM.md, "Network tiers"); zeros
+   * (and spine_oversub <= 1) describe one non-blocking leaf. */
+  int64_t nodes_per_leaf;  /* 0: every node under one leaf */
+  double spine_oversub;    /* leaf downlink : uplink bandwidth */
+  double leaf_latency_us;  /* extra per network step */
+  double spine_latency_us; /* extra per network step crossing the spine */
+  int rail_optimized;      /* with nodes_per_leaf: rail leaves, PXN forwarding */
 } sc_comm_topo;
 
 #endif /* SC_COMM_PARAMS_INT_H */

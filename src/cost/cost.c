@@ -78,6 +78,16 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   cost->nic_bytes_per_ns = nic_gbit / 8.0;
   cost->gpus_per_node = cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node
                                                        : cost->hw->gpus_per_node;
+  /* Network tiers (docs/COMM.md, "Network tiers"): the leaf a node sits
+   * under is node / nodes_per_leaf; 0 = one leaf for all. */
+  cost->nodes_per_leaf = cfg->cluster.leaf_gpus > 0 && cost->gpus_per_node > 0
+                             ? cfg->cluster.leaf_gpus / cost->gpus_per_node
+                             : 0;
+  cost->spine_oversub =
+      cfg->cluster.spine_oversubscription > 1 ? cfg->cluster.spine_oversubscription : 1;
+  cost->leaf_latency_us = cfg->cluster.leaf_latency_us;
+  cost->spine_latency_us = cfg->cluster.spine_latency_us;
+  cost->rail_optimized = cfg->cluster.rail_optimized;
   cost->compute = &sc__roofline_model;
   cost->comm = &sc__comm_nccl_model; /* "nccl" v4, comm_nccl.c */
   sc__comm_params_from_cost(cost, &cost->comm_params);

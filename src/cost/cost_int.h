@@ -34,8 +34,9 @@ typedef struct sc_comm_model {
    * full buffer for all-reduce, the output for all-gather, the input for
    * reduce-scatter) over a group placed as pl. */
   double (*coll_ns)(const struct sc_cost *c, int coll, double bytes, const sc_placement *pl);
-  /* Duration in ns of a point-to-point transfer; inter = crosses nodes. */
-  double (*p2p_ns)(const struct sc_cost *c, double bytes, int inter);
+  /* Duration in ns of a point-to-point transfer; tier: 0 inside a node,
+   * 1 across nodes under one leaf, 2 across the spine (SC_TIER_*). */
+  double (*p2p_ns)(const struct sc_cost *c, double bytes, int tier);
 } sc_comm_model;
 
 typedef struct sc_cost {
@@ -53,6 +54,11 @@ typedef struct sc_cost {
   double nvlink_bytes_per_ns;/* intra-node bandwidth per GPU per direction */
   double nic_bytes_per_ns;   /* scale-out bandwidth per GPU */
   int64_t gpus_per_node;     /* NICs per node = GPUs per node (rail design) */
+  /* Network tiers above the node (cluster.leaf_gpus ...; docs/COMM.md). */
+  int64_t nodes_per_leaf;    /* nodes under one leaf; 0 = one leaf for all */
+  double spine_oversub;      /* leaf downlink : uplink, >= 1 */
+  double leaf_latency_us, spine_latency_us; /* extra per network / spine step */
+  int rail_optimized;        /* 1: rail leaves (all-to-all forwards over NVLink) */
   /* The NCCL model's parameters and links, prepared by sc__cost_init so that
    * pricing a collective does no per-GPU lookups (it ran per collective). */
   sc_comm_params comm_params;

@@ -183,7 +183,7 @@ typedef struct sim {
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
-  double p2p_bytes[2], p2p_ns[2]; /* last transfer priced, by net; bytes -1: none */
+  double p2p_bytes[3], p2p_ns[3]; /* last transfer priced, by tier (SC_TIER_*); bytes -1: none */
   int rc;
 } sim;
 
@@ -629,7 +629,7 @@ static int64_t group_nkeys(const sim *S, int kind) {
 static sc_placement group_placement(const sim *S, int kind, int64_t r) {
   gspan g = group_of(S, kind, r);
   sc_placement_acc acc;
-  sc__placement_begin(&acc);
+  sc__placement_begin(&acc, S->cost->nodes_per_leaf);
   for (int64_t i = 0; i < g.n; i++) sc__placement_add(&acc, node_of(S, g.first + i * g.step));
   return acc.pl;
 }
@@ -657,7 +657,7 @@ static int copy_groups(sim *S) {
                          S->members[x->mem_off + i], S->nsim);
     S->inst[g].mem_off = x->mem_off;
     S->inst[g].nmem = x->nmem;
-    S->inst[g].pl = (sc_placement){x->n, x->nodes, x->per_node};
+    S->inst[g].pl = (sc_placement){x->n, x->nodes, x->per_node, x->leaves};
   }
   return SC_OK;
 }
@@ -943,7 +943,7 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
   memcpy(&bits, &bytes, sizeof bits);
   uint64_t h = bits * 0x9E3779B97F4A7C15ull ^ (uint64_t)pl->n * 0xC2B2AE3D27D4EB4Full ^
                (uint64_t)pl->nodes * 0x165667B19E3779F9ull ^ (uint64_t)pl->per_node * 31u ^
-               (uint64_t)coll;
+               (uint64_t)coll ^ (uint64_t)pl->leaves * 0x27D4EB2F165667C5ull;
   /* Mix the low bits (coll, per_node) into the high ones the index uses:
    * without it an all-gather and a reduce-scatter of one size (every SP
    * layer) shared a slot and evicted each other (SplitMix64's finaliser). */
@@ -951,7 +951,7 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
   h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
   coll_memo *e = &S->coll_memo[(h >> 40) % COLL_MEMO];
   if (e->coll == coll && e->bytes == bytes && e->pl.n == pl->n && e->pl.nodes == pl->nodes &&
-      e->pl.per_node == pl->per_node)
+      e->pl.per_node == pl->per_node && e->pl.leaves == pl->leaves)
     return e->ns;
   e->coll = coll;
   e->bytes = bytes;
@@ -1007,16 +1007,23 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   occupy(S, snd, ss, id, op, a->net);
   const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
   occupy(S, rcv, rs, id, rop, a->net);
+  /* The tier the transfer crosses: a node's NVLink, a leaf, or the spine. */
+  int tier = SC_TIER_NODE;
+  if (a->net) {
+    int64_t npl = S->cost->nodes_per_leaf;
+    int64_t ns = node_of(S, S->ranks[snd].global), nr = node_of(S, S->ranks[rcv].global);
+    tier = npl > 0 && ns / npl != nr / npl ? SC_TIER_SPINE : SC_TIER_LEAF;
+  }
   /* A job's pipeline messages all have one size: remember the last price. */
-  if (S->p2p_bytes[a->net] != op->work) {
-    S->p2p_bytes[a->net] = op->work;
-    S->p2p_ns[a->net] = S->cost->comm->p2p_ns(S->cost, op->work, a->net);
-    if (SC_UNLIKELY(!(S->p2p_ns[a->net] <= SC_WORK_MAX))) {
-      S->rc = work_overflow(S, "a point-to-point transfer", S->p2p_ns[a->net]);
-      S->p2p_ns[a->net] = 0;
+  if (S->p2p_bytes[tier] != op->work) {
+    S->p2p_bytes[tier] = op->work;
+    S->p2p_ns[tier] = S->cost->comm->p2p_ns(S->cost, op->work, tier);
+    if (SC_UNLIKELY(!(S->p2p_ns[tier] <= SC_WORK_MAX))) {
+      S->rc = work_overflow(S, "a point-to-point transfer", S->p2p_ns[tier]);
+      S->p2p_ns[tier] = 0;
     }
   }
-  start(S, id, S->p2p_ns[a->net]);
+  start(S, id, S->p2p_ns[tier]);
   refresh_rates(S, snd);
   refresh_rates(S, rcv);
 }
@@ -1335,7 +1342,7 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   S.fold = opts->fold;
   S.explicit_wl = wl->nranks > 0;
   S.merged = wl->merged;
-  S.p2p_bytes[0] = S.p2p_bytes[1] = -1;
+  S.p2p_bytes[0] = S.p2p_bytes[1] = S.p2p_bytes[2] = -1;
   S.interf = opts->interference != SC_INTERF_NONE;
   S.learned = opts->interference == SC_INTERF_LEARNED;
   S.share = opts->share_links;

@@ -1941,6 +1941,17 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                   SC_FIELD_cluster_gpus_per_node),
         cl->num_gpus, cl->nodes, cl->gpus_per_node, mul_sat(cl->nodes, cl->gpus_per_node));
   }
+  /* Network tiers: a leaf holds whole nodes (a node's NICs sit under one
+   * leaf, or one rail leaf each of one leaf group); no spine = non-blocking. */
+  if (cl->spine_oversubscription == 0) cl->spine_oversubscription = 1;
+  if (cl->leaf_gpus > 0 && cl->leaf_gpus % cl->gpus_per_node)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: cluster.leaf_gpus=%" PRId64
+                     " is not a multiple of cluster.gpus_per_node=%" PRId64
+                     " (a leaf holds whole nodes)",
+                     where_any(c, w, sizeof w, SC_FIELD_cluster_leaf_gpus,
+                               SC_FIELD_cluster_gpus_per_node, -1),
+                     cl->leaf_gpus, cl->gpus_per_node);
   if (precision_peak(hw, t->precision) <= 0)
     return sc__error(
         ctx, SC_EINVAL, "%s: training.precision=%s is not supported by cluster.gpu=%s",
@@ -2235,7 +2246,14 @@ static int field_used(const sc_config *c, int fi) {
   case SC_FIELD_parallel_fsdp_reshard_after_forward:
   case SC_FIELD_parallel_fsdp_prefetch: return dp && z3;
   case SC_FIELD_parallel_fsdp_fp8_allgather: return dp && z3 && fp8;
-  case SC_FIELD_cluster_nic_gbps: return c->cluster.nodes > 1;
+  case SC_FIELD_cluster_nic_gbps:
+  case SC_FIELD_cluster_leaf_gpus: return c->cluster.nodes > 1;
+  /* the spine's knobs matter once there are leaves */
+  case SC_FIELD_cluster_spine_oversubscription:
+  case SC_FIELD_cluster_leaf_latency_us:
+  case SC_FIELD_cluster_spine_latency_us:
+  case SC_FIELD_cluster_rail_optimized:
+    return c->cluster.nodes > 1 && c->cluster.leaf_gpus > 0;
   case SC_FIELD_cluster_nvlink_gbps: return c->cluster.gpus_per_node > 1;
   default: return 1;
   }

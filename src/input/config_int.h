@@ -265,6 +265,26 @@
   X(cluster, price_per_gpu_hour, REAL, cluster.price_per_gpu_hour, "per GPU-hour", "0", 0, 1e6,  \
     "Price of one GPU for one hour, in any currency; with training.tokens the result gives "     \
     "cost = gpu_hours * price. 0 = not given.")                                                  \
+  X(cluster, leaf_gpus, COUNT, cluster.leaf_gpus, "GPUs", "0", 1, 16777216,                      \
+    "GPUs whose NICs meet below the spine: one leaf switch (top of rack), or with "               \
+    "cluster.rail_optimized one scalable unit (a leaf per rail). A multiple of gpus_per_node; "   \
+    "0 = all GPUs under one leaf (a flat non-blocking fabric, no spine). docs/COMM.md, "          \
+    "section Network tiers.")                                                                    \
+  X(cluster, spine_oversubscription, REAL, cluster.spine_oversubscription, "ratio", "1", 1, 64,  \
+    "Leaf downlink to uplink bandwidth ratio (2 = 2:1): traffic crossing the spine gets the NIC " \
+    "bandwidth over this when every GPU of a leaf sends across it at once; 1 (or 0) = "           \
+    "non-blocking.")                                                                             \
+  X(cluster, leaf_latency_us, REAL, cluster.leaf_latency_us, "us", "0", 0, 100,                  \
+    "Extra latency of every network step (through a leaf switch) beyond the NCCL model's "       \
+    "calibrated one; 0 = none.")                                                                 \
+  X(cluster, spine_latency_us, REAL, cluster.spine_latency_us, "us", "0", 0, 100,                \
+    "Extra latency of a network step that crosses the spine (leaf, spine, leaf) on top of "      \
+    "leaf_latency_us; 0 = none.")                                                                \
+  X(cluster, rail_optimized, BOOL, cluster.rail_optimized, "", "true", 0, 0,                     \
+    "With cluster.leaf_gpus: GPU k of every node of a leaf group sits on rail leaf k, so an "     \
+    "all-to-all's bytes for another local GPU index are first forwarded over NVLink to the GPU " \
+    "on the destination's rail (NCCL's PXN); false: each node's NICs share one leaf. No effect " \
+    "without leaf_gpus.")                                                                        \
   X(simulation, fold, BOOL, simulation.fold, "", "true", 0, 0,                                         \
     "Simulate one rank per symmetry class instead of every rank.")                               \
   X(simulation, interference, INTERFERENCE, simulation.interference, "", "none", 0, 0,                 \

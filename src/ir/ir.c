@@ -91,10 +91,12 @@ const char *sc_category_label(int cat) {
 
 /* ------------------------------------------------------------ placement */
 
-void sc__placement_begin(sc_placement_acc *a) {
-  a->pl = (sc_placement){0, 0, 0};
+void sc__placement_begin(sc_placement_acc *a, int64_t nodes_per_leaf) {
+  a->pl = (sc_placement){0, 0, 0, 0};
   a->node = -1;
   a->run = 0;
+  a->leaf = -1;
+  a->nodes_per_leaf = nodes_per_leaf;
 }
 
 void sc__placement_add(sc_placement_acc *a, int64_t node) {
@@ -103,6 +105,11 @@ void sc__placement_add(sc_placement_acc *a, int64_t node) {
     a->pl.nodes++;
     a->node = node;
     a->run = 0;
+    int64_t leaf = a->nodes_per_leaf > 0 ? node / a->nodes_per_leaf : 0;
+    if (leaf != a->leaf) {
+      a->pl.leaves++;
+      a->leaf = leaf;
+    }
   }
   if (++a->run > a->pl.per_node) a->pl.per_node = a->run;
 }

@@ -247,16 +247,21 @@ typedef struct sc_placement {
   int64_t n;      /* ranks in the group */
   int64_t nodes;  /* nodes the group spans */
   int64_t per_node; /* most group members on one node */
+  int64_t leaves; /* leaf switches (or rail-leaf groups) the nodes span; 0 or 1: one */
 } sc_placement;
+
+/* Where two ranks of a point-to-point transfer sit (sc_comm_model.p2p_ns). */
+enum { SC_TIER_NODE = 0, SC_TIER_LEAF = 1, SC_TIER_SPINE = 2 };
 
 /* Accumulates the placement of a group whose members are visited in
  * ascending global rank order (so nodes change monotonically): start with
- * sc__placement_begin, add each member's node. */
+ * sc__placement_begin (nodes_per_leaf: nodes under one leaf, 0 = one leaf
+ * for all), add each member's node. */
 typedef struct sc_placement_acc {
   sc_placement pl;
-  int64_t node, run;
+  int64_t node, run, leaf, nodes_per_leaf;
 } sc_placement_acc;
-void sc__placement_begin(sc_placement_acc *a);
+void sc__placement_begin(sc_placement_acc *a, int64_t nodes_per_leaf);
 void sc__placement_add(sc_placement_acc *a, int64_t node);
 
 /* Rank mapping and group sizes of a job (Megatron order: tp fastest, then cp,
@@ -275,7 +280,7 @@ typedef struct sc_mapping {
  * simulated are folded onto the simulated ones). */
 typedef struct sc_xgroup {
   uint32_t mem_off, nmem;
-  int64_t n, nodes, per_node; /* as sc_placement */
+  int64_t n, nodes, per_node, leaves; /* as sc_placement */
 } sc_xgroup;
 
 typedef struct sc_workload {

@@ -280,7 +280,7 @@ static double tp_coll_ns(builder *B, int coll, double bytes) {
   merger *M = &B->mg;
   for (int i = 0; i < M->nprice; i++)
     if (M->price[i].coll == coll && M->price[i].bytes == bytes) return M->price[i].ns;
-  sc_placement pl = {(int64_t)B->sh->t, 1, (int64_t)B->sh->t};
+  sc_placement pl = {(int64_t)B->sh->t, 1, (int64_t)B->sh->t, 1};
   double ns = B->cost->comm->coll_ns(B->cost, coll, bytes, &pl);
   if (SC_UNLIKELY(!(ns <= SC_WORK_MAX))) {
     work_overflow(B, "a TP collective", ns);

@@ -62,7 +62,7 @@ static sc_placement ep_placement(const builder *B) {
   int64_t stride = sh->tp * sh->cp * sh->dp, base = B->stage * stride;
   int64_t gpn = B->cost->gpus_per_node > 0 ? B->cost->gpus_per_node : 1;
   sc_placement_acc acc;
-  sc__placement_begin(&acc);
+  sc__placement_begin(&acc, B->cost->nodes_per_leaf);
   for (int64_t i = 0; i < sh->ep; i++) sc__placement_add(&acc, (base + i * sh->etp) / gpn);
   return acc.pl;
 }

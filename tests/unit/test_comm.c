@@ -76,11 +76,11 @@ static void test_registry_and_default(void **state) {
 
   /* the vtable is the same model as the public API, in ns */
   sc_comm *api = model(cfg.cluster.gpu, 0);
-  sc_placement pl = {64, 8, 8};
+  sc_placement pl = {64, 8, 8, 1};
   double ns = cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, 1 << 26, &pl);
   sc_comm_estimate e = predict(api, SC_COMM_ALL_REDUCE, 1 << 26, 64, 8);
   assert_true(fabs(ns - e.time_us * 1e3) < 1e-6 * ns);
-  sc_placement one = {1, 1, 1};
+  sc_placement one = {1, 1, 1, 1};
   assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, 1 << 26, &one) == 0);
   assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLGATHER, 0, &pl) == 0);
   double intra = cost.comm->p2p_ns(&cost, 1e8, 0), inter = cost.comm->p2p_ns(&cost, 1e8, 1);
@@ -160,7 +160,7 @@ static void test_nccl_tuner_and_bench(void **state) {
   sc_comm_free(h);
 
   /* the benchmark floor: nccl-tests -g 8 on one node, tiny messages */
-  sc_placement pl = {8, 1, 8};
+  sc_placement pl = {8, 1, 8, 1};
   double gpu = sc__comm_time_us(&m->topo, &m->params, SC_COMM_ALL_REDUCE, 8, &pl, NULL, NULL);
   double bench = sc__comm_bench_time_us(&m->topo, &m->params, SC_COMM_ALL_REDUCE, 8, &pl, 8,
                                         NULL, NULL);
@@ -688,7 +688,7 @@ static void test_config_wiring(void **state) {
   /* the value changes collective times */
   sc_comm_topo t;
   sc__comm_topo_from_cost(&cost, &t);
-  sc_placement pl = {64, 8, 8};
+  sc_placement pl = {64, 8, 8, 1};
   sc_comm_params def;
   sc__comm_params_default(cost.hw, &def);
   def.p2p_latency_us = p.p2p_latency_us;
@@ -702,6 +702,234 @@ static void test_config_wiring(void **state) {
   assert_non_null(strstr(sc_errmsg(c), "b.yaml:2: calibration.nccl_nic_eff: 7 out of range [0.05, 1]"));
   assert_int_equal(sc_config_set(c, &cfg, "calibration.nccl_bogus=1"), SC_EINVAL);
   sc_ctx_free(c);
+}
+
+/* ------------------------------------------------------------ network tiers */
+
+/* The NCCL model's links for a GPU from a resolved default config with
+ * `sets` (--set assignments, NULL-terminated) applied. */
+static void tier_cost(sc_cost *cost, const char *const *sets) {
+  sc_config cfg;
+  sc_test_example(&cfg);
+  for (size_t i = 0; sets && sets[i]; i++)
+    if (sc_config_set(ctx, &cfg, sets[i])) fail_msg("%s", sc_errmsg(ctx));
+  if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
+  if (sc__cost_init(ctx, &cfg, cost)) fail_msg("%s", sc_errmsg(ctx));
+}
+
+/* Placement of ranks first, first + step, ... (n of them) on nodes of gpn
+ * GPUs under leaves of npl nodes. */
+static sc_placement strided(int64_t first, int64_t step, int64_t n, int64_t gpn, int64_t npl) {
+  sc_placement_acc acc;
+  sc__placement_begin(&acc, npl);
+  for (int64_t i = 0; i < n; i++) sc__placement_add(&acc, (first + i * step) / gpn);
+  return acc.pl;
+}
+
+/* Defaults are neutral: a placement that spans leaves prices exactly as
+ * before while the spine is non-blocking and the tiers add no latency, and
+ * the placement counts leaves from the rank order. */
+static void test_tiers_neutral(void **state) {
+  (void)state;
+  sc_cost flat, tiers;
+  tier_cost(&flat, NULL);
+  static const char *const set[] = {"cluster.leaf_gpus=256", "cluster.rail_optimized=false",
+                                    NULL};
+  tier_cost(&tiers, set);
+  assert_int_equal(flat.nodes_per_leaf, 0);
+  assert_int_equal(tiers.nodes_per_leaf, 32);
+  sc_placement dp = strided(0, 8, 128, 8, 32); /* one GPU per node, 128 nodes */
+  assert_int_equal(dp.nodes, 128);
+  assert_int_equal(dp.leaves, 4);
+  assert_int_equal(strided(0, 8, 128, 8, 0).leaves, 1);
+  assert_int_equal(strided(24, 1, 16, 8, 4).leaves, 2); /* nodes 3 and 4 straddle a leaf */
+  for (int op = 0; op < SC_COLL_COUNT; op++)
+    for (double b = 1024; b <= 4e9; b *= 16) {
+      sc_placement flat_dp = dp;
+      flat_dp.leaves = 1;
+      assert_true(flat.comm->coll_ns(&flat, op, b, &flat_dp) ==
+                  tiers.comm->coll_ns(&tiers, op, b, &dp));
+    }
+  for (int tier = SC_TIER_NODE; tier <= SC_TIER_SPINE; tier++)
+    assert_true(tiers.comm->p2p_ns(&tiers, 1e8, tier) ==
+                flat.comm->p2p_ns(&flat, 1e8, tier == SC_TIER_NODE ? 0 : 1));
+}
+
+/* A 2:1 spine and a DP all-reduce across it (A100, NCCL's own tuner, whose
+ * choice the spine does not change). A ring's links across the spine get
+ * NIC x min(1, g / ratio), g = the group's nodes per leaf:
+ * - a DP group with one GPU on each of 64 nodes, one node per leaf (a group
+ *   strided across leaves, e.g. TP 8 x CP 32 filling a 256-GPU leaf): every
+ *   ring link crosses at NIC / 2, so the link and pipeline-fill terms of the
+ *   ring double. Hand-computed: ring Simple of S = 1 GiB over n = 64 ranks
+ *   moves 2 (n-1)/n S plus 2 (n-1) fill chunks of min(S/n, pipe_kib) at the
+ *   rail's nic x nic_eff; the time grows by exactly that and the ratio is
+ *   1 + that / T(1:1), about 1.9 (latency, reduction and memory passes do
+ *   not change);
+ * - the same group on contiguous nodes under leaves of 32 nodes (2 leaves):
+ *   g = 32 >= 2, so the uplinks suffice and nothing changes;
+ * - a group inside one leaf: nothing changes. */
+static void test_spine_slows_cross_leaf_allreduce(void **state) {
+  (void)state;
+  sc_cost flat, one_node_leaves, su;
+  tier_cost(&flat, NULL);
+  static const char *const set1[] = {"cluster.leaf_gpus=8", "cluster.spine_oversubscription=2",
+                                     NULL};
+  static const char *const set32[] = {"cluster.leaf_gpus=256",
+                                      "cluster.spine_oversubscription=2", NULL};
+  tier_cost(&one_node_leaves, set1);
+  tier_cost(&su, set32);
+  const double S = 1024.0 * 1024 * 1024, n = 64;
+  sc_placement pl_flat = strided(0, 8, 64, 8, 0);
+  sc_placement pl_strided = strided(0, 8, 64, 8, one_node_leaves.nodes_per_leaf);
+  assert_int_equal(pl_strided.leaves, 64);
+  int a1, p1, a2, p2;
+  double t1 = sc__comm_time_us(&flat.comm_topo, &flat.comm_params, SC_COMM_ALL_REDUCE, S,
+                               &pl_flat, &a1, &p1);
+  double t2 = sc__comm_time_us(&one_node_leaves.comm_topo, &one_node_leaves.comm_params,
+                               SC_COMM_ALL_REDUCE, S, &pl_strided, &a2, &p2);
+  assert_int_equal(a1, a2);
+  assert_int_equal(p1, p2);
+  assert_int_equal(a1, 0 /* SC_ALGO_RING */);
+  assert_int_equal(p1, 2 /* SC_PROTO_SIMPLE */);
+  const sc_comm_params *cp = &flat.comm_params;
+  double b_net = flat.comm_topo.nic_gbps * cp->nic_eff; /* GB/s, one rail */
+  double moved = 2 * (n - 1) / n * S + 2 * (n - 1) * fmin(S / n, cp->pipe_kib * 1024.0);
+  double link_us = moved / (b_net * 1e3); /* at NIC; at NIC / 2 it takes twice */
+  double expect = 1 + link_us / t1;
+  double ratio = t2 / t1;
+  assert_true(fabs(ratio - expect) < 0.01 * expect);
+  assert_true(fabs((t2 - t1) - link_us) < 1e-9 * t2);
+  assert_true(ratio > 1.9 && ratio < 2.0);
+  /* contiguous nodes filling 32-node leaves: unchanged */
+  sc_placement pl_su = strided(0, 8, 64, 8, su.nodes_per_leaf);
+  assert_int_equal(pl_su.leaves, 2);
+  assert_true(sc__comm_time_us(&su.comm_topo, &su.comm_params, SC_COMM_ALL_REDUCE, S, &pl_su,
+                               NULL, NULL) == t1);
+  /* ... until the oversubscription exceeds the group's nodes per leaf */
+  sc_comm_topo t64 = su.comm_topo;
+  t64.spine_oversub = 64;
+  double t64us = sc__comm_time_us(&t64, &su.comm_params, SC_COMM_ALL_REDUCE, S, &pl_su, NULL,
+                                  NULL);
+  assert_true(fabs((t64us - t1) - link_us * (64.0 / 32 - 1)) < 1e-9 * t64us);
+  /* a TP group and a node-local DP group stay under one leaf */
+  sc_placement in_leaf = strided(0, 8, 4, 8, one_node_leaves.nodes_per_leaf * 4);
+  sc_placement in_leaf_flat = in_leaf;
+  in_leaf_flat.leaves = 1;
+  assert_int_equal(in_leaf.leaves, 1);
+  assert_true(one_node_leaves.comm->coll_ns(&one_node_leaves, SC_COLL_ALLREDUCE, S, &in_leaf) ==
+              flat.comm->coll_ns(&flat, SC_COLL_ALLREDUCE, S, &in_leaf_flat));
+  /* every collective is at least as slow across an oversubscribed spine */
+  sc_placement node8 = strided(0, 1, 64, 8, 1); /* 8 GPUs on each of 8 nodes, a leaf each */
+  sc_placement node8_flat = node8;
+  node8_flat.leaves = 1;
+  for (int op = 0; op < SC_COLL_COUNT; op++)
+    for (double b = 4096; b <= 4e9; b *= 8)
+      assert_true(one_node_leaves.comm->coll_ns(&one_node_leaves, op, b, &node8) >=
+                  flat.comm->coll_ns(&flat, op, b, &node8_flat));
+}
+
+/* The tiers' latencies: a ring all-reduce over nodes adds leaf_latency_us
+ * per network step (2 (nodes - 1)) and spine_latency_us per crossing of a
+ * leaf boundary (2 (leaves - 1)); a p2p across the spine both, at NIC /
+ * ratio. */
+static void test_spine_latency_and_p2p(void **state) {
+  (void)state;
+  sc_cost base, lat;
+  static const char *const set0[] = {"cluster.leaf_gpus=32", NULL};
+  static const char *const set1[] = {"cluster.leaf_gpus=32", "cluster.leaf_latency_us=0.5",
+                                     "cluster.spine_latency_us=2",
+                                     "cluster.spine_oversubscription=4", NULL};
+  tier_cost(&base, set0);
+  tier_cost(&lat, set1);
+  sc_placement pl = strided(0, 8, 16, 8, 4); /* 16 nodes, 4 leaves; g = 4 = ratio */
+  assert_int_equal(pl.leaves, 4);
+  int a0, p0, a1, p1;
+  double t0 = sc__comm_time_us(&base.comm_topo, &base.comm_params, SC_COMM_ALL_REDUCE, 4096, &pl,
+                               &a0, &p0);
+  double t1 = sc__comm_time_us(&lat.comm_topo, &lat.comm_params, SC_COMM_ALL_REDUCE, 4096, &pl,
+                               &a1, &p1);
+  assert_int_equal(a0, a1);
+  assert_int_equal(p0, p1);
+  if (a0 == 0) /* ring */
+    assert_true(fabs(t1 - t0 - (2 * 15 * 0.5 + 2 * 3 * 2.0)) < 1e-9);
+  else /* tree: 2 x (depth 4 x leaf + 2 levels above the leaves x spine) */
+    assert_true(fabs(t1 - t0 - 2 * (4 * 0.5 + 2 * 2.0)) < 1e-9);
+  double b = 1e8;
+  double leaf0 = base.comm->p2p_ns(&base, b, SC_TIER_LEAF);
+  double spine0 = base.comm->p2p_ns(&base, b, SC_TIER_SPINE);
+  double spine1 = lat.comm->p2p_ns(&lat, b, SC_TIER_SPINE);
+  assert_true(leaf0 == spine0); /* non-blocking: the spine costs nothing */
+  double wire_ns = b / (base.comm_topo.nic_gbps * base.comm_params.nic_eff);
+  assert_true(fabs(spine1 - spine0 - (3 * wire_ns + 2.5e3)) < 1e-6 * spine1);
+  assert_true(lat.comm->p2p_ns(&lat, b, SC_TIER_LEAF) - leaf0 - 0.5e3 < 1e-6 * leaf0);
+}
+
+/* All-to-all (EP) across leaves: a fraction c = (n - n / leaves) / (n - ppn)
+ * of every GPU's network bytes crosses the spine, so the network part runs
+ * at NIC x min(1, 1 / (ratio x c)); rail leaves add NCCL's PXN forwarding
+ * over NVLink, which the NIC term hides here. */
+static void test_spine_alltoall(void **state) {
+  (void)state;
+  sc_cost flat, tor, rails;
+  tier_cost(&flat, NULL);
+  static const char *const set_tor[] = {"cluster.leaf_gpus=16", "cluster.spine_oversubscription=2",
+                                        "cluster.rail_optimized=false", NULL};
+  static const char *const set_rails[] = {"cluster.leaf_gpus=16",
+                                          "cluster.spine_oversubscription=2", NULL};
+  tier_cost(&tor, set_tor);
+  tier_cost(&rails, set_rails);
+  sc_placement pl = strided(0, 1, 64, 8, 2); /* 8 nodes of 8, 4 leaves */
+  sc_placement pl_flat = pl;
+  pl_flat.leaves = 1;
+  double S = 256.0 * 1024 * 1024;
+  double t1 = flat.comm->coll_ns(&flat, SC_COLL_ALLTOALL, S, &pl_flat);
+  double t2 = tor.comm->coll_ns(&tor, SC_COLL_ALLTOALL, S, &pl);
+  const sc_comm_params *cp = &flat.comm_params;
+  double n = 64, ppn = 8, c = (n - n / 4) / (n - ppn);
+  double share = fmin(1, 1 / (2 * c));
+  double b_nic = flat.comm_topo.nic_gbps * cp->nic_eff;
+  double inter = (n - ppn) / n * S;
+  double lat_ns = (cp->launch_us + cp->p2p_latency_us + (n - 1) * cp->a2a_peer_us) * 1e3;
+  assert_true(fabs(t1 - (lat_ns + inter / b_nic)) < 1e-9 * t1); /* the NIC bounds it */
+  assert_true(fabs(t2 - (lat_ns + inter / (b_nic * share))) < 1e-9 * t2);
+  assert_true(t2 / t1 > 1.7 && t2 / t1 < 1.72); /* 2 x 6/7 */
+  double t3 = rails.comm->coll_ns(&rails, SC_COLL_ALLTOALL, S, &pl);
+  assert_true(t3 == t2); /* forwarding: (7 + 7 x 7/8) / 64 S over NVLink, under the NIC's */
+  /* DeepEP's RDMA copies cross alike */
+  flat.moe_topk = tor.moe_topk = 8;
+  flat.moe_experts = tor.moe_experts = 256;
+  double d1 = sc__ep_deepep_ns(&flat, S, &pl_flat), d2 = sc__ep_deepep_ns(&tor, S, &pl);
+  assert_true(d2 > d1);
+}
+
+/* GB200 NVL72: the node is the 72-GPU NVLink domain, so a 64-GPU EP or TP
+ * group runs at NVLink speed, and the same group on 8-GPU nodes would go
+ * over the NICs. */
+static void test_nvl72_domain(void **state) {
+  (void)state;
+  sc_cost nvl72, hgx;
+  static const char *const set72[] = {"cluster.gpu=gb200", "cluster.num_gpus=576",
+                                      "parallel.tp=8",     "parallel.pp=1",
+                                      "training.global_batch=576", NULL};
+  static const char *const set8[] = {"cluster.gpu=gb200",         "cluster.num_gpus=576",
+                                     "cluster.gpus_per_node=8",   "parallel.tp=8",
+                                     "parallel.pp=1",             "training.global_batch=576",
+                                     NULL};
+  tier_cost(&nvl72, set72);
+  tier_cost(&hgx, set8);
+  assert_int_equal(nvl72.gpus_per_node, 72);
+  sc_placement in72 = strided(0, 1, 64, 72, 0), in8 = strided(0, 1, 64, 8, 0);
+  assert_int_equal(in72.nodes, 1);
+  assert_int_equal(in8.nodes, 8);
+  double S = 1024.0 * 1024 * 1024;
+  for (int op = SC_COLL_ALLREDUCE; op <= SC_COLL_ALLTOALL; op++) {
+    double t72 = nvl72.comm->coll_ns(&nvl72, op, S, &in72);
+    double t8 = hgx.comm->coll_ns(&hgx, op, S, &in8);
+    double bus_gbps = sc_comm_bus_factor(op, 64) * S / t72; /* bytes/ns */
+    assert_true(bus_gbps > 4 * nvl72.nic_bytes_per_ns); /* far above a NIC */
+    assert_true(t8 > 2 * t72);
+  }
 }
 
 int main(void) {
@@ -721,6 +949,11 @@ int main(void) {
       cmocka_unit_test(test_first_call_setup),
       cmocka_unit_test(test_heldout_collectives),
       cmocka_unit_test(test_config_wiring),
+      cmocka_unit_test(test_tiers_neutral),
+      cmocka_unit_test(test_spine_slows_cross_leaf_allreduce),
+      cmocka_unit_test(test_spine_latency_and_p2p),
+      cmocka_unit_test(test_spine_alltoall),
+      cmocka_unit_test(test_nvl72_domain),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -72,7 +72,7 @@ static void test_attention_efficiency_grows_with_seq(void **state) {
 
 static void test_collective_monotone_and_bounded(void **state) {
   (void)state;
-  sc_placement intra = {8, 1, 8}, inter = {64, 8, 8}, sparse = {8, 8, 1};
+  sc_placement intra = {8, 1, 8, 1}, inter = {64, 8, 8, 1}, sparse = {8, 8, 1, 1};
   const sc_placement *pls[] = {&intra, &inter, &sparse};
   /* NCCL's own tuner (select 2, the A100 default) may switch algorithm at a
    * size where the new one is slower for a while (test_comm pins that); the
@@ -101,7 +101,7 @@ static void test_collective_monotone_and_bounded(void **state) {
   /* spreading over nodes is slower than staying in one node */
   assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLGATHER, bytes, &sparse) >
               cost.comm->coll_ns(&cost, SC_COLL_ALLGATHER, bytes, &intra));
-  sc_placement one = {1, 1, 1};
+  sc_placement one = {1, 1, 1, 1};
   assert_true(cost.comm->coll_ns(&cost, SC_COLL_ALLREDUCE, bytes, &one) == 0);
 }
 

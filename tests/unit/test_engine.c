@@ -434,7 +434,7 @@ static void tiny_build(tiny *t, sc_interference model, int kind, double work_ns,
 
 /* Duration of the tiny job's collective (two ranks on one node). */
 static double tiny_comm_ns(const tiny *t, int coll, double bytes) {
-  sc_placement pl = {2, 1, 2};
+  sc_placement pl = {2, 1, 2, 1};
   return t->cost.comm->coll_ns(&t->cost, coll, bytes, &pl);
 }
 
@@ -603,8 +603,34 @@ static void test_trace_write_error(void **state) {
   assert_int_equal(sc_simulate(ctx, &cfg, failing_sink, NULL, &r), SC_EWRITE);
 }
 
+/* Network tiers (docs/COMM.md): on the small GPT (64 GPUs, TP2 PP4, DP8;
+ * a stage is two 8-GPU nodes) with one node per leaf, pipeline sends and the
+ * DP all-reduce cross the spine. Non-blocking, the result is bit for bit
+ * the flat fabric's; 2:1 slows the step; folded equals unfolded. */
+static void test_network_tiers(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_result flat, leaves, over;
+  small_config(&cfg);
+  simulate(&cfg, &flat);
+  small_config(&cfg);
+  cfg.cluster.leaf_gpus = 8;
+  simulate(&cfg, &leaves);
+  assert_true(leaves.step_time_s == flat.step_time_s);
+  small_config(&cfg);
+  cfg.cluster.leaf_gpus = 8;
+  cfg.cluster.spine_oversubscription = 2;
+  simulate(&cfg, &over);
+  assert_true(over.step_time_s > flat.step_time_s);
+  small_config(&cfg);
+  cfg.cluster.leaf_gpus = 8;
+  cfg.cluster.spine_oversubscription = 2;
+  assert_fold_equal(&cfg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_network_tiers),
       cmocka_unit_test(test_fold_1f1b),
       cmocka_unit_test(test_fold_interleaved_sp_distopt),
       cmocka_unit_test(test_fold_gpipe_interference),

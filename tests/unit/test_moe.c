@@ -290,13 +290,13 @@ static void test_deepep_price(void **state) {
   assert_true(cost.moe_deepep);
   double lat = (cost.comm_params.launch_us + cost.comm_params.p2p_latency_us) * 1e3;
   double bytes = 64e6;
-  sc_placement in = {8, 1, 8};
+  sc_placement in = {8, 1, 8, 1};
   assert_near(sc__ep_deepep_ns(&cost, bytes, &in) - lat,
               bytes * 7.0 / 8.0 / (cost.nvlink_bytes_per_ns * 0.78), 1e-12);
   /* 32 ranks on 4 nodes, 8 experts (2 per node), top 2: a token misses a
    * node with probability 6/8 * 5/7, so it reaches 3 * (1 - 15/28) remote
    * nodes on average. */
-  sc_placement out = {32, 4, 8};
+  sc_placement out = {32, 4, 8, 1};
   double rdma = bytes / 2.0 * 3.0 * (1.0 - 30.0 / 56.0) / cost.nic_bytes_per_ns;
   double nvl = bytes * 7.0 / 8.0 / (cost.nvlink_bytes_per_ns * 0.78);
   assert_near(sc__ep_deepep_ns(&cost, bytes, &out) - lat, fmax(rdma, nvl), 1e-12);
