@@ -79,7 +79,7 @@ double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl);
  * assumption (no sendrecv measurement is shipped), us. */
 #define SC_P2P_LATENCY_US_DEFAULT 10.0
 /* The shipped 90 % prediction-interval half-widths (log space), from
- * `stepcast validate --fit-interval` over validation/cases/*.csv. */
+ * `stepcast validate --fit-interval` over every case file of validation/cases. */
 #define SC_INTERVAL_DENSE_DEFAULT 0.1479
 #define SC_INTERVAL_MOE_DEFAULT 0.6586
 
