@@ -55,15 +55,16 @@ typedef struct pf_state {
 /* FNV-1a over the kind and the bytes. */
 static uint64_t str_hash(int kind, const char *s, size_t len) {
   uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
   return h;
 }
 
-static intern_ent *slot_of(intern_ent *tab, size_t cap, uint64_t h, int kind, const char *s,
-                           size_t len) {
+static intern_ent *slot_of(intern_ent *tab, size_t cap, uint64_t h, int kind,
+                           const char *s, size_t len) {
   size_t i = (size_t)h & (cap - 1);
-  while (tab[i].s && !(tab[i].hash == h && tab[i].kind == kind && tab[i].len == len &&
-                       !memcmp(tab[i].s, s, len)))
+  while (tab[i].s && !(tab[i].hash == h && tab[i].kind == kind &&
+                       tab[i].len == len && !memcmp(tab[i].s, s, len)))
     i = (i + 1) & (cap - 1);
   return &tab[i];
 }
@@ -71,11 +72,12 @@ static intern_ent *slot_of(intern_ent *tab, size_t cap, uint64_t h, int kind, co
 static int intern_grow(sc_ctx *ctx, pf_state *st) {
   size_t cap = st->cap ? st->cap * 2 : 256;
   intern_ent *tab = sc__calloc(ctx, cap, sizeof *tab);
-  if (!tab) return SC_ENOMEM;
+  if (!tab)
+    return SC_ENOMEM;
   for (size_t i = 0; i < st->cap; i++)
     if (st->tab[i].s)
-      *slot_of(tab, cap, st->tab[i].hash, st->tab[i].kind, st->tab[i].s, st->tab[i].len) =
-          st->tab[i];
+      *slot_of(tab, cap, st->tab[i].hash, st->tab[i].kind, st->tab[i].s,
+               st->tab[i].len) = st->tab[i];
   sc__free(ctx, st->tab, st->cap * sizeof *st->tab);
   st->tab = tab;
   st->cap = cap;
@@ -91,7 +93,8 @@ static uint64_t intern(sc__trace_out *o, int kind, const char *s, int *fresh) {
   *fresh = 0;
   if (st->cap) {
     intern_ent *e = slot_of(st->tab, st->cap, h, kind, s, len);
-    if (e->s) return e->iid;
+    if (e->s)
+      return e->iid;
   }
   if ((st->used + 1) * 2 > st->cap && intern_grow(o->ctx, st)) {
     o->rc = SC_ENOMEM;
@@ -115,9 +118,11 @@ static uint64_t intern(sc__trace_out *o, int kind, const char *s, int *fresh) {
 
 static void pf_free(sc__trace_out *o) {
   pf_state *st = o->state;
-  if (!st) return;
+  if (!st)
+    return;
   for (size_t i = 0; i < st->cap; i++)
-    if (st->tab[i].s) sc__free(o->ctx, st->tab[i].s, st->tab[i].len + 1);
+    if (st->tab[i].s)
+      sc__free(o->ctx, st->tab[i].s, st->tab[i].len + 1);
   sc__free(o->ctx, st->tab, st->cap * sizeof *st->tab);
   sc__free(o->ctx, st, sizeof *st);
   o->state = NULL;
@@ -126,7 +131,8 @@ static void pf_free(sc__trace_out *o) {
 static pf_state *state_of(sc__trace_out *o) {
   if (!o->state && !o->rc) {
     o->state = sc__calloc(o->ctx, 1, sizeof(pf_state));
-    if (!o->state) o->rc = SC_ENOMEM;
+    if (!o->state)
+      o->rc = SC_ENOMEM;
   }
   return o->state;
 }
@@ -136,7 +142,8 @@ static pf_state *state_of(sc__trace_out *o) {
 /* Frames and buffers one packet as Trace field 1 (tag 0x0a, varint length).
  * The first packet clears the sequence's incremental state. */
 static void emit(sc__trace_out *o, ScPf__TracePacket *p) {
-  if (o->rc) return;
+  if (o->rc)
+    return;
   p->has_trusted_packet_sequence_id = 1;
   p->trusted_packet_sequence_id = SEQ_ID;
   if (o->first) {
@@ -146,22 +153,26 @@ static void emit(sc__trace_out *o, ScPf__TracePacket *p) {
   }
   size_t n = sc_pf__trace_packet__get_packed_size(p);
   if (!sc__trace_out_reserve(o, n + 11)) {
-    if (!o->rc) o->rc = sc__error(o->ctx, SC_EINTERNAL, "trace packet of %zu bytes", n);
+    if (!o->rc)
+      o->rc = sc__error(o->ctx, SC_EINTERNAL, "trace packet of %zu bytes", n);
     return;
   }
   uint8_t *b = (uint8_t *)o->buf + o->len;
   size_t k = 0;
   b[k++] = 0x0a;
-  for (uint64_t v = n; ; v >>= 7) {
+  for (uint64_t v = n;; v >>= 7) {
     b[k++] = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
-    if (v < 0x80) break;
+    if (v < 0x80)
+      break;
   }
   k += sc_pf__trace_packet__pack(p, b + k);
   o->len += k;
 }
 
-static void pf_process(sc__trace_out *o, int64_t pid, const char *name, int memory) {
-  if (!state_of(o)) return;
+static void pf_process(sc__trace_out *o, int64_t pid, const char *name,
+                       int memory) {
+  if (!state_of(o))
+    return;
   ScPf__ProcessDescriptor pd = SC_PF__PROCESS_DESCRIPTOR__INIT;
   pd.has_pid = 1;
   pd.pid = (int32_t)(pid + 1);
@@ -174,7 +185,8 @@ static void pf_process(sc__trace_out *o, int64_t pid, const char *name, int memo
   ScPf__TracePacket p = SC_PF__TRACE_PACKET__INIT;
   p.track_descriptor = &td;
   emit(o, &p);
-  if (!memory) return;
+  if (!memory)
+    return;
   ScPf__CounterDescriptor cd = SC_PF__COUNTER_DESCRIPTOR__INIT;
   cd.has_unit = 1;
   cd.unit = SC_PF__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES;
@@ -189,7 +201,8 @@ static void pf_process(sc__trace_out *o, int64_t pid, const char *name, int memo
   emit(o, &q);
 }
 
-static void pf_thread(sc__trace_out *o, int64_t pid, int tid, const char *name) {
+static void pf_thread(sc__trace_out *o, int64_t pid, int tid,
+                      const char *name) {
   ScPf__ThreadDescriptor thd = SC_PF__THREAD_DESCRIPTOR__INIT;
   thd.has_pid = thd.has_tid = 1;
   thd.pid = (int32_t)(pid + 1);
@@ -215,8 +228,10 @@ typedef struct arg_set {
   size_t n;
 } arg_set;
 
-static ScPf__DebugAnnotation *arg_add(sc__trace_out *o, arg_set *a, const char *key,
-                                      ScPf__InternedString *defs, ScPf__InternedString **defp,
+static ScPf__DebugAnnotation *arg_add(sc__trace_out *o, arg_set *a,
+                                      const char *key,
+                                      ScPf__InternedString *defs,
+                                      ScPf__InternedString **defp,
                                       size_t *ndefs) {
   int fresh;
   uint64_t iid = intern(o, IK_ARG, key, &fresh);
@@ -237,14 +252,16 @@ static ScPf__DebugAnnotation *arg_add(sc__trace_out *o, arg_set *a, const char *
 }
 
 static void arg_int(sc__trace_out *o, arg_set *a, const char *key, int64_t v,
-                    ScPf__InternedString *defs, ScPf__InternedString **defp, size_t *ndefs) {
+                    ScPf__InternedString *defs, ScPf__InternedString **defp,
+                    size_t *ndefs) {
   ScPf__DebugAnnotation *x = arg_add(o, a, key, defs, defp, ndefs);
   x->has_int_value = 1;
   x->int_value = v;
 }
 
 static void pf_slice(sc__trace_out *o, const sc__trace_slice *s) {
-  if (!state_of(o)) return;
+  if (!state_of(o))
+    return;
   char name[SC_TRACE_NAME_MAX + 1];
   snprintf(name, sizeof name, "%s", s->name);
   ScPf__InternedString names[1], cats[1], args[MAX_ARGS];
@@ -271,14 +288,17 @@ static void pf_slice(sc__trace_out *o, const sc__trace_slice *s) {
   if (!s->explicit_op) {
     arg_int(o, &a, "mb", s->mb, args, argp, &nargs);
     arg_int(o, &a, "chunk", s->chunk, args, argp, &nargs);
-    if (s->bytes >= 0) arg_int(o, &a, "bytes", (int64_t)(s->bytes + 0.5), args, argp, &nargs);
+    if (s->bytes >= 0)
+      arg_int(o, &a, "bytes", (int64_t)(s->bytes + 0.5), args, argp, &nargs);
   }
   if (s->coll) {
     ScPf__DebugAnnotation *x = arg_add(o, &a, "collective", args, argp, &nargs);
     x->string_value = (char *)s->coll;
-    if (s->explicit_op) arg_int(o, &a, "group", s->group, args, argp, &nargs);
+    if (s->explicit_op)
+      arg_int(o, &a, "group", s->group, args, argp, &nargs);
   }
-  if (o->rc) return;
+  if (o->rc)
+    return;
 
   ScPf__InternedData idata = SC_PF__INTERNED_DATA__INIT;
   idata.n_event_names = nnames;
@@ -301,7 +321,8 @@ static void pf_slice(sc__trace_out *o, const sc__trace_slice *s) {
   p.has_timestamp = 1;
   p.timestamp = (uint64_t)s->start_ns;
   p.track_event = &begin;
-  if (nnames || ncats || nargs) p.interned_data = &idata;
+  if (nnames || ncats || nargs)
+    p.interned_data = &idata;
   p.has_sequence_flags = 1;
   p.sequence_flags = SC_PF__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
   emit(o, &p);
@@ -317,7 +338,8 @@ static void pf_slice(sc__trace_out *o, const sc__trace_slice *s) {
   emit(o, &q);
 }
 
-static void pf_counter(sc__trace_out *o, int64_t pid, int64_t t_ns, double bytes) {
+static void pf_counter(sc__trace_out *o, int64_t pid, int64_t t_ns,
+                       double bytes) {
   ScPf__TrackEvent ev = SC_PF__TRACK_EVENT__INIT;
   ev.has_type = ev.has_track_uuid = ev.has_double_counter_value = 1;
   ev.type = SC_PF__TRACK_EVENT__TYPE__TYPE_COUNTER;
@@ -348,5 +370,5 @@ static void pf_end(sc__trace_out *o, const char *note) {
   sc__trace_out_flush(o);
 }
 
-const sc__trace_vt sc__trace_perfetto = {"perfetto", pf_process, pf_thread, pf_slice,
-                                         pf_counter, pf_end, pf_free};
+const sc__trace_vt sc__trace_perfetto = {
+    "perfetto", pf_process, pf_thread, pf_slice, pf_counter, pf_end, pf_free};

@@ -57,8 +57,8 @@ struct sc__trace_out {
   sc_ctx *ctx;
   sc_write_fn w;
   void *ud;
-  int rc;    /* first failure of w (or SC_ENOMEM); nothing is written after it */
-  int first; /* JSON: no event written yet */
+  int rc; /* first failure of w (or SC_ENOMEM); nothing is written after it */
+  int first;   /* JSON: no event written yet */
   void *state; /* the writer's own (pftrace.c: interning tables) */
   size_t len;
   char buf[1 << 16];
@@ -69,7 +69,8 @@ extern const sc__trace_vt sc__trace_perfetto;
 
 /* Sets up o for the writer of format (SC_TRACE_OUT_*) writing to w; does not
  * write. Returns 0 or SC_EINVAL for an unknown format. */
-int sc__trace_out_init(sc__trace_out *o, sc_ctx *ctx, int format, sc_write_fn w, void *ud);
+int sc__trace_out_init(sc__trace_out *o, sc_ctx *ctx, int format, sc_write_fn w,
+                       void *ud);
 /* Frees what the writer allocated (not o itself). */
 void sc__trace_out_free(sc__trace_out *o);
 
@@ -78,6 +79,7 @@ void sc__trace_out_flush(sc__trace_out *o);
 /* Room for n more bytes (flushes first when short); 0 when n exceeds the
  * buffer or writing failed. */
 int sc__trace_out_reserve(sc__trace_out *o, size_t n);
-void sc__trace_out_printf(sc__trace_out *o, const char *fmt, ...) SC_PRINTF(2, 3);
+void sc__trace_out_printf(sc__trace_out *o, const char *fmt, ...)
+    SC_PRINTF(2, 3);
 
 #endif /* SC_TRACEOUT_INT_H */

@@ -6,10 +6,14 @@
  * slices (count, rank, stream, name, category, start, duration, in order).
  * No trace_processor here: decoding with our own schema is the check.
  */
-#include <setjmp.h>
+// clang-format off: cmocka.h needs these before it
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
 #include <cmocka.h>
+// clang-format on
+
 #include <math.h>
 
 #include "perfetto_trace.pb-c.h"
@@ -59,9 +63,12 @@ static slices json_slices(const char *json) {
     long long pid;
     double ts, dur;
     int used = 0;
-    assert_int_equal(sscanf(p, "{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%lf,\"dur\":%lf,%n", &pid,
-                            &x.tid, &ts, &dur, &used),
-                     4);
+    assert_int_equal(
+        sscanf(
+            p,
+            "{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%lf,\"dur\":%lf,%n",
+            &pid, &x.tid, &ts, &dur, &used),
+        4);
     x.pid = pid;
     x.ts_ns = llround(ts * 1e3);
     x.dur_ns = llround(dur * 1e3);
@@ -76,11 +83,13 @@ static slices json_slices(const char *json) {
 
 static size_t count(const char *hay, const char *needle) {
   size_t n = 0;
-  for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
+  for (const char *p = hay; (p = strstr(p, needle)); p++)
+    n++;
   return n;
 }
 
-/* ------------------------------------------------------------ the protobuf side */
+/* ------------------------------------------------------------ the protobuf
+ * side */
 
 typedef struct track {
   uint64_t uuid;
@@ -102,7 +111,8 @@ static const char *interned(char **names, size_t n, uint64_t iid) {
   return names[iid - 1];
 }
 
-static void remember(char ***tab, size_t *n, ScPf__InternedString **defs, size_t ndefs) {
+static void remember(char ***tab, size_t *n, ScPf__InternedString **defs,
+                     size_t ndefs) {
   for (size_t i = 0; i < ndefs; i++) {
     assert_true(defs[i]->has_iid);
     assert_int_equal(defs[i]->iid, *n + 1); /* iids are handed out in order */
@@ -113,7 +123,8 @@ static void remember(char ***tab, size_t *n, ScPf__InternedString **defs, size_t
 
 static const track *track_of(const decoded *d, uint64_t uuid) {
   for (size_t i = 0; i < d->ntracks; i++)
-    if (d->tracks[i].uuid == uuid) return &d->tracks[i];
+    if (d->tracks[i].uuid == uuid)
+      return &d->tracks[i];
   fail_msg("no track %llu", (unsigned long long)uuid);
   return NULL;
 }
@@ -128,11 +139,14 @@ static void decode(const sc_test_buf *b, decoded *d) {
   size_t nnames = 0, ncats = 0, nargs = 0;
   for (size_t i = 0; i < d->trace->n_packet; i++) {
     const ScPf__TracePacket *p = d->trace->packet[i];
-    assert_true(p->has_trusted_packet_sequence_id && p->trusted_packet_sequence_id == 1);
+    assert_true(p->has_trusted_packet_sequence_id &&
+                p->trusted_packet_sequence_id == 1);
     if (i == 0)
-      assert_true(p->sequence_flags & SC_PF__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED);
+      assert_true(p->sequence_flags &
+                  SC_PF__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED);
     if (p->interned_data) {
-      remember(&names, &nnames, p->interned_data->event_names, p->interned_data->n_event_names);
+      remember(&names, &nnames, p->interned_data->event_names,
+               p->interned_data->n_event_names);
       remember(&cats, &ncats, p->interned_data->event_categories,
                p->interned_data->n_event_categories);
       remember(&args, &nargs, p->interned_data->debug_annotation_names,
@@ -151,17 +165,21 @@ static void decode(const sc_test_buf *b, decoded *d) {
         const track *parent = track_of(d, td->parent_uuid);
         assert_int_equal(parent->tid, -1);
         assert_int_equal(td->thread->pid, parent->pid + 1);
-        t->pid = parent->pid, t->tid = (int)(td->uuid - parent->uuid - 1), d->nthread++;
+        t->pid = parent->pid, t->tid = (int)(td->uuid - parent->uuid - 1),
+        d->nthread++;
       } else {
         assert_non_null(td->counter);
-        assert_int_equal(td->counter->unit, SC_PF__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES);
-        t->pid = track_of(d, td->parent_uuid)->pid, t->tid = -2, d->ncounter_tracks++;
+        assert_int_equal(td->counter->unit,
+                         SC_PF__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES);
+        t->pid = track_of(d, td->parent_uuid)->pid, t->tid = -2,
+        d->ncounter_tracks++;
       }
       continue;
     }
     if (p->chrome_events) {
       assert_int_equal(p->chrome_events->n_metadata, 1);
-      assert_string_equal(p->chrome_events->metadata[0]->name, "stepcast_trace_ranks");
+      assert_string_equal(p->chrome_events->metadata[0]->name,
+                          "stepcast_trace_ranks");
       d->note = p->chrome_events->metadata[0]->string_value;
       continue;
     }
@@ -178,15 +196,22 @@ static void decode(const sc_test_buf *b, decoded *d) {
     assert_true(i + 1 < d->trace->n_packet);
     const ScPf__TracePacket *e = d->trace->packet[++i];
     assert_non_null(e->track_event);
-    assert_int_equal(e->track_event->type, SC_PF__TRACK_EVENT__TYPE__TYPE_SLICE_END);
+    assert_int_equal(e->track_event->type,
+                     SC_PF__TRACK_EVENT__TYPE__TYPE_SLICE_END);
     assert_int_equal(e->track_event->track_uuid, ev->track_uuid);
     const track *t = track_of(d, ev->track_uuid);
     assert_true(t->tid >= 0);
-    slice x = {t->pid, t->tid, (int64_t)p->timestamp, (int64_t)(e->timestamp - p->timestamp),
-               "", ""};
-    snprintf(x.name, sizeof x.name, "%s", interned(names, nnames, ev->name_iid));
+    slice x = {t->pid,
+               t->tid,
+               (int64_t)p->timestamp,
+               (int64_t)(e->timestamp - p->timestamp),
+               "",
+               ""};
+    snprintf(x.name, sizeof x.name, "%s",
+             interned(names, nnames, ev->name_iid));
     assert_int_equal(ev->n_category_iids, 1);
-    snprintf(x.cat, sizeof x.cat, "%s", interned(cats, ncats, ev->category_iids[0]));
+    snprintf(x.cat, sizeof x.cat, "%s",
+             interned(cats, ncats, ev->category_iids[0]));
     for (size_t k = 0; k < ev->n_debug_annotations; k++)
       (void)interned(args, nargs, ev->debug_annotations[k]->name_iid);
     push(&d->sl, &x);
@@ -203,11 +228,13 @@ static void decoded_free(decoded *d) {
 
 /* ------------------------------------------------------------ runs */
 
-static void traced(const sc_config *cfg, sc_trace_out_format f, const sc_rank_range *r, size_t nr,
-                   sc_test_buf *out, sc_result *res) {
+static void traced(const sc_config *cfg, sc_trace_out_format f,
+                   const sc_rank_range *r, size_t nr, sc_test_buf *out,
+                   sc_result *res) {
   sc_trace_opts o = {f, r, nr};
   memset(out, 0, sizeof *out);
-  assert_int_equal(sc_simulate_traced(ctx, cfg, &o, sc_test_buf_write, out, res), SC_OK);
+  assert_int_equal(
+      sc_simulate_traced(ctx, cfg, &o, sc_test_buf_write, out, res), SC_OK);
 }
 
 static void same_slices(const slices *a, const slices *b) {
@@ -232,11 +259,14 @@ static void same_tracks(const char *json, const decoded *d) {
     const track *t = &d->tracks[i];
     char key[200];
     if (t->tid == -1)
-      snprintf(key, sizeof key, "\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"%s\"}",
+      snprintf(key, sizeof key,
+               "\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"%s\"}",
                (long long)t->pid, t->name);
     else if (t->tid >= 0)
-      snprintf(key, sizeof key, "\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}",
-               (long long)t->pid, t->tid, t->name);
+      snprintf(
+          key, sizeof key,
+          "\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}",
+          (long long)t->pid, t->tid, t->name);
     else
       continue;
     assert_non_null(strstr(json, key));
@@ -270,7 +300,8 @@ static void test_pftrace_matches_json(void **state) {
   assert_int_equal(d.trace->n_packet, d.ntracks + 2 * d.sl.n + d.ncounters);
   /* interning and varints: well under half the JSON */
   assert_true(pf.len * 2 < json.len);
-  print_message("json %zu bytes, pftrace %zu bytes, %zu slices\n", json.len, pf.len, js.n);
+  print_message("json %zu bytes, pftrace %zu bytes, %zu slices\n", json.len,
+                pf.len, js.n);
   decoded_free(&d);
   free(js.v);
   free(json.p);
@@ -282,10 +313,12 @@ static void test_pftrace_matches_json(void **state) {
 static void test_trace_ranks_folded(void **state) {
   (void)state;
   sc_config cfg;
-  assert_int_equal(sc_test_small_gpt(ctx, &cfg), 0); /* tp 2 pp 4 dp 8: 16 ranks a stage */
+  assert_int_equal(sc_test_small_gpt(ctx, &cfg),
+                   0); /* tp 2 pp 4 dp 8: 16 ranks a stage */
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   assert_true(cfg.simulation.fold);
-  sc_rank_range r[] = {{40, 47}, {17, 17}, {18, 20}}; /* stage 2, stage 1 twice */
+  sc_rank_range r[] = {
+      {40, 47}, {17, 17}, {18, 20}}; /* stage 2, stage 1 twice */
   sc_test_buf json, pf;
   sc_result res;
   traced(&cfg, SC_TRACE_OUT_JSON, r, 3, &json, &res);
@@ -293,13 +326,15 @@ static void test_trace_ranks_folded(void **state) {
   assert_int_equal(count(json.p, "\"name\":\"process_name\""), 2);
   assert_non_null(strstr(json.p, "\"args\":{\"name\":\"rank 16 (stage 1)\"}"));
   assert_non_null(strstr(json.p, "\"args\":{\"name\":\"rank 32 (stage 2)\"}"));
-  const char *note = strstr(json.p, "],\"otherData\":{\"stepcast_trace_ranks\":\"");
+  const char *note =
+      strstr(json.p, "],\"otherData\":{\"stepcast_trace_ranks\":\"");
   assert_non_null(note);
   assert_non_null(strstr(note, "40-47,17,18-20 of ranks 0-63"));
   assert_non_null(strstr(note, "folded"));
   assert_non_null(strstr(note, "2 of 4 classes traced"));
   slices js = json_slices(json.p);
-  for (size_t i = 0; i < js.n; i++) assert_true(js.v[i].pid == 16 || js.v[i].pid == 32);
+  for (size_t i = 0; i < js.n; i++)
+    assert_true(js.v[i].pid == 16 || js.v[i].pid == 32);
   decoded d;
   decode(&pf, &d);
   same_slices(&js, &d.sl);
@@ -331,7 +366,8 @@ static void test_trace_ranks_unfolded(void **state) {
   for (size_t i = 0; i < js.n; i++)
     assert_true(js.v[i].pid == 0 || js.v[i].pid == 5 || js.v[i].pid == 6);
   double all = 0, some = 0, pf = 0;
-  sc_trace_opts o = {SC_TRACE_OUT_JSON, r, 3}, p = {SC_TRACE_OUT_PERFETTO, NULL, 0};
+  sc_trace_opts o = {SC_TRACE_OUT_JSON, r, 3},
+                p = {SC_TRACE_OUT_PERFETTO, NULL, 0};
   assert_int_equal(sc_trace_estimate(ctx, &cfg, &all), 0);
   assert_int_equal(sc_trace_estimate_opts(ctx, &cfg, &o, &some), 0);
   assert_int_equal(sc_trace_estimate_opts(ctx, &cfg, &p, &pf), 0);
@@ -355,7 +391,9 @@ static void test_trace_ranks_out_of_range(void **state) {
     assert_non_null(strstr(sc_errmsg(ctx), "trace ranks: "));
     sc_test_buf b = {0};
     sc_result res;
-    assert_int_equal(sc_simulate_traced(ctx, &cfg, &o, sc_test_buf_write, &b, &res), SC_EINVAL);
+    assert_int_equal(
+        sc_simulate_traced(ctx, &cfg, &o, sc_test_buf_write, &b, &res),
+        SC_EINVAL);
     assert_int_equal(b.len, 0);
     free(b.p);
   }
@@ -374,7 +412,8 @@ static void test_pftrace_write_error(void **state) {
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
   sc_trace_opts o = {SC_TRACE_OUT_PERFETTO, NULL, 0};
   sc_result res;
-  assert_int_equal(sc_simulate_traced(ctx, &cfg, &o, failing_sink, NULL, &res), SC_EWRITE);
+  assert_int_equal(sc_simulate_traced(ctx, &cfg, &o, failing_sink, NULL, &res),
+                   SC_EWRITE);
 }
 
 static int setup(void **state) {
