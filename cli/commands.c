@@ -22,14 +22,21 @@ static const sc_cli_opt run_opts[] = {
     SET_OPT,
     {"--calibration", "FILE", "load FILE's `calibration:` mapping (before any --set)", 0},
     {"--format", "text|json|csv", "output format (default text)", SC_CLI_CHOICE},
-    {"--trace", "FILE", "write the step's Chrome trace (ui.perfetto.dev, chrome://tracing)", 0},
-    {"-o", "DIR", "write DIR/result.json, DIR/config.yaml and, unless --trace, DIR/trace.json",
+    {"--trace", "FILE", "write the step's timeline (ui.perfetto.dev): Perfetto protobuf if FILE "
+                        "ends in .pftrace, else Chrome JSON", 0},
+    {"-o", "DIR", "write DIR/result.json, DIR/config.yaml and, unless --trace, DIR/trace.json "
+                  "(trace.pftrace with --trace-format perfetto)",
      0},
     {"--html", "FILE", "write the HTML report (timeline, breakdown, memory; docs/REPORT.md)", 0},
     {"--trace-limit", "SIZE", "refuse a trace estimated above SIZE (K, M, G suffixes; default 4G)",
      0},
     {"--print-config", NULL, "print the config instead of simulating: the built-in example's "
                              "file, or the resolved CONFIG / --hf / --set (every value)", 0},
+    {"--trace-format", "auto|json|perfetto", "the trace's format (default auto: by --trace FILE's "
+                                             "extension; -o DIR writes trace.json or trace.pftrace)",
+     SC_CLI_CHOICE},
+    {"--trace-ranks", "LIST", "only these ranks in the trace: ranks and ranges, 0,7,1000-1015 "
+                              "(folded: each rank's class)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt sweep_opts[] = {

@@ -328,6 +328,47 @@ int sc_cli_int_list(const char *opt, const char *v, int64_t lo, int64_t hi,
   return *n > 0;
 }
 
+int sc_cli_range_list(const char *opt, const char *v, int64_t lo, int64_t hi, sc_rank_range *out,
+                      int max, int *n) {
+  *n = 0;
+  for (const char *p = v;;) {
+    size_t len = strcspn(p, ",");
+    char word[64];
+    if (len == 0 || *n == max) {
+      fprintf(stderr, "stepcast: %s: bad list \"%s\"\n", opt, v);
+      return 0;
+    }
+    if (len >= sizeof word) {
+      fprintf(stderr, "stepcast: %s: \"%.*s\" is not a rank or range A-B\n", opt, (int)len, p);
+      return 0;
+    }
+    memcpy(word, p, len);
+    word[len] = 0;
+    /* A-B: the dash after the first digit (a leading '-' is a sign) */
+    char *dash = word[0] ? strchr(word + 1, '-') : NULL;
+    int64_t a, b;
+    if (dash) *dash = 0;
+    if (!word[0] || (dash && !dash[1]) || strspn(word, "0123456789-") != strlen(word) ||
+        (dash && strspn(dash + 1, "0123456789-") != strlen(dash + 1))) {
+      if (dash) *dash = '-';
+      fprintf(stderr, "stepcast: %s: \"%s\" is not a rank or range A-B\n", opt, word);
+      return 0;
+    }
+    if (!sc_cli_int(opt, word, lo, hi, &a) || (dash && !sc_cli_int(opt, dash + 1, lo, hi, &b)))
+      return 0;
+    if (!dash) b = a;
+    if (b < a) {
+      fprintf(stderr, "stepcast: %s: %s-%s is an empty range\n", opt, word, dash + 1);
+      return 0;
+    }
+    out[(*n)++] = (sc_rank_range){a, b};
+    p += len;
+    if (!*p) break;
+    p++; /* "4," leaves an empty item: a bad list */
+  }
+  return 1;
+}
+
 /* ------------------------------------------------------------ input files */
 
 /* Why a file of this mode is no input, in the library's words

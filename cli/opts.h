@@ -189,6 +189,13 @@ int sc_cli_size(const char *opt, const char *v, double lo, double hi, double *ou
  * range [LO, HI]". For sweep's dimension lists (--tp 4,8 --sp on). */
 int sc_cli_int_list(const char *opt, const char *v, int64_t lo, int64_t hi,
                     const char *const *names, int64_t *out, int max, int *n);
+/* A comma-separated list of at most max integers and inclusive ranges
+ * A-B ("0,7,1000-1015"), each number in [lo, hi], into out[0 .. *n - 1].
+ * Errors: "OPT: bad list "V"" (an empty item, more than max items), "OPT:
+ * "W" is not a rank or range A-B", "OPT: W out of range [LO, HI]", "OPT:
+ * A-B is an empty range" (B < A). For run --trace-ranks. */
+int sc_cli_range_list(const char *opt, const char *v, int64_t lo, int64_t hi, sc_rank_range *out,
+                      int max, int *n);
 
 /* ------------------------------------------------------------ input files */
 

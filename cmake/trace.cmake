@@ -1,20 +1,25 @@
 # trace.cmake: build pieces of profile-and-predict (trace import, .scw, replay),
-# included at the end of CMakeLists.txt: the Chakra protobuf schema compiled
-# with protoc-c, the zstd and protobuf-c libraries, the import benchmark and
+# included at the end of CMakeLists.txt: the Chakra and Perfetto protobuf
+# schemas compiled with protoc-c, the zstd and protobuf-c libraries, the import benchmark and
 # the CLI-level trace tests.
 
 find_program(SC_PROTOC_C protoc-c REQUIRED)
 set(SC_PROTO_OUT ${PROJECT_BINARY_DIR}/proto)
 file(MAKE_DIRECTORY ${SC_PROTO_OUT})
-add_custom_command(
-  OUTPUT ${SC_PROTO_OUT}/chakra_et.pb-c.c ${SC_PROTO_OUT}/chakra_et.pb-c.h
-  COMMAND ${SC_PROTOC_C} --c_out=${SC_PROTO_OUT} -I${PROJECT_SOURCE_DIR}/src/trace
-          ${PROJECT_SOURCE_DIR}/src/trace/chakra_et.proto
-  DEPENDS ${PROJECT_SOURCE_DIR}/src/trace/chakra_et.proto
-  COMMENT "protoc-c chakra_et.proto")
-target_sources(stepcast PRIVATE ${SC_PROTO_OUT}/chakra_et.pb-c.c)
-# Generated code: not held to our warning flags.
-set_source_files_properties(${SC_PROTO_OUT}/chakra_et.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
+# Our protobuf schemas: Chakra's execution trace (import) and the subset of
+# Perfetto's trace format that `run --trace FILE.pftrace` writes.
+foreach(proto trace/chakra_et engine/perfetto_trace)
+  get_filename_component(pdir ${PROJECT_SOURCE_DIR}/src/${proto}.proto DIRECTORY)
+  get_filename_component(pname ${proto} NAME)
+  add_custom_command(
+    OUTPUT ${SC_PROTO_OUT}/${pname}.pb-c.c ${SC_PROTO_OUT}/${pname}.pb-c.h
+    COMMAND ${SC_PROTOC_C} --c_out=${SC_PROTO_OUT} -I${pdir} ${pdir}/${pname}.proto
+    DEPENDS ${pdir}/${pname}.proto
+    COMMENT "protoc-c ${pname}.proto")
+  target_sources(stepcast PRIVATE ${SC_PROTO_OUT}/${pname}.pb-c.c)
+  # Generated code: not held to our warning flags.
+  set_source_files_properties(${SC_PROTO_OUT}/${pname}.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
+endforeach()
 target_include_directories(stepcast PRIVATE ${SC_PROTO_OUT})
 target_link_libraries(stepcast PUBLIC PkgConfig::ZSTD PkgConfig::PROTOBUF_C)
 
@@ -23,6 +28,8 @@ target_link_libraries(bench_import PRIVATE stepcast)
 target_include_directories(bench_import PRIVATE ${PROJECT_SOURCE_DIR}/src)
 
 if(SC_BUILD_TESTS)
+  # test_pftrace decodes the .pftrace with the generated unpack.
+  target_include_directories(test_pftrace PRIVATE ${SC_PROTO_OUT})
   add_test(NAME trace.replay COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/run.sh
            $<TARGET_FILE:stepcast_cli> ${PROJECT_SOURCE_DIR})
   # Ex-situ: CPU tracing with python3-torch (skipped, exit 77, without it)

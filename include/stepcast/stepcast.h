@@ -534,12 +534,45 @@ int sc_config_field_value(const sc_config *cfg, int field, char *buf, size_t n);
 int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace,
                 void *trace_ud, sc_result *out);
 
+/* Timeline formats of a traced simulation. */
+typedef enum {
+  SC_TRACE_OUT_JSON = 0, /* Chrome/Perfetto JSON (traceEvents) */
+  SC_TRACE_OUT_PERFETTO  /* Perfetto's protobuf trace (.pftrace): TrackDescriptor and TrackEvent packets */
+} sc_trace_out_format;
+
+/* A range of global ranks, first to last inclusive. */
+typedef struct sc_rank_range {
+  int64_t first, last;
+} sc_rank_range;
+
+/* What a traced simulation writes: the format, and which ranks go into the
+ * timeline (ranks NULL or nranks 0: every simulated rank). Ranges may
+ * overlap and come in any order; each must lie in [0, world). In a folded
+ * run (simulation.fold) a rank stands for its rank class, its pipeline
+ * stage's one simulated rank, and the trace's metadata says so. Borrowed. */
+typedef struct sc_trace_opts {
+  sc_trace_out_format format;
+  const sc_rank_range *ranks;
+  size_t nranks;
+} sc_trace_opts;
+
+/* sc_simulate with a trace in the format and of the ranks opts names
+ * (opts NULL: JSON of every simulated rank, as sc_simulate). Ranks outside
+ * the job are SC_EINVAL. trace may be NULL (no trace, opts unused). */
+int sc_simulate_traced(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
+                       sc_write_fn trace, void *trace_ud, sc_result *out);
+
 /* Size of the Chrome trace sc_simulate would stream for a resolved config,
  * bytes, estimated before anything is built (from the schedule's passes and
  * an upper bound of ops per layer; a few tens of percent above the real size
  * on the shipped examples): for refusing a trace that would fill a disk.
  * Returns 0 or the config's SC_E code. */
 int sc_trace_estimate(sc_ctx *ctx, const sc_config *cfg, double *bytes);
+/* The same for the trace sc_simulate_traced would stream with opts (its
+ * format and ranks; NULL: as sc_trace_estimate). Ranks outside the job are
+ * SC_EINVAL, so a caller can refuse them before simulating. */
+int sc_trace_estimate_opts(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
+                           double *bytes);
 
 /* Formats a result: human summary, one JSON object, or CSV (header + row). */
 typedef enum { SC_FORMAT_TEXT = 0, SC_FORMAT_JSON, SC_FORMAT_CSV } sc_format;

@@ -479,7 +479,7 @@ int sc_report_html_run(sc_ctx *ctx, const sc_config *cfg, const sc_result *res, 
   for (int k = 0; k < TL_STAGES; k++)
     for (int c = 0; c < TL_COLS; c++) t.mem_end[k][c] = -1;
   sc_result again;
-  sc_sim_hooks hooks = {tl_op, &t, tl_mem, &t, 0};
+  sc_sim_hooks hooks = {tl_op, &t, tl_mem, &t, 0, NULL};
   rc = sc__plan_simulate_ex(ctx, &plan, NULL, NULL, &hooks, &again);
   if (!rc) rc = sc__memory_each_stage(ctx, cfg, stage_add, &sl);
   if (!rc) {

@@ -765,7 +765,7 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
      * (ex-situ) kernels get the configured interference model. */
     sc_engine_opts eo = {0, priced ? cfg->simulation.interference : SC_INTERF_NONE,
                          model ? cfg->simulation.share_links : 0, trace, trace_ud, NULL,
-                         sink, sink_ud, 0, NULL, NULL};
+                         sink, sink_ud, 0, NULL, NULL, SC_TRACE_OUT_JSON, NULL, 0};
     sc_cost run_cost = cost;
     run_cost.comm = &fixed_comm;
     rc = sc__engine_run(ctx, &wl, &run_cost, &eo, &res);

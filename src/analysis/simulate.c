@@ -11,6 +11,7 @@
 #include "synth/synth_int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -121,13 +122,73 @@ double sc__plan_estimate_bytes(const sc_plan *plan) {
   return ops * 40.0 + ranks * 1024.0;
 }
 
+static int range_cmp(const void *a, const void *b) {
+  int64_t x = ((const sc_rank_range *)a)->first, y = ((const sc_rank_range *)b)->first;
+  return (x > y) - (x < y);
+}
+
+/* Checks a trace's chosen ranks against the plan's job: each range in
+ * [0, world) and first <= last. *share: the fraction of the simulated ranks
+ * they hold (a folded run's simulated rank per stage stands for the stage's
+ * ranks). */
+static int trace_ranks_check(sc_ctx *ctx, const sc_plan *plan, const sc_trace_opts *t,
+                             double *share) {
+  *share = 1.0;
+  if (!t) return SC_OK;
+  if (t->format != SC_TRACE_OUT_JSON && t->format != SC_TRACE_OUT_PERFETTO)
+    return sc__error(ctx, SC_EINVAL, "unknown trace format %d", (int)t->format);
+  if (!t->nranks) return SC_OK;
+  if (!t->ranks) return sc__error(ctx, SC_EINVAL, "trace ranks: %zu ranges but none given", t->nranks);
+  const sc_shape *sh = &plan->shape;
+  int64_t stride = sh->tp * sh->dp * sh->cp, world = stride * sh->pp;
+  for (size_t k = 0; k < t->nranks; k++) {
+    sc_rank_range g = t->ranks[k];
+    if (g.first > g.last)
+      return sc__error(ctx, SC_EINVAL, "trace ranks: %lld-%lld is an empty range",
+                       (long long)g.first, (long long)g.last);
+    int64_t bad = g.first < 0 ? g.first : g.last >= world ? g.last : -1;
+    if (g.first < 0 || g.last >= world)
+      return sc__error(ctx, SC_EINVAL,
+                       "trace ranks: rank %lld out of range [0, %lld] (the job has %lld ranks)",
+                       (long long)bad, (long long)(world - 1), (long long)world);
+  }
+  /* Count the simulated ranks held (per stage when folded) over the
+   * ranges sorted and merged. */
+  int fold = plan->cfg->simulation.fold;
+  int64_t unit = fold ? stride : 1, units = fold ? sh->pp : world, held = 0, upto = -1;
+  sc_rank_range *u = sc__malloc(ctx, t->nranks * sizeof *u);
+  if (!u) return SC_ENOMEM;
+  for (size_t k = 0; k < t->nranks; k++)
+    u[k] = (sc_rank_range){t->ranks[k].first / unit, t->ranks[k].last / unit};
+  qsort(u, t->nranks, sizeof *u, range_cmp);
+  for (size_t k = 0; k < t->nranks; k++) {
+    int64_t lo = u[k].first > upto ? u[k].first : upto + 1;
+    if (u[k].last >= lo) held += u[k].last - lo + 1;
+    if (u[k].last > upto) upto = u[k].last;
+  }
+  sc__free(ctx, u, t->nranks * sizeof *u);
+  *share = units > 0 ? (double)held / (double)units : 1.0;
+  return SC_OK;
+}
+
 /* Bytes of Chrome-trace JSON per op run (its "X" event with names and
  * arguments, plus its share of the memory counter events): measured 141-143
  * on the default example folded (106,619,715 bytes for 757,364 ops), with
  * vpp 2, and on examples/llama3-8b-quick.yaml folded and unfolded. */
 #define TRACE_BYTES_PER_OP 144.0
 
+/* Bytes of .pftrace per op run (a slice's begin and end packets, its
+ * interned name and arguments, its share of the counter packets): measured
+ * 58.5 on the default example folded (44,328,130 bytes for 757,364 ops) and
+ * 57 on test_pftrace's small GPT unfolded. */
+#define PFTRACE_BYTES_PER_OP 60.0
+
 int sc_trace_estimate(sc_ctx *ctx, const sc_config *cfg, double *bytes) {
+  return sc_trace_estimate_opts(ctx, cfg, NULL, bytes);
+}
+
+int sc_trace_estimate_opts(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
+                           double *bytes) {
   if (!ctx) return SC_EINVAL;
   if (!cfg || !bytes) return sc__error(ctx, SC_EINVAL, "sc_trace_estimate: no config or output");
   *bytes = 0;
@@ -137,7 +198,11 @@ int sc_trace_estimate(sc_ctx *ctx, const sc_config *cfg, double *bytes) {
   const sc_shape *sh = &plan.shape;
   /* every simulated rank of a stage runs that stage's program */
   double per_stage = cfg->simulation.fold ? 1.0 : (double)(sh->tp * sh->dp * sh->cp);
-  *bytes = sc__plan_estimate_ops(&plan) * per_stage * TRACE_BYTES_PER_OP;
+  double share;
+  if ((rc = trace_ranks_check(ctx, &plan, opts, &share))) return rc;
+  double per_op = opts && opts->format == SC_TRACE_OUT_PERFETTO ? PFTRACE_BYTES_PER_OP
+                                                                : TRACE_BYTES_PER_OP;
+  *bytes = sc__plan_estimate_ops(&plan) * per_stage * share * per_op;
   return SC_OK;
 }
 
@@ -149,7 +214,7 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
 int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                          const sc_sim_hooks *hooks, sc_result *out) {
   memset(out, 0, sizeof *out);
-  sc_sim_hooks none = {NULL, NULL, NULL, NULL, 0};
+  sc_sim_hooks none = {NULL, NULL, NULL, NULL, 0, NULL};
   const sc_sim_hooks *hk = hooks ? hooks : &none;
   const sc_config *cfg = plan->cfg;
   double need = sc__plan_estimate_bytes(plan);
@@ -160,9 +225,12 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
                      cfg->origin, need / GIB, (double)plan->shape.m, (long long)plan->shape.pp,
                      (long long)plan->shape.layers, cfg->simulation.fold ? "" : ", every rank",
                      MAX_SIMULATION_BYTES / GIB);
-  sc_cost cost;
-  int rc = sc__cost_init(ctx, cfg, &cost);
+  const sc_trace_opts *topts = trace ? hk->trace_opts : NULL;
+  double share;
+  int rc = trace_ranks_check(ctx, plan, topts, &share);
   if (rc) return rc;
+  sc_cost cost;
+  if ((rc = sc__cost_init(ctx, cfg, &cost))) return rc;
   /* Untraced runs without interference merge the ops that nothing can tell
    * apart (SC_WL_MERGE): the same result, far fewer events. */
   unsigned flags =
@@ -180,7 +248,9 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
   sc_mem_track track = {&mm, track_static, track_item, track_item_wgrad};
   sc_engine_opts eo = {cfg->simulation.fold, cfg->simulation.interference,
                        cfg->simulation.share_links, trace, trace_ud, &track, hk->op_sink,
-                       hk->op_sink_ud, hk->critical_path, hk->mem_sink, hk->mem_sink_ud};
+                       hk->op_sink_ud, hk->critical_path, hk->mem_sink, hk->mem_sink_ud,
+                       topts ? (int)topts->format : SC_TRACE_OUT_JSON,
+                       topts ? topts->ranks : NULL, topts ? topts->nranks : 0};
   sc_engine_result er;
   if (!rc) rc = sc__engine_run(ctx, &wl, &cost, &eo, &er);
   sc__workload_free(ctx, &wl);
@@ -228,6 +298,11 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
 
 int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trace_ud,
                 sc_result *out) {
+  return sc_simulate_traced(ctx, cfg, NULL, trace, trace_ud, out);
+}
+
+int sc_simulate_traced(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
+                       sc_write_fn trace, void *trace_ud, sc_result *out) {
   if (!ctx) return SC_EINVAL;
   if (!cfg || !out) return sc__error(ctx, SC_EINVAL, "sc_simulate: no config or result");
   memset(out, 0, sizeof *out);
@@ -235,7 +310,7 @@ int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trac
   int rc = sc__plan_init(ctx, cfg, &plan);
   if (!rc) rc = sc__memory_headroom_check(ctx, cfg, plan.memory_capacity_bytes);
   if (rc) return rc;
-  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, 1};
+  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, 1, opts};
   return sc__plan_simulate_ex(ctx, &plan, trace, trace_ud, &hooks, out);
 }
 

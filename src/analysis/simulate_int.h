@@ -79,6 +79,7 @@ typedef struct sc_sim_hooks {
   sc_mem_sink_fn mem_sink;
   void *mem_sink_ud;
   int critical_path;
+  const sc_trace_opts *trace_opts; /* format and ranks of the trace; NULL: JSON, every rank */
 } sc_sim_hooks;
 
 /* sc__plan_simulate with hooks (NULL: none). */

@@ -9,8 +9,10 @@
  */
 #include "engine/engine_int.h"
 #include "cost/interf_int.h"
+#include "engine/traceout_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #define NONE UINT32_MAX
 
@@ -119,12 +121,15 @@ typedef struct memtrack {
   uint64_t *fwd_item; /* per rank: last forward item seen, mb << 16 | chunk, +1 */
 } memtrack;
 
+/* A traced run's state: the writer (out.vt NULL when only the memory sink
+ * is wanted), which simulated ranks go into the timeline, the memory track. */
 typedef struct tracebuf {
-  sc_write_fn w;
-  void *ud;
-  char buf[1 << 16];
-  size_t len;
-  int rc, first;
+  sc__trace_out out;
+  uint8_t *traced; /* per simulated rank: 1 if in the timeline; NULL: every rank */
+  char *note;      /* the trace's metadata on the chosen ranks; NULL: none */
+  size_t note_cap;
+  const sc_rank_range *ranks; /* sc_engine_opts.trace_ranks */
+  size_t nranks;
   memtrack mem;
 } tracebuf;
 
@@ -396,23 +401,64 @@ static void queue_pop(sim *S, int64_t *t_ns, event *e, uint32_t *next_act) {
 
 /* ------------------------------------------------------------ trace output */
 
-static void tb_flush(tracebuf *tb) {
-  if (tb->len && !tb->rc && tb->w) tb->rc = tb->w(tb->ud, tb->buf, tb->len);
-  tb->len = 0;
-}
+static int64_t stage_of(const sim *S, int64_t global) { return global / S->stride; }
 
-static void tb_printf(tracebuf *tb, const char *fmt, ...) SC_PRINTF(2, 3);
-static void tb_printf(tracebuf *tb, const char *fmt, ...) {
-  if (!tb->w) return; /* only the memory track is wanted (sc_engine_opts.mem_sink) */
-  if (sizeof tb->buf - tb->len < 512) tb_flush(tb);
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tb->buf + tb->len, sizeof tb->buf - tb->len, fmt, ap);
-  va_end(ap);
-  if (n > 0) tb->len += (size_t)n < sizeof tb->buf - tb->len ? (size_t)n : 0;
+/* The writer of rank i's timeline, or NULL when it is not traced. */
+static inline sc__trace_out *trace_to(const sim *S, uint32_t i) {
+  const tracebuf *tb = S->trace;
+  if (!tb->out.vt || (tb->traced && !tb->traced[i])) return NULL;
+  return (sc__trace_out *)&tb->out;
 }
 
 static void trace_memory(sim *S, uint32_t rank, int64_t t_ns);
+
+/* Appends "first-last" (or "first") to a note of cap bytes. */
+static void note_range(char *note, size_t cap, int64_t first, int64_t last) {
+  size_t n = strlen(note);
+  if (n + 48 >= cap) { /* the note stays short: "..." marks what is left out */
+    if (n + 4 < cap && strcmp(note + (n >= 3 ? n - 3 : 0), "...")) strcat(note, "...");
+    return;
+  }
+  snprintf(note + n, cap - n, first == last ? "%s%lld" : "%s%lld-%lld", n ? "," : "",
+           (long long)first, (long long)last);
+}
+
+/* Which simulated ranks the chosen ranges hold (a folded run's simulated
+ * rank stands for its stage's class, explicit workloads name theirs) and the
+ * note the trace's metadata carries about it. */
+static int trace_select(sim *S) {
+  tracebuf *tb = S->trace;
+  if (!tb->ranks || !tb->nranks) return SC_OK;
+  tb->traced = sc__calloc(S->ctx, S->nsim ? S->nsim : 1, 1);
+  tb->note_cap = 512;
+  tb->note = sc__calloc(S->ctx, tb->note_cap, 1);
+  if (!tb->traced || !tb->note) return SC_ENOMEM;
+  int fold = S->fold && !S->explicit_wl;
+  for (size_t k = 0; k < tb->nranks; k++) {
+    sc_rank_range g = tb->ranks[k];
+    note_range(tb->note, 200, g.first, g.last);
+    for (uint32_t i = 0; i < S->nsim; i++) {
+      const rstate *r = &S->ranks[i];
+      if (fold ? (int64_t)r->stage >= stage_of(S, g.first) && (int64_t)r->stage <= stage_of(S, g.last)
+               : r->global >= g.first && r->global <= g.last)
+        tb->traced[i] = 1;
+    }
+  }
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < S->nsim; i++) n += tb->traced[i];
+  size_t len = strlen(tb->note);
+  if (fold)
+    snprintf(tb->note + len, tb->note_cap - len,
+             " of ranks 0-%lld; the run is folded (simulation.fold), so each rank is traced as "
+             "its rank class: its pipeline stage's one simulated rank (stage s holds ranks "
+             "s*%lld to s*%lld+%lld and is traced as rank s*%lld); %u of %u classes traced",
+             (long long)(S->wl->map.world - 1), (long long)S->stride, (long long)S->stride,
+             (long long)(S->stride - 1), (long long)S->stride, n, S->nsim);
+  else
+    snprintf(tb->note + len, tb->note_cap - len, " of ranks 0-%lld; %u of %u simulated ranks traced",
+             (long long)(S->wl->map.world - 1), n, S->nsim);
+  return SC_OK;
+}
 
 static int trace_begin(sim *S) {
   tracebuf *tb = S->trace;
@@ -423,22 +469,22 @@ static int trace_begin(sim *S) {
     mt->fwd_item = sc__calloc(S->ctx, S->nsim, sizeof(uint64_t));
     if (!mt->bytes || !mt->fwd_item) return SC_ENOMEM;
   }
-  tb_printf(tb, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  tb->first = 1;
+  int rc = trace_select(S);
+  if (rc) return rc;
   for (uint32_t i = 0; i < S->nsim; i++) {
     const rstate *r = &S->ranks[i];
-    if (S->explicit_wl)
-      tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld\"}}",
-                tb->first ? "" : ",\n", (long long)r->global, (long long)r->global);
-    else
-      tb_printf(tb, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld (stage %u)\"}}",
-                tb->first ? "" : ",\n", (long long)r->global, (long long)r->global, r->stage);
-    tb->first = 0;
-    for (int s = 0; s < SC_ST_COUNT; s++)
-      if (s < SC_ST_BWD_RECV + 1 || wl->progs[r->stage].nops[s]) /* the streams it uses */
-        tb_printf(tb, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-                (long long)r->global, s,
-                wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s) : sc__stream_name(s));
+    sc__trace_out *o = trace_to(S, i);
+    if (o) {
+      char name[96];
+      if (S->explicit_wl) snprintf(name, sizeof name, "rank %lld", (long long)r->global);
+      else snprintf(name, sizeof name, "rank %lld (stage %u)", (long long)r->global, r->stage);
+      o->vt->process(o, r->global, name, mt->hook != NULL);
+      for (int s = 0; s < SC_ST_COUNT; s++)
+        if (s < SC_ST_BWD_RECV + 1 || wl->progs[r->stage].nops[s]) /* the streams it uses */
+          o->vt->thread(o, r->global, s,
+                        wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s)
+                                        : sc__stream_name(s));
+    }
     if (!mt->hook) continue;
     mt->bytes[i] = mt->hook->static_bytes(mt->hook->ud, r->stage);
     trace_memory(S, i, 0);
@@ -446,40 +492,37 @@ static int trace_begin(sim *S) {
   return SC_OK;
 }
 
-RARE static void trace_op(sim *S, const rstate *r, int stream, const sc_op *op, int64_t start,
-                     int64_t end) {
+RARE static void trace_op(sim *S, uint32_t rank, int stream, const sc_op *op, int64_t start,
+                          int64_t end) {
   static const char *const phase[] = {"fwd", "bwd", "wgrad", "recompute", "step"};
-  tracebuf *tb = S->trace;
+  sc__trace_out *o = trace_to(S, rank);
+  if (!o) return;
+  const rstate *r = &S->ranks[rank];
+  sc__trace_slice sl = {r->global, stream, start, end, NULL, sc_category_key(op->cat), 0, 0, 0, 0,
+                        -1.0, op->kind == SC_OP_COLL ? sc__coll_name(op->coll) : NULL};
   if (S->wl->op_name) { /* explicit workloads: the op's own name */
-    tb_printf(tb, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"name\":\"%.300s\",\"cat\":\"%s\",\"args\":{",
-              (long long)r->global, stream, (double)start / 1e3, (double)(end - start) / 1e3,
-              S->wl->op_name(S->wl->names_ud, op), sc_category_key(op->cat));
-    if (op->kind == SC_OP_COLL)
-      tb_printf(tb, "\"collective\":\"%s\",\"group\":%u", sc__coll_name(op->coll), op->peer);
-    tb_printf(tb, "}}");
+    sl.explicit_op = 1;
+    sl.name = S->wl->op_name(S->wl->names_ud, op);
+    sl.group = op->peer;
+    o->vt->slice(o, &sl);
     return;
   }
-  char layer[24] = "";
+  char name[64], layer[24] = "";
   if (op->layer != SC_NO_LAYER) snprintf(layer, sizeof layer, " L%u", op->layer);
-  tb_printf(tb, ",\n{\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                "\"name\":\"%s %s%s\",\"cat\":\"%s\",\"args\":{\"mb\":%u,\"chunk\":%u",
-            (long long)r->global, stream, (double)start / 1e3, (double)(end - start) / 1e3,
-            phase[op->phase], sc__label_name(op->label), layer, sc_category_key(op->cat),
-            op->mb, op->chunk);
-  if (!sc__opkind_is_compute(op->kind)) tb_printf(tb, ",\"bytes\":%.0f", op->work);
-  if (op->kind == SC_OP_COLL) tb_printf(tb, ",\"collective\":\"%s\"", sc__coll_name(op->coll));
-  tb_printf(tb, "}}");
+  snprintf(name, sizeof name, "%s %s%s", phase[op->phase], sc__label_name(op->label), layer);
+  sl.name = name;
+  sl.mb = op->mb;
+  sl.chunk = op->chunk;
+  if (!sc__opkind_is_compute(op->kind)) sl.bytes = op->work;
+  o->vt->slice(o, &sl);
 }
 
 static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
   if (S->mem_sink)
     S->mem_sink(S->mem_sink_ud, S->ranks[rank].global, S->ranks[rank].stage, t_ns,
                 S->trace->mem.bytes[rank]);
-  tb_printf(S->trace, ",\n{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%lld,\"ts\":%.3f,"
-            "\"args\":{\"GiB\":%.4f}}",
-            (long long)S->ranks[rank].global, (double)t_ns / 1e3,
-            S->trace->mem.bytes[rank] / 1073741824.0);
+  sc__trace_out *o = trace_to(S, rank);
+  if (o) o->vt->counter(o, S->ranks[rank].global, t_ns, S->trace->mem.bytes[rank]);
 }
 
 /* A forward item (micro-batch, chunk) allocates its stored activations when
@@ -518,13 +561,11 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
 }
 
 static void trace_end(sim *S) {
-  tb_printf(S->trace, "\n]}\n");
-  tb_flush(S->trace);
+  sc__trace_out *o = &S->trace->out;
+  if (o->vt) o->vt->end(o, S->trace->note);
 }
 
 /* ------------------------------------------------------------ mapping, groups */
-
-static int64_t stage_of(const sim *S, int64_t global) { return global / S->stride; }
 
 static int64_t node_of(const sim *S, int64_t global) {
   return global / S->wl->map.gpus_per_node;
@@ -889,7 +930,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   rstate *r = &S->ranks[rank];
   account(S, r);
   if (S->trace) {
-    trace_op(S, r, stream, op, start, S->now);
+    trace_op(S, rank, stream, op, start, S->now);
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
@@ -1165,6 +1206,9 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
   if (S->tmap) sc__free(ctx, S->tmap, sizeof(tkey) << S->tmap_bits);
   if (S->trace) {
+    sc__trace_out_free(&S->trace->out);
+    sc__free(ctx, S->trace->traced, S->trace->traced ? (S->nsim ? S->nsim : 1) : 0);
+    sc__free(ctx, S->trace->note, S->trace->note_cap);
     sc__free(ctx, S->trace->mem.bytes, sizeof(double) * S->nsim);
     sc__free(ctx, S->trace->mem.fwd_item, sizeof(uint64_t) * S->nsim);
   }
@@ -1325,7 +1369,9 @@ static int run(sim *S) {
   }
   if (S->trace) {
     trace_end(S);
-    if (S->trace->rc) return sc__error(S->ctx, S->trace->rc, "cannot write the trace");
+    int trc = S->trace->out.rc;
+    if (trc == SC_ENOMEM) return sc__error(S->ctx, trc, "out of memory writing the trace");
+    if (trc) return sc__error(S->ctx, trc, "cannot write the trace");
   }
   return SC_OK;
 }
@@ -1360,8 +1406,10 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
     S.trace = sc__calloc(ctx, 1, sizeof(tracebuf));
     if (!S.trace) rc = SC_ENOMEM;
     else {
-      S.trace->w = opts->trace;
-      S.trace->ud = opts->trace_ud;
+      S.trace->ranks = opts->trace_ranks;
+      S.trace->nranks = opts->ntrace_ranks;
+      if (opts->trace)
+        rc = sc__trace_out_init(&S.trace->out, ctx, opts->trace_format, opts->trace, opts->trace_ud);
       S.trace->mem.hook = S.explicit_wl ? NULL : opts->mem;
     }
   }

@@ -39,7 +39,7 @@ typedef struct sc_engine_opts {
   int fold;                     /* the workload is folded (one rank per class) */
   sc_interference interference; /* how communication slows compute */
   int share_links;              /* concurrent network transfers share the NIC */
-  sc_write_fn trace;            /* Chrome trace sink; NULL: none */
+  sc_write_fn trace;            /* trace sink (traceout_int.h); NULL: none */
   void *trace_ud;
   const sc_mem_track *mem;      /* memory counter track of the trace; may be NULL */
   sc_op_sink_fn op_sink;        /* every op as it ends; NULL: none (needs an unmerged workload) */
@@ -47,6 +47,11 @@ typedef struct sc_engine_opts {
   int critical_path;            /* 1: record the critical path (synthesised workloads) */
   sc_mem_sink_fn mem_sink;      /* the memory track (needs mem; a merged workload is refused) */
   void *mem_sink_ud;
+  int trace_format;             /* SC_TRACE_OUT_* of the trace sink */
+  /* Ranks in the trace (NULL or 0: every simulated rank); validated by the
+   * caller. Folded, a range holds the simulated ranks of its stages. */
+  const sc_rank_range *trace_ranks;
+  size_t ntrace_ranks;
 } sc_engine_opts;
 
 /* Entries of sc_engine_result.cpath_top. */

@@ -15,7 +15,8 @@
 static inline sc_engine_opts sc_test_engine_opts(const sc_config *cfg, sc_write_fn trace,
                                                  void *ud) {
   sc_engine_opts o = {cfg->simulation.fold, cfg->simulation.interference,
-                      cfg->simulation.share_links, trace, ud, NULL, NULL, NULL, 0, NULL, NULL};
+                      cfg->simulation.share_links, trace, ud, NULL, NULL, NULL, 0, NULL, NULL,
+                      SC_TRACE_OUT_JSON, NULL, 0};
   return o;
 }
 

@@ -91,6 +91,12 @@ static int family_run(sc_ctx *ctx, void *ud) {
   sc_test_buf trace = {0}, out = {0}, html = {0};
   sc_result res;
   if (!rc) rc = sc_simulate(ctx, &cfg, sc_test_buf_write, &trace, &res);
+  /* the Perfetto writer's interning tables, and a rank selection */
+  sc_rank_range ranks[] = {{4, 7}, {0, 0}};
+  sc_trace_opts pf = {SC_TRACE_OUT_PERFETTO, ranks, 2};
+  sc_test_buf pft = {0};
+  if (!rc) rc = sc_simulate_traced(ctx, &cfg, &pf, sc_test_buf_write, &pft, &res);
+  free(pft.p);
   if (!rc) rc = sc_result_format(&cfg, &res, SC_FORMAT_JSON, sc_test_buf_write, &out);
   if (!rc) rc = sc_report_html_run(ctx, &cfg, &res, sc_test_buf_write, &html);
   free(trace.p);
