@@ -10,7 +10,7 @@
 BUILD ?= build
 JOBS ?= 2
 DEB_PKGS = build-essential cmake pkg-config libyaml-dev libcmocka-dev zlib1g-dev libzstd-dev \
-           libprotobuf-c-dev protobuf-c-compiler
+           libprotobuf-c-dev protobuf-c-compiler libxgboost-dev
 DEB_PKGS_MPI = libopenmpi-dev openmpi-bin
 # The test suite also traces small PyTorch models on the CPU (tools/trace_torch.py);
 # OpenBLAS, because Debian's torch calls the system BLAS (the reference one is ~20x slower);

@@ -292,7 +292,20 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
     else if (sc_cli_is(&a, "--min-alone")) {
       ok = sc_cli_int(name, v, 1, SC_CLI_RUNS_MAX, &k);
       ex.min_alone = (int)k;
-    } else if (sc_cli_is(&a, "--folds")) {
+    } else if (sc_cli_is(&a, "--model")) {
+      if (!strcmp(v, "tree")) fo.model = SC_INTERF_MODEL_TREE;
+      else if (!strcmp(v, "linear")) fo.model = SC_INTERF_MODEL_LINEAR;
+      else code = sc_cli_usage_error(cmd, "--model: expected linear or tree, got %s", v);
+    } else if (sc_cli_is(&a, "--tree-rounds")) {
+      ok = sc_cli_int(name, v, 1, SC_CLI_TREE_ROUNDS_MAX, &k);
+      fo.tree_rounds = (int)k;
+    } else if (sc_cli_is(&a, "--tree-depth")) {
+      ok = sc_cli_int(name, v, 1, SC_CLI_TREE_DEPTH_MAX, &k);
+      fo.tree_depth = (int)k;
+    } else if (sc_cli_is(&a, "--tree-eta")) ok = sc_cli_real(name, v, 0, 1, 1, &fo.tree_eta);
+    else if (sc_cli_is(&a, "--tree-min-child"))
+      ok = sc_cli_real(name, v, 0, 1, SC_CLI_TREE_CHILD_MAX, &fo.tree_min_child);
+    else if (sc_cli_is(&a, "--folds")) {
       ok = sc_cli_int(name, v, -1, SC_CLI_FOLDS_MAX, &k);
       fo.folds = (int)k;
     } else code = sc_cli_unhandled(&a);
@@ -300,9 +313,27 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
   }
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !files.n) code = sc_cli_usage_error(cmd, "--interference needs trace files");
+  if (!code && !r && fo.model == SC_INTERF_MODEL_TREE && !outpath)
+    code = sc_cli_usage_error(cmd, "--model tree needs -o FILE (the booster goes beside it)");
   if (code || r < 0) {
     sc_cli_list_free(&files);
     return code;
+  }
+  /* --model tree: the booster is FILE's name less .yaml / .yml plus
+   * .xgb.json, in FILE's directory; the YAML names it relative to itself. */
+  char treepath[4096] = "";
+  const char *treebase = NULL;
+  if (fo.model == SC_INTERF_MODEL_TREE) {
+    size_t n = strlen(outpath);
+    if (n > 5 && !strcmp(outpath + n - 5, ".yaml")) n -= 5;
+    else if (n > 4 && !strcmp(outpath + n - 4, ".yml")) n -= 4;
+    if (n + 10 > sizeof treepath) {
+      sc_cli_list_free(&files);
+      return sc_cli_usage_error(cmd, "-o: path too long");
+    }
+    snprintf(treepath, sizeof treepath, "%.*s.xgb.json", (int)n, outpath);
+    const char *slash = strrchr(treepath, '/');
+    treebase = slash ? slash + 1 : treepath;
   }
 
   sc_ctx *ctx;
@@ -318,6 +349,7 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
     else rc = sc_interf_load_file(d, files.v[i]);
   }
   sc_interf_fit_result res;
+  memset(&res, 0, sizeof res);
   sc_interf_stats st;
   if (!rc && !code) {
     sc_interf_data_stats(d, &st);
@@ -331,13 +363,23 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
         (size_t)snprintf(note, sizeof note, "fitted by `stepcast calibrate --interference` on:");
     for (int i = 0; i < files.n && len < sizeof note; i++)
       len += (size_t)snprintf(note + len, sizeof note - len, "\n  %s", files.v[i]);
+    if (treebase && strlen(treebase) < sizeof res.tree_file) {
+      snprintf(res.tree_file, sizeof res.tree_file, "%s", treebase);
+      sc_cli_out t;
+      FILE *tf = open_output(&t, treepath);
+      if (!tf) code = sc_exit_code(SC_EWRITE);
+      else code = close_output(ctx, &t, sc_interf_write_tree(&res, sc_cli_write_file, tf));
+    } else if (treebase) {
+      code = sc_cli_usage_error(cmd, "-o: file name too long for the booster's name");
+    }
     sc_cli_out o;
-    FILE *out = open_output(&o, outpath);
-    if (!out) code = sc_exit_code(SC_EWRITE);
-    else
+    FILE *out = code ? NULL : open_output(&o, outpath);
+    if (!code && !out) code = sc_exit_code(SC_EWRITE);
+    else if (!code)
       code = close_output(ctx, &o,
                           sc_interf_write_calibration(&res, &st, note, sc_cli_write_file, out));
   }
+  sc_interf_fit_result_release(&res);
   if (rc) code = sc_cli_fail(ctx, rc);
   sc_interf_data_free(d);
   sc_ctx_free(ctx);

@@ -102,7 +102,8 @@ static const sc_cli_opt cal_nccl_opts[] = {
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt cal_interf_opts[] = {
-    {"--interference", "TRACE...", "Kineto traces (JSON, .gz or .zst) to learn from",
+    {"--interference", "TRACE...", "Kineto traces (JSON, .gz or .zst) or Echo-slowdown CSV tables "
+                                   "to learn from",
      SC_CLI_LIST},
     {"-o", "FILE", "write the calibration YAML to FILE (the report then goes to stdout)", 0},
     {"--min-kernel-us", "US", "shortest median duration alone of a kernel used (default 10)", 0},
@@ -113,6 +114,13 @@ static const sc_cli_opt cal_interf_opts[] = {
     {"--ridge", "L", "pull of each class intercept towards the pooled one", 0},
     {"--huber", "F", "scale of the robust loss, relative error", 0},
     {"--folds", "K", "held-out split over kernels: K folds by name hash; -1: none", 0},
+    {"--model", "M", "linear (default: interference_w_* keys) or tree (also writes the XGBoost "
+                     "booster FILE.xgb.json beside -o FILE, named by interference_tree)",
+     0},
+    {"--tree-rounds", "N", "boosted trees (default 60)", 0},
+    {"--tree-depth", "N", "largest depth of a tree (default 3)", 0},
+    {"--tree-eta", "F", "learning rate of the boosting (default 0.1)", 0},
+    {"--tree-min-child", "W", "least summed pair weight in a leaf (default 5)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt comm_opts[] = {
@@ -237,7 +245,12 @@ static const char cal_interf_text[] =
     "(simulation.interference: learned) and reports its error on held-out kernels\n"
     "(default: each kernel predicted by the fit on the others, 10 folds beyond 200\n"
     "kernels; --folds K: K folds by name hash; -1: none) and held-out traces.\n"
-    "Writes the `calibration:` mapping of interference_w_* keys to -o (else\n"
+    "Also fits the tree model (XGBoost, simulation.interference: tree) and the\n"
+    "constant table on the same pairs and reports them on the same splits.\n"
+    "A .csv input is a table of paired measurements in the Echo-slowdown layout\n"
+    "(validation/interference/echo-slowdown/ORIGIN.md), one data set of its own.\n"
+    "Writes the `calibration:` mapping (interference_* and interference_w_* keys;\n"
+    "with --model tree, interference_tree and the booster file) to -o (else\n"
     "stdout). docs/INTERFERENCE.md.";
 
 static const char comm_text[] =

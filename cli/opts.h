@@ -164,6 +164,10 @@ int sc_cli_config(sc_ctx *ctx, sc_config *cfg, const char *config, const char *c
 #define SC_CLI_RIDGE_MAX 1e6
 #define SC_CLI_HUBER_MAX 100.0
 #define SC_CLI_FOLDS_MAX 65536
+/* Bounds of the tree model's boosting options (calibrate --interference). */
+#define SC_CLI_TREE_ROUNDS_MAX 10000
+#define SC_CLI_TREE_DEPTH_MAX 12
+#define SC_CLI_TREE_CHILD_MAX 1e6
 /* sweep --top K in [1, 2^20] rows; sweep --stop-after N in [0, 2^31 - 1] */
 #define SC_CLI_TOP_MAX 1048576
 

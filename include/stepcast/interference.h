@@ -74,7 +74,17 @@ typedef struct sc_interf_fit_options {
                       * hash; 0: leave one kernel out (each kernel predicted
                       * by the fit on all others), or 10 folds beyond 200
                       * kernels; -1: no held-out evaluation (neither split) */
+  int model;         /* what sc_interf_fit keeps besides the linear
+                      * coefficients: SC_INTERF_MODEL_LINEAR [0] or
+                      * SC_INTERF_MODEL_TREE (the booster, tree_model) */
+  int tree_rounds;   /* boosted trees [60] */
+  int tree_depth;    /* largest depth of a tree [3] */
+  double tree_eta;   /* learning rate [0.1] */
+  double tree_min_child; /* least summed pair weight (about pairs) in a leaf [5] */
 } sc_interf_fit_options;
+
+enum { SC_INTERF_MODEL_LINEAR = 0, SC_INTERF_MODEL_TREE = 1 };
+struct sc_interf_tree;
 
 /* Accuracy of one predictor of overlapped kernel durations,
  * T = T_alone * (1 + r * s), over a set of pairs. */
@@ -100,7 +110,32 @@ typedef struct sc_interf_fit_result {
    * pairs (traces > 1 and folds != -1; else n = 0). */
   int64_t traces;                /* traces that gave pairs */
   sc_interf_eval learned_by_trace;
+  /* The tree model (XGBoost, simulation.interference: tree) on the same
+   * splits: held out by kernel, by trace, in sample. */
+  sc_interf_eval tree, tree_by_trace, tree_fit;
+  int tree_rounds, tree_depth;
+  double tree_eta, tree_min_child;
+  /* The constant table refitted on the pairs (per class the weighted median
+   * slowdown): held out by kernel, by trace, in sample; and the table fitted
+   * on every pair, by SC_OP_* class (gemm, attn, elementwise, norm,
+   * optimizer). */
+  sc_interf_eval constant_fit, constant_fit_by_trace, constant_fit_in;
+  double constant_s[5];
+  /* With model SC_INTERF_MODEL_TREE: the booster fitted on every pair (owned;
+   * sc_interf_fit_result_release frees it), else NULL. */
+  struct sc_interf_tree *tree_model;
+  /* File name the calibration YAML gives as calibration.interference_tree
+   * (relative to the YAML), set by the caller before
+   * sc_interf_write_calibration; "" writes no such key. */
+  char tree_file[256];
 } sc_interf_fit_result;
+
+/* Frees what a fit result owns (the booster); the struct itself is the
+ * caller's. */
+void sc_interf_fit_result_release(sc_interf_fit_result *r);
+/* Writes the booster of a tree fit as XGBoost JSON (the file
+ * calibration.interference_tree names). SC_EINVAL without one. */
+int sc_interf_write_tree(const sc_interf_fit_result *r, sc_write_fn w, void *ud);
 
 /* Fits the learned model on the pairs gathered so far. Deterministic.
  * Returns 0, SC_EINVAL (no pairs) or SC_ENOMEM. */

@@ -146,8 +146,9 @@ typedef enum { SC_CP_P2P = 0, SC_CP_A2A, SC_CP_ALLGATHER, SC_CP_A2A_P2P } sc_cp_
 typedef enum { SC_FP8_DELAYED = 0, SC_FP8_TENSORWISE, SC_FP8_ROWWISE } sc_fp8_recipe;
 /* How communication running on a rank slows its compute kernels (docs/INTERFERENCE.md):
  * not at all, by a constant factor per kernel class, or by a regression model
- * learned from traces (`stepcast calibrate --interference`). */
-typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT, SC_INTERF_LEARNED } sc_interference;
+ * learned from traces (`stepcast calibrate --interference`): linear (learned) or
+ * gradient-boosted trees (tree, XGBoost). */
+typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT, SC_INTERF_LEARNED, SC_INTERF_TREE } sc_interference;
 /* Attention kernels: fused FlashAttention-style, or the unfused path of
  * Megatron-LM before FlashAttention (batched GEMMs + softmax/dropout kernels
  * streaming the s x s scores through HBM). */
@@ -378,6 +379,9 @@ typedef struct sc_sim_cfg {
 typedef struct sc_config {
   char origin[256];       /* file name the config was read from, for messages */
   char calibration_gpu[32]; /* the `fit: {gpu: ...}` of a loaded calibration file, else "" */
+  /* calibration.interference_tree: the XGBoost model file of the `tree`
+   * interference model, resolved against the file that named it; "" none. */
+  char interference_tree[4096];
   sc_model_cfg model;
   sc_training_cfg training;
   sc_parallel_cfg parallel;

@@ -143,10 +143,6 @@ static void evaluate(const sc_interf_sample *s, const double *pred, size_t n, sc
   e->sum_err_pct = 100.0 * (sum_pred - sum_meas) / sum_meas;
 }
 
-static double predict_learned(const sc_interf_sample *s, const double *w) {
-  return s->alone_ns * (1.0 + s->r * sc__interf_learned_s(w, s->kind, s->alone_ns, &s->comm));
-}
-
 /* Held out by default: leave one kernel out up to this many kernels (each
  * costs a fit), else DEFAULT_FOLDS folds by name hash. */
 #define LOKO_MAX_KERNELS 200
@@ -170,22 +166,100 @@ static uint64_t group_of(const sc_interf_sample *s, int split, uint64_t k) {
   }
 }
 
-/* Predicts the pairs of every group by the model fitted on the pairs of the
+/* The models the held-out splits compare. */
+enum { MODEL_LINEAR, MODEL_TREE, MODEL_CONSTANT };
+
+typedef struct fit_setup {
+  double ridge, huber;          /* linear */
+  sc_interf_tree_params tree;   /* tree */
+} fit_setup;
+
+/* Fits model `m` on tr[0..nt) and writes its predicted durations of the
+ * pairs of s in group g (all pairs when all is set) into pred. */
+static int fit_predict(sc_ctx *ctx, int m, const fit_setup *fs, const sc_interf_sample *tr,
+                       size_t nt, const sc_interf_sample *s, size_t n, int split, uint64_t k,
+                       uint64_t g, int all, double *pred) {
+  double w[SC_INTERF_NFEAT] = {0}, cs[SC_OP_OPTIMIZER + 1] = {0};
+  sc_interf_tree *t = NULL;
+  int rc = SC_OK;
+  if (nt) {
+    if (m == MODEL_LINEAR) rc = sc__interf_fit(ctx, tr, nt, fs->ridge, fs->huber, w);
+    else if (m == MODEL_TREE) rc = sc__interf_tree_train(ctx, tr, nt, &fs->tree, &t);
+    else rc = sc__interf_constant_fit(ctx, tr, nt, cs);
+  }
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (!all && group_of(&s[i], split, k) != g) continue;
+    double v = 0;
+    if (m == MODEL_LINEAR) v = sc__interf_learned_s(w, s[i].kind, s[i].alone_ns, &s[i].comm);
+    else if (m == MODEL_TREE) v = t ? sc__interf_tree_s(t, s[i].kind, s[i].alone_ns, &s[i].comm) : 0;
+    else if (s[i].kind >= SC_OP_GEMM && s[i].kind <= SC_OP_OPTIMIZER) v = cs[s[i].kind];
+    pred[i] = s[i].alone_ns * (1.0 + s[i].r * v);
+  }
+  sc__interf_tree_free(ctx, t);
+  return rc;
+}
+
+/* Predicts the pairs of every group by model m fitted on the pairs of the
  * other groups (none: s = 0). groups[0..ng) are the distinct groups; tr is
  * scratch for n pairs. */
-static int predict_held_out(sc_ctx *ctx, const sc_interf_sample *s, size_t n, int split,
-                            uint64_t k, const uint64_t *groups, size_t ng, double ridge,
-                            double huber, sc_interf_sample *tr, double *pred) {
+static int predict_held_out(sc_ctx *ctx, int m, const fit_setup *fs, const sc_interf_sample *s,
+                            size_t n, int split, uint64_t k, const uint64_t *groups, size_t ng,
+                            sc_interf_sample *tr, double *pred) {
   for (size_t g = 0; g < ng; g++) {
     size_t nt = 0;
     for (size_t i = 0; i < n; i++)
       if (group_of(&s[i], split, k) != groups[g]) tr[nt++] = s[i];
-    double w[SC_INTERF_NFEAT] = {0};
-    int rc = nt ? sc__interf_fit(ctx, tr, nt, ridge, huber, w) : SC_OK;
+    int rc = fit_predict(ctx, m, fs, tr, nt, s, n, split, k, groups[g], 0, pred);
     if (rc) return rc;
-    for (size_t i = 0; i < n; i++)
-      if (group_of(&s[i], split, k) == groups[g]) pred[i] = predict_learned(&s[i], w);
   }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ constant fit */
+
+typedef struct wval {
+  double v, w;
+} wval;
+
+static int cmp_wval(const void *a, const void *b) {
+  double x = ((const wval *)a)->v, y = ((const wval *)b)->v;
+  return x < y ? -1 : x > y;
+}
+
+/* Weighted median of v[0..n) (sorted in place): the smallest value whose
+ * cumulative weight reaches half the total. */
+static double weighted_median(wval *v, size_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, cmp_wval);
+  double tot = 0, acc = 0;
+  for (size_t i = 0; i < n; i++) tot += v[i].w;
+  for (size_t i = 0; i < n; i++)
+    if ((acc += v[i].w) >= 0.5 * tot) return v[i].v;
+  return v[n - 1].v;
+}
+
+int sc__interf_constant_fit(sc_ctx *ctx, const sc_interf_sample *smp, size_t n,
+                            double s[SC_OP_OPTIMIZER + 1]) {
+  wval *v = sc__malloc(ctx, (n ? n : 1) * sizeof *v);
+  if (!v) return SC_ENOMEM;
+  /* s_i = (dur / alone - 1) / r with weight alone r / dur: the weighted
+   * absolute deviation of s is the summed |relative duration error|. */
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (smp[i].alone_ns > 0 && smp[i].dur_ns > 0 && smp[i].r > 0)
+      v[m++] = (wval){(smp[i].dur_ns / smp[i].alone_ns - 1.0) / smp[i].r,
+                      smp[i].alone_ns * smp[i].r / smp[i].dur_ns};
+  double pooled = weighted_median(v, m);
+  for (int c = SC_OP_GEMM; c <= SC_OP_OPTIMIZER; c++) {
+    size_t mc = 0;
+    for (size_t i = 0; i < n; i++)
+      if (smp[i].kind == c && smp[i].alone_ns > 0 && smp[i].dur_ns > 0 && smp[i].r > 0)
+        v[mc++] = (wval){(smp[i].dur_ns / smp[i].alone_ns - 1.0) / smp[i].r,
+                         smp[i].alone_ns * smp[i].r / smp[i].dur_ns};
+    s[c] = mc ? weighted_median(v, mc) : pooled;
+    if (s[c] < 0) s[c] = 0; /* a slowdown, never a speed-up */
+  }
+  sc__free(ctx, v, (n ? n : 1) * sizeof *v);
   return SC_OK;
 }
 
@@ -201,6 +275,15 @@ static size_t distinct_groups(const sc_interf_sample *s, size_t n, int split, ui
   return ng;
 }
 
+/* Boosting defaults: few shallow trees, since the shipped data sets hold a
+ * few hundred pairs of a few dozen kernels (held-out figures in
+ * docs/INTERFERENCE.md were measured with these). */
+#define TREE_ROUNDS 60
+#define TREE_DEPTH 3
+#define TREE_ETA 0.1
+#define TREE_MIN_CHILD_WEIGHT 5.0
+#define TREE_LAMBDA 1.0
+
 int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf_fit_result *out) {
   if (!d || !out) return SC_EINVAL;
   sc_ctx *ctx = sc__interf_data_ctx(d);
@@ -211,8 +294,14 @@ int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf
   out->ridge = opt && opt->ridge > 0 ? opt->ridge : 2.0;
   out->huber = opt && opt->huber > 0 ? opt->huber : 0.05;
   out->folds = opt && (opt->folds > 1 || opt->folds == -1) ? opt->folds : 0;
+  out->tree_rounds = opt && opt->tree_rounds > 0 ? opt->tree_rounds : TREE_ROUNDS;
+  out->tree_depth = opt && opt->tree_depth > 0 ? opt->tree_depth : TREE_DEPTH;
+  out->tree_eta = opt && opt->tree_eta > 0 ? opt->tree_eta : TREE_ETA;
+  out->tree_min_child = opt && opt->tree_min_child > 0 ? opt->tree_min_child : TREE_MIN_CHILD_WEIGHT;
+  fit_setup fs = {out->ridge, out->huber,
+                  {out->tree_rounds, out->tree_depth, out->tree_eta, out->tree_min_child, TREE_LAMBDA}};
   if (!n) return sc__error(ctx, SC_EINVAL, "interference fit: no training pairs in the traces");
-  sc_cost_params table; /* the cited constant table, for comparison */
+  sc_cost_params table; /* the shipped constant table, for comparison */
   memset(&table, 0, sizeof table);
   sc__interf_defaults(&table);
   double *pred = sc__malloc(ctx, n * sizeof *pred);
@@ -225,6 +314,11 @@ int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf
    * predicted by the model fitted on all the others (leave one kernel out:
    * no dependence on how a hash happens to deal a few dozen kernels into
    * folds); otherwise kernels are dealt into folds by name hash. */
+  static const int models[3] = {MODEL_LINEAR, MODEL_TREE, MODEL_CONSTANT};
+  sc_interf_eval *by_kernel[3] = {&out->learned, &out->tree, &out->constant_fit};
+  sc_interf_eval *by_trace[3] = {&out->learned_by_trace, &out->tree_by_trace,
+                                 &out->constant_fit_by_trace};
+  sc_interf_eval *in_sample[3] = {&out->learned_fit, &out->tree_fit, &out->constant_fit_in};
   if (!rc && out->folds != -1) {
     int split = out->folds > 1 ? SPLIT_FOLD : SPLIT_KERNEL;
     if (split == SPLIT_KERNEL && out->kernels > LOKO_MAX_KERNELS) {
@@ -237,35 +331,54 @@ int sc_interf_fit(sc_interf_data *d, const sc_interf_fit_options *opt, sc_interf
       out->folds = (int)ng;
       out->leave_one_out = 1;
     }
-    rc = predict_held_out(ctx, s, n, split, k, keys, ng, out->ridge, out->huber, tr, pred);
-    if (!rc) evaluate(s, pred, n, &out->learned);
+    for (int m = 0; !rc && m < 3; m++) {
+      rc = predict_held_out(ctx, models[m], &fs, s, n, split, k, keys, ng, tr, pred);
+      if (!rc) evaluate(s, pred, n, by_kernel[m]);
+    }
   }
   /* Leave one trace out, a harder split (another model, job and NCCL setup). */
   if (!rc) {
     size_t ng = distinct_groups(s, n, SPLIT_TRACE, 0, keys);
     out->traces = (int64_t)ng;
-    if (out->folds != -1 && ng > 1) {
-      rc = predict_held_out(ctx, s, n, SPLIT_TRACE, 0, keys, ng, out->ridge, out->huber, tr, pred);
-      if (!rc) evaluate(s, pred, n, &out->learned_by_trace);
+    for (int m = 0; !rc && out->folds != -1 && ng > 1 && m < 3; m++) {
+      rc = predict_held_out(ctx, models[m], &fs, s, n, SPLIT_TRACE, 0, keys, ng, tr, pred);
+      if (!rc) evaluate(s, pred, n, by_trace[m]);
     }
   }
-  /* What ships: the same fit on every pair. */
+  /* What ships: the same fits on every pair. */
   double w[SC_INTERF_NFEAT];
   if (!rc) rc = sc__interf_fit(ctx, s, n, out->ridge, out->huber, w);
   if (!rc) sc__interf_coefs_from_array(w, &out->w);
+  if (!rc) rc = sc__interf_constant_fit(ctx, s, n, out->constant_s);
+  for (int m = 0; !rc && m < 3; m++) {
+    rc = fit_predict(ctx, models[m], &fs, s, n, s, n, SPLIT_KERNEL, 0, 0, 1, pred);
+    if (!rc) evaluate(s, pred, n, in_sample[m]);
+  }
+  if (!rc && opt && opt->model == SC_INTERF_MODEL_TREE)
+    rc = sc__interf_tree_train(ctx, s, n, &fs.tree, &out->tree_model);
   if (!rc) {
     for (size_t i = 0; i < n; i++)
       pred[i] = s[i].alone_ns * (1.0 + s[i].r * sc__interf_constant_s(&table, s[i].kind));
     evaluate(s, pred, n, &out->constant);
     for (size_t i = 0; i < n; i++) pred[i] = s[i].alone_ns;
     evaluate(s, pred, n, &out->none);
-    for (size_t i = 0; i < n; i++) pred[i] = predict_learned(&s[i], w);
-    evaluate(s, pred, n, &out->learned_fit);
   }
   sc__free(ctx, pred, pred ? n * sizeof *pred : 0);
   sc__free(ctx, tr, tr ? n * sizeof *tr : 0);
   sc__free(ctx, keys, keys ? n * sizeof *keys : 0);
+  if (rc) sc_interf_fit_result_release(out);
   return rc;
+}
+
+void sc_interf_fit_result_release(sc_interf_fit_result *r) {
+  if (!r || !r->tree_model) return;
+  sc__interf_tree_free(sc__interf_tree_ctx(r->tree_model), r->tree_model);
+  r->tree_model = NULL;
+}
+
+int sc_interf_write_tree(const sc_interf_fit_result *r, sc_write_fn w, void *ud) {
+  if (!r || !r->tree_model || !w) return SC_EINVAL;
+  return sc__interf_tree_write(sc__interf_tree_ctx(r->tree_model), r->tree_model, w, ud);
 }
 
 /* ------------------------------------------------------------ output */
@@ -296,6 +409,11 @@ static int write_report(const sc_interf_fit_result *r, const sc_interf_stats *st
                    "error of T, ridge %.3g: class intercepts towards the pooled one, the other "
                    "coefficients towards 0\n",
                    prefix, r->huber, r->ridge));
+  SC_WRITE(rc, sc__writef(w, ud,
+                   "%stree: XGBoost, %d trees of depth <= %d, eta %.3g, min child weight %.3g, "
+                   "absolute error of s weighted by T_alone r / T; constant refit: per class "
+                   "the weighted median s\n",
+                   prefix, r->tree_rounds, r->tree_depth, r->tree_eta, r->tree_min_child));
   SC_WRITE(rc, sc__writef(w, ud, "%s%-34s %6s  %5s %5s %5s  %7s  %7s\n", prefix,
                    "overlapped kernel durations", "pairs", "<=5%", "<=10%", "<=15%", "MAPE %",
                    "sum %"));
@@ -311,7 +429,17 @@ static int write_report(const sc_interf_fit_result *r, const sc_interf_stats *st
     SC_WRITE(rc, write_eval(w, ud, prefix, what, &r->learned_by_trace));
   }
   SC_WRITE(rc, write_eval(w, ud, prefix, "learned, in sample", &r->learned_fit));
-  SC_WRITE(rc, write_eval(w, ud, prefix, "constant table", &r->constant));
+  if (r->tree.n) SC_WRITE(rc, write_eval(w, ud, prefix, "tree, held-out kernels", &r->tree));
+  if (r->tree_by_trace.n)
+    SC_WRITE(rc, write_eval(w, ud, prefix, "tree, held-out traces", &r->tree_by_trace));
+  SC_WRITE(rc, write_eval(w, ud, prefix, "tree, in sample", &r->tree_fit));
+  if (r->constant_fit.n)
+    SC_WRITE(rc, write_eval(w, ud, prefix, "constant refit, held-out kernels", &r->constant_fit));
+  if (r->constant_fit_by_trace.n)
+    SC_WRITE(rc, write_eval(w, ud, prefix, "constant refit, held-out traces",
+                            &r->constant_fit_by_trace));
+  SC_WRITE(rc, write_eval(w, ud, prefix, "constant refit, in sample", &r->constant_fit_in));
+  SC_WRITE(rc, write_eval(w, ud, prefix, "constant table (shipped)", &r->constant));
   SC_WRITE(rc, write_eval(w, ud, prefix, "no interference (s = 0)", &r->none));
   if (r->learned.n && r->leave_one_out)
     SC_WRITE(rc, sc__writef(w, ud,
@@ -352,6 +480,17 @@ int sc_interf_write_calibration(const sc_interf_fit_result *r, const sc_interf_s
   }
   SC_WRITE(rc, write_report(r, st, w, ud, "# "));
   SC_WRITE(rc, sc__writef(w, ud, "calibration:\n"));
+  /* The constant table refitted on the same pairs (keys must be positive:
+   * a class that is not slowed gets the smallest value the key takes). */
+  static const char *const table_keys[5] = {"interference_gemm", "interference_attn",
+                                             "interference_elementwise", "interference_norm",
+                                             "interference_optimizer"};
+  for (int k = 0; k < 5; k++) {
+    double lo = sc__calib_keys[sc__calib_key_find(table_keys[k])].lo;
+    SC_WRITE(rc, sc__writef(w, ud, "  %s: %.6g\n", table_keys[k],
+                            r->constant_s[k] > lo ? r->constant_s[k] : lo));
+  }
+  if (r->tree_file[0]) SC_WRITE(rc, sc__writef(w, ud, "  interference_tree: %s\n", r->tree_file));
   double c[SC_INTERF_NFEAT];
   sc__interf_coefs_to_array(&r->w, c);
   for (int i = 0; i < r->nfeat && i < SC_INTERF_NFEAT; i++)

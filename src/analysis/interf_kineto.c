@@ -13,6 +13,7 @@
 #include "trace/feed_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,8 +558,122 @@ int sc_interf_trace_end(sc_interf_data *d) {
   return rc;
 }
 
+/* ------------------------------------------------------------ paired tables */
+
+/* A table of paired measurements in the layout of the Echo-slowdown data
+ * (validation/interference/echo-slowdown/ORIGIN.md): a CSV header naming at
+ * least kShortName, ground_truth (ns alone), duration (ns in the training
+ * run) and overlap_ratio (share of the run overlapped by NCCL, 0 to 1);
+ * fields may be quoted ("" inside quotes). Each row with overlap_ratio > 0
+ * is a pair as measured (the trace extraction's filters do not apply); the
+ * overlapping op is an all-reduce of unknown size between two GPUs of one
+ * node (the setup the data were measured in). One data set (trace index). */
+enum { EC_NAME, EC_ALONE, EC_DUR, EC_RATIO, EC_N };
+
+/* Next field of a CSV line at *p (advanced past the field and its comma);
+ * copies it unquoted into out (cut at cap - 1). Returns 1 at end of line. */
+static int csv_field(const char **p, const char *end, char *out, size_t cap, int *bad) {
+  const char *q = *p;
+  size_t n = 0;
+  if (q < end && *q == '"') {
+    q++;
+    for (;;) {
+      if (q >= end) { *bad = 1; break; }
+      if (*q == '"') {
+        if (q + 1 < end && q[1] == '"') q++;
+        else { q++; break; }
+      }
+      if (n + 1 < cap) out[n++] = *q;
+      q++;
+    }
+  } else {
+    while (q < end && *q != ',' && *q != '\n' && *q != '\r') {
+      if (n + 1 < cap) out[n++] = *q;
+      q++;
+    }
+  }
+  out[n] = 0;
+  int eol = q >= end || *q == '\n' || *q == '\r';
+  if (!eol && *q != ',') *bad = 1;
+  if (!eol) q++;
+  *p = q;
+  return eol;
+}
+
+static int csv_number(const char *f, double *v) {
+  char *e;
+  *v = strtod(f, &e);
+  return *f && !*e && isfinite(*v);
+}
+
+static int load_pair_table(sc_interf_data *d, const char *path) {
+  char *text;
+  size_t len, cap;
+  int rc = sc__read_file(d->ctx, path, NULL, "table", (size_t)256 << 20, &text, &len, &cap);
+  if (rc) return rc;
+  const char *p = text, *end = text + len;
+  int col[EC_N] = {-1, -1, -1, -1}, line = 1, bad = 0, ncol = 0;
+  static const char *const names[EC_N] = {"kShortName", "ground_truth", "duration",
+                                          "overlap_ratio"};
+  char field[512], val[EC_N][512];
+  for (int c = 0;; c++) { /* the header */
+    int eol = csv_field(&p, end, field, sizeof field, &bad);
+    for (int k = 0; k < EC_N; k++)
+      if (!strcmp(field, names[k]) && col[k] < 0) col[k] = c;
+    ncol = c + 1;
+    if (eol || bad) break;
+  }
+  for (int k = 0; !rc && k < EC_N; k++)
+    if (col[k] < 0 || bad)
+      rc = sc__error(d->ctx, SC_EINVAL, "%s:1: %s", path,
+                     bad ? "malformed CSV header" : "the header lacks a column of kShortName, "
+                     "ground_truth, duration, overlap_ratio");
+  int trace = (int)d->st.traces;
+  while (!rc) {
+    while (p < end && (*p == '\r' || *p == '\n')) {
+      if (*p == '\n') line++;
+      p++;
+    }
+    if (p >= end) break;
+    int c = 0, eol = 0;
+    for (int k = 0; k < EC_N; k++) val[k][0] = 0;
+    while (!eol && !bad) {
+      eol = csv_field(&p, end, field, sizeof field, &bad);
+      for (int k = 0; k < EC_N; k++)
+        if (c == col[k]) memcpy(val[k], field, sizeof field);
+      c++;
+    }
+    if (bad || c != ncol) {
+      rc = sc__error(d->ctx, SC_EINVAL, "%s:%d: %s", path, line,
+                     bad ? "malformed CSV field" : "wrong number of fields");
+      break;
+    }
+    double alone, dur, ratio;
+    if (!csv_number(val[EC_ALONE], &alone) || !csv_number(val[EC_DUR], &dur) ||
+        !csv_number(val[EC_RATIO], &ratio) || alone <= 0 || dur <= 0 || ratio < 0 || ratio > 1) {
+      rc = sc__error(d->ctx, SC_EINVAL,
+                     "%s:%d: ground_truth and duration must be positive ns and overlap_ratio in "
+                     "[0, 1]", path, line);
+      break;
+    }
+    d->st.kernels++;
+    if (ratio > 0) {
+      d->st.overlapped++;
+      sc_interf_sample smp = {sc__kernel_kind(val[EC_NAME]), alone, dur, ratio,
+                              {SC_ICOLL_ALLREDUCE, 0, 0, 2},
+                              fnv(FNV_OFFSET, val[EC_NAME], strlen(val[EC_NAME])), trace};
+      rc = sc__interf_data_add(d, &smp, 1);
+    }
+  }
+  if (!rc) d->st.traces++;
+  sc__free(d->ctx, text, cap);
+  return rc;
+}
+
 int sc_interf_load_file(sc_interf_data *d, const char *path) {
   if (!d || !path) return SC_EINVAL;
+  size_t pl = strlen(path);
+  if (pl > 4 && !strcmp(path + pl - 4, ".csv")) return load_pair_table(d, path);
   FILE *f = fopen(path, "rb");
   if (!f) return sc__error(d->ctx, SC_EREAD, "%s: cannot open: %s", path, strerror(errno));
   int rc = sc_interf_trace_begin(d, path);

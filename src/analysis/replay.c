@@ -450,9 +450,25 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   return rc;
 }
 
+static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
+                         const sc_replay_opts *opts, sc_write_fn trace, void *trace_ud,
+                         sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out, sc_cost *costp);
+
+/* Replays with the run's cost model, which it frees (a tree interference
+ * model is loaded by sc__cost_init). */
 static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
                       sc_write_fn trace, void *trace_ud, sc_op_sink_fn sink, void *sink_ud,
                       sc_replay_result *out) {
+  sc_cost cost;
+  int rc = sc__cost_init(ctx, cfg, &cost);
+  if (!rc) rc = replay_priced(ctx, job, cfg, opts, trace, trace_ud, sink, sink_ud, out, &cost);
+  sc__cost_release(ctx, &cost);
+  return rc;
+}
+
+static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
+                         const sc_replay_opts *opts, sc_write_fn trace, void *trace_ud,
+                         sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out, sc_cost *costp) {
   if (!job->nranks) return sc__error(ctx, SC_EINVAL, "the job has no ranks to replay");
   for (size_t i = 0; i < job->nranks; i++)
     for (size_t k = 0; k < job->ranks[i].nops; k++)
@@ -474,9 +490,8 @@ static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, cons
     if (job->ranks[i].span_ns > span) span = job->ranks[i].span_ns;
   }
   int model = o.comm == SC_REPLAY_COMM_MODEL || (o.comm == SC_REPLAY_COMM_AUTO && (retarget || span == 0));
-  sc_cost cost;
-  int rc = sc__cost_init(ctx, cfg, &cost);
-  if (rc) return rc;
+  sc_cost cost = *costp; /* a copy: the engine reads the model it points to */
+  int rc;
   int64_t gpn = cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1;
   gdef *groups = NULL;
   rc = resize_groups(ctx, job, R, dp0, dp, gpn, cost.nodes_per_leaf, &groups);

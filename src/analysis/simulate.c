@@ -211,6 +211,10 @@ int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void 
   return sc__plan_simulate_ex(ctx, plan, trace, trace_ud, NULL, out);
 }
 
+static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cfg,
+                           const sc_cost *costp, const sc_trace_opts *topts, sc_write_fn trace,
+                           void *trace_ud, const sc_sim_hooks *hk, sc_result *out);
+
 int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                          const sc_sim_hooks *hooks, sc_result *out) {
   memset(out, 0, sizeof *out);
@@ -231,6 +235,17 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
   if (rc) return rc;
   sc_cost cost;
   if ((rc = sc__cost_init(ctx, cfg, &cost))) return rc;
+  rc = simulate_priced(ctx, plan, cfg, &cost, topts, trace, trace_ud, hk, out);
+  sc__cost_release(ctx, &cost);
+  return rc;
+}
+
+/* The rest of a plan's simulation, on its prepared cost model. */
+static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cfg,
+                           const sc_cost *costp, const sc_trace_opts *topts, sc_write_fn trace,
+                           void *trace_ud, const sc_sim_hooks *hk, sc_result *out) {
+  sc_cost cost = *costp;
+  int rc;
   /* Untraced runs without interference merge the ops that nothing can tell
    * apart (SC_WL_MERGE): the same result, far fewer events. */
   unsigned flags =

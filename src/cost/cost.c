@@ -7,6 +7,7 @@
  */
 #include "cost/cost_int.h"
 #include "cost/comm_int.h"
+#include "cost/interf_int.h"
 #include "input/config_int.h"
 
 /* ------------------------------------------------------------ registry */
@@ -37,6 +38,11 @@ static double peak_tflops(const sc_hw *hw, sc_precision prec) {
   }
 }
 
+void sc__cost_release(sc_ctx *ctx, sc_cost *cost) {
+  sc__interf_tree_free(ctx, cost->interf_tree);
+  cost->interf_tree = NULL;
+}
+
 int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   memset(cost, 0, sizeof *cost);
   cost->hw = sc__config_gpu(cfg, &cost->hw_own);
@@ -56,6 +62,16 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   for (int i = 0; i < SC_INTERF_NFEAT; i++) any |= given[i] != 0;
   if (!any) cost->p.interference_w = def.interference_w;
   sc__interf_coefs_to_array(&cost->p.interference_w, cost->interf_w);
+  if (cfg->simulation.interference == SC_INTERF_TREE) {
+    if (!cfg->interference_tree[0])
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: simulation.interference: tree needs calibration.interference_tree "
+                       "(the model file `stepcast calibrate --interference --model tree -o FILE` "
+                       "writes, named in FILE)",
+                       cfg->origin);
+    int rc = sc__interf_tree_load_file(ctx, cfg->interference_tree, NULL, &cost->interf_tree);
+    if (rc) return rc;
+  }
   double tflops = peak_tflops(cost->hw, cfg->training.precision);
   if (tflops <= 0)
     return sc__error(ctx, SC_EUNSUPPORTED, "%s: gpu %s has no peak for the chosen precision",

@@ -64,6 +64,9 @@ typedef struct sc_cost {
   sc_comm_params comm_params;
   sc_comm_topo comm_topo;
   double interf_w[SC_INTERF_NFEAT]; /* p.interference_w as an array, for the engine */
+  /* simulation.interference: tree: the model loaded from
+   * calibration.interference_tree (owned; sc__cost_release frees it). */
+  struct sc_interf_tree *interf_tree;
   /* Mixture of experts: the EP group's all-to-alls run on DeepEP's kernels
    * (parallel.moe_dispatcher deepep) and the routing they carry. */
   int moe_deepep;
@@ -89,6 +92,8 @@ extern const sc_compute_model sc__roofline_model;
 /* Prepares a cost model for a resolved config: fills defaults for every zero
  * parameter (documented in docs/CONFIG.md) and picks the models. */
 int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost);
+/* Frees what sc__cost_init loaded (the tree interference model). */
+void sc__cost_release(sc_ctx *ctx, sc_cost *cost);
 
 /* Default parameters for a GPU preset (params.c; used by sc__cost_init and
  * docs). */

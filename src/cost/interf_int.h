@@ -86,6 +86,59 @@ typedef struct sc_interf_sample {
 int sc__interf_fit(sc_ctx *ctx, const sc_interf_sample *s, size_t n, double ridge, double huber,
                    double *w);
 
+/* ------------------------------------------------------------ tree model
+ * (interf_tree.c): gradient-boosted trees over the same features, trained
+ * with XGBoost on s per pair (pseudo-Huber loss weighted by alone r / dur, the
+ * factor from s to the pair's relative duration error), evaluated by a flat copy of the
+ * trees. Ownership: every sc_interf_tree is owned by its caller and freed
+ * with sc__interf_tree_free. */
+typedef struct sc_interf_tree sc_interf_tree;
+
+/* Boosting parameters (defaults: SC_INTERF_TREE_DEFAULTS). */
+typedef struct sc_interf_tree_params {
+  int rounds;              /* boosting rounds (trees) */
+  int depth;               /* largest tree depth */
+  double eta;              /* learning rate */
+  double min_child_weight; /* least summed pair weight in a leaf */
+  double lambda;           /* L2 penalty of the leaf values */
+} sc_interf_tree_params;
+
+/* Trains on the samples with positive durations and overlap. Deterministic
+ * (one thread, no sampling). Returns 0, SC_EINVAL (no pairs, an XGBoost
+ * error: "interference tree: message") or SC_ENOMEM. */
+int sc__interf_tree_train(sc_ctx *ctx, const sc_interf_sample *s, size_t n,
+                          const sc_interf_tree_params *prm, sc_interf_tree **out);
+/* Loads an XGBoost JSON model (what XGBoosterSaveModel writes as .json);
+ * `what` names it in messages ("what: message", SC_EINVAL). */
+int sc__interf_tree_load(sc_ctx *ctx, const void *buf, size_t len, const char *what,
+                         sc_interf_tree **out);
+/* The same from a file; from is the "file:line" that named it (or NULL). */
+int sc__interf_tree_load_file(sc_ctx *ctx, const char *path, const char *from,
+                              sc_interf_tree **out);
+/* Writes the booster as XGBoost JSON. */
+int sc__interf_tree_write(sc_ctx *ctx, const sc_interf_tree *t, sc_write_fn w, void *ud);
+void sc__interf_tree_free(sc_ctx *ctx, sc_interf_tree *t);
+/* Slowdown s of a kernel of SC_OP_* kind taking dur_ns alone, overlapped by
+ * comm: the forest's prediction clamped to [0, SC_INTERF_S_MAX]. Pure and
+ * allocation-free (the engine's hot path). */
+double sc__interf_tree_s(const sc_interf_tree *t, int kind, double dur_ns,
+                         const sc_interf_comm *comm);
+/* The context a tree was allocated with. */
+sc_ctx *sc__interf_tree_ctx(const sc_interf_tree *t);
+/* Trees in the model. */
+size_t sc__interf_tree_count(const sc_interf_tree *t);
+/* XGBoost's own prediction (unclamped) for the same input: tests check the
+ * flat forest against it. */
+int sc__interf_tree_booster_s(sc_ctx *ctx, const sc_interf_tree *t, int kind, double dur_ns,
+                              const sc_interf_comm *comm, double *s);
+
+/* The constant table fitted on pairs: per class the weighted median of s
+ * (weights alone r / dur), which minimises the summed relative duration
+ * error of that class's pairs; a class without pairs gets the median over
+ * all pairs. s[SC_OP_GEMM..SC_OP_OPTIMIZER]. Returns 0 or SC_ENOMEM. */
+int sc__interf_constant_fit(sc_ctx *ctx, const sc_interf_sample *smp, size_t n,
+                            double s[SC_OP_OPTIMIZER + 1]);
+
 /* The context and the training pairs of a data set. */
 sc_ctx *sc__interf_data_ctx(const sc_interf_data *d);
 const sc_interf_sample *sc__interf_data_samples(const sc_interf_data *d, size_t *n);

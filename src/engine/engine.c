@@ -147,7 +147,8 @@ typedef struct sim {
   const sc_workload *wl;
   const sc_cost *cost;
   int fold, interf, share;
-  int learned;        /* interference model `learned` (else `constant`) */
+  int learned;        /* interference model `learned` or `tree` (else `constant`) */
+  int tree;           /* `tree`: gradient-boosted trees (cost->interf_tree) */
   int explicit_wl;    /* the workload names its ranks, groups and peers */
   int merged;         /* SC_WL_MERGE workload: compute ops carry tp_ns */
   int64_t stride;     /* ranks per pipeline stage: tp*cp*dp */
@@ -815,7 +816,8 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
       comm.coll = sc__interf_coll_of(c->op->coll);
       comm.group = S->inst[c->a].pl.n;
     }
-    double v = sc__interf_learned_s(S->cost->interf_w, op->kind, op->work, &comm);
+    double v = S->tree ? sc__interf_tree_s(S->cost->interf_tree, op->kind, op->work, &comm)
+                       : sc__interf_learned_s(S->cost->interf_w, op->kind, op->work, &comm);
     if (v > s) s = v;
   }
   return s;
@@ -1390,7 +1392,10 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   S.merged = wl->merged;
   S.p2p_bytes[0] = S.p2p_bytes[1] = S.p2p_bytes[2] = -1;
   S.interf = opts->interference != SC_INTERF_NONE;
-  S.learned = opts->interference == SC_INTERF_LEARNED;
+  S.learned = opts->interference == SC_INTERF_LEARNED || opts->interference == SC_INTERF_TREE;
+  S.tree = opts->interference == SC_INTERF_TREE && cost->interf_tree;
+  if (opts->interference == SC_INTERF_TREE && !cost->interf_tree)
+    return sc__error(ctx, SC_EINVAL, "interference model tree: no model loaded");
   S.share = opts->share_links;
   /* A merged workload's op boundaries are gone: exact only at rate-1 compute
    * and invisible only without a trace (sc__workload_build_ex). */

@@ -1025,6 +1025,27 @@ static int include_calibration(loader *L, const yaml_node_t *value, int line) {
   return rc;
 }
 
+/* `calibration: {interference_tree: PATH}`: the `tree` interference model's
+ * XGBoost file, relative to the directory of the file naming it; loaded
+ * (and checked) when a run uses it (cost/interf_tree.c). */
+static int set_interference_tree(loader *L, const yaml_node_t *value, int line) {
+  const char *rel = value && value->type == YAML_SCALAR_NODE ? (const char *)value->data.scalar.value
+                                                             : NULL;
+  if (!rel || strlen(rel) != value->data.scalar.length || !*rel)
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line,
+                        "calibration.interference_tree: expected the path of a model file");
+  const char *slash = strrchr(L->file, '/');
+  char *dst = L->cfg->interference_tree;
+  size_t cap = sizeof L->cfg->interference_tree;
+  int k = rel[0] == '/' || !slash ? snprintf(dst, cap, "%s", rel)
+                                  : snprintf(dst, cap, "%.*s/%s", (int)(slash - L->file), L->file, rel);
+  if (k < 0 || (size_t)k >= cap) {
+    dst[0] = 0;
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, line, "calibration.interference_tree: path too long");
+  }
+  return SC_OK;
+}
+
 /* `model: {hf_config: PATH}`: a HuggingFace config.json, relative to the
  * directory of the including file. */
 static int include_hf(loader *L, const yaml_node_t *value, int line) {
@@ -1115,6 +1136,10 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
     if ((rc = key_text(L, k, sname, &key))) return rc;
     int kl = node_line(k);
     if (p == preset_pair) continue;
+    if (sec == SECTION_CALIBRATION && !strcmp(key, "interference_tree")) {
+      if ((rc = set_interference_tree(L, yaml_document_get_node(L->doc, p->value), kl))) return rc;
+      continue;
+    }
     if (sec == SECTION_CALIBRATION) {
       char err[SC_ERRMSG_MAX];
       int ci = sc__calib_key_find(key);

@@ -291,7 +291,9 @@
     "How communication running on a GPU slows its compute kernels: none; constant (one "          \
     "slowdown per kernel class, calibration.interference_*); learned (a regression on "           \
     "kernel and communication features, calibration keys interference_w_*, fitted by "           \
-    "`stepcast calibrate --interference`). docs/INTERFERENCE.md.")                                \
+    "`stepcast calibrate --interference`); tree (gradient-boosted trees on the same features, "   \
+    "the XGBoost model file calibration.interference_tree, from `calibrate --interference "       \
+    "--model tree`). docs/INTERFERENCE.md.")                                                      \
   X(simulation, share_links, BOOL, simulation.share_links, "", "true", 0, 0,                           \
     "Concurrent network transfers share the NIC bandwidth.")
 

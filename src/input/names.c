@@ -24,7 +24,7 @@
   X(SC_SCHED_ZB_H1, "zb-h1", "zb-h1") X(SC_SCHED_ZBV, "zbv", "zb-v")
 #define INTERFERENCE_NAMES(X)                                                       \
   X(SC_INTERF_NONE, "none", "none") X(SC_INTERF_CONSTANT, "constant", "constant")   \
-  X(SC_INTERF_LEARNED, "learned", "learned")
+  X(SC_INTERF_LEARNED, "learned", "learned") X(SC_INTERF_TREE, "tree", "tree")
 #define ATTENTION_NAMES(X) X(SC_ATTN_FLASH, "flash", "flash") X(SC_ATTN_UNFUSED, "unfused", "unfused")
 #define CP_COMM_NAMES(X)                                                            \
   X(SC_CP_P2P, "p2p", "p2p") X(SC_CP_A2A, "a2a", "a2a")                             \

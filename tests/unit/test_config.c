@@ -416,7 +416,7 @@ static void test_field_lines(void **state) {
 /* The enum name table: rows in value order, names parse back, labels. */
 static void test_enum_names(void **state) {
   (void)state;
-  static const int counts[SC_ENUM_COUNT] = {3, 4, 3, 5, 3, 2, 4, 3, 3};
+  static const int counts[SC_ENUM_COUNT] = {3, 4, 3, 5, 4, 2, 4, 3, 3};
   for (int e = 0; e < SC_ENUM_COUNT; e++) {
     assert_int_equal(sc_enum_count((sc_enum)e), counts[e]);
     for (int v = 0; v < counts[e]; v++) {
@@ -598,7 +598,7 @@ static const error_case error_cases[] = {
     {"training:\n  precision: int8\n", SC_EINVAL, "(allowed: bf16, fp16, fp8, fp32)"},
     {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full)"},
     {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved, zb-h1, zbv)"},
-    {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned)"},
+    {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned, tree)"},
     {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: 11 out of range [-10, 10]"},
     {"calibration:\n  interference_w_gemm: 1\n  interference_w_gemm: 2\n", SC_EINVAL, "t.yaml:3: duplicate key \"calibration.interference_w_gemm\" (first given on line 2)"},
     {"calibration:\n  interference_w_bogus: 1\n", SC_EINVAL, "t.yaml:2: unknown key \"calibration.interference_w_bogus\""},

@@ -131,7 +131,7 @@ static void test_fit_recovers_known_s(void **state) {
     assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
     assert_int_equal(sc__interf_data_add(d, s, (size_t)splits[c].n), 0);
     sc_interf_fit_result res;
-    sc_interf_fit_options fo = {1e-6, 0.05, splits[c].folds};
+    sc_interf_fit_options fo = {.ridge = 1e-6, .huber = 0.05, .folds = splits[c].folds};
     assert_int_equal(sc_interf_fit(d, &fo, &res), 0);
     assert_int_equal(res.kernels, splits[c].n);
     assert_int_equal(res.folds, splits[c].want_folds);
@@ -151,7 +151,7 @@ static void test_fit_recovers_known_s(void **state) {
   assert_int_equal(sc_interf_data_new(ctx, NULL, &d), 0);
   assert_int_equal(sc__interf_data_add(d, s, N), 0);
   sc_interf_fit_result res;
-  sc_interf_fit_options none = {0, 0, -1};
+  sc_interf_fit_options none = {.folds = -1};
   assert_int_equal(sc_interf_fit(d, &none, &res), 0);
   assert_int_equal(res.learned.n, 0);
   assert_int_equal(res.learned_by_trace.n, 0);
@@ -503,6 +503,114 @@ static void test_hta_traces(void **state) {
   sc_interf_data_free(d);
 }
 
+
+/* ------------------------------------------------------------ tree model */
+
+/* A growing sink for the booster's JSON. */
+typedef struct membuf {
+  char *p;
+  size_t n, cap;
+} membuf;
+
+static int mem_write(void *ud, const char *buf, size_t len) {
+  membuf *m = ud;
+  if (m->n + len + 1 > m->cap) {
+    m->cap = (m->n + len + 1) * 2;
+    m->p = realloc(m->p, m->cap);
+    if (!m->p) return SC_ENOMEM;
+  }
+  memcpy(m->p + m->n, buf, len);
+  m->n += len;
+  m->p[m->n] = 0;
+  return SC_OK;
+}
+
+/* Synthetic pairs with a known slowdown growing with the kernel's duration:
+ * s = 0.02 + 0.1 * (log10(alone / 100 us) + 2) for GEMMs, half that for
+ * elementwise kernels, fully overlapped (r = 1) by a 2-rank all-reduce. */
+static size_t monotone_pairs(sc_interf_sample *s, size_t cap) {
+  size_t n = 0;
+  for (int c = 0; c < 2; c++)
+    for (int i = 0; i < 40 && n < cap; i++) {
+      double alone = 1e3 * pow(10.0, 4.0 * i / 39.0); /* 1 us .. 10 ms */
+      double ld = log10(alone / 1e5) + 2, sd = (0.02 + 0.1 * ld) * (c ? 0.5 : 1);
+      s[n++] = (sc_interf_sample){c ? SC_OP_ELEMWISE : SC_OP_GEMM, alone, alone * (1 + sd), 1.0,
+                                  {SC_ICOLL_ALLREDUCE, 8 << 20, 0, 2}, (uint64_t)(n + 1), 0};
+    }
+  return n;
+}
+
+static void test_tree_learns_monotone_slowdown(void **state) {
+  (void)state;
+  sc_interf_sample s[80];
+  size_t n = monotone_pairs(s, 80);
+  sc_interf_tree_params prm = {200, 3, 0.2, 1, 1};
+  sc_interf_tree *t;
+  assert_int_equal(sc__interf_tree_train(ctx, s, n, &prm, &t), 0);
+  assert_true(sc__interf_tree_count(t) == 200);
+  sc_interf_comm comm = {SC_ICOLL_ALLREDUCE, 8 << 20, 0, 2};
+  double prev = -1;
+  for (int i = 0; i < 40; i += 3) { /* close to the truth, and growing with duration */
+    double alone = s[i].alone_ns, truth = s[i].dur_ns / alone - 1;
+    double v = sc__interf_tree_s(t, SC_OP_GEMM, alone, &comm);
+    assert_true(fabs(v - truth) < 0.03);
+    assert_true(v >= prev - 1e-6);
+    prev = v;
+    /* the flat forest gives XGBoost's own prediction */
+    double b;
+    assert_int_equal(sc__interf_tree_booster_s(ctx, t, SC_OP_GEMM, alone, &comm, &b), 0);
+    assert_true(fabs(b - v) < 1e-5);
+  }
+  /* elementwise kernels are slowed less than GEMMs of the same duration */
+  assert_true(sc__interf_tree_s(t, SC_OP_ELEMWISE, 1e6, &comm) <
+              sc__interf_tree_s(t, SC_OP_GEMM, 1e6, &comm));
+  /* deterministic: the same pairs give the same model, byte for byte */
+  sc_interf_tree *t2;
+  assert_int_equal(sc__interf_tree_train(ctx, s, n, &prm, &t2), 0);
+  membuf a = {0}, b = {0};
+  assert_int_equal(sc__interf_tree_write(ctx, t, mem_write, &a), 0);
+  assert_int_equal(sc__interf_tree_write(ctx, t2, mem_write, &b), 0);
+  assert_true(a.n == b.n && a.n > 0 && !memcmp(a.p, b.p, a.n));
+  /* save / load round trip: the loaded model predicts the same */
+  sc_interf_tree *t3;
+  assert_int_equal(sc__interf_tree_load(ctx, a.p, a.n, "mem", &t3), 0);
+  for (int i = 0; i < 40; i++)
+    assert_true(sc__interf_tree_s(t3, SC_OP_GEMM, s[i].alone_ns, &comm) ==
+                sc__interf_tree_s(t, SC_OP_GEMM, s[i].alone_ns, &comm));
+  sc__interf_tree_free(ctx, t);
+  sc__interf_tree_free(ctx, t2);
+  sc__interf_tree_free(ctx, t3);
+  free(a.p);
+  free(b.p);
+}
+
+static void test_tree_bad_models(void **state) {
+  (void)state;
+  sc_interf_tree *t = (sc_interf_tree *)1;
+  assert_int_equal(sc__interf_tree_load(ctx, "nonsense", 8, "m.json", &t), SC_EINVAL);
+  assert_null(t);
+  assert_non_null(strstr(sc_errmsg(ctx), "m.json: not an XGBoost JSON model"));
+  assert_int_equal(sc__interf_tree_load(ctx, "{\"learner\": 7}", 14, "m.json", &t), SC_EINVAL);
+  assert_true(!strncmp(sc_errmsg(ctx), "m.json: ", 8) && !strchr(sc_errmsg(ctx), '\n'));
+  assert_int_equal(sc__interf_tree_load_file(ctx, "/nonexistent/x.json", NULL, &t), SC_EREAD);
+  /* no pairs */
+  sc_interf_tree_params prm = {10, 2, 0.1, 1, 1};
+  assert_int_equal(sc__interf_tree_train(ctx, NULL, 0, &prm, &t), SC_EINVAL);
+}
+
+static void test_constant_fit_medians(void **state) {
+  (void)state;
+  sc_interf_sample s[3] = {
+      {SC_OP_GEMM, 100, 110, 1, {0, 0, 0, 2}, 1, 0},
+      {SC_OP_GEMM, 100, 120, 1, {0, 0, 0, 2}, 2, 0},
+      {SC_OP_GEMM, 100, 190, 1, {0, 0, 0, 2}, 3, 0},
+  };
+  double cs[SC_OP_OPTIMIZER + 1];
+  assert_int_equal(sc__interf_constant_fit(ctx, s, 3, cs), 0);
+  assert_true(fabs(cs[SC_OP_GEMM] - 0.2) < 1e-12); /* the median s, not the mean */
+  assert_true(fabs(cs[SC_OP_NORM] - 0.2) < 1e-12); /* no pairs: the pooled median */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_keys_and_classes),
@@ -514,6 +622,9 @@ int main(void) {
       cmocka_unit_test(test_reader_errors),
       cmocka_unit_test(test_allocation_failures),
       cmocka_unit_test(test_hta_traces),
+      cmocka_unit_test(test_tree_learns_monotone_slowdown),
+      cmocka_unit_test(test_tree_bad_models),
+      cmocka_unit_test(test_constant_fit_medians),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
