@@ -490,11 +490,19 @@ static double nvls_us(const env *e, int op, double bytes) {
            sc__comm_tier_lat_us(e->t, 1, e->leaves > 1 ? 1 : 0);
     bw = fmin(bw, 2.0 * e->b_net); /* the switch reduces: one crossing each way */
   }
-  /* nvls_eff is a bus bandwidth of a full 8-GPU node; NVLS moves each
-   * rank's buffer through its NVLink port once each way whatever the group,
-   * so the algorithm bandwidth is what carries over to other group sizes:
-   * on H100 4 GPUs reach 245 GB/s algbw (367 busbw) against 275 (482) on 8
-   * (validation/nccl/h100-cluster01/all_reduce_{4,8}gpu.log) */
+  /* nvls_eff is a bus bandwidth of a full 8-GPU node. Inside a node an NVLS
+   * all-reduce moves (1 + 1/n) S through every GPU's NVLink port each way:
+   * the switch's multimem reduce reads each rank's slice of S/n from all n
+   * GPUs (S out of every port, the reduced S/n back in), then the multicast
+   * store sends each reduced slice to all n (S/n out, S in). The 8-GPU
+   * figure therefore carries over at (1 + 1/8) / (1 + 1/n): on H100 4 GPUs
+   * reach 245 GB/s algbw against 275 on 8, 0.89, and (1.125 / 1.25) = 0.90
+   * (validation/nccl/h100-cluster01/all_reduce_{4,8}gpu.log). All-gather and
+   * reduce-scatter move S through the port one way whatever n, as the bus
+   * factor of 8 ranks at half the rate gives. */
+  if (e->nodes <= 1 && op == SC_COMM_ALL_REDUCE)
+    return lat + xfer_us(sc_comm_bus_factor(op, 8) * (1.0 + 1.0 / e->n) / (1.0 + 1.0 / 8.0) * bytes,
+                         bw);
   double ranks = e->nodes > 1 ? e->n : fmax(e->n, 8.0);
   return lat + xfer_us(sc_comm_bus_factor(op, (int64_t)ranks) * bytes, bw);
 }

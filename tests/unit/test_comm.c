@@ -309,9 +309,11 @@ static void test_collectives_relate(void **state) {
   sc_comm_estimate nv = predict(h, SC_COMM_ALL_REDUCE, 1e9, 8, 8);
   assert_int_equal(nv.algo, SC_ALGO_NVLS);
   assert_true(nv.reduce_us == 0);
-  /* NVLS keeps its algorithm bandwidth when the group shrinks */
+  /* NVLS moves (1 + 1/n) S through every port: 4 GPUs run at (1 + 1/8) /
+   * (1 + 1/4) = 0.9 of the 8-GPU algorithm bandwidth (measured on H100:
+   * 245 / 275 = 0.89), the latency aside */
   sc_comm_estimate nv4 = predict(h, SC_COMM_ALL_REDUCE, 1e9, 4, 4);
-  assert_true(nv4.algo == SC_ALGO_NVLS && fabs(nv4.algbw_gbps - nv.algbw_gbps) < 1e-6 * nv.algbw_gbps);
+  assert_true(nv4.algo == SC_ALGO_NVLS && fabs(nv4.algbw_gbps / nv.algbw_gbps - 0.9) < 0.01);
   sc_comm_free(h);
   /* all-to-all across nodes costs more than inside one */
   assert_true(predict(m, SC_COMM_ALL_TO_ALL, b, 16, 8).time_us >
@@ -622,7 +624,7 @@ static void test_heldout_collectives(void **state) {
       {"all_gather_20gpu.log", 10.7},        {"all_gather_80gpu.log", 20.2},
       {"reduce_scatter_4gpu.log", 4.2},      {"reduce_scatter_10gpu.log", 6.2},
       {"reduce_scatter_20gpu.log", 10.4},    {"reduce_scatter_80gpu.log", 20.0},
-      {"all_reduce_4gpu.log", 11.8},         {"all_reduce_10gpu.log", 7.1},
+      {"all_reduce_4gpu.log", 2.8},          {"all_reduce_10gpu.log", 7.1},
       {"all_reduce_20gpu.log", 6.2},         {"all_reduce_80gpu.log", 17.3},
       {"alltoall_4gpu.log", 6.8},            {"alltoall_10gpu.log", 9.0},
       {"alltoall_20gpu.log", 8.6},           {"alltoall_80gpu.log", 8.9},
