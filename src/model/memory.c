@@ -313,8 +313,11 @@ static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *byte
     chunk_w[c] = item_wgrad_bytes(mm, stage, c);
   }
   if (sh->cfg->parallel.schedule == SC_SCHED_ZBV) {
+    /* an item in flight holds its activations until its input-grad pass,
+     * then its weight-grad inputs (more than the stored activations under
+     * full recomputation, which re-creates them in the backward) */
     int64_t n = sc__schedule_zbv_limit(sh) / 2 < mm->m ? sc__schedule_zbv_limit(sh) / 2 : mm->m;
-    *bytes = (double)n * (chunk_bytes[0] + chunk_bytes[1]);
+    *bytes = (double)n * (fmax(chunk_bytes[0], chunk_w[0]) + fmax(chunk_bytes[1], chunk_w[1]));
     *embed_head = (double)n * (chunk_eh[0] + chunk_eh[1]);
     *items = (double)(2 * n);
     return;
@@ -340,6 +343,13 @@ static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *byte
       cur -= chunk_bytes[c] - (split ? chunk_w[c] : 0.0);
       cur_eh -= chunk_eh[c];
       if (!split) held--;
+      /* a split backward under full recomputation keeps more (the
+       * re-created weight-grad inputs) than the forward stored */
+      if (cur > best) {
+        best = cur;
+        best_eh = cur_eh;
+        best_items = held;
+      }
     } else {
       cur -= chunk_w[c];
       held--;

@@ -589,6 +589,47 @@ static void test_trace_memory_counter(void **state) {
   free(g.p);
 }
 
+/* The memory counter's peak per stage is the reported peak, also for a
+ * split backward under full recomputation (ZB-H1), whose peak can fall
+ * after an input-grad pass (docs/MEMORY.md). */
+static void test_counter_peak_is_estimate(void **state) {
+  (void)state;
+  static const sc_schedule scheds[] = {SC_SCHED_1F1B, SC_SCHED_ZB_H1};
+  for (int k = 0; k < 2; k++) {
+    sc_config cfg;
+    small_config(&cfg);
+    cfg.training.recompute = SC_RECOMPUTE_FULL;
+    cfg.parallel.schedule = scheds[k];
+    assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+    sc_test_buf g = {NULL, 0, 0};
+    sc_result r;
+    assert_int_equal(sc_simulate(ctx, &cfg, sc_test_buf_write, &g, &r), 0);
+    sc_test_buf js = {NULL, 0, 0};
+    assert_int_equal(sc_result_format(&cfg, &r, SC_FORMAT_JSON, sc_test_buf_write, &js), 0);
+    const char *q = js.p;
+    for (int64_t st = 0; st < cfg.parallel.pp; st++) {
+      q = strstr(q, "\"peak_gib\":");
+      assert_non_null(q);
+      q += 11;
+      double want = atof(q);
+      char key[96];
+      snprintf(key, sizeof key, "\"name\":\"memory\",\"pid\":%lld,",
+               (long long)(st * cfg.parallel.tp * cfg.parallel.dp));
+      double peak = 0;
+      for (const char *p = g.p; (p = strstr(p, key)); p++) {
+        const char *v = strstr(p, "\"GiB\":");
+        assert_non_null(v);
+        if (atof(v + 6) > peak) peak = atof(v + 6);
+      }
+      if (fabs(peak - want) > 1e-3)
+        fail_msg("schedule %d stage %lld: counter peak %.4f GiB, estimate %.4f GiB", k,
+                 (long long)st, peak, want);
+    }
+    free(js.p);
+    free(g.p);
+  }
+}
+
 static int failing_sink(void *ud, const char *buf, size_t len) {
   (void)ud, (void)buf, (void)len;
   return SC_EWRITE;
@@ -652,6 +693,7 @@ int main(void) {
       cmocka_unit_test(test_trace_streams),
       cmocka_unit_test(test_trace_write_error),
       cmocka_unit_test(test_trace_memory_counter),
+      cmocka_unit_test(test_counter_peak_is_estimate),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
