@@ -364,7 +364,7 @@ int sc_cli_calibrate_interference(const sc_cli_cmd *cmd, int argc, char **argv) 
     for (int i = 0; i < files.n && len < sizeof note; i++)
       len += (size_t)snprintf(note + len, sizeof note - len, "\n  %s", files.v[i]);
     if (treebase && strlen(treebase) < sizeof res.tree_file) {
-      snprintf(res.tree_file, sizeof res.tree_file, "%s", treebase);
+      memcpy(res.tree_file, treebase, strlen(treebase) + 1); /* fits: checked above */
       sc_cli_out t;
       FILE *tf = open_output(&t, treepath);
       if (!tf) code = sc_exit_code(SC_EWRITE);
