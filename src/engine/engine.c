@@ -78,13 +78,32 @@ typedef struct rstate {
 typedef struct activity { /* fields an event's pop reads come first */
   uint32_t version;
   uint8_t type, sa, sb, net;
-  uint32_t a, b;    /* compute: rank a; coll: group instance a; p2p: ranks a -> b */
+  uint32_t a, b;    /* compute: rank a; coll: group instance a, its load histogram b
+                     * (NONE: none, see loadhist); p2p: ranks a -> b */
   const sc_op *op;
   int64_t start_ns;
   double remaining; /* ns of work left at rate 1 */
   double rate;
   int64_t last_ns;
 } activity;
+
+/* The rate of a collective is the smallest factor over its members
+ * (member_factor), which depends only on a member's *load*: its network
+ * transfers n_net and whether compute runs there. A DP group of 1,024
+ * simulated ranks made a scan of the members per rate computation cost
+ * O(group) on every start and end of anything on any member, O(group^2) per
+ * collective: 71% of the instructions of Llama-3 405B on 65,536 GPUs
+ * unfolded. So a large collective keeps the count of its members per load
+ * instead, moved as a member's load changes (load_moved), and its rate is
+ * the factor of the heaviest load present with compute and without
+ * (coll_rate): the factor falls monotonically with n_net, so that is the
+ * same minimum, bit for bit. */
+#define LOAD_HIST_MIN 16 /* members above which a collective keeps one; below, a
+                          * scan reads no more counters than the histogram's 30 */
+typedef union loadhist {
+  uint32_t n[2][SC_ST_COUNT + 1]; /* [compute runs][n_net]: members with that load */
+  uint32_t next_free;             /* a free entry: the next free one, or NONE */
+} loadhist;
 
 typedef struct event {   /* a pending end of activity `act` */
   uint32_t act, version; /* stale once the activity's version moved on */
@@ -182,6 +201,10 @@ typedef struct sim {
   int cp_want;           /* sc_engine_opts.critical_path */
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
+  loadhist *hist;       /* load histograms of the running large collectives */
+  size_t nhist, hist_cap;
+  uint32_t free_hist;   /* free entries of hist, chained through next_free */
+  uint32_t live_hist;   /* entries in use: load_moved has nothing to do at 0 */
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
   double p2p_bytes[2], p2p_ns[2]; /* last transfer priced, by net; bytes -1: none */
   int rc;
@@ -751,11 +774,32 @@ static inline void account(sim *S, rstate *r) {
   }
 }
 
-static double member_factor(const sim *S, const rstate *r, int net) {
+/* The factor a member with n_net network transfers (and compute running
+ * there when comp) puts on the rate of a transfer (net) or of an activity off
+ * the network. Non-increasing in n_net (see loadhist). */
+static inline double load_factor(const sim *S, int32_t n_net, int comp, int net) {
   double f = 1.0;
-  if (net && S->share && r->n_net > 1) f /= (double)r->n_net;
-  if (S->interf && r->n_comp > 0) f /= 1.0 + S->cost->p.interference_comm;
+  if (net && S->share && n_net > 1) f /= (double)n_net;
+  if (S->interf && comp) f /= 1.0 + S->cost->p.interference_comm;
   return f;
+}
+
+static inline double member_factor(const sim *S, const rstate *r, int net) {
+  return load_factor(S, r->n_net, r->n_comp > 0, net);
+}
+
+/* The rate of a collective with a load histogram: the smallest factor of the
+ * loads present (the heaviest with compute and the heaviest without). */
+static double coll_rate(const sim *S, const loadhist *h, int net) {
+  double rate = 1.0;
+  for (int comp = 0; comp < 2; comp++) {
+    int k = SC_ST_COUNT;
+    while (k >= 0 && !h->n[comp][k]) k--;
+    if (k < 0) continue;
+    double f = load_factor(S, k, comp, net);
+    if (f < rate) rate = f;
+  }
+  return rate;
 }
 
 /* Slowdown s of compute op `op` on rank r while communication runs there: the
@@ -787,6 +831,9 @@ static double act_rate(const sim *S, const activity *a) {
     return (S->interf && r->n_comm > 0) ? 1.0 / (1.0 + compute_slowdown(S, r, a->op)) : 1.0;
   }
   case ACT_COLL: {
+    /* Off the network without interference, every factor is 1. */
+    if (!S->interf && !(a->net && S->share)) return 1.0;
+    if (a->b != NONE) return coll_rate(S, &S->hist[a->b], a->net);
     const ginst *g = &S->inst[a->a];
     double rate = 1.0;
     for (uint32_t i = 0; i < g->nmem; i++) {
@@ -842,6 +889,56 @@ static inline void refresh_rates(sim *S, uint32_t rank) {
   if (S->interf || (r->n_net > 0 && S->share)) rescale_rank(S, r);
 }
 
+/* Rank r's load went from (old_net, old_comp) to its current one: moves it
+ * in the histograms of the large collectives running on r. */
+static void load_moved(sim *S, const rstate *r, int32_t old_net, int old_comp) {
+  int comp = r->n_comp > 0;
+  for (unsigned run = r->running; run; run &= run - 1) {
+    const activity *a = &S->acts[r->act[lowest_bit(run)]];
+    if (a->type != ACT_COLL || a->b == NONE) continue;
+    loadhist *h = &S->hist[a->b];
+    h->n[old_comp][old_net]--;
+    h->n[comp][r->n_net]++;
+  }
+}
+
+/* After a change of r's counters from (old_net, old_comp). */
+static inline void load_check(sim *S, const rstate *r, int32_t old_net, int old_comp) {
+  if (SC_UNLIKELY(S->live_hist) && (r->n_net != old_net || (r->n_comp > 0) != old_comp))
+    load_moved(S, r, old_net, old_comp);
+}
+
+/* Gives collective activity a (just started on all its members) a load
+ * histogram of its members when it is large and its rate can vary. */
+static void hist_attach(sim *S, activity *a, const ginst *g) {
+  if (g->nmem <= LOAD_HIST_MIN || (!S->interf && !(a->net && S->share))) return;
+  uint32_t h = S->free_hist;
+  if (h != NONE) S->free_hist = S->hist[h].next_free;
+  else {
+    if (sc__grow(S->ctx, (void **)&S->hist, sizeof(loadhist), &S->hist_cap, S->nhist + 1)) {
+      S->rc = SC_ENOMEM;
+      return;
+    }
+    h = (uint32_t)S->nhist++;
+  }
+  loadhist *lh = &S->hist[h];
+  memset(lh, 0, sizeof *lh);
+  for (uint32_t i = 0; i < g->nmem; i++) {
+    const rstate *r = &S->ranks[S->members[g->mem_off + i]];
+    lh->n[r->n_comp > 0][r->n_net]++;
+  }
+  a->b = h;
+  S->live_hist++;
+}
+
+static void hist_detach(sim *S, activity *a) {
+  if (a->b == NONE) return;
+  S->hist[a->b].next_free = S->free_hist;
+  S->free_hist = a->b;
+  a->b = NONE;
+  S->live_hist--;
+}
+
 /* Marks (rank, stream) as running activity id and updates its counters. */
 /* An op's identity on the critical path: simulated rank, stream, index. */
 #define CP_NONE UINT64_MAX
@@ -862,6 +959,8 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   r->act[stream] = id;
   /* Cached for rank_category: reading it through the activity misses cache. */
   if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
+  int32_t old_net = r->n_net;
+  int old_comp = r->n_comp > 0;
   if (op_is_compute(op->kind)) r->n_comp++;
   else {
     /* Host time (replayed traces) is neither: it slows no kernel. */
@@ -869,6 +968,8 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
     r->n_cat[op->cat]++;
     if (net) r->n_net++;
   }
+  /* A collective being started has no histogram yet (hist_attach). */
+  load_check(S, r, old_net, old_comp);
 }
 
 /* Marks ready the streams of r that wait on stream d and whose op is done. */
@@ -902,6 +1003,8 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
   r->end_ns = S->now;
   S->ops++;
+  int32_t old_net = r->n_net;
+  int old_comp = r->n_comp > 0;
   if (op_is_compute(op->kind)) {
     r->n_comp--;
     /* A merged op spent tp_ns waiting for inlined TP collectives: exposed
@@ -916,6 +1019,8 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     r->n_cat[op->cat]--;
     if (net) r->n_net--;
   }
+  /* An ending collective has left the histograms (hist_detach). */
+  load_check(S, r, old_net, old_comp);
 }
 
 static inline void start(sim *S, uint32_t id, double work_ns) {
@@ -974,8 +1079,10 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   a->sa = (uint8_t)stream;
   a->op = op;
   a->net = g->pl.nodes > 1;
+  a->b = NONE;
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
+  hist_attach(S, a, g);
   /* MoE dispatch / combine with DeepEP: its own price (cost/comm_ep.c),
    * memoised under the one value no collective kind has. */
   int coll = op->coll == SC_COLL_ALLTOALL && op->group == SC_GRP_EP && S->cost->moe_deepep
@@ -1122,6 +1229,7 @@ static void finish(sim *S, uint32_t id) {
   case ACT_COLL: {
     const ginst *g = &S->inst[a->a];
     int s = a->sa, net = a->net;
+    hist_detach(S, a);
     act_release(S, id);
     for (uint32_t i = 0; i < g->nmem; i++) release(S, S->members[g->mem_off + i], s, op, net, t0);
     for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
@@ -1156,6 +1264,7 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->chunks, sizeof(evchunk) * S->chunks_cap);
   sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
   sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
+  sc__free(ctx, S->hist, sizeof(loadhist) * S->hist_cap);
   if (S->tmap) sc__free(ctx, S->tmap, sizeof(tkey) << S->tmap_bits);
   if (S->trace) {
     sc__free(ctx, S->trace->mem.bytes, sizeof(double) * S->nsim);
@@ -1262,7 +1371,7 @@ static int run(sim *S) {
   if (n > (int64_t)UINT32_MAX / SC_ST_COUNT || n > (int64_t)UINT32_MAX / SC_GRP_COUNT)
     return sc__error(S->ctx, SC_EUNSUPPORTED, "too many ranks to simulate unfolded");
   S->nsim = (uint32_t)n;
-  S->free_chunk = S->free_list = S->last_push.list = NONE;
+  S->free_chunk = S->free_list = S->last_push.list = S->free_hist = NONE;
   if (tmap_grow(S)) return SC_ENOMEM;
   S->ranks = sc__calloc(S->ctx, S->nsim, sizeof(rstate));
   S->acts = sc__calloc(S->ctx, (size_t)S->nsim * SC_ST_COUNT, sizeof(activity));
