@@ -222,6 +222,11 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
 
 int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trace_ud,
                 sc_result *out) {
+  return sc_simulate_ex(ctx, cfg, SC_SIM_CRITICAL_PATH, trace, trace_ud, out);
+}
+
+int sc_simulate_ex(sc_ctx *ctx, const sc_config *cfg, unsigned flags, sc_write_fn trace,
+                   void *trace_ud, sc_result *out) {
   if (!ctx) return SC_EINVAL;
   if (!cfg || !out) return sc__error(ctx, SC_EINVAL, "sc_simulate: no config or result");
   memset(out, 0, sizeof *out);
@@ -229,7 +234,7 @@ int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trac
   int rc = sc__plan_init(ctx, cfg, &plan);
   if (!rc) rc = sc__memory_headroom_check(ctx, cfg, plan.memory_capacity_bytes);
   if (rc) return rc;
-  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, 1};
+  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, (flags & SC_SIM_CRITICAL_PATH) != 0};
   return sc__plan_simulate_ex(ctx, &plan, trace, trace_ud, &hooks, out);
 }
 
