@@ -16,10 +16,13 @@
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
+/* Off the hot loop's frame: its callers keep fewer registers live. */
+#define NOINLINE __attribute__((noinline))
 /* Off the per-op path: kept out of line so its callers stay small and cheap. */
 #define RARE __attribute__((noinline, cold))
 #else
 #define PREFETCH(p) ((void)(p))
+#define NOINLINE
 #define RARE
 #endif
 
@@ -100,10 +103,32 @@ typedef struct activity { /* fields an event's pop reads come first */
  * same minimum, bit for bit. */
 #define LOAD_HIST_MIN 16 /* members above which a collective keeps one; below, a
                           * scan reads no more counters than the histogram's 30 */
-typedef union loadhist {
+typedef struct loadhist {
   uint32_t n[2][SC_ST_COUNT + 1]; /* [compute runs][n_net]: members with that load */
-  uint32_t next_free;             /* a free entry: the next free one, or NONE */
+  /* Bit k of present[comp]: n[comp][k] > 0, so the heaviest load is its top
+   * bit. A free entry chains the next free one (or NONE) through present[0]. */
+  uint32_t present[2];
 } loadhist;
+_Static_assert(SC_ST_COUNT < 32, "loadhist.present has a bit per n_net");
+
+static inline void hist_add(loadhist *h, int comp, int32_t n_net) {
+  if (h->n[comp][n_net]++ == 0) h->present[comp] |= 1u << n_net;
+}
+
+static inline void hist_remove(loadhist *h, int comp, int32_t n_net) {
+  if (--h->n[comp][n_net] == 0) h->present[comp] &= ~(1u << n_net);
+}
+
+/* Index of the highest set bit of x != 0. */
+static inline int highest_bit(unsigned x) {
+#if defined(__GNUC__)
+  return 31 - __builtin_clz(x);
+#else
+  int i = 0;
+  while (x >>= 1) i++;
+  return i;
+#endif
+}
 
 typedef struct event {   /* a pending end of activity `act` */
   uint32_t act, version; /* stale once the activity's version moved on */
@@ -201,9 +226,16 @@ typedef struct sim {
   int cp_want;           /* sc_engine_opts.critical_path */
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
+  /* Rates the interference and NIC-sharing models give, computed once by the
+   * expressions below (load_factor, compute_rate) so that a look-up returns
+   * the very double the expression would: factor[net][comp][n_net] is
+   * load_factor's value, comp_rate[kind] the `constant` model's rate of a
+   * compute op while communication runs on its rank. */
+  double factor[2][2][SC_ST_COUNT + 1];
+  double comp_rate[SC_OP_KIND_COUNT];
   loadhist *hist;       /* load histograms of the running large collectives */
   size_t nhist, hist_cap;
-  uint32_t free_hist;   /* free entries of hist, chained through next_free */
+  uint32_t free_hist;   /* free entries of hist, chained through present[0] */
   uint32_t live_hist;   /* entries in use: load_moved has nothing to do at 0 */
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
   double p2p_bytes[2], p2p_ns[2]; /* last transfer priced, by net; bytes -1: none */
@@ -785,7 +817,7 @@ static inline double load_factor(const sim *S, int32_t n_net, int comp, int net)
 }
 
 static inline double member_factor(const sim *S, const rstate *r, int net) {
-  return load_factor(S, r->n_net, r->n_comp > 0, net);
+  return S->factor[net][r->n_comp > 0][r->n_net];
 }
 
 /* The rate of a collective with a load histogram: the smallest factor of the
@@ -793,10 +825,8 @@ static inline double member_factor(const sim *S, const rstate *r, int net) {
 static double coll_rate(const sim *S, const loadhist *h, int net) {
   double rate = 1.0;
   for (int comp = 0; comp < 2; comp++) {
-    int k = SC_ST_COUNT;
-    while (k >= 0 && !h->n[comp][k]) k--;
-    if (k < 0) continue;
-    double f = load_factor(S, k, comp, net);
+    if (!h->present[comp]) continue;
+    double f = S->factor[net][comp][highest_bit(h->present[comp])];
     if (f < rate) rate = f;
   }
   return rate;
@@ -824,11 +854,34 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   return s;
 }
 
-static double act_rate(const sim *S, const activity *a) {
+/* The rate of compute op `op` on rank r while communication runs there. */
+static double compute_rate(const sim *S, const rstate *r, const sc_op *op) {
+  return 1.0 / (1.0 + compute_slowdown(S, r, op));
+}
+
+/* The rate tables (sim.factor, sim.comp_rate); a NULL rank is enough for
+ * the `constant` model, which looks at the op's kind only. */
+static void rate_tables(sim *S) {
+  for (int net = 0; net < 2; net++)
+    for (int comp = 0; comp < 2; comp++)
+      for (int n = 0; n <= SC_ST_COUNT; n++) S->factor[net][comp][n] = load_factor(S, n, comp, net);
+  for (int k = 0; k < SC_OP_KIND_COUNT; k++) {
+    sc_op op = {0};
+    op.kind = (uint8_t)k;
+    S->comp_rate[k] = S->learned ? 0.0 : compute_rate(S, NULL, &op);
+  }
+}
+
+RARE static double learned_rate(const sim *S, const rstate *r, const sc_op *op) {
+  return compute_rate(S, r, op);
+}
+
+static inline double act_rate(const sim *S, const activity *a) {
   switch (a->type) {
   case ACT_COMPUTE: {
     const rstate *r = &S->ranks[a->a];
-    return (S->interf && r->n_comm > 0) ? 1.0 / (1.0 + compute_slowdown(S, r, a->op)) : 1.0;
+    if (!S->interf || r->n_comm <= 0) return 1.0;
+    return S->learned ? learned_rate(S, r, a->op) : S->comp_rate[a->op->kind];
   }
   case ACT_COLL: {
     /* Off the network without interference, every factor is 1. */
@@ -858,19 +911,27 @@ static inline void schedule_end(sim *S, uint32_t id) {
 }
 
 /* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
+/* Activity id runs at `rate` from now on: its work so far at the old rate is
+ * done, and its end is queued again (the old event goes stale). Out of line:
+ * most rescales find the rate unchanged, and keeping the queue push out of
+ * rescale_rank keeps that loop's frame small. */
+NOINLINE static void rerate(sim *S, uint32_t id, double rate) {
+  activity *a = &S->acts[id];
+  a->remaining -= (double)(S->now - a->last_ns) * a->rate;
+  if (a->remaining < 0) a->remaining = 0;
+  a->last_ns = S->now;
+  a->rate = rate;
+  a->version++;
+  schedule_end(S, id);
+}
+
 static void rescale_rank(sim *S, rstate *r) {
   for (unsigned run = r->running; run; run &= run - 1) {
     uint32_t id = r->act[lowest_bit(run)];
-    activity *a = &S->acts[id];
+    const activity *a = &S->acts[id];
     if (!S->interf && !a->net) continue;
     double rate = act_rate(S, a);
-    if (rate == a->rate) continue;
-    a->remaining -= (double)(S->now - a->last_ns) * a->rate;
-    if (a->remaining < 0) a->remaining = 0;
-    a->last_ns = S->now;
-    a->rate = rate;
-    a->version++;
-    schedule_end(S, id);
+    if (rate != a->rate) rerate(S, id, rate);
   }
 }
 
@@ -897,8 +958,8 @@ static void load_moved(sim *S, const rstate *r, int32_t old_net, int old_comp) {
     const activity *a = &S->acts[r->act[lowest_bit(run)]];
     if (a->type != ACT_COLL || a->b == NONE) continue;
     loadhist *h = &S->hist[a->b];
-    h->n[old_comp][old_net]--;
-    h->n[comp][r->n_net]++;
+    hist_remove(h, old_comp, old_net);
+    hist_add(h, comp, r->n_net);
   }
 }
 
@@ -913,7 +974,7 @@ static inline void load_check(sim *S, const rstate *r, int32_t old_net, int old_
 static void hist_attach(sim *S, activity *a, const ginst *g) {
   if (g->nmem <= LOAD_HIST_MIN || (!S->interf && !(a->net && S->share))) return;
   uint32_t h = S->free_hist;
-  if (h != NONE) S->free_hist = S->hist[h].next_free;
+  if (h != NONE) S->free_hist = S->hist[h].present[0];
   else {
     if (sc__grow(S->ctx, (void **)&S->hist, sizeof(loadhist), &S->hist_cap, S->nhist + 1)) {
       S->rc = SC_ENOMEM;
@@ -925,7 +986,7 @@ static void hist_attach(sim *S, activity *a, const ginst *g) {
   memset(lh, 0, sizeof *lh);
   for (uint32_t i = 0; i < g->nmem; i++) {
     const rstate *r = &S->ranks[S->members[g->mem_off + i]];
-    lh->n[r->n_comp > 0][r->n_net]++;
+    hist_add(lh, r->n_comp > 0, r->n_net);
   }
   a->b = h;
   S->live_hist++;
@@ -933,7 +994,7 @@ static void hist_attach(sim *S, activity *a, const ginst *g) {
 
 static void hist_detach(sim *S, activity *a) {
   if (a->b == NONE) return;
-  S->hist[a->b].next_free = S->free_hist;
+  S->hist[a->b].present[0] = S->free_hist;
   S->free_hist = a->b;
   a->b = NONE;
   S->live_hist--;
@@ -1448,6 +1509,7 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   S.interf = opts->interference != SC_INTERF_NONE;
   S.learned = opts->interference == SC_INTERF_LEARNED;
   S.share = opts->share_links;
+  rate_tables(&S);
   /* A merged workload's op boundaries are gone: exact only at rate-1 compute
    * and invisible only without a trace (sc__workload_build_ex). */
   if (wl->merged && (S.interf || opts->trace || opts->op_sink || opts->mem_sink))
