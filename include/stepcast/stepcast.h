@@ -502,7 +502,8 @@ typedef struct sc_result {
   int64_t simulated_ranks;   /* ranks the engine ran (folded or all) */
   /* The critical path of the step (docs/REPORT.md): the chain of ops, each
    * started by the end of the one before, that ends the step; recorded by
-   * sc_simulate up to 4M simulated ops (else critical_path_ops is 0). */
+   * sc_simulate up to 4M simulated ops (else, and by sc_simulate_ex without
+   * SC_SIM_CRITICAL_PATH, critical_path_ops is 0). */
   int64_t critical_path_ops;              /* ops on it; 0: not recorded */
   double critical_path_s[SC_CAT_COUNT];   /* its time per category; sums to the step */
   struct {
@@ -565,6 +566,16 @@ typedef struct sc_trace_opts {
  * the job are SC_EINVAL. trace may be NULL (no trace, opts unused). */
 int sc_simulate_traced(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
                        sc_write_fn trace, void *trace_ud, sc_result *out);
+
+/* Flags of sc_simulate_ex. */
+#define SC_SIM_CRITICAL_PATH 1u /* record the critical path (sc_result.critical_path_*) */
+/* sc_simulate with flags; sc_simulate is sc_simulate_ex with
+ * SC_SIM_CRITICAL_PATH. Without that flag critical_path_ops is 0 and
+ * everything else is the same, bit for bit: for callers that do not report
+ * the path (recording it costs 16 bytes per simulated op, and up to 60% more
+ * time on small unfolded runs, docs/PERFORMANCE.md). */
+int sc_simulate_ex(sc_ctx *ctx, const sc_config *cfg, unsigned flags, sc_write_fn trace,
+                   void *trace_ud, sc_result *out);
 
 /* Size of the Chrome trace sc_simulate would stream for a resolved config,
  * bytes, estimated before anything is built (from the schedule's passes and

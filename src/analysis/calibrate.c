@@ -96,7 +96,7 @@ static double data_loss(fit *F, const sc_cost_params *p, double *err_pct) {
     sc_config cfg;
     sc_result res;
     int e = sc_case_config(F->ctx, c, &vo, &cfg);
-    if (!e) e = sc_simulate(F->ctx, &cfg, NULL, NULL, &res);
+    if (!e) e = sc_simulate_ex(F->ctx, &cfg, 0, NULL, NULL, &res); /* the step time only */
     if (e) {
       if (!F->rc) F->rc = e;
       return NAN;

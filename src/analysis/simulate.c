@@ -316,8 +316,21 @@ int sc_simulate(sc_ctx *ctx, const sc_config *cfg, sc_write_fn trace, void *trac
   return sc_simulate_traced(ctx, cfg, NULL, trace, trace_ud, out);
 }
 
+static int simulate_with(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
+                         unsigned flags, sc_write_fn trace, void *trace_ud, sc_result *out);
+
 int sc_simulate_traced(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
                        sc_write_fn trace, void *trace_ud, sc_result *out) {
+  return simulate_with(ctx, cfg, opts, SC_SIM_CRITICAL_PATH, trace, trace_ud, out);
+}
+
+int sc_simulate_ex(sc_ctx *ctx, const sc_config *cfg, unsigned flags, sc_write_fn trace,
+                   void *trace_ud, sc_result *out) {
+  return simulate_with(ctx, cfg, NULL, flags, trace, trace_ud, out);
+}
+
+static int simulate_with(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *opts,
+                         unsigned flags, sc_write_fn trace, void *trace_ud, sc_result *out) {
   if (!ctx) return SC_EINVAL;
   if (!cfg || !out) return sc__error(ctx, SC_EINVAL, "sc_simulate: no config or result");
   memset(out, 0, sizeof *out);
@@ -325,7 +338,7 @@ int sc_simulate_traced(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts *o
   int rc = sc__plan_init(ctx, cfg, &plan);
   if (!rc) rc = sc__memory_headroom_check(ctx, cfg, plan.memory_capacity_bytes);
   if (rc) return rc;
-  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, 1, opts};
+  sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, (flags & SC_SIM_CRITICAL_PATH) != 0, opts};
   return sc__plan_simulate_ex(ctx, &plan, trace, trace_ud, &hooks, out);
 }
 

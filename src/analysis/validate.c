@@ -547,7 +547,7 @@ static int choose_micro_batch(const row_ctx *rc, sc_config *cfg, char *why, size
     sc_config t = r;
     sc_result res;
     t.training.micro_batch = b;
-    if (!(e = resolve_copy(rc, &t, &t))) e = sc_simulate(rc->set->ctx, &t, NULL, NULL, &res);
+    if (!(e = resolve_copy(rc, &t, &t))) e = sc_simulate_ex(rc->set->ctx, &t, 0, NULL, NULL, &res);
     if (e) return e;
     if (res.memory_gib <= res.memory_capacity_gib || b % 2 || b == 1) break;
     b /= 2;

@@ -18,10 +18,13 @@
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
+/* Off the hot loop's frame: its callers keep fewer registers live. */
+#define NOINLINE __attribute__((noinline))
 /* Off the per-op path: kept out of line so its callers stay small and cheap. */
 #define RARE __attribute__((noinline, cold))
 #else
 #define PREFETCH(p) ((void)(p))
+#define NOINLINE
 #define RARE
 #endif
 
@@ -48,45 +51,96 @@ typedef struct ginst {
   sc_placement pl;        /* placement of the full logical group */
 } ginst;
 
-/* Per simulated rank. The fields that every compute op's end and the next
- * op's start touch come first, to share cache lines: the ranks array does not
- * fit L1. */
-typedef struct rstate {
-  uint32_t head[SC_ST_COUNT]; /* next op per stream; ops before it are done */
-  uint8_t st[SC_ST_COUNT];
+/* Per stream of a simulated rank: the indices try_advance, release and
+ * wake_waiters read together, side by side (one 16-byte cell per stream
+ * rather than one array per field, so a rank's streams in use, usually the
+ * first seven, span two cache lines instead of four). */
+typedef struct rstream {
+  uint32_t head;      /* next op; ops before it are done */
+  uint32_t act;       /* running or pending activity */
   /* A stream's head op can only become startable when a stream of the same
    * rank completes an op: its own (it goes idle) or the one its head op waits
    * on. Most idle streams wait on a compute op several ops ahead (unfolded
    * default: 94% of the dependency checks of a full rescan fail), so a blocked
    * stream records the exact op it waits on and is only looked at again once
    * that op is done; try_advance examines just the streams marked ready. */
+  uint32_t wake_head; /* as stream d: head that frees its first waiter, or NONE */
+  uint32_t wait_idx;  /* as a waiter: index in stream d of the op it waits on */
+} rstream;
+
+/* Per simulated rank. The ranks array does not fit the caches of an
+ * unfolded run of 65,536 ranks and more, so what every op's end and the next
+ * op's start touch comes first and is kept narrow (counters of running ops
+ * are at most SC_ST_COUNT), then the per-stream cells; the global rank, read
+ * by p2p and the outputs only, last. */
+typedef struct rstate {
   uint16_t ready;             /* bit s: stream s may be able to start its head op */
   uint16_t running;           /* bit s: stream s runs an activity (st[s] == ST_RUN) */
   uint8_t compute_cat;        /* category of the op on the compute stream, if any */
-  int32_t n_comp, n_net;
+  uint8_t n_cat[SC_CAT_COUNT]; /* running communication ops per category */
+  uint8_t st[SC_ST_COUNT];    /* ST_* per stream */
+  uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
+  int32_t n_comp, n_net, n_comm;
   uint32_t stage;
   int64_t last_ns;            /* breakdown accounted up to here */
-  double acc[SC_CAT_COUNT];   /* ns per category */
   int64_t end_ns;             /* end of the rank's last op */
-  int32_t n_comm;
-  uint32_t act[SC_ST_COUNT];  /* running or pending activity per stream */
-  uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
-  uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
-  uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
-  int32_t n_cat[SC_CAT_COUNT];
+  double acc[SC_CAT_COUNT];   /* ns per category */
+  rstream s[SC_ST_COUNT];
   int64_t global;             /* global rank */
 } rstate;
+_Static_assert(SC_ST_COUNT <= UINT8_MAX, "rstate.n_cat counts running ops in 8 bits");
 
 typedef struct activity { /* fields an event's pop reads come first */
   uint32_t version;
   uint8_t type, sa, sb, net;
-  uint32_t a, b;    /* compute: rank a; coll: group instance a; p2p: ranks a -> b */
+  uint32_t a, b;    /* compute: rank a; coll: group instance a, its load histogram b
+                     * (NONE: none, see loadhist); p2p: ranks a -> b */
   const sc_op *op;
   int64_t start_ns;
   double remaining; /* ns of work left at rate 1 */
   double rate;
   int64_t last_ns;
 } activity;
+
+/* The rate of a collective is the smallest factor over its members
+ * (member_factor), which depends only on a member's *load*: its network
+ * transfers n_net and whether compute runs there. A DP group of 1,024
+ * simulated ranks made a scan of the members per rate computation cost
+ * O(group) on every start and end of anything on any member, O(group^2) per
+ * collective: 71% of the instructions of Llama-3 405B on 65,536 GPUs
+ * unfolded. So a large collective keeps the count of its members per load
+ * instead, moved as a member's load changes (load_moved), and its rate is
+ * the factor of the heaviest load present with compute and without
+ * (coll_rate): the factor falls monotonically with n_net, so that is the
+ * same minimum, bit for bit. */
+#define LOAD_HIST_MIN 16 /* members above which a collective keeps one; below, a
+                          * scan reads no more counters than the histogram's 30 */
+typedef struct loadhist {
+  uint32_t n[2][SC_ST_COUNT + 1]; /* [compute runs][n_net]: members with that load */
+  /* Bit k of present[comp]: n[comp][k] > 0, so the heaviest load is its top
+   * bit. A free entry chains the next free one (or NONE) through present[0]. */
+  uint32_t present[2];
+} loadhist;
+_Static_assert(SC_ST_COUNT < 32, "loadhist.present has a bit per n_net");
+
+static inline void hist_add(loadhist *h, int comp, int32_t n_net) {
+  if (h->n[comp][n_net]++ == 0) h->present[comp] |= 1u << n_net;
+}
+
+static inline void hist_remove(loadhist *h, int comp, int32_t n_net) {
+  if (--h->n[comp][n_net] == 0) h->present[comp] &= ~(1u << n_net);
+}
+
+/* Index of the highest set bit of x != 0. */
+static inline int highest_bit(unsigned x) {
+#if defined(__GNUC__)
+  return 31 - __builtin_clz(x);
+#else
+  int i = 0;
+  while (x >>= 1) i++;
+  return i;
+#endif
+}
 
 typedef struct event {   /* a pending end of activity `act` */
   uint32_t act, version; /* stale once the activity's version moved on */
@@ -188,6 +242,17 @@ typedef struct sim {
   int cp_want;           /* sc_engine_opts.critical_path */
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
+  /* Rates the interference and NIC-sharing models give, computed once by the
+   * expressions below (load_factor, compute_rate) so that a look-up returns
+   * the very double the expression would: factor[net][comp][n_net] is
+   * load_factor's value, comp_rate[kind] the `constant` model's rate of a
+   * compute op while communication runs on its rank. */
+  double factor[2][2][SC_ST_COUNT + 1];
+  double comp_rate[SC_OP_KIND_COUNT];
+  loadhist *hist;       /* load histograms of the running large collectives */
+  size_t nhist, hist_cap;
+  uint32_t free_hist;   /* free entries of hist, chained through present[0] */
+  uint32_t live_hist;   /* entries in use: load_moved has nothing to do at 0 */
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
   double p2p_bytes[3], p2p_ns[3]; /* last transfer priced, by tier (SC_TIER_*); bytes -1: none */
   int rc;
@@ -549,7 +614,7 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
                      : 0.0;
   int w_pass = wgrad > 0 && op->phase == SC_PH_WGRAD;
   const sc_program *p = &S->wl->progs[r->stage];
-  uint32_t next = r->head[SC_ST_COMPUTE] + 1;
+  uint32_t next = r->s[SC_ST_COMPUTE].head + 1;
   if (next < p->nops[SC_ST_COMPUTE]) {
     const sc_op *n = &p->ops[SC_ST_COMPUTE][next];
     if (n->phase != SC_PH_FWD && n->phase != SC_PH_STEP && n->mb == op->mb &&
@@ -793,11 +858,30 @@ static inline void account(sim *S, rstate *r) {
   }
 }
 
-static double member_factor(const sim *S, const rstate *r, int net) {
+/* The factor a member with n_net network transfers (and compute running
+ * there when comp) puts on the rate of a transfer (net) or of an activity off
+ * the network. Non-increasing in n_net (see loadhist). */
+static inline double load_factor(const sim *S, int32_t n_net, int comp, int net) {
   double f = 1.0;
-  if (net && S->share && r->n_net > 1) f /= (double)r->n_net;
-  if (S->interf && r->n_comp > 0) f /= 1.0 + S->cost->p.interference_comm;
+  if (net && S->share && n_net > 1) f /= (double)n_net;
+  if (S->interf && comp) f /= 1.0 + S->cost->p.interference_comm;
   return f;
+}
+
+static inline double member_factor(const sim *S, const rstate *r, int net) {
+  return S->factor[net][r->n_comp > 0][r->n_net];
+}
+
+/* The rate of a collective with a load histogram: the smallest factor of the
+ * loads present (the heaviest with compute and the heaviest without). */
+static double coll_rate(const sim *S, const loadhist *h, int net) {
+  double rate = 1.0;
+  for (int comp = 0; comp < 2; comp++) {
+    if (!h->present[comp]) continue;
+    double f = S->factor[net][comp][highest_bit(h->present[comp])];
+    if (f < rate) rate = f;
+  }
+  return rate;
 }
 
 /* Slowdown s of compute op `op` on rank r while communication runs there: the
@@ -809,7 +893,7 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
     return sc__interf_constant_s(p, op->kind);
   double s = 0;
   for (unsigned run = r->running; run; run &= run - 1) {
-    const activity *c = &S->acts[r->act[lowest_bit(run)]];
+    const activity *c = &S->acts[r->s[lowest_bit(run)].act];
     if (c->type == ACT_COMPUTE || c->op->kind == SC_OP_HOST) continue;
     sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
     if (c->type == ACT_COLL) {
@@ -823,13 +907,39 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   return s;
 }
 
-static double act_rate(const sim *S, const activity *a) {
+/* The rate of compute op `op` on rank r while communication runs there. */
+static double compute_rate(const sim *S, const rstate *r, const sc_op *op) {
+  return 1.0 / (1.0 + compute_slowdown(S, r, op));
+}
+
+/* The rate tables (sim.factor, sim.comp_rate); a NULL rank is enough for
+ * the `constant` model, which looks at the op's kind only. */
+static void rate_tables(sim *S) {
+  for (int net = 0; net < 2; net++)
+    for (int comp = 0; comp < 2; comp++)
+      for (int n = 0; n <= SC_ST_COUNT; n++) S->factor[net][comp][n] = load_factor(S, n, comp, net);
+  for (int k = 0; k < SC_OP_KIND_COUNT; k++) {
+    sc_op op = {0};
+    op.kind = (uint8_t)k;
+    S->comp_rate[k] = S->learned ? 0.0 : compute_rate(S, NULL, &op);
+  }
+}
+
+RARE static double learned_rate(const sim *S, const rstate *r, const sc_op *op) {
+  return compute_rate(S, r, op);
+}
+
+static inline double act_rate(const sim *S, const activity *a) {
   switch (a->type) {
   case ACT_COMPUTE: {
     const rstate *r = &S->ranks[a->a];
-    return (S->interf && r->n_comm > 0) ? 1.0 / (1.0 + compute_slowdown(S, r, a->op)) : 1.0;
+    if (!S->interf || r->n_comm <= 0) return 1.0;
+    return S->learned ? learned_rate(S, r, a->op) : S->comp_rate[a->op->kind];
   }
   case ACT_COLL: {
+    /* Off the network without interference, every factor is 1. */
+    if (!S->interf && !(a->net && S->share)) return 1.0;
+    if (a->b != NONE) return coll_rate(S, &S->hist[a->b], a->net);
     const ginst *g = &S->inst[a->a];
     double rate = 1.0;
     for (uint32_t i = 0; i < g->nmem; i++) {
@@ -854,19 +964,27 @@ static inline void schedule_end(sim *S, uint32_t id) {
 }
 
 /* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
+/* Activity id runs at `rate` from now on: its work so far at the old rate is
+ * done, and its end is queued again (the old event goes stale). Out of line:
+ * most rescales find the rate unchanged, and keeping the queue push out of
+ * rescale_rank keeps that loop's frame small. */
+NOINLINE static void rerate(sim *S, uint32_t id, double rate) {
+  activity *a = &S->acts[id];
+  a->remaining -= (double)(S->now - a->last_ns) * a->rate;
+  if (a->remaining < 0) a->remaining = 0;
+  a->last_ns = S->now;
+  a->rate = rate;
+  a->version++;
+  schedule_end(S, id);
+}
+
 static void rescale_rank(sim *S, rstate *r) {
   for (unsigned run = r->running; run; run &= run - 1) {
-    uint32_t id = r->act[lowest_bit(run)];
-    activity *a = &S->acts[id];
+    uint32_t id = r->s[lowest_bit(run)].act;
+    const activity *a = &S->acts[id];
     if (!S->interf && !a->net) continue;
     double rate = act_rate(S, a);
-    if (rate == a->rate) continue;
-    a->remaining -= (double)(S->now - a->last_ns) * a->rate;
-    if (a->remaining < 0) a->remaining = 0;
-    a->last_ns = S->now;
-    a->rate = rate;
-    a->version++;
-    schedule_end(S, id);
+    if (rate != a->rate) rerate(S, id, rate);
   }
 }
 
@@ -885,6 +1003,56 @@ static inline void refresh_rates(sim *S, uint32_t rank) {
   if (S->interf || (r->n_net > 0 && S->share)) rescale_rank(S, r);
 }
 
+/* Rank r's load went from (old_net, old_comp) to its current one: moves it
+ * in the histograms of the large collectives running on r. */
+static void load_moved(sim *S, const rstate *r, int32_t old_net, int old_comp) {
+  int comp = r->n_comp > 0;
+  for (unsigned run = r->running; run; run &= run - 1) {
+    const activity *a = &S->acts[r->s[lowest_bit(run)].act];
+    if (a->type != ACT_COLL || a->b == NONE) continue;
+    loadhist *h = &S->hist[a->b];
+    hist_remove(h, old_comp, old_net);
+    hist_add(h, comp, r->n_net);
+  }
+}
+
+/* After a change of r's counters from (old_net, old_comp). */
+static inline void load_check(sim *S, const rstate *r, int32_t old_net, int old_comp) {
+  if (SC_UNLIKELY(S->live_hist) && (r->n_net != old_net || (r->n_comp > 0) != old_comp))
+    load_moved(S, r, old_net, old_comp);
+}
+
+/* Gives collective activity a (just started on all its members) a load
+ * histogram of its members when it is large and its rate can vary. */
+static void hist_attach(sim *S, activity *a, const ginst *g) {
+  if (g->nmem <= LOAD_HIST_MIN || (!S->interf && !(a->net && S->share))) return;
+  uint32_t h = S->free_hist;
+  if (h != NONE) S->free_hist = S->hist[h].present[0];
+  else {
+    if (sc__grow(S->ctx, (void **)&S->hist, sizeof(loadhist), &S->hist_cap, S->nhist + 1)) {
+      S->rc = SC_ENOMEM;
+      return;
+    }
+    h = (uint32_t)S->nhist++;
+  }
+  loadhist *lh = &S->hist[h];
+  memset(lh, 0, sizeof *lh);
+  for (uint32_t i = 0; i < g->nmem; i++) {
+    const rstate *r = &S->ranks[S->members[g->mem_off + i]];
+    hist_add(lh, r->n_comp > 0, r->n_net);
+  }
+  a->b = h;
+  S->live_hist++;
+}
+
+static void hist_detach(sim *S, activity *a) {
+  if (a->b == NONE) return;
+  S->hist[a->b].present[0] = S->free_hist;
+  S->free_hist = a->b;
+  a->b = NONE;
+  S->live_hist--;
+}
+
 /* Marks (rank, stream) as running activity id and updates its counters. */
 /* An op's identity on the critical path: simulated rank, stream, index. */
 #define CP_NONE UINT64_MAX
@@ -895,16 +1063,18 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
                           int net) {
   rstate *r = &S->ranks[rank];
   if (S->cp_start) { /* started now, by the end of the op being finished */
-    size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + (size_t)stream] + r->head[stream];
+    size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + (size_t)stream] + r->s[stream].head;
     S->cp_start[k] = S->now;
     S->cp_cause[k] = S->cp_cur;
   }
   account(S, r);
   r->st[stream] = ST_RUN;
   r->running |= (uint16_t)(1u << stream);
-  r->act[stream] = id;
+  r->s[stream].act = id;
   /* Cached for rank_category: reading it through the activity misses cache. */
   if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
+  int32_t old_net = r->n_net;
+  int old_comp = r->n_comp > 0;
   if (op_is_compute(op->kind)) r->n_comp++;
   else {
     /* Host time (replayed traces) is neither: it slows no kernel. */
@@ -912,6 +1082,8 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
     r->n_cat[op->cat]++;
     if (net) r->n_net++;
   }
+  /* A collective being started has no histogram yet (hist_attach). */
+  load_check(S, r, old_net, old_comp);
 }
 
 /* Marks ready the streams of r that wait on stream d and whose op is done. */
@@ -919,12 +1091,12 @@ RARE static void wake_waiters(rstate *r, int d) {
   uint32_t next = NONE;
   for (unsigned w = r->waiters[d]; w; w &= w - 1) {
     int s = lowest_bit(w);
-    if (r->head[d] > r->wait_idx[s]) {
+    if (r->s[d].head > r->s[s].wait_idx) {
       r->ready |= (uint16_t)(1u << s);
       r->waiters[d] &= (uint16_t)~(1u << s);
-    } else if (r->wait_idx[s] + 1 < next) next = r->wait_idx[s] + 1;
+    } else if (r->s[s].wait_idx + 1 < next) next = r->s[s].wait_idx + 1;
   }
-  r->wake_head[d] = next;
+  r->s[d].wake_head = next;
 }
 
 static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
@@ -936,15 +1108,17 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
-  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
+  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->s[stream].head);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
-  r->act[stream] = NONE;
-  r->head[stream]++;
+  r->s[stream].act = NONE;
+  r->s[stream].head++;
   r->ready |= (uint16_t)(1u << stream);
-  if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
+  if (r->s[stream].head >= r->s[stream].wake_head) wake_waiters(r, stream);
   r->end_ns = S->now;
   S->ops++;
+  int32_t old_net = r->n_net;
+  int old_comp = r->n_comp > 0;
   if (op_is_compute(op->kind)) {
     r->n_comp--;
     /* A merged op spent tp_ns waiting for inlined TP collectives: exposed
@@ -959,6 +1133,8 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     r->n_cat[op->cat]--;
     if (net) r->n_net--;
   }
+  /* An ending collective has left the histograms (hist_detach). */
+  load_check(S, r, old_net, old_comp);
 }
 
 static inline void start(sim *S, uint32_t id, double work_ns) {
@@ -1017,8 +1193,10 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   a->sa = (uint8_t)stream;
   a->op = op;
   a->net = g->pl.nodes > 1;
+  a->b = NONE;
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
+  hist_attach(S, a, g);
   /* MoE dispatch / combine with DeepEP: its own price (cost/comm_ep.c),
    * memoised under the one value no collective kind has. */
   int coll = op->coll == SC_COLL_ALLTOALL && op->group == SC_GRP_EP && S->cost->moe_deepep
@@ -1028,13 +1206,21 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
 }
 
+/* The global rank of simulated rank i, computed where the mapping gives it
+ * (synthesised workloads), so that a transfer does not read the far end of
+ * its peer's state (a cache miss per p2p op on large unfolded runs). */
+static inline int64_t global_of(const sim *S, uint32_t i) {
+  if (S->explicit_wl) return S->ranks[i].global;
+  return S->fold ? (int64_t)i * S->stride : (int64_t)i;
+}
+
 /* Simulated index of the rank `delta` stages away (with wrap-around). */
 static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
   int64_t pp = S->wl->map.pp;
   int64_t st = S->ranks[rank].stage;
   int64_t st2 = ((st + delta) % pp + pp) % pp;
   if (S->fold) return (uint32_t)st2;
-  return (uint32_t)(S->ranks[rank].global + (st2 - st) * S->stride);
+  return (uint32_t)(global_of(S, rank) + (st2 - st) * S->stride);
 }
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
@@ -1046,9 +1232,9 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   a->sa = (uint8_t)ss;
   a->sb = (uint8_t)rs;
   a->op = op;
-  a->net = node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global);
+  a->net = node_of(S, global_of(S, snd)) != node_of(S, global_of(S, rcv));
   occupy(S, snd, ss, id, op, a->net);
-  const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
+  const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].s[rs].head];
   occupy(S, rcv, rs, id, rop, a->net);
   /* The tier the transfer crosses: a node's NVLink, a leaf, or the spine. */
   int tier = SC_TIER_NODE;
@@ -1075,7 +1261,7 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
 static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op) {
   for (uint32_t d = 0; d < op->ndeps; d++) {
     uint32_t dep = p->deps[op->dep_off + d];
-    if (SC_DEP_INDEX(dep) >= r->head[SC_DEP_STREAM(dep)]) return dep;
+    if (SC_DEP_INDEX(dep) >= r->s[SC_DEP_STREAM(dep)].head) return dep;
   }
   return NONE;
 }
@@ -1092,15 +1278,15 @@ static void try_advance(sim *S, uint32_t rank) {
   r->ready = 0;
   for (; todo; todo &= todo - 1) {
     int s = lowest_bit(todo);
-    if (r->st[s] != ST_IDLE || r->head[s] >= p->nops[s]) continue;
-    const sc_op *op = &p->ops[s][r->head[s]];
+    if (r->st[s] != ST_IDLE || r->s[s].head >= p->nops[s]) continue;
+    const sc_op *op = &p->ops[s][r->s[s].head];
     if (op->ndeps) {
       uint32_t dep = unmet_dep(r, p, op);
       if (dep != NONE) { /* look again once that op is done (see release) */
         uint32_t d = SC_DEP_STREAM(dep), idx = SC_DEP_INDEX(dep);
         r->waiters[d] |= (uint16_t)(1u << s);
-        r->wait_idx[s] = idx;
-        if (idx + 1 < r->wake_head[d]) r->wake_head[d] = idx + 1;
+        r->s[s].wait_idx = idx;
+        if (idx + 1 < r->s[d].wake_head) r->s[d].wake_head = idx + 1;
         continue;
       }
     }
@@ -1140,7 +1326,7 @@ static void try_advance(sim *S, uint32_t rank) {
       if (S->ranks[peer].st[ps] == ST_WAIT) {
         if (is_send) start_p2p(S, rank, s, peer, ps, op);
         else start_p2p(S, peer, ps, rank, s,
-                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
+                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].s[ps].head]);
       }
       break;
     }
@@ -1158,7 +1344,7 @@ static void finish(sim *S, uint32_t id) {
   int64_t t0 = a->start_ns;
   if (S->cp_start) { /* what starts now was started by this op's end */
     uint32_t rank = a->type == ACT_COLL ? S->members[S->inst[a->a].mem_off] : a->a;
-    S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].head[a->sa]);
+    S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].s[a->sa].head);
   }
   switch (a->type) {
   case ACT_COMPUTE: {
@@ -1172,6 +1358,7 @@ static void finish(sim *S, uint32_t id) {
   case ACT_COLL: {
     const ginst *g = &S->inst[a->a];
     int s = a->sa, net = a->net;
+    hist_detach(S, a);
     act_release(S, id);
     for (uint32_t i = 0; i < g->nmem; i++) release(S, S->members[g->mem_off + i], s, op, net, t0);
     for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
@@ -1181,7 +1368,7 @@ static void finish(sim *S, uint32_t id) {
   default: {
     uint32_t snd = a->a, rcv = a->b;
     int ss = a->sa, rs = a->sb, net = a->net;
-    const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
+    const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].s[rs].head];
     act_release(S, id);
     release(S, snd, ss, op, net, t0);
     release(S, rcv, rs, rop, net, t0);
@@ -1206,6 +1393,7 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->chunks, sizeof(evchunk) * S->chunks_cap);
   sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
   sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
+  sc__free(ctx, S->hist, sizeof(loadhist) * S->hist_cap);
   if (S->tmap) sc__free(ctx, S->tmap, sizeof(tkey) << S->tmap_bits);
   if (S->trace) {
     sc__trace_out_free(&S->trace->out);
@@ -1315,7 +1503,7 @@ static int run(sim *S) {
   if (n > (int64_t)UINT32_MAX / SC_ST_COUNT || n > (int64_t)UINT32_MAX / SC_GRP_COUNT)
     return sc__error(S->ctx, SC_EUNSUPPORTED, "too many ranks to simulate unfolded");
   S->nsim = (uint32_t)n;
-  S->free_chunk = S->free_list = S->last_push.list = NONE;
+  S->free_chunk = S->free_list = S->last_push.list = S->free_hist = NONE;
   if (tmap_grow(S)) return SC_ENOMEM;
   S->ranks = sc__calloc(S->ctx, S->nsim, sizeof(rstate));
   S->acts = sc__calloc(S->ctx, (size_t)S->nsim * SC_ST_COUNT, sizeof(activity));
@@ -1332,7 +1520,7 @@ static int run(sim *S) {
       r->global = S->fold ? (int64_t)i * S->stride : (int64_t)i;
       r->stage = (uint32_t)stage_of(S, r->global);
     }
-    for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
+    for (int s = 0; s < SC_ST_COUNT; s++) r->s[s].act = r->s[s].wake_head = NONE;
     r->ready = (uint16_t)((1u << SC_ST_COUNT) - 1);
   }
   int rc = build_groups(S);
@@ -1358,14 +1546,14 @@ static int run(sim *S) {
     const rstate *r = &S->ranks[i];
     const sc_program *p = &S->wl->progs[r->stage];
     for (int s = 0; s < SC_ST_COUNT; s++)
-      if (r->head[s] < p->nops[s]) {
-        const sc_op *op = &p->ops[s][r->head[s]];
+      if (r->s[s].head < p->nops[s]) {
+        const sc_op *op = &p->ops[s][r->s[s].head];
         if (S->wl->op_name)
           return sc__error(S->ctx, SC_EDEADLOCK, "simulation deadlock: rank %lld stream %d stuck at op %u (%.200s)",
-                           (long long)r->global, s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
+                           (long long)r->global, s, r->s[s].head, S->wl->op_name(S->wl->names_ud, op));
         return sc__error(S->ctx, SC_EDEADLOCK,
                          "simulation deadlock: rank %lld stream %s stuck at op %u (%s, mb %u)",
-                         (long long)r->global, sc__stream_name(s), r->head[s],
+                         (long long)r->global, sc__stream_name(s), r->s[s].head,
                          sc__label_name(op->label), op->mb);
       }
   }
@@ -1397,6 +1585,7 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   if (opts->interference == SC_INTERF_TREE && !cost->interf_tree)
     return sc__error(ctx, SC_EINVAL, "interference model tree: no model loaded");
   S.share = opts->share_links;
+  rate_tables(&S);
   /* A merged workload's op boundaries are gone: exact only at rate-1 compute
    * and invisible only without a trace (sc__workload_build_ex). */
   if (wl->merged && (S.interf || opts->trace || opts->op_sink || opts->mem_sink))
