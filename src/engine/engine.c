@@ -51,44 +51,34 @@ typedef struct ginst {
   sc_placement pl;        /* placement of the full logical group */
 } ginst;
 
-/* Per stream of a simulated rank: the indices try_advance, release and
- * wake_waiters read together, side by side (one 16-byte cell per stream
- * rather than one array per field, so a rank's streams in use, usually the
- * first seven, span two cache lines instead of four). */
-typedef struct rstream {
-  uint32_t head;      /* next op; ops before it are done */
-  uint32_t act;       /* running or pending activity */
+/* Per simulated rank. The fields that every compute op's end and the next
+ * op's start touch come first, to share cache lines: the ranks array does not
+ * fit L1. */
+typedef struct rstate {
+  uint32_t head[SC_ST_COUNT]; /* next op per stream; ops before it are done */
+  uint8_t st[SC_ST_COUNT];
   /* A stream's head op can only become startable when a stream of the same
    * rank completes an op: its own (it goes idle) or the one its head op waits
    * on. Most idle streams wait on a compute op several ops ahead (unfolded
    * default: 94% of the dependency checks of a full rescan fail), so a blocked
    * stream records the exact op it waits on and is only looked at again once
    * that op is done; try_advance examines just the streams marked ready. */
-  uint32_t wake_head; /* as stream d: head that frees its first waiter, or NONE */
-  uint32_t wait_idx;  /* as a waiter: index in stream d of the op it waits on */
-} rstream;
-
-/* Per simulated rank. The ranks array does not fit the caches of an
- * unfolded run of 65,536 ranks and more, so what every op's end and the next
- * op's start touch comes first and is kept narrow (counters of running ops
- * are at most SC_ST_COUNT), then the per-stream cells; the global rank, read
- * by p2p and the outputs only, last. */
-typedef struct rstate {
   uint16_t ready;             /* bit s: stream s may be able to start its head op */
   uint16_t running;           /* bit s: stream s runs an activity (st[s] == ST_RUN) */
   uint8_t compute_cat;        /* category of the op on the compute stream, if any */
-  uint8_t n_cat[SC_CAT_COUNT]; /* running communication ops per category */
-  uint8_t st[SC_ST_COUNT];    /* ST_* per stream */
-  uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
-  int32_t n_comp, n_net, n_comm;
+  int32_t n_comp, n_net;
   uint32_t stage;
   int64_t last_ns;            /* breakdown accounted up to here */
-  int64_t end_ns;             /* end of the rank's last op */
   double acc[SC_CAT_COUNT];   /* ns per category */
-  rstream s[SC_ST_COUNT];
+  int64_t end_ns;             /* end of the rank's last op */
+  int32_t n_comm;
+  uint32_t act[SC_ST_COUNT];  /* running or pending activity per stream */
+  uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
+  uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
+  uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
+  int32_t n_cat[SC_CAT_COUNT];
   int64_t global;             /* global rank */
 } rstate;
-_Static_assert(SC_ST_COUNT <= UINT8_MAX, "rstate.n_cat counts running ops in 8 bits");
 
 typedef struct activity { /* fields an event's pop reads come first */
   uint32_t version;
@@ -614,7 +604,7 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
                      : 0.0;
   int w_pass = wgrad > 0 && op->phase == SC_PH_WGRAD;
   const sc_program *p = &S->wl->progs[r->stage];
-  uint32_t next = r->s[SC_ST_COMPUTE].head + 1;
+  uint32_t next = r->head[SC_ST_COMPUTE] + 1;
   if (next < p->nops[SC_ST_COMPUTE]) {
     const sc_op *n = &p->ops[SC_ST_COMPUTE][next];
     if (n->phase != SC_PH_FWD && n->phase != SC_PH_STEP && n->mb == op->mb &&
@@ -893,7 +883,7 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
     return sc__interf_constant_s(p, op->kind);
   double s = 0;
   for (unsigned run = r->running; run; run &= run - 1) {
-    const activity *c = &S->acts[r->s[lowest_bit(run)].act];
+    const activity *c = &S->acts[r->act[lowest_bit(run)]];
     if (c->type == ACT_COMPUTE || c->op->kind == SC_OP_HOST) continue;
     sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
     if (c->type == ACT_COLL) {
@@ -980,7 +970,7 @@ NOINLINE static void rerate(sim *S, uint32_t id, double rate) {
 
 static void rescale_rank(sim *S, rstate *r) {
   for (unsigned run = r->running; run; run &= run - 1) {
-    uint32_t id = r->s[lowest_bit(run)].act;
+    uint32_t id = r->act[lowest_bit(run)];
     const activity *a = &S->acts[id];
     if (!S->interf && !a->net) continue;
     double rate = act_rate(S, a);
@@ -1008,7 +998,7 @@ static inline void refresh_rates(sim *S, uint32_t rank) {
 static void load_moved(sim *S, const rstate *r, int32_t old_net, int old_comp) {
   int comp = r->n_comp > 0;
   for (unsigned run = r->running; run; run &= run - 1) {
-    const activity *a = &S->acts[r->s[lowest_bit(run)].act];
+    const activity *a = &S->acts[r->act[lowest_bit(run)]];
     if (a->type != ACT_COLL || a->b == NONE) continue;
     loadhist *h = &S->hist[a->b];
     hist_remove(h, old_comp, old_net);
@@ -1063,14 +1053,14 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
                           int net) {
   rstate *r = &S->ranks[rank];
   if (S->cp_start) { /* started now, by the end of the op being finished */
-    size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + (size_t)stream] + r->s[stream].head;
+    size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + (size_t)stream] + r->head[stream];
     S->cp_start[k] = S->now;
     S->cp_cause[k] = S->cp_cur;
   }
   account(S, r);
   r->st[stream] = ST_RUN;
   r->running |= (uint16_t)(1u << stream);
-  r->s[stream].act = id;
+  r->act[stream] = id;
   /* Cached for rank_category: reading it through the activity misses cache. */
   if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
   int32_t old_net = r->n_net;
@@ -1091,12 +1081,12 @@ RARE static void wake_waiters(rstate *r, int d) {
   uint32_t next = NONE;
   for (unsigned w = r->waiters[d]; w; w &= w - 1) {
     int s = lowest_bit(w);
-    if (r->s[d].head > r->s[s].wait_idx) {
+    if (r->head[d] > r->wait_idx[s]) {
       r->ready |= (uint16_t)(1u << s);
       r->waiters[d] &= (uint16_t)~(1u << s);
-    } else if (r->s[s].wait_idx + 1 < next) next = r->s[s].wait_idx + 1;
+    } else if (r->wait_idx[s] + 1 < next) next = r->wait_idx[s] + 1;
   }
-  r->s[d].wake_head = next;
+  r->wake_head[d] = next;
 }
 
 static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
@@ -1108,13 +1098,13 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
-  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->s[stream].head);
+  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
-  r->s[stream].act = NONE;
-  r->s[stream].head++;
+  r->act[stream] = NONE;
+  r->head[stream]++;
   r->ready |= (uint16_t)(1u << stream);
-  if (r->s[stream].head >= r->s[stream].wake_head) wake_waiters(r, stream);
+  if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
   r->end_ns = S->now;
   S->ops++;
   int32_t old_net = r->n_net;
@@ -1206,21 +1196,13 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
 }
 
-/* The global rank of simulated rank i, computed where the mapping gives it
- * (synthesised workloads), so that a transfer does not read the far end of
- * its peer's state (a cache miss per p2p op on large unfolded runs). */
-static inline int64_t global_of(const sim *S, uint32_t i) {
-  if (S->explicit_wl) return S->ranks[i].global;
-  return S->fold ? (int64_t)i * S->stride : (int64_t)i;
-}
-
 /* Simulated index of the rank `delta` stages away (with wrap-around). */
 static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
   int64_t pp = S->wl->map.pp;
   int64_t st = S->ranks[rank].stage;
   int64_t st2 = ((st + delta) % pp + pp) % pp;
   if (S->fold) return (uint32_t)st2;
-  return (uint32_t)(global_of(S, rank) + (st2 - st) * S->stride);
+  return (uint32_t)(S->ranks[rank].global + (st2 - st) * S->stride);
 }
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
@@ -1232,9 +1214,9 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   a->sa = (uint8_t)ss;
   a->sb = (uint8_t)rs;
   a->op = op;
-  a->net = node_of(S, global_of(S, snd)) != node_of(S, global_of(S, rcv));
+  a->net = node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global);
   occupy(S, snd, ss, id, op, a->net);
-  const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].s[rs].head];
+  const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
   occupy(S, rcv, rs, id, rop, a->net);
   /* The tier the transfer crosses: a node's NVLink, a leaf, or the spine. */
   int tier = SC_TIER_NODE;
@@ -1261,7 +1243,7 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
 static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op) {
   for (uint32_t d = 0; d < op->ndeps; d++) {
     uint32_t dep = p->deps[op->dep_off + d];
-    if (SC_DEP_INDEX(dep) >= r->s[SC_DEP_STREAM(dep)].head) return dep;
+    if (SC_DEP_INDEX(dep) >= r->head[SC_DEP_STREAM(dep)]) return dep;
   }
   return NONE;
 }
@@ -1278,15 +1260,15 @@ static void try_advance(sim *S, uint32_t rank) {
   r->ready = 0;
   for (; todo; todo &= todo - 1) {
     int s = lowest_bit(todo);
-    if (r->st[s] != ST_IDLE || r->s[s].head >= p->nops[s]) continue;
-    const sc_op *op = &p->ops[s][r->s[s].head];
+    if (r->st[s] != ST_IDLE || r->head[s] >= p->nops[s]) continue;
+    const sc_op *op = &p->ops[s][r->head[s]];
     if (op->ndeps) {
       uint32_t dep = unmet_dep(r, p, op);
       if (dep != NONE) { /* look again once that op is done (see release) */
         uint32_t d = SC_DEP_STREAM(dep), idx = SC_DEP_INDEX(dep);
         r->waiters[d] |= (uint16_t)(1u << s);
-        r->s[s].wait_idx = idx;
-        if (idx + 1 < r->s[d].wake_head) r->s[d].wake_head = idx + 1;
+        r->wait_idx[s] = idx;
+        if (idx + 1 < r->wake_head[d]) r->wake_head[d] = idx + 1;
         continue;
       }
     }
@@ -1326,7 +1308,7 @@ static void try_advance(sim *S, uint32_t rank) {
       if (S->ranks[peer].st[ps] == ST_WAIT) {
         if (is_send) start_p2p(S, rank, s, peer, ps, op);
         else start_p2p(S, peer, ps, rank, s,
-                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].s[ps].head]);
+                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
       }
       break;
     }
@@ -1344,7 +1326,7 @@ static void finish(sim *S, uint32_t id) {
   int64_t t0 = a->start_ns;
   if (S->cp_start) { /* what starts now was started by this op's end */
     uint32_t rank = a->type == ACT_COLL ? S->members[S->inst[a->a].mem_off] : a->a;
-    S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].s[a->sa].head);
+    S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].head[a->sa]);
   }
   switch (a->type) {
   case ACT_COMPUTE: {
@@ -1368,7 +1350,7 @@ static void finish(sim *S, uint32_t id) {
   default: {
     uint32_t snd = a->a, rcv = a->b;
     int ss = a->sa, rs = a->sb, net = a->net;
-    const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].s[rs].head];
+    const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
     act_release(S, id);
     release(S, snd, ss, op, net, t0);
     release(S, rcv, rs, rop, net, t0);
@@ -1520,7 +1502,7 @@ static int run(sim *S) {
       r->global = S->fold ? (int64_t)i * S->stride : (int64_t)i;
       r->stage = (uint32_t)stage_of(S, r->global);
     }
-    for (int s = 0; s < SC_ST_COUNT; s++) r->s[s].act = r->s[s].wake_head = NONE;
+    for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
     r->ready = (uint16_t)((1u << SC_ST_COUNT) - 1);
   }
   int rc = build_groups(S);
@@ -1546,14 +1528,14 @@ static int run(sim *S) {
     const rstate *r = &S->ranks[i];
     const sc_program *p = &S->wl->progs[r->stage];
     for (int s = 0; s < SC_ST_COUNT; s++)
-      if (r->s[s].head < p->nops[s]) {
-        const sc_op *op = &p->ops[s][r->s[s].head];
+      if (r->head[s] < p->nops[s]) {
+        const sc_op *op = &p->ops[s][r->head[s]];
         if (S->wl->op_name)
           return sc__error(S->ctx, SC_EDEADLOCK, "simulation deadlock: rank %lld stream %d stuck at op %u (%.200s)",
-                           (long long)r->global, s, r->s[s].head, S->wl->op_name(S->wl->names_ud, op));
+                           (long long)r->global, s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
         return sc__error(S->ctx, SC_EDEADLOCK,
                          "simulation deadlock: rank %lld stream %s stuck at op %u (%s, mb %u)",
-                         (long long)r->global, sc__stream_name(s), r->s[s].head,
+                         (long long)r->global, sc__stream_name(s), r->head[s],
                          sc__label_name(op->label), op->mb);
       }
   }
