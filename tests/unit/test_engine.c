@@ -85,6 +85,23 @@ static void test_fold_gpipe_interference(void **state) {
   assert_fold_equal(&cfg);
 }
 
+/* DP groups of 32 simulated ranks, above the engine's LOAD_HIST_MIN: their
+ * collectives take their rates from load histograms (moved as the members'
+ * transfers and compute start and end), the folded run's one-member groups
+ * from a scan, and both must agree, with interference and NIC sharing. */
+static void test_fold_large_dp_histogram(void **state) {
+  (void)state;
+  sc_config cfg;
+  small_config(&cfg);
+  cfg.cluster.num_gpus = 256;
+  cfg.training.global_batch = 128;
+  cfg.simulation.interference = SC_INTERF_CONSTANT;
+  cfg.simulation.share_links = 1;
+  assert_fold_equal(&cfg);
+  cfg.simulation.interference = SC_INTERF_NONE; /* merged; NIC sharing alone */
+  assert_fold_equal(&cfg);
+}
+
 /* Uneven stages (first and last stage lighter), the zero-bubble schedules
  * and flexible interleaving: folded == unfolded too. */
 static void test_fold_uneven_and_zero_bubble(void **state) {
@@ -675,6 +692,7 @@ int main(void) {
       cmocka_unit_test(test_fold_1f1b),
       cmocka_unit_test(test_fold_interleaved_sp_distopt),
       cmocka_unit_test(test_fold_gpipe_interference),
+      cmocka_unit_test(test_fold_large_dp_histogram),
       cmocka_unit_test(test_fold_llama_gqa_swiglu),
       cmocka_unit_test(test_fold_uneven_and_zero_bubble),
       cmocka_unit_test(test_fold_cp),
