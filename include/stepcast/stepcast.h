@@ -229,6 +229,12 @@ typedef struct sc_training_cfg {
    * --recompute-modules names ("core_attn", "layernorm", "moe_act", "moe")
    * separated by commas */
   char recompute_modules[64];
+  /* Checkpointing and restarts (goodput under variation.failures and
+   * variation.gpu_mtbf_hours, docs/WHATIF.md) */
+  int64_t checkpoint_interval; /* steps between checkpoints; 0 = none */
+  double checkpoint_save_s;    /* the step a checkpoint is written takes this much longer */
+  double checkpoint_load_s;    /* reading the last checkpoint back after a failure */
+  double restart_s;            /* from a failure to training again, without the load */
 } sc_training_cfg;
 
 typedef struct sc_parallel_cfg {
@@ -368,6 +374,20 @@ typedef struct sc_cost_params {
   sc_interf_coefs interference_w;  /* the learned interference model */
 } sc_cost_params;
 
+/* What-if variation (docs/WHATIF.md): slow GPUs, per-GPU variability,
+ * slow links, a second GPU type, failures. The list keys hold items as text
+ * (src/input/vary_int.h); "" = none. */
+typedef struct sc_vary_cfg {
+  char slow_gpus[512];    /* "ranks=0,17 speed=0.8; count=4 speed=0.9" */
+  double gpu_speed_sigma; /* per-GPU speed = exp(sigma * N(0,1)), seeded; 0 = none */
+  int64_t seed;           /* of every random choice (count=, sigma) */
+  char slow_links[512];   /* "nodes=3 nic_speed=0.5 nvlink_speed=0.8" */
+  char gpu_mix[256];      /* "gpu=A100-80GB nodes=0-3" or "gpu=... count=N" */
+  char failures[256];     /* steps at which a GPU is lost: "1200,3000" */
+  double gpu_mtbf_hours;  /* mean time between failures of one GPU (its node share); 0 = none */
+  int64_t steps;          /* steps of the run failures are counted over; 0 = from training.tokens */
+} sc_vary_cfg;
+
 typedef struct sc_sim_cfg {
   int fold;               /* 1: simulate one rank per symmetry class */
   sc_interference interference;
@@ -387,6 +407,7 @@ typedef struct sc_config {
   sc_parallel_cfg parallel;
   sc_cluster_cfg cluster;
   sc_sim_cfg simulation;
+  sc_vary_cfg variation;
   sc_cost_params costs;
   /* Where each field's value came from, by field index (sc_config_field_index),
    * for messages that name the line to fix: > 0 a line of the file `origin`,
@@ -511,6 +532,24 @@ typedef struct sc_result {
     const char *stream;                   /* "compute", "tp-comm", ...; NULL past the last */
     double seconds;                       /* time of the path on that stage's stream */
   } critical_path_top[SC_CPATH_TOP];      /* where most of it runs, largest first */
+  struct {
+    int64_t rank;                         /* global rank (simulated) */
+    int64_t ranks;                        /* ranks it stands for (its class); 0 past the last */
+    double seconds;                       /* time of the path on that rank */
+  } critical_path_ranks[SC_CPATH_TOP];    /* the ranks that set the step, largest first */
+  /* What-if variation (the variation: section, docs/WHATIF.md); varied_ranks
+   * 0: none. */
+  int64_t varied_ranks;      /* ranks whose speed, links or GPU differ from nominal */
+  double step_time_nominal_s; /* the same job without variation (sc_simulate); 0: not run */
+  double slowest_gpu_speed;  /* smallest compute speed factor of any rank */
+  int64_t gpu_mix_ranks;     /* ranks on variation.gpu_mix's GPU */
+  char gpu_mix[32];          /* that GPU's preset name; "" none */
+  int gpu_mix_oom;           /* 1: a stage on that GPU exceeds its usable memory */
+  /* Failures over the run (variation.failures, gpu_mtbf_hours); run_steps 0: none. */
+  int64_t run_steps;
+  double failures;           /* given plus expected */
+  double goodput;            /* time of the steps that count / wall time of the run, 0..1 */
+  double run_days;           /* wall time of the run with failures, checkpoints, restarts */
   int64_t ops;               /* ops executed over simulated ranks */
   int64_t events;            /* engine events processed */
 } sc_result;

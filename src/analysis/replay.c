@@ -780,7 +780,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
      * (ex-situ) kernels get the configured interference model. */
     sc_engine_opts eo = {0, priced ? cfg->simulation.interference : SC_INTERF_NONE,
                          model ? cfg->simulation.share_links : 0, trace, trace_ud, NULL,
-                         sink, sink_ud, 0, NULL, NULL, SC_TRACE_OUT_JSON, NULL, 0};
+                         sink, sink_ud, 0, NULL, NULL, SC_TRACE_OUT_JSON, NULL, 0, NULL};
     sc_cost run_cost = cost;
     run_cost.comm = &fixed_comm;
     rc = sc__engine_run(ctx, &wl, &run_cost, &eo, &res);

@@ -77,6 +77,47 @@ static int critical_text(const sc_result *r, sc_write_fn w, void *ud) {
                             (long long)r->critical_path_top[i].stage,
                             r->critical_path_top[i].stream, r->critical_path_top[i].seconds));
   SC_WRITE(rc, sc__writef(w, ud, "\n"));
+  /* Which ranks set the step: telling only where a rank is not just its
+   * stage's class (a variation, or an unfolded run). */
+  if (r->varied_ranks > 0 || r->simulated_ranks == r->num_gpus) {
+    SC_WRITE(rc, sc__writef(w, ud, "    ranks setting it"));
+    for (int i = 0; i < SC_CPATH_TOP && r->critical_path_ranks[i].ranks; i++) {
+      SC_WRITE(rc, sc__writef(w, ud, "%s rank %lld %.3f s", i ? "," : "",
+                              (long long)r->critical_path_ranks[i].rank,
+                              r->critical_path_ranks[i].seconds));
+      if (r->critical_path_ranks[i].ranks > 1)
+        SC_WRITE(rc, sc__writef(w, ud, " (standing for %lld ranks)",
+                                (long long)r->critical_path_ranks[i].ranks));
+    }
+    SC_WRITE(rc, sc__writef(w, ud, "\n"));
+  }
+  return rc;
+}
+
+/* The what-if variation and goodput sections of the text summary. */
+static int variation_text(const sc_result *r, sc_write_fn w, void *ud) {
+  int rc = 0;
+  if (r->varied_ranks > 0) {
+    SC_WRITE(rc, sc__writef(w, ud, "\n  what-if variation (docs/WHATIF.md)\n"));
+    SC_WRITE(rc, sc__writef(w, ud, "    varied ranks       %lld of %lld, slowest GPU speed %.3g\n",
+                            (long long)r->varied_ranks, (long long)r->num_gpus,
+                            r->slowest_gpu_speed));
+    if (r->step_time_nominal_s > 0)
+      SC_WRITE(rc, sc__writef(w, ud, "    nominal step       %.3f s (varied %.3f s, %+.1f %%)\n",
+                              r->step_time_nominal_s, r->step_time_s,
+                              100.0 * (r->step_time_s / r->step_time_nominal_s - 1.0)));
+    if (r->gpu_mix_ranks > 0)
+      SC_WRITE(rc, sc__writef(w, ud, "    gpu mix            %lld ranks on %s, %s\n",
+                              (long long)r->gpu_mix_ranks, r->gpu_mix,
+                              r->gpu_mix_oom ? "a stage on it does not fit its memory (OOM)"
+                                             : "its stages fit its memory"));
+  }
+  if (r->run_steps > 0)
+    SC_WRITE(rc, sc__writef(w, ud,
+                            "\n  goodput              %.1f %% over %lld steps (%.3g failures), run "
+                            "%.3g days\n",
+                            100.0 * r->goodput, (long long)r->run_steps, r->failures,
+                            r->run_days));
   return rc;
 }
 
@@ -193,6 +234,7 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
 #undef SC_X_HEAD
   SC_WRITE(rc, sc__writef(w, ud, " %7s\n", "total"));
   SC_WRITE(rc, each_stage(cfg, stage_text, &so));
+  SC_WRITE(rc, variation_text(r, w, ud));
   SC_WRITE(rc, sc__writef(w, ud, "\n  where the step goes (mean over ranks)\n"));
   for (int c = 0; c < SC_CAT_COUNT; c++) {
     double s = r->breakdown_s[c];
@@ -207,8 +249,11 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
   SC_WRITE(rc, critical_text(r, w, ud));
   SC_WRITE(rc, sc__writef(w, ud, "\n  simulated %lld of %lld ranks%s, %lld ops, %lld events\n",
                    (long long)r->simulated_ranks, (long long)r->num_gpus,
-                   cfg->simulation.fold ? " (folded)" : "", (long long)r->ops,
-                   (long long)r->events));
+                   r->varied_ranks > 0 && r->simulated_ranks < r->num_gpus
+                       ? " (the classes the variation splits)"
+                   : r->simulated_ranks < r->num_gpus ? " (folded)"
+                                                      : "",
+                   (long long)r->ops, (long long)r->events));
   return rc;
 }
 
@@ -263,10 +308,39 @@ static int format_json(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
       SC_WRITE(rc, sc__writef(w, ud, "%s{\"stage\":%lld,\"stream\":\"%s\",\"seconds\":%.9g}",
                               i ? "," : "", (long long)r->critical_path_top[i].stage,
                               r->critical_path_top[i].stream, r->critical_path_top[i].seconds));
+    SC_WRITE(rc, sc__writef(w, ud, "],\"ranks\":["));
+    for (int i = 0; i < SC_CPATH_TOP && r->critical_path_ranks[i].ranks; i++)
+      SC_WRITE(rc, sc__writef(w, ud, "%s{\"rank\":%lld,\"ranks\":%lld,\"seconds\":%.9g}",
+                              i ? "," : "", (long long)r->critical_path_ranks[i].rank,
+                              (long long)r->critical_path_ranks[i].ranks,
+                              r->critical_path_ranks[i].seconds));
     SC_WRITE(rc, sc__writef(w, ud, "]},"));
   } else {
     SC_WRITE(rc, sc__writef(w, ud, "\"critical_path\":null,"));
   }
+  if (r->varied_ranks > 0) {
+    SC_WRITE(rc, sc__writef(w, ud, "\"variation\":{\"varied_ranks\":%lld,\"slowest_gpu_speed\":%.9g,",
+                            (long long)r->varied_ranks, r->slowest_gpu_speed));
+    if (r->step_time_nominal_s > 0)
+      SC_WRITE(rc, sc__writef(w, ud, "\"step_time_nominal_s\":%.9g,\"slowdown\":%.9g,",
+                              r->step_time_nominal_s, r->step_time_s / r->step_time_nominal_s));
+    else
+      SC_WRITE(rc, sc__writef(w, ud, "\"step_time_nominal_s\":null,\"slowdown\":null,"));
+    if (r->gpu_mix_ranks > 0)
+      SC_WRITE(rc, sc__writef(w, ud, "\"gpu_mix\":{\"gpu\":\"%s\",\"ranks\":%lld,\"oom\":%s}},",
+                              r->gpu_mix, (long long)r->gpu_mix_ranks,
+                              r->gpu_mix_oom ? "true" : "false"));
+    else
+      SC_WRITE(rc, sc__writef(w, ud, "\"gpu_mix\":null},"));
+  } else {
+    SC_WRITE(rc, sc__writef(w, ud, "\"variation\":null,"));
+  }
+  if (r->run_steps > 0)
+    SC_WRITE(rc, sc__writef(w, ud, "\"goodput\":{\"steps\":%lld,\"failures\":%.9g,\"goodput\":%.9g,"
+                            "\"run_days\":%.9g},",
+                            (long long)r->run_steps, r->failures, r->goodput, r->run_days));
+  else
+    SC_WRITE(rc, sc__writef(w, ud, "\"goodput\":null,"));
   SC_WRITE(rc, unstated_json(cfg, SC_FIELD_DEFAULTED, "defaulted", w, ud));
   SC_WRITE(rc, unstated_json(cfg, SC_FIELD_DERIVED, "derived", w, ud));
   SC_WRITE(rc, sc__writef(w, ud,

@@ -5,6 +5,7 @@
  * memory; sweep, validate and calibrate run configs through it.
  */
 #include "analysis/simulate_int.h"
+#include "analysis/variation_int.h"
 
 #include "engine/engine_int.h"
 #include "input/config_int.h"
@@ -117,7 +118,8 @@ double sc__plan_estimate_ops(const sc_plan *plan) {
 double sc__plan_estimate_bytes(const sc_plan *plan) {
   const sc_shape *sh = &plan->shape;
   double ops = sc__plan_estimate_ops(plan);
-  double ranks = plan->cfg->simulation.fold ? (double)sh->pp
+  /* A variation simulates more than one rank per stage: at most all. */
+  double ranks = plan->cfg->simulation.fold && !sc__vary_active(plan->cfg) ? (double)sh->pp
                                            : (double)(sh->tp * sh->pp * sh->dp * sh->cp);
   return ops * 40.0 + ranks * 1024.0;
 }
@@ -197,7 +199,7 @@ int sc_trace_estimate_opts(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opt
   if (rc) return rc;
   const sc_shape *sh = &plan.shape;
   /* every simulated rank of a stage runs that stage's program */
-  double per_stage = cfg->simulation.fold ? 1.0 : (double)(sh->tp * sh->dp * sh->cp);
+  double per_stage = cfg->simulation.fold && !sc__vary_active(cfg) ? 1.0 : (double)(sh->tp * sh->dp * sh->cp);
   double share;
   if ((rc = trace_ranks_check(ctx, &plan, opts, &share))) return rc;
   double per_op = opts && opts->format == SC_TRACE_OUT_PERFETTO ? PFTRACE_BYTES_PER_OP
@@ -240,6 +242,35 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
   return rc;
 }
 
+/* gpu_mix: a stage with ranks on the other GPU must fit that GPU's usable
+ * memory (its capacity less cluster.mem_headroom). */
+typedef struct mix_mem {
+  const sc_vary_plan *vp;
+  double usable;
+  int oom;
+} mix_mem;
+
+static int mix_stage_check(void *ud, const sc_memory_stage *st) {
+  mix_mem *M = ud;
+  if (st->stage < M->vp->pp && M->vp->mix_stage[st->stage] && st->total_bytes > M->usable)
+    M->oom = 1;
+  return 0;
+}
+
+/* The variation's facts in the result. */
+static int vary_result(sc_ctx *ctx, const sc_config *cfg, const sc_vary_plan *vp, sc_result *out) {
+  out->varied_ranks = vp->varied;
+  out->slowest_gpu_speed = vp->slowest_speed;
+  out->gpu_mix_ranks = vp->mix_ranks;
+  sc__strlcpy(out->gpu_mix, vp->mix_gpu, sizeof out->gpu_mix);
+  if (!vp->mix_ranks) return SC_OK;
+  double cap = vp->mix_hbm_gib * GIB;
+  mix_mem M = {vp, cap - sc__memory_headroom_bytes(cfg, cap), 0};
+  int rc = sc__memory_each_stage(ctx, cfg, mix_stage_check, &M);
+  out->gpu_mix_oom = M.oom;
+  return rc;
+}
+
 /* The rest of a plan's simulation, on its prepared cost model. */
 static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cfg,
                            const sc_cost *costp, const sc_trace_opts *topts, sc_write_fn trace,
@@ -247,15 +278,21 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
   sc_cost cost = *costp;
   int rc;
   /* Untraced runs without interference merge the ops that nothing can tell
-   * apart (SC_WL_MERGE): the same result, far fewer events. */
+   * apart (SC_WL_MERGE): the same result, far fewer events. A variation
+   * simulates several members of a TP group, so nothing is inlined. */
+  int vary = sc__vary_active(cfg);
   unsigned flags =
       !trace && !hk->op_sink && !hk->mem_sink && cfg->simulation.interference == SC_INTERF_NONE
           ? SC_WL_MERGE
           : 0;
+  if (vary) flags |= SC_WL_UNFOLDED;
   sc_workload wl;
   rc = sc__workload_build_ex(ctx, &plan->shape, &cost, flags, &wl);
   if (rc) return rc;
   if (sc__checks(ctx)) rc = sc__workload_check(ctx, &wl);
+  sc_vary_plan vp;
+  memset(&vp, 0, sizeof vp);
+  if (!rc && vary) rc = sc__vary_plan(ctx, cfg, &wl.map, &cost, &vp);
   sc_memory_model mm;
   sc_memory_opts o;
   sc__memory_opts_of(cfg, &o);
@@ -265,10 +302,13 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
                        cfg->simulation.share_links, trace, trace_ud, &track, hk->op_sink,
                        hk->op_sink_ud, hk->critical_path, hk->mem_sink, hk->mem_sink_ud,
                        topts ? (int)topts->format : SC_TRACE_OUT_JSON,
-                       topts ? topts->ranks : NULL, topts ? topts->nranks : 0};
+                       topts ? topts->ranks : NULL, topts ? topts->nranks : 0,
+                       vary ? &vp.ev : NULL};
   sc_engine_result er;
   if (!rc) rc = sc__engine_run(ctx, &wl, &cost, &eo, &er);
   sc__workload_free(ctx, &wl);
+  if (!rc && vary) rc = vary_result(ctx, cfg, &vp, out);
+  sc__vary_plan_free(ctx, &vp);
   if (rc) return rc;
 
   double step = (double)er.step_ns / 1e9;
@@ -296,8 +336,24 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
   out->memory_capacity_gib = plan->shape.hw->hbm_gib;
   out->memory_usable_gib = plan->memory_usable_bytes / GIB;
   out->memory_peak_stage = plan->memory_peak_stage;
-  out->oom = plan->memory_peak_bytes > plan->memory_usable_bytes;
+  out->oom = plan->memory_peak_bytes > plan->memory_usable_bytes || out->gpu_mix_oom;
   sc__result_training_cost(cfg, out);
+  sc_goodput gp;
+  rc = sc__vary_goodput(ctx, cfg, step,
+                        (double)cfg->training.global_batch * (double)cfg->model.seq_len, er.world,
+                        &gp);
+  if (rc) return rc;
+  if (gp.steps) {
+    out->run_steps = gp.steps;
+    out->failures = gp.failures;
+    out->goodput = gp.goodput;
+    out->run_days = gp.run_s / DAY_S;
+    if (out->time_to_train_days > 0) { /* the run's wall time, failures included */
+      out->time_to_train_days = gp.run_s / DAY_S;
+      out->gpu_hours = (double)out->num_gpus * gp.run_s / HOUR_S;
+      out->cost = out->gpu_hours * cfg->cluster.price_per_gpu_hour;
+    }
+  }
   out->simulated_ranks = er.simulated_ranks;
   out->critical_path_ops = er.cpath_ops;
   for (int c = 0; c < SC_CAT_COUNT; c++) out->critical_path_s[c] = er.cpath_s[c];
@@ -305,6 +361,9 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
     out->critical_path_top[i].stage = er.cpath_top[i].stage;
     out->critical_path_top[i].stream = er.cpath_top[i].s > 0 ? sc__stream_name(er.cpath_top[i].stream) : NULL;
     out->critical_path_top[i].seconds = er.cpath_top[i].s;
+    out->critical_path_ranks[i].rank = er.cpath_rank[i].rank;
+    out->critical_path_ranks[i].ranks = er.cpath_rank[i].s > 0 ? er.cpath_rank[i].weight : 0;
+    out->critical_path_ranks[i].seconds = er.cpath_rank[i].s;
   }
   out->ops = er.ops;
   out->events = er.events;
@@ -339,7 +398,25 @@ static int simulate_with(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts 
   if (!rc) rc = sc__memory_headroom_check(ctx, cfg, plan.memory_capacity_bytes);
   if (rc) return rc;
   sc_sim_hooks hooks = {NULL, NULL, NULL, NULL, (flags & SC_SIM_CRITICAL_PATH) != 0, opts};
-  return sc__plan_simulate_ex(ctx, &plan, trace, trace_ud, &hooks, out);
+  rc = sc__plan_simulate_ex(ctx, &plan, trace, trace_ud, &hooks, out);
+  if (rc || !sc__vary_active(cfg)) return rc;
+  /* The same job without variation, folded: what the variation costs. */
+  sc_config *nom = sc__malloc(ctx, sizeof *nom);
+  if (!nom) return SC_ENOMEM;
+  *nom = *cfg;
+  memset(nom->variation.slow_gpus, 0, sizeof nom->variation.slow_gpus);
+  memset(nom->variation.slow_links, 0, sizeof nom->variation.slow_links);
+  memset(nom->variation.gpu_mix, 0, sizeof nom->variation.gpu_mix);
+  nom->variation.gpu_speed_sigma = 0;
+  nom->simulation.fold = 1;
+  sc_result *r = sc__malloc(ctx, sizeof *r);
+  sc_plan np;
+  rc = r ? sc__plan_init(ctx, nom, &np) : SC_ENOMEM;
+  if (!rc) rc = sc__plan_simulate_ex(ctx, &np, NULL, NULL, NULL, r);
+  if (!rc) out->step_time_nominal_s = r->step_time_s;
+  if (r) sc__free(ctx, r, sizeof *r);
+  sc__free(ctx, nom, sizeof *nom);
+  return rc;
 }
 
 /* ------------------------------------------------------------ warnings */

@@ -245,6 +245,7 @@ typedef struct sim {
   uint32_t live_hist;   /* entries in use: load_moved has nothing to do at 0 */
   coll_memo coll_memo[COLL_MEMO]; /* zeroed: n = 0 matches no real placement */
   double p2p_bytes[3], p2p_ns[3]; /* last transfer priced, by tier (SC_TIER_*); bytes -1: none */
+  const sc_engine_vary *vary; /* what-if variation; NULL: none */
   int rc;
 } sim;
 
@@ -1135,6 +1136,20 @@ static inline void start(sim *S, uint32_t id, double work_ns) {
   schedule_end(S, id);
 }
 
+/* What-if variation: rank i's compute speed for an op of `kind` (its speed
+ * factor, times the other GPU's speed for the kind under gpu_mix), and the
+ * speed of its link of the given tier (the NIC across nodes, else NVLink). A
+ * static factor on the work is the same as one on the rate. */
+static double vary_compute(const sc_engine_vary *v, uint32_t i, int kind) {
+  double f = v->speed[i];
+  if (v->mix && v->mix[i]) f *= v->mix_speed[kind];
+  return f;
+}
+
+static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
+  return net ? v->nic[i] : v->nvlink[i];
+}
+
 static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
   uint32_t id = act_claim(S, rank, stream);
   activity *a = &S->acts[id];
@@ -1143,7 +1158,7 @@ static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
   a->sa = (uint8_t)stream;
   a->op = op;
   occupy(S, rank, stream, id, op, 0);
-  start(S, id, op->work);
+  start(S, id, S->vary ? op->work / vary_compute(S->vary, rank, op->kind) : op->work);
   if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
 }
 
@@ -1192,7 +1207,16 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   int coll = op->coll == SC_COLL_ALLTOALL && op->group == SC_GRP_EP && S->cost->moe_deepep
                  ? SC_COLL_COUNT
                  : op->coll;
-  start(S, id, collective_ns(S, coll, op->work, &g->pl));
+  double ns = collective_ns(S, coll, op->work, &g->pl);
+  if (S->vary) { /* the slowest link of a simulated member sets the pace */
+    double f = 1.0;
+    for (uint32_t i = 0; i < g->nmem; i++) {
+      double x = vary_link(S->vary, S->members[g->mem_off + i], a->net);
+      if (x < f) f = x;
+    }
+    ns /= f;
+  }
+  start(S, id, ns);
   for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
 }
 
@@ -1202,7 +1226,19 @@ static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
   int64_t st = S->ranks[rank].stage;
   int64_t st2 = ((st + delta) % pp + pp) % pp;
   if (S->fold) return (uint32_t)st2;
-  return (uint32_t)(S->ranks[rank].global + (st2 - st) * S->stride);
+  int64_t g = S->ranks[rank].global + (st2 - st) * S->stride;
+  if (S->vary && S->vary->n != (size_t)S->wl->map.world) {
+    /* A variation's ranks are closed under the pipeline replica: the peer is
+     * simulated (sc__variation_plan); find it among the ascending ranks. */
+    size_t lo = 0, hi = S->vary->n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (S->vary->global[mid] < g) lo = mid + 1;
+      else hi = mid;
+    }
+    return (uint32_t)lo;
+  }
+  return (uint32_t)g;
 }
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
@@ -1234,7 +1270,12 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
       S->p2p_ns[tier] = 0;
     }
   }
-  start(S, id, S->p2p_ns[tier]);
+  double ns = S->p2p_ns[tier];
+  if (S->vary) {
+    double fs = vary_link(S->vary, snd, a->net), fr = vary_link(S->vary, rcv, a->net);
+    ns /= fs < fr ? fs : fr;
+  }
+  start(S, id, ns);
   refresh_rates(S, snd);
   refresh_rates(S, rcv);
 }
@@ -1395,9 +1436,10 @@ static void sim_free(sim *S) {
 }
 
 /* Ops the critical path is recorded for at most: 16 bytes each, so at most
- * 64 MiB on top of the simulation (a folded run of the largest benchmark
- * configurations has ~2M unmerged ops; unfolded ones can have far more). */
-#define CP_MAX_OPS 4000000
+ * 256 MiB on top of the simulation (a folded run of the largest benchmark
+ * configurations has ~2M unmerged ops, a variation of the default example
+ * 6M; unfolded ones can have far more). */
+#define CP_MAX_OPS 16000000
 
 /* Allocates the critical-path record when asked and small enough; 0 or
  * SC_ENOMEM. Not recording is not an error (out->cpath_ops stays 0). */
@@ -1443,6 +1485,11 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
   size_t cells = (size_t)S->wl->nprogs * SC_ST_COUNT;
   double *per = sc__calloc(S->ctx, cells ? cells : 1, sizeof(double));
   if (!per) return SC_ENOMEM;
+  double *rk = sc__calloc(S->ctx, S->nsim, sizeof(double)); /* nsim >= 1 here */
+  if (!rk) {
+    sc__free(S->ctx, per, (cells ? cells : 1) * sizeof(double));
+    return SC_ENOMEM;
+  }
   size_t total = S->cp_off[(size_t)S->nsim * SC_ST_COUNT];
   int64_t end = step_ns, nops = 0;
   for (uint64_t cur = S->cp_last[last]; cur != CP_NONE && (size_t)nops < total; nops++) {
@@ -1457,6 +1504,7 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
     out->cpath_s[op->cat] += dur - tp;
     out->cpath_s[SC_CAT_TP] += tp;
     per[(size_t)r->stage * SC_ST_COUNT + stream] += dur;
+    rk[rank] += dur;
     end = S->cp_start[k];
     cur = S->cp_cause[k];
   }
@@ -1471,6 +1519,19 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
     out->cpath_top[t].s = per[best];
     per[best] = 0;
   }
+  for (int t = 0; t < SC_ENGINE_CPATH_TOP; t++) {
+    uint32_t best = NONE;
+    for (uint32_t i = 0; i < S->nsim; i++)
+      if (rk[i] > 0 && (best == NONE || rk[i] > rk[best])) best = i;
+    if (best == NONE) break;
+    out->cpath_rank[t].rank = S->ranks[best].global;
+    out->cpath_rank[t].weight = S->vary ? (int64_t)S->vary->weight[best]
+                                : S->fold ? S->stride
+                                          : 1;
+    out->cpath_rank[t].s = rk[best];
+    rk[best] = 0;
+  }
+  sc__free(S->ctx, rk, S->nsim * sizeof(double));
   sc__free(S->ctx, per, (cells ? cells : 1) * sizeof(double));
   return SC_OK;
 }
@@ -1479,7 +1540,10 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
 static int run(sim *S) {
   const sc_mapping *m = &S->wl->map;
   S->stride = m->tp * m->cp * m->dp;
-  int64_t n = S->explicit_wl ? (int64_t)S->wl->nranks : S->fold ? m->pp : m->world;
+  int64_t n = S->explicit_wl ? (int64_t)S->wl->nranks
+              : S->vary        ? (int64_t)S->vary->n
+              : S->fold        ? m->pp
+                               : m->world;
   /* Activity ids are rank * SC_ST_COUNT + stream; group tables hold
    * nsim * SC_GRP_COUNT entries: both must fit uint32_t. */
   if (n > (int64_t)UINT32_MAX / SC_ST_COUNT || n > (int64_t)UINT32_MAX / SC_GRP_COUNT)
@@ -1499,7 +1563,7 @@ static int run(sim *S) {
         return sc__error(S->ctx, SC_EINVAL, "simulated rank %u runs program %u of %lld", i, r->stage,
                          (long long)S->wl->nprogs);
     } else {
-      r->global = S->fold ? (int64_t)i * S->stride : (int64_t)i;
+      r->global = S->vary ? S->vary->global[i] : S->fold ? (int64_t)i * S->stride : (int64_t)i;
       r->stage = (uint32_t)stage_of(S, r->global);
     }
     for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
@@ -1557,8 +1621,11 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   S.ctx = ctx;
   S.wl = wl;
   S.cost = cost;
-  S.fold = opts->fold;
   S.explicit_wl = wl->nranks > 0;
+  S.vary = S.explicit_wl ? NULL : opts->vary;
+  S.fold = opts->fold && !S.vary;
+  if (S.vary && wl->inlined)
+    return sc__error(ctx, SC_EINTERNAL, "a variation needs a workload built without inlined TP");
   S.merged = wl->merged;
   S.p2p_bytes[0] = S.p2p_bytes[1] = S.p2p_bytes[2] = -1;
   S.interf = opts->interference != SC_INTERF_NONE;
@@ -1595,11 +1662,16 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
     for (uint32_t i = 0; i < S.nsim; i++)
       if (S.ranks[i].end_ns > step_ns) step_ns = S.ranks[i].end_ns;
     S.now = step_ns;
-    double idle_min = -1;
+    double idle_min = -1, wsum = 0;
+    for (uint32_t i = 0; i < S.nsim; i++) wsum += S.vary ? S.vary->weight[i] : 1.0;
     for (uint32_t i = 0; i < S.nsim; i++) {
       rstate *r = &S.ranks[i];
       account(&S, r); /* tail: waiting for the slowest rank */
-      for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] += r->acc[c] / 1e9 / S.nsim;
+      if (S.vary) /* a simulated rank stands for weight ranks */
+        for (int c = 0; c < SC_CAT_COUNT; c++)
+          out->breakdown_s[c] += r->acc[c] / 1e9 * S.vary->weight[i] / wsum;
+      else
+        for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] += r->acc[c] / 1e9 / S.nsim;
       if (idle_min < 0 || r->acc[SC_CAT_BUBBLE] < idle_min) idle_min = r->acc[SC_CAT_BUBBLE];
     }
     /* The busiest rank's idle time is the bubble every rank has; the rest

@@ -35,6 +35,22 @@ typedef void (*sc_op_sink_fn)(void *ud, int64_t rank, int64_t stage, int stream,
  * the bytes it holds from then on (sc_mem_track's model). */
 typedef void (*sc_mem_sink_fn)(void *ud, int64_t rank, int64_t stage, int64_t t_ns, double bytes);
 
+/* What-if variation (analysis/variation.c, docs/WHATIF.md): which ranks the
+ * engine simulates and how each differs from the nominal cluster. The set is
+ * closed under everything that couples ranks tightly (their TP, CP and EP
+ * groups, FSDP shard group and pipeline replica), so a simulated rank of
+ * weight w > 1 stands for w - 1 others that behave exactly as it does. */
+typedef struct sc_engine_vary {
+  size_t n;              /* simulated ranks */
+  const int64_t *global; /* their global ranks, ascending */
+  const double *weight;  /* ranks each stands for in the breakdown, >= 1 */
+  const double *speed;   /* compute speed factor (1 nominal; 0.8: 25% longer kernels) */
+  const double *nic;     /* network (NIC) speed factor of the rank */
+  const double *nvlink;  /* NVLink speed factor of the rank */
+  const uint8_t *mix;    /* 1: the rank is gpu_mix's other GPU; NULL: none is */
+  double mix_speed[SC_OP_KIND_COUNT]; /* that GPU's speed per compute op kind */
+} sc_engine_vary;
+
 typedef struct sc_engine_opts {
   int fold;                     /* the workload is folded (one rank per class) */
   sc_interference interference; /* how communication slows compute */
@@ -52,6 +68,10 @@ typedef struct sc_engine_opts {
    * caller. Folded, a range holds the simulated ranks of its stages. */
   const sc_rank_range *trace_ranks;
   size_t ntrace_ranks;
+  /* What-if variation; NULL: none (every rank nominal, fold as asked). With
+   * it, the engine simulates vary->global (fold is ignored) and the workload
+   * must be built unfolded (no inlined TP collectives). */
+  const sc_engine_vary *vary;
 } sc_engine_opts;
 
 /* Entries of sc_engine_result.cpath_top. */
@@ -80,6 +100,12 @@ typedef struct sc_engine_result {
     int stream;
     double s;
   } cpath_top[SC_ENGINE_CPATH_TOP];
+  /* The simulated ranks holding most of the critical path, largest first
+   * (s 0 past the last): global rank and the ranks it stands for. */
+  struct {
+    int64_t rank, weight;
+    double s;
+  } cpath_rank[SC_ENGINE_CPATH_TOP];
 } sc_engine_result;
 
 /* Replays wl with the cost models and fills out. Does not free wl. Returns

@@ -8,6 +8,7 @@
 #include "input/config_int.h"
 #include "input/gpufile_int.h"
 #include "input/hf_int.h"
+#include "input/vary_int.h"
 
 #include "input/calib_int.h"
 
@@ -40,6 +41,7 @@ enum {
   T_CP_COMM,
   T_FP8_RECIPE,
   T_MOE_DISPATCHER,
+  T_VARY,
   T_TYPE_COUNT
 };
 
@@ -68,6 +70,7 @@ static const type_info types[T_TYPE_COUNT] = {
     [T_CP_COMM] = {"enum", "a context-parallel exchange", SC_ENUM_CP_COMM},
     [T_FP8_RECIPE] = {"enum", "an fp8 recipe", SC_ENUM_FP8_RECIPE},
     [T_MOE_DISPATCHER] = {"enum", "an MoE token dispatcher", SC_ENUM_MOE_DISPATCHER},
+    [T_VARY] = {"list (text or YAML)", "a variation list", -1},
 };
 
 /* Storage sizes per type, checked against the struct members at compile time
@@ -79,6 +82,7 @@ static const type_info types[T_TYPE_COUNT] = {
 #define SIZE_OK_REAL(s) ((s) == sizeof(double))
 #define SIZE_OK_FRAC(s) ((s) == sizeof(double))
 #define SIZE_OK_LABEL(s) ((s) >= 2)
+#define SIZE_OK_VARY(s) ((s) >= 2)
 #define SIZE_OK_GPU(s) ((s) >= 2)
 #define SIZE_OK_PRESET(s) ((s) >= 2)
 #define SIZE_OK_HF(s) ((s) >= 2)
@@ -137,6 +141,10 @@ static const section_def sections[] = {
     {"parallel", "Megatron-LM style 3D parallelism and its communication options."},
     {"cluster", "GPU type and count, node layout and network bandwidths."},
     {"simulation", "Engine options."},
+    {"variation",
+     "What-if variation (docs/WHATIF.md): slow GPUs, per-GPU variability, degraded links, a second "
+     "GPU type, failures. Folding splits only the rank classes a variation touches; the result "
+     "gives the nominal step next to the varied one and the ranks on the critical path."},
     {"calibration",
      "Cost-model parameters (sc_cost_params): what `stepcast calibrate` fits. 0 means the "
      "documented default of the cost model (src/cost/cost.c). Instead of a mapping, `calibration:` "
@@ -149,7 +157,7 @@ static const section_def sections[] = {
      "shipped model."},
 };
 #define SECTION_COUNT (sizeof sections / sizeof sections[0])
-#define SECTION_CALIBRATION 5
+#define SECTION_CALIBRATION 6
 
 /* ---------------------------------------------------------------- model presets */
 
@@ -619,6 +627,16 @@ static int range_error(const field_def *f, double v, char *err, size_t errn) {
   return 1;
 }
 
+/* The vary_int.h kind of a T_VARY field. */
+static int vary_kind(int fi) {
+  switch (fi) {
+  case SC_FIELD_variation_slow_links: return SC_VARY_LINKS;
+  case SC_FIELD_variation_gpu_mix: return SC_VARY_MIX;
+  case SC_FIELD_variation_failures: return SC_VARY_FAILURES;
+  default: return SC_VARY_GPUS;
+  }
+}
+
 /* Parses `text` as the value of field fi and stores it in cfg (model.preset
  * loads the whole preset shape). On failure writes "KEY: reason" into err and
  * returns SC_EINVAL; cfg may then be partly written (callers work on copies). */
@@ -675,6 +693,16 @@ static int parse_field(sc_config *cfg, int fi, const char *text, size_t text_len
     }
     sc__strlcpy(str_ptr(cfg, f), text, f->size);
     return SC_OK;
+  case T_VARY: {
+    if (text_len >= f->size) {
+      appendf(err, errn, &len, "%s: longer than %zu bytes", f->name, f->size - 1);
+      return SC_EINVAL;
+    }
+    int rc = sc__vary_parse(vary_kind(fi), f->name, text, NULL, NULL, err, errn);
+    if (rc) return rc;
+    sc__strlcpy(str_ptr(cfg, f), text, f->size);
+    return SC_OK;
+  }
   case T_GPU: {
     const sc_hw *hw = sc_hw_find(text);
     if (uses_gpu_file(cfg) && !strcmp(text, cfg->cluster.gpu_file.name)) return SC_OK;
@@ -754,6 +782,14 @@ static int check_field(const sc_config *cfg, int fi, char *err, size_t errn) {
       return SC_EINVAL;
     }
     return SC_OK;
+  case T_VARY: {
+    const char *s = cstr_ptr(cfg, f);
+    if (!memchr(s, 0, f->size)) {
+      appendf(err, errn, &len, "%s: string is not terminated", f->name);
+      return SC_EINVAL;
+    }
+    return sc__vary_parse(vary_kind(fi), f->name, s, NULL, NULL, err, errn);
+  }
   case T_LABEL:
   case T_GPU: {
     const char *s = cstr_ptr(cfg, f);
@@ -983,9 +1019,71 @@ static void calib_hint(char *buf, size_t n, const char *key) {
     appendf(buf, n, &len, " (keys: docs/CONFIG.md, section calibration)");
 }
 
+/* A variation list given as a YAML sequence (of mappings, or of numbers for
+ * failures) in the text form of vary_int.h: "k=v k=v; k=v" with a
+ * sequence value joined by commas. */
+static int vary_text(loader *L, int fi, const yaml_node_t *seq, char *out, size_t n) {
+  const field_def *f = &fields[fi];
+  size_t len = 0;
+  out[0] = 0;
+  for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+       it++) {
+    const yaml_node_t *e = yaml_document_get_node(L->doc, *it);
+    int el = node_line(e);
+    if (e && e->type == YAML_SCALAR_NODE && fi == SC_FIELD_variation_failures) {
+      appendf(out, n, &len, "%s%s", len ? "," : "", (const char *)e->data.scalar.value);
+      continue;
+    }
+    if (!e || e->type != YAML_MAPPING_NODE || fi == SC_FIELD_variation_failures)
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, el, "%s: expected %s, got %s", f->name,
+                          fi == SC_FIELD_variation_failures ? "a step number" : "a mapping",
+                          e ? node_kind(e) : "nothing");
+    if (len) appendf(out, n, &len, "; ");
+    for (yaml_node_pair_t *p = e->data.mapping.pairs.start; p < e->data.mapping.pairs.top; p++) {
+      if (p > e->data.mapping.pairs.start) appendf(out, n, &len, " ");
+      const yaml_node_t *k = yaml_document_get_node(L->doc, p->key);
+      const yaml_node_t *v = yaml_document_get_node(L->doc, p->value);
+      if (!k || k->type != YAML_SCALAR_NODE || !v)
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, el, "%s: bad item", f->name);
+      appendf(out, n, &len, "%s=", (const char *)k->data.scalar.value);
+      if (v->type == YAML_SCALAR_NODE) {
+        appendf(out, n, &len, "%s", (const char *)v->data.scalar.value);
+      } else if (v->type == YAML_SEQUENCE_NODE) {
+        int first = 1;
+        for (yaml_node_item_t *q = v->data.sequence.items.start; q < v->data.sequence.items.top;
+             q++) {
+          const yaml_node_t *x = yaml_document_get_node(L->doc, *q);
+          if (!x || x->type != YAML_SCALAR_NODE)
+            return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(v),
+                                "%s: %s: expected a list of numbers", f->name,
+                                (const char *)k->data.scalar.value);
+          appendf(out, n, &len, "%s%s", first ? "" : ",", (const char *)x->data.scalar.value);
+          first = 0;
+        }
+      } else {
+        return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(v), "%s: %s: got %s", f->name,
+                            (const char *)k->data.scalar.value, node_kind(v));
+      }
+    }
+  }
+  if (len + 1 >= n)
+    return sc__error_at(L->ctx, SC_EINVAL, L->file, node_line(seq), "%s: longer than %zu bytes",
+                        f->name, n - 2);
+  return SC_OK;
+}
+
 static int apply_node(loader *L, int fi, const yaml_node_t *value, int line) {
   const field_def *f = &fields[fi];
   char err[SC_ERRMSG_MAX];
+  if (value && value->type == YAML_SEQUENCE_NODE && f->type == T_VARY) {
+    char text[1024];
+    int rc = vary_text(L, fi, value, text, sizeof text);
+    if (rc) return rc;
+    if ((rc = parse_field(L->cfg, fi, text, strlen(text), err, sizeof err)))
+      return sc__error_at(L->ctx, rc, L->file, line, "%s", err);
+    mark_line(L->cfg, fi, L->include_line ? L->include_line : line);
+    return SC_OK;
+  }
   if (!value || value->type != YAML_SCALAR_NODE)
     return sc__error_at(L->ctx, SC_EINVAL, L->file, line, "%s: expected %s, got %s", f->name,
                    types[f->type].expect, value ? node_kind(value) : "nothing");
@@ -2232,7 +2330,23 @@ static int field_used(const sc_config *c, int fi) {
   case SC_FIELD_cluster_mem_headroom:
   case SC_FIELD_cluster_price_per_gpu_hour:
   case SC_FIELD_simulation_fold:
-  case SC_FIELD_simulation_share_links: return 0;
+  case SC_FIELD_simulation_share_links:
+  /* what-if variation: listed when set; the seed where something draws */
+  case SC_FIELD_variation_slow_gpus:
+  case SC_FIELD_variation_gpu_speed_sigma:
+  case SC_FIELD_variation_slow_links:
+  case SC_FIELD_variation_gpu_mix:
+  case SC_FIELD_variation_failures:
+  case SC_FIELD_variation_gpu_mtbf_hours: return 0;
+  case SC_FIELD_variation_seed:
+    return c->variation.gpu_speed_sigma > 0 || strstr(c->variation.slow_gpus, "count=") ||
+           strstr(c->variation.slow_links, "count=");
+  case SC_FIELD_variation_steps:
+  case SC_FIELD_training_checkpoint_interval:
+  case SC_FIELD_training_restart_s:
+  case SC_FIELD_training_checkpoint_load_s:
+  case SC_FIELD_training_checkpoint_save_s:
+    return c->variation.failures[0] || c->variation.gpu_mtbf_hours > 0;
   case SC_FIELD_model_moe_topk:
   case SC_FIELD_model_moe_ffn_hidden:
   case SC_FIELD_model_moe_shared_experts:
@@ -2312,6 +2426,7 @@ int sc__config_format_field(const sc_config *cfg, int fi, char *buf, size_t n) {
   case T_REAL:
   case T_FRAC: format_real(buf, n, get_real(cfg, f)); break;
   case T_LABEL:
+  case T_VARY:
   case T_GPU:
   case T_PRESET:
   case T_HF: {

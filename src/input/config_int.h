@@ -142,6 +142,16 @@
   X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
     "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
     "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \
+  X(training, checkpoint_interval, COUNT, training.checkpoint_interval, "steps", "0", 0, 1e9,      \
+    "Steps between checkpoints; 0 = none. With variation.failures or variation.gpu_mtbf_hours "  \
+    "a failure loses the steps since the last checkpoint (docs/WHATIF.md).")                      \
+  X(training, checkpoint_save_s, REAL, training.checkpoint_save_s, "s", "0", 0, 1e6,              \
+    "Time a checkpoint adds to the step that writes it (0: asynchronous or none).")              \
+  X(training, checkpoint_load_s, REAL, training.checkpoint_load_s, "s", "0", 0, 1e6,              \
+    "Time to read the last checkpoint back after a failure.")                                    \
+  X(training, restart_s, REAL, training.restart_s, "s", "0", 0, 1e6,                              \
+    "Time from a failure to training again, not counting the checkpoint load (detection, "        \
+    "rescheduling, process start, NCCL init).")                                                   \
   X(parallel, tp, POSINT, parallel.tp, "GPUs", "1", 1, 1024,                                              \
     "Tensor-parallel size; must divide model.heads and model.ffn_hidden, and "                   \
     "model.kv_heads must divide it or be divisible by it.")                                      \
@@ -295,7 +305,36 @@
     "the XGBoost model file calibration.interference_tree, from `calibrate --interference "       \
     "--model tree`). docs/INTERFERENCE.md.")                                                      \
   X(simulation, share_links, BOOL, simulation.share_links, "", "true", 0, 0,                           \
-    "Concurrent network transfers share the NIC bandwidth.")
+    "Concurrent network transfers share the NIC bandwidth.")                                     \
+  X(variation, slow_gpus, VARY, variation.slow_gpus, "", "", 0, 0,                                \
+    "GPUs that compute slower: items `ranks=0,17,100-107 speed=0.8` (global ranks) or `count=4 " \
+    "speed=0.9` (that many ranks drawn with variation.seed), separated by `;`; in YAML also a "   \
+    "list of mappings (`- {ranks: [0, 17], speed: 0.8}`). speed multiplies the rank's compute "   \
+    "rate: 0.8 makes its kernels take 1/0.8 as long. docs/WHATIF.md.")                            \
+  X(variation, gpu_speed_sigma, REAL, variation.gpu_speed_sigma, "", "0", 0, 0.5,                 \
+    "Per-GPU variability: every GPU's compute speed is exp(sigma * z), z standard normal drawn "  \
+    "with variation.seed (reproducible); 0 = none. Every rank then differs, so the run is "       \
+    "unfolded.")                                                                                 \
+  X(variation, seed, COUNT, variation.seed, "", "0", 0, 2147483647,                              \
+    "Seed of the random choices (count=, gpu_speed_sigma).")                                     \
+  X(variation, slow_links, VARY, variation.slow_links, "", "", 0, 0,                              \
+    "Degraded links: items `nodes=3,7 nic_speed=0.5 nvlink_speed=0.8` or `count=2 "              \
+    "nic_speed=0.25`. A collective or transfer across nodes runs at the slowest NIC factor of "   \
+    "its members, one inside a node at the slowest NVLink factor.")                              \
+  X(variation, gpu_mix, VARY, variation.gpu_mix, "", "", 0, 0,                                    \
+    "A heterogeneous cluster: `gpu=PRESET nodes=0-3` (node indices) or `gpu=PRESET count=N` "     \
+    "(the last N nodes, i.e. the last pipeline stages in Megatron's rank order) run another GPU "  \
+    "preset; their kernels are re-priced by class (docs/WHATIF.md) and their memory is checked "  \
+    "against that GPU's capacity.")                                                              \
+  X(variation, failures, VARY, variation.failures, "", "", 0, 0,                                  \
+    "Steps at which a GPU is lost (`1200,3000`), each costing the work since the last "          \
+    "checkpoint, training.restart_s and training.checkpoint_load_s; the result gives the "        \
+    "goodput over the run.")                                                                     \
+  X(variation, gpu_mtbf_hours, REAL, variation.gpu_mtbf_hours, "h", "0", 1, 1e9,                  \
+    "Mean time between failures of one GPU; with it the run expects world * run time / MTBF "     \
+    "failures, each losing half a checkpoint interval on average plus the restart. 0 = none.")   \
+  X(variation, steps, COUNT, variation.steps, "steps", "0", 1, 1e12,                              \
+    "Steps of the run that failures are counted over; 0 = training.tokens / tokens per step.")
 
 /* Field indices: SC_FIELD_parallel_tp is the index of parallel.tp in
  * sc_config.field_line and in the table. */

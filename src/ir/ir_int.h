@@ -305,6 +305,7 @@ typedef struct sc_workload {
   const char *(*stream_name)(const void *ud, uint32_t prog, int stream);
   const void *names_ud;
   int merged; /* built with SC_WL_MERGE: valid only as that flag says */
+  int inlined; /* merged with TP collectives inlined: valid only folded */
 } sc_workload;
 
 /* Frees the programs of a workload built by the synthesiser or replay

@@ -31,6 +31,7 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.fp8 = cfg->training.precision == SC_PREC_FP8;
   B.lparams = sh->layer_params;
   B.mg.inline_tp = B.mg.on && inline_tp;
+  wl->inlined = B.mg.inline_tp;
   B.mg.order_tp = B.mg.inline_tp && !B.sh->sp;
   B.pp = par->pp;
   B.vpp = par->vpp > 0 ? par->vpp : 1;
@@ -129,7 +130,8 @@ int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
    * 1 on a known placement: folded (one simulated member per group), the
    * group inside one node (no NIC), no interference (SC_WL_MERGE's rule). */
   int64_t tp = cfg->parallel.tp;
-  int inline_tp = (flags & SC_WL_MERGE) && cfg->simulation.fold && tp > 1 &&
+  int inline_tp = (flags & SC_WL_MERGE) && !(flags & SC_WL_UNFOLDED) && cfg->simulation.fold &&
+                  tp > 1 &&
                   cost->gpus_per_node > 0 && cost->gpus_per_node % tp == 0 &&
                   cfg->simulation.interference == SC_INTERF_NONE;
   int retry = 0;

@@ -32,8 +32,10 @@ int sc__workload_build(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, sc_
  *    this exact; the builder checks them and builds without inlining when
  *    one fails.
  * sc_program.nmerged keeps the unmerged op count, so the reported ops and
- * events do not change either. */
-enum { SC_WL_MERGE = 1 };
+ * events do not change either.
+ * SC_WL_UNFOLDED: never inline (a what-if variation simulates several
+ * members of a TP group even when simulation.fold is on). */
+enum { SC_WL_MERGE = 1, SC_WL_UNFOLDED = 2 };
 
 /* sc__workload_build with flags (SC_WL_*). */
 int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,

@@ -16,7 +16,7 @@ static inline sc_engine_opts sc_test_engine_opts(const sc_config *cfg, sc_write_
                                                  void *ud) {
   sc_engine_opts o = {cfg->simulation.fold, cfg->simulation.interference,
                       cfg->simulation.share_links, trace, ud, NULL, NULL, NULL, 0, NULL, NULL,
-                      SC_TRACE_OUT_JSON, NULL, 0};
+                      SC_TRACE_OUT_JSON, NULL, 0, NULL};
   return o;
 }
 
