@@ -140,6 +140,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   for (int i = 0; i < sc_enum_count(SC_ENUM_SCHEDULE) && i < 7; i++)
     schedule_words[i] = sc_enum_name(SC_ENUM_SCHEDULE, i);
   const char *config = NULL, *html_path = NULL;
+  int64_t robust_seeds = 0, robust_top = 5;
   sc_cli_list sets = {0};
   int top = 10, progress = 1, emit = 0;
   sc_format fmt = SC_FORMAT_TEXT;
@@ -165,6 +166,10 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
       bad = !sc_cli_int(a.opt->name, v, 0, INT32_MAX, &o.stop_after);
     else if (sc_cli_is(&a, "--out")) o.out_path = v;
     else if (sc_cli_is(&a, "--html")) html_path = v;
+    else if (sc_cli_is(&a, "--robust-seeds"))
+      bad = !sc_cli_int(a.opt->name, v, 1, 10000, &robust_seeds);
+    else if (sc_cli_is(&a, "--robust-top"))
+      bad = !sc_cli_int(a.opt->name, v, 1, 1000, &robust_top);
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
     else if (sc_cli_is(&a, "--emit")) emit = 1; /* megatron */
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
@@ -236,7 +241,15 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     if (res.resumed)
       fprintf(stderr, "stepcast: %" PRId64 " of %" PRId64 " results read back from %s\n",
               res.resumed, res.simulated, o.out_path);
-    rc = sc_sweep_format(&cfg, &res, top, fmt, sc_cli_write_file, stdout);
+    sc_sweep_robust *rb = NULL;
+    int64_t nrb = 0;
+    if (robust_seeds > 0 && res.simulated > 0) {
+      rb = calloc((size_t)robust_top, sizeof *rb);
+      rc = rb ? sc_sweep_robustness(ctx, &cfg, &res, (int)robust_top, (int)robust_seeds, rb, &nrb)
+              : SC_ENOMEM;
+    }
+    if (!rc) rc = sc_sweep_format_ex(&cfg, &res, top, rb, nrb, fmt, sc_cli_write_file, stdout);
+    free(rb);
     if (rc == SC_EWRITE || (!rc && fflush(stdout))) code = sc_cli_write_error("stdout", 1);
     else if (rc) code = sc_cli_fail(ctx, rc);
     if (!code && ho.f && res.simulated > 0) {

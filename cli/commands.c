@@ -62,6 +62,10 @@ static const sc_cli_opt sweep_opts[] = {
     {"--no-progress", NULL, "no progress bar (drawn on stderr when it is a terminal)", 0},
     {"--stop-after", "N", "stop as if killed after N new rows (a testing aid)", 0},
     {"--html", "FILE", "write the HTML report (step time vs memory, Pareto front, top K)", 0},
+    {"--robust-seeds", "N", "re-simulate the best layouts under the config's variation (e.g. "
+                            "--set variation.gpu_speed_sigma=0.03) with N seeds; rank them by P50 "
+                            "and P99 step time (docs/WHATIF.md)", 0},
+    {"--robust-top", "K", "how many of the best layouts --robust-seeds takes (default 5)", 0},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt validate_opts[] = {

@@ -523,7 +523,7 @@ typedef struct sc_result {
   int64_t simulated_ranks;   /* ranks the engine ran (folded or all) */
   /* The critical path of the step (docs/REPORT.md): the chain of ops, each
    * started by the end of the one before, that ends the step; recorded by
-   * sc_simulate up to 4M simulated ops (else, and by sc_simulate_ex without
+   * sc_simulate up to 16M simulated ops (else, and by sc_simulate_ex without
    * SC_SIM_CRITICAL_PATH, critical_path_ops is 0). */
   int64_t critical_path_ops;              /* ops on it; 0: not recorded */
   double critical_path_s[SC_CAT_COUNT];   /* its time per category; sums to the step */

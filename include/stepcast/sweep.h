@@ -156,6 +156,32 @@ void sc_sweep_result_free(sc_ctx *ctx, sc_sweep_result *r);
 int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, sc_format fmt,
                     sc_write_fn out, void *ud);
 
+/* Robustness of the best layouts to stragglers (docs/WHATIF.md): a sweep
+ * ranks every layout without variation; sc_sweep_robustness re-simulates
+ * the first top_k rows under the base's variation (gpu_speed_sigma, or
+ * slow_gpus / slow_links drawn with count=) once per seed, seeds
+ * variation.seed + 0 .. seeds - 1, and gives each row's step time quantiles
+ * over the seeds, the rows ordered by P50 (then P99). */
+typedef struct sc_sweep_robust {
+  int64_t row;            /* index into sc_sweep_result.rows (nominal rank - 1) */
+  int64_t seeds;
+  double nominal_s;       /* the row's step time without variation */
+  double p50_s, p99_s;    /* median and 99th percentile (nearest rank) over the seeds */
+  double mean_s, worst_s;
+} sc_sweep_robust;
+
+/* Fills out[0 .. *n) (out holds top_k entries), *n = min(top_k, rows).
+ * SC_EINVAL when the base has no variation that seeds change or seeds < 1;
+ * a simulation's error otherwise. */
+int sc_sweep_robustness(sc_ctx *ctx, const sc_config *base, const sc_sweep_result *r, int top_k,
+                        int seeds, sc_sweep_robust *out, int64_t *n);
+
+/* sc_sweep_format with the robustness table (rb, n; NULL, 0: none) after the
+ * ranking, or as the JSON object's "robustness" member. */
+int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_k,
+                       const sc_sweep_robust *rb, int64_t n, sc_format fmt, sc_write_fn out,
+                       void *ud);
+
 /* Why a sweep ranked nothing, in one line: the reasons counted, most
  * frequent first, and a GPU count that is not a multiple of the node size
  * ("1000 GPUs are not a multiple of the node size 8; excluded: batch 2088

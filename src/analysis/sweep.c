@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -836,6 +837,9 @@ static int make_probe(sweep *S, const sc_config *base) {
   p->training.micro_batch = 1;
   p->training.recompute = SC_RECOMPUTE_NONE;
   p->simulation.fold = 1;
+  /* Layouts rank without variation; sc_sweep_robustness applies it. */
+  p->variation.slow_gpus[0] = p->variation.slow_links[0] = p->variation.gpu_mix[0] = 0;
+  p->variation.gpu_speed_sigma = 0;
   memset(p->field_line, 0, sizeof p->field_line);
   int rc = SC_OK;
   int64_t n = p->cluster.num_gpus ? p->cluster.num_gpus
@@ -1006,8 +1010,141 @@ const char *sc_sweep_why_unranked(const sc_sweep_result *r, char *buf, size_t n)
   return buf;
 }
 
+/* ------------------------------------------------------------ robustness */
+
+/* The config of a ranked row: the base with the row's layout. */
+static void row_config(const sc_config *base, const sc_sweep_result *r, const sc_sweep_row *w,
+                       sc_config *cfg) {
+  *cfg = *base;
+  sc_parallel_cfg *p = &cfg->parallel;
+  cfg->cluster.num_gpus = r->gpus;
+  cfg->cluster.nodes = 0;
+  p->tp = w->tp;
+  p->pp = w->pp;
+  p->dp = w->dp;
+  p->cp = w->cp;
+  p->vpp = w->vpp;
+  p->schedule = w->schedule;
+  p->pp_first_layers = p->pp_last_layers = 0; /* re-derived as the sweep did */
+  p->pp_embedding_in_split = p->pp_loss_in_split = w->pp_counted;
+  p->sequence_parallel = w->sequence_parallel;
+  p->distributed_optimizer = w->distributed_optimizer;
+  p->zero_stage = w->zero_stage >= 3 ? 3 : 0;
+  p->fsdp_shard = w->zero_stage >= 3 ? w->fsdp_shard : 0;
+  if (w->zero_stage < 3) p->fsdp_fp8_allgather = 0;
+  cfg->training.micro_batch = w->micro_batch;
+  cfg->training.recompute = w->recompute;
+  cfg->simulation.fold = 1;
+}
+
+static int dbl_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int robust_cmp(const void *a, const void *b) {
+  const sc_sweep_robust *x = a, *y = b;
+  if (x->p50_s != y->p50_s) return x->p50_s < y->p50_s ? -1 : 1;
+  if (x->p99_s != y->p99_s) return x->p99_s < y->p99_s ? -1 : 1;
+  return (x->row > y->row) - (x->row < y->row);
+}
+
+int sc_sweep_robustness(sc_ctx *ctx, const sc_config *base, const sc_sweep_result *r, int top_k,
+                        int seeds, sc_sweep_robust *out, int64_t *n) {
+  if (!ctx) return SC_EINVAL;
+  if (!base || !r || !out || !n) return sc__error(ctx, SC_EINVAL, "sc_sweep_robustness: missing argument");
+  *n = 0;
+  const sc_vary_cfg *v = &base->variation;
+  int drawn = v->gpu_speed_sigma > 0 || strstr(v->slow_gpus, "count=") || strstr(v->slow_links, "count=");
+  if (!drawn)
+    return sc__error(ctx, SC_EINVAL,
+                     "robustness over seeds needs a variation that seeds change: "
+                     "variation.gpu_speed_sigma, or slow_gpus / slow_links with count=");
+  if (seeds < 1 || seeds > 10000)
+    return sc__error(ctx, SC_EINVAL, "robustness: %d seeds (1 to 10000)", seeds);
+  int64_t k = r->simulated < top_k ? r->simulated : top_k;
+  double *t = sc__malloc(ctx, (size_t)seeds * sizeof *t);
+  sc_config *cfg = sc__malloc(ctx, sizeof *cfg);
+  int rc = t && cfg ? SC_OK : SC_ENOMEM;
+  for (int64_t i = 0; i < k && !rc; i++) {
+    sc_sweep_robust *o = &out[i];
+    memset(o, 0, sizeof *o);
+    o->row = i;
+    o->seeds = seeds;
+    o->nominal_s = r->rows[i].step_time_s;
+    for (int s = 0; s < seeds && !rc; s++) {
+      row_config(base, r, &r->rows[i], cfg);
+      cfg->variation.seed = v->seed + s;
+      sc_result res;
+      rc = sc_config_resolve(ctx, cfg);
+      if (!rc) rc = sc_simulate_ex(ctx, cfg, 0, NULL, NULL, &res);
+      if (!rc) t[s] = res.step_time_s;
+    }
+    if (rc) break;
+    qsort(t, (size_t)seeds, sizeof *t, dbl_cmp);
+    double sum = 0;
+    for (int s = 0; s < seeds; s++) sum += t[s];
+    o->p50_s = seeds % 2 ? t[seeds / 2] : 0.5 * (t[seeds / 2 - 1] + t[seeds / 2]);
+    int at = (int)ceil(0.99 * seeds) - 1;
+    o->p99_s = t[at < 0 ? 0 : at];
+    o->mean_s = sum / seeds;
+    o->worst_s = t[seeds - 1];
+  }
+  if (t) sc__free(ctx, t, (size_t)seeds * sizeof *t);
+  if (cfg) sc__free(ctx, cfg, sizeof *cfg);
+  if (rc) return rc;
+  qsort(out, (size_t)k, sizeof *out, robust_cmp);
+  *n = k;
+  return SC_OK;
+}
+
 int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, sc_format fmt,
                     sc_write_fn out, void *ud) {
+  return sc_sweep_format_ex(base, r, top_k, NULL, 0, fmt, out, ud);
+}
+
+/* The robustness table: text rows, or the JSON array's members. */
+static int robust_write(const sc_sweep_result *r, const sc_sweep_robust *rb, int64_t n,
+                        sc_format fmt, sc_write_fn out, void *ud) {
+  int rc;
+  char key[160];
+  if (fmt == SC_FORMAT_JSON) {
+    if ((rc = sc__writef(out, ud, ", \"robustness\": ["))) return rc;
+    for (int64_t i = 0; i < n; i++) {
+      const sc_sweep_robust *b = &rb[i];
+      if ((rc = sc__writef(out, ud,
+                           "%s{\"rank\": %" PRId64 ", \"nominal_rank\": %" PRId64
+                           ", \"key\": \"%s\", \"seeds\": %" PRId64 ", \"step_time_s\": %.9f"
+                           ", \"p50_s\": %.9f, \"p99_s\": %.9f, \"mean_s\": %.9f, "
+                           "\"worst_s\": %.9f}",
+                           i ? ", " : "", i + 1, b->row + 1,
+                           sc_sweep_row_key(&r->rows[b->row], key, sizeof key), b->seeds,
+                           b->nominal_s, b->p50_s, b->p99_s, b->mean_s, b->worst_s)))
+        return rc;
+    }
+    return sc__writef(out, ud, "]");
+  }
+  if ((rc = sc__writef(out, ud,
+                       "\n  robustness to stragglers: the top %" PRId64 " under the variation, %"
+                       PRId64 " seeds, by P50 (docs/WHATIF.md)\n"
+                       "  %4s %7s %-40s %9s %9s %9s %7s\n",
+                       n, n ? rb[0].seeds : 0, "rank", "nominal", "layout", "step s", "P50 s",
+                       "P99 s", "P99 +%")))
+    return rc;
+  for (int64_t i = 0; i < n; i++) {
+    const sc_sweep_robust *b = &rb[i];
+    if ((rc = sc__writef(out, ud, "  %4" PRId64 " %7" PRId64 " %-40s %9.3f %9.3f %9.3f %6.1f%%\n",
+                         i + 1, b->row + 1, sc_sweep_row_key(&r->rows[b->row], key, sizeof key),
+                         b->nominal_s, b->p50_s, b->p99_s,
+                         b->nominal_s > 0 ? 100.0 * (b->p99_s / b->nominal_s - 1.0) : 0.0)))
+      return rc;
+  }
+  return SC_OK;
+}
+
+int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_k,
+                       const sc_sweep_robust *rb, int64_t nrb, sc_format fmt, sc_write_fn out,
+                       void *ud) {
   if (!base || !r || !out) return SC_EINVAL;
   if (top_k <= 0) top_k = 10;
   int64_t ntop = r->simulated < top_k ? r->simulated : top_k;
@@ -1081,7 +1218,9 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
       }
       if ((rc = sc__writef(out, ud, "}"))) return rc;
     }
-    return sc__writef(out, ud, "]}\n");
+    if ((rc = sc__writef(out, ud, "]"))) return rc;
+    if (rb && (rc = robust_write(r, rb, nrb, fmt, out, ud))) return rc;
+    return sc__writef(out, ud, "}\n");
   }
 
   if ((rc = sc__writef(out, ud,
@@ -1134,6 +1273,7 @@ int sc_sweep_format(const sc_config *base, const sc_sweep_result *r, int top_k, 
                          w->breakdown_s[SC_CAT_OPTIMIZER], w->memory_gib)))
       return rc;
   }
+  if (rb) return robust_write(r, rb, nrb, fmt, out, ud);
   return SC_OK;
 }
 

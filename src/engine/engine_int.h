@@ -88,7 +88,7 @@ typedef struct sc_engine_result {
   int64_t simulated_ranks;          /* ranks the engine ran (folded or all) */
   int64_t ops;                      /* ops executed over simulated ranks (unmerged count) */
   int64_t events;                   /* events processed (unmerged count) */
-  /* The critical path, with sc_engine_opts.critical_path and at most 4M ops
+  /* The critical path, with sc_engine_opts.critical_path and at most 16M ops
    * (else cpath_ops is 0): the chain of ops, each started by the end of the
    * one before, that ends the step. Its time per category (sums to the step)
    * and the (stage, stream) pairs holding most of it, largest first

@@ -612,6 +612,44 @@ static void test_bad_input(void **state) {
 
 /* Failing any allocation of a one-config sweep with a results file gives
  * SC_ENOMEM and leaks nothing (ASan checks the latter). */
+/* Robustness: the layouts rank without variation (the same rows as a base
+ * without it); the best ones are re-simulated per seed under the base's
+ * gpu_speed_sigma, ordered by P50, reproducibly; without a seeded
+ * variation it is an error. */
+static void test_robustness(void **state) {
+  (void)state;
+  sc_config base, plain;
+  small_base(&base);
+  plain = base;
+  base.variation.gpu_speed_sigma = 0.05;
+  sc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.tp = (sc_sweep_dim){2, {1, 2}};
+  o.pp = (sc_sweep_dim){2, {1, 2}};
+  o.micro_batch = (sc_sweep_dim){1, {1}};
+  sc_sweep_result r, rp;
+  run_sweep(&base, &o, &r);
+  run_sweep(&plain, &o, &rp);
+  assert_int_equal(r.simulated, rp.simulated);
+  for (int64_t i = 0; i < r.simulated; i++) assert_true(r.rows[i].step_time_s == rp.rows[i].step_time_s);
+  sc_sweep_robust a[3], b[3];
+  int64_t na, nb;
+  assert_int_equal(sc_sweep_robustness(ctx, &base, &r, 3, 5, a, &na), 0);
+  assert_int_equal(sc_sweep_robustness(ctx, &base, &r, 3, 5, b, &nb), 0);
+  assert_int_equal(na, 3);
+  for (int64_t i = 0; i < na; i++) {
+    assert_true(a[i].p50_s == b[i].p50_s && a[i].p99_s == b[i].p99_s && a[i].row == b[i].row);
+    assert_true(a[i].p99_s >= a[i].p50_s && a[i].worst_s >= a[i].p99_s);
+    assert_true(a[i].p50_s > a[i].nominal_s); /* 16 GPUs: the slowest sets the step */
+    assert_true(a[i].nominal_s == r.rows[a[i].row].step_time_s);
+    if (i) assert_true(a[i].p50_s >= a[i - 1].p50_s);
+  }
+  assert_int_equal(sc_sweep_robustness(ctx, &plain, &rp, 3, 5, a, &na), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "needs a variation"));
+  sc_sweep_result_free(ctx, &r);
+  sc_sweep_result_free(ctx, &rp);
+}
+
 static void test_allocation_failures(void **state) {
   (void)state;
   sc_config base;
@@ -670,6 +708,7 @@ int main(void) {
       cmocka_unit_test(test_nothing_ranks),
       cmocka_unit_test(test_refusal_reasons),
       cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_robustness),
       cmocka_unit_test(test_allocation_failures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
