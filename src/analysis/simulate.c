@@ -25,10 +25,11 @@ int sc__plan_init(sc_ctx *ctx, const sc_config *cfg, sc_plan *plan) {
   sc_memory_opts o;
   sc_memory_model mm;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &plan->shape, &o);
+  if ((rc = sc__memory_model_init(ctx, &mm, &plan->shape, &o))) return rc;
   plan->memory_peak_bytes = sc__memory_peak(&mm, &plan->memory_peak_stage);
   plan->memory_capacity_bytes = mm.capacity_bytes;
   plan->memory_usable_bytes = mm.capacity_bytes - sc__memory_headroom_bytes(cfg, mm.capacity_bytes);
+  sc__memory_model_free(ctx, &mm);
   return SC_OK;
 }
 
@@ -57,12 +58,13 @@ int sc__memory_each_stage(sc_ctx *ctx, const sc_config *cfg,
   sc_memory_opts o;
   sc_memory_model mm;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &sh, &o);
+  if ((rc = sc__memory_model_init(ctx, &mm, &sh, &o))) return rc;
   for (int64_t s = 0; s < mm.pp && !rc; s++) {
     sc_memory_stage st;
     sc__memory_stage(&mm, s, &st);
     rc = fn(ud, &st);
   }
+  sc__memory_model_free(ctx, &mm);
   return rc;
 }
 
@@ -259,7 +261,11 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
   sc_memory_model mm;
   sc_memory_opts o;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &plan->shape, &o);
+  if (!rc) rc = sc__memory_model_init(ctx, &mm, &plan->shape, &o);
+  if (rc) {
+    sc__workload_free(ctx, &wl);
+    return rc;
+  }
   sc_mem_track track = {&mm, track_static, track_item, track_item_wgrad};
   sc_engine_opts eo = {cfg->simulation.fold, cfg->simulation.interference,
                        cfg->simulation.share_links, trace, trace_ud, &track, hk->op_sink,
@@ -269,6 +275,7 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
   sc_engine_result er;
   if (!rc) rc = sc__engine_run(ctx, &wl, &cost, &eo, &er);
   sc__workload_free(ctx, &wl);
+  sc__memory_model_free(ctx, &mm);
   if (rc) return rc;
 
   double step = (double)er.step_ns / 1e9;
