@@ -7,6 +7,7 @@
 #include "analysis/simulate_int.h"
 
 #include "engine/engine_int.h"
+#include "engine/traceout_int.h"
 #include "input/config_int.h"
 #include "synth/synth_int.h"
 
@@ -136,24 +137,10 @@ static int range_cmp(const void *a, const void *b) {
 static int trace_ranks_check(sc_ctx *ctx, const sc_plan *plan, const sc_trace_opts *t,
                              double *share) {
   *share = 1.0;
-  if (!t) return SC_OK;
-  if (t->format != SC_TRACE_OUT_JSON && t->format != SC_TRACE_OUT_PERFETTO)
-    return sc__error(ctx, SC_EINVAL, "unknown trace format %d", (int)t->format);
-  if (!t->nranks) return SC_OK;
-  if (!t->ranks) return sc__error(ctx, SC_EINVAL, "trace ranks: %zu ranges but none given", t->nranks);
   const sc_shape *sh = &plan->shape;
   int64_t stride = sh->tp * sh->dp * sh->cp, world = stride * sh->pp;
-  for (size_t k = 0; k < t->nranks; k++) {
-    sc_rank_range g = t->ranks[k];
-    if (g.first > g.last)
-      return sc__error(ctx, SC_EINVAL, "trace ranks: %lld-%lld is an empty range",
-                       (long long)g.first, (long long)g.last);
-    int64_t bad = g.first < 0 ? g.first : g.last >= world ? g.last : -1;
-    if (g.first < 0 || g.last >= world)
-      return sc__error(ctx, SC_EINVAL,
-                       "trace ranks: rank %lld out of range [0, %lld] (the job has %lld ranks)",
-                       (long long)bad, (long long)(world - 1), (long long)world);
-  }
+  int rc = sc__trace_opts_check(ctx, t, world);
+  if (rc || !t || !t->nranks) return rc;
   /* Count the simulated ranks held (per stage when folded) over the
    * ranges sorted and merged. */
   int fold = plan->cfg->simulation.fold;
