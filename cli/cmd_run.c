@@ -11,33 +11,20 @@
 
 #include "commands.h"
 #include "outfile.h"
+#include "traceopt.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Most ranges --trace-ranks takes (a timeline of more is no longer read by
- * eye; a range covers any number of ranks). */
-#define MAX_TRACE_RANGES 256
-
-/* --trace-format: auto (the extension decides), json, perfetto */
-enum { TRACE_AUTO = 0, TRACE_JSON, TRACE_PERFETTO };
-
-static int ends_with(const char *s, const char *tail) {
-  size_t n = strlen(s), m = strlen(tail);
-  return n >= m && !strcmp(s + n - m, tail);
-}
-
 int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
-  const char *config = NULL, *trace_path = NULL, *outdir = NULL, *calibration = NULL;
+  const char *config = NULL, *outdir = NULL, *calibration = NULL;
   const char *html_path = NULL;
-  const char *hf = NULL, *trace_ranks = NULL;
-  int trace_format = TRACE_AUTO;
+  const char *hf = NULL;
   int print_config = 0;
-  /* --trace-limit: refuse a trace estimated above it (default 4 GiB: an
-   * unfolded GPT-3 175B step is ~9 GB of JSON) */
-  double trace_limit = 4.0 * 1073741824.0;
+  sc_cli_trace tr;
+  sc_cli_trace_init(&tr);
   sc_format fmt = SC_FORMAT_TEXT;
   sc_cli_list sets = {0};
   sc_cli_args a;
@@ -47,25 +34,18 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
     if (!a.opt) {
       if (config) code = sc_cli_usage_error(cmd, "more than one config file given (%s)", a.value);
       config = a.value;
-    } else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, a.value);
+    } else if (sc_cli_trace_arg(&tr, &a, &code)) continue;
+    else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, a.value);
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json|csv */
-    else if (sc_cli_is(&a, "--trace")) trace_path = a.value;
     else if (sc_cli_is(&a, "--calibration")) calibration = a.value;
     else if (sc_cli_is(&a, "--hf")) hf = a.value;
     else if (sc_cli_is(&a, "-o")) outdir = a.value;
     else if (sc_cli_is(&a, "--html")) html_path = a.value;
     else if (sc_cli_is(&a, "--print-config")) print_config = 1;
-    else if (sc_cli_is(&a, "--trace-format")) trace_format = a.choice;
-    else if (sc_cli_is(&a, "--trace-ranks")) trace_ranks = a.value;
-    else if (sc_cli_is(&a, "--trace-limit")) {
-      if (!sc_cli_size(a.opt->name, a.value, 0, SC_CLI_BYTES_MAX, &trace_limit))
-        code = SC_CLI_EXIT_USAGE;
-    } else code = sc_cli_unhandled(&a);
+    else code = sc_cli_unhandled(&a);
   }
   if (!code && r < 0) code = a.exit;
-  if (!code && r >= 0 && (trace_ranks || trace_format != TRACE_AUTO) && !trace_path && !outdir)
-    code = sc_cli_usage_error(cmd, "%s needs --trace FILE or -o DIR",
-                              trace_ranks ? "--trace-ranks" : "--trace-format");
+  if (!code && r >= 0) code = sc_cli_trace_needs(cmd, &tr, outdir != NULL);
   if (code || r < 0) {
     sc_cli_list_free(&sets);
     return code;
@@ -101,56 +81,36 @@ int sc_cli_run(const sc_cli_cmd *cmd, int argc, char **argv) {
   char pathbuf[4096];
   /* -o DIR: created (with its parents) and checked before simulating. */
   if (outdir && (code = sc_cli_out_dir(outdir))) goto done;
-  if (outdir && !trace_path) {
+  if (outdir && !tr.path) {
     snprintf(pathbuf, sizeof pathbuf, "%s/trace.%s", outdir,
-             trace_format == TRACE_PERFETTO ? "pftrace" : "json");
-    trace_path = pathbuf;
+             tr.format == SC_CLI_TRACE_PERFETTO ? "pftrace" : "json");
+    tr.path = pathbuf;
   }
-  sc_rank_range ranges[MAX_TRACE_RANGES];
-  sc_trace_opts topts = {SC_TRACE_OUT_JSON, NULL, 0};
-  if (trace_path) { /* before anything is written or simulated */
-    if (trace_format == TRACE_PERFETTO ||
-        (trace_format == TRACE_AUTO && ends_with(trace_path, ".pftrace")))
-      topts.format = SC_TRACE_OUT_PERFETTO;
+  if (tr.path) { /* before anything is written or simulated */
     /* the ranks of the resolved job: [0, num_gpus) */
-    int nr = 0;
-    if (trace_ranks && !sc_cli_range_list("--trace-ranks", trace_ranks, 0, cfg.cluster.num_gpus - 1,
-                                          ranges, MAX_TRACE_RANGES, &nr)) {
-      code = SC_CLI_EXIT_USAGE;
-      goto done;
-    }
-    topts.ranks = nr ? ranges : NULL;
-    topts.nranks = (size_t)nr;
+    if ((code = sc_cli_trace_prepare(&tr, cfg.cluster.num_gpus))) goto done;
     double est = 0;
-    if ((rc = sc_trace_estimate_opts(ctx, &cfg, &topts, &est))) goto done;
-    if (est > trace_limit) {
-      /* in the unit --trace-limit takes: GiB, or MiB below one GiB */
-      double unit = est >= 1073741824.0 ? 1073741824.0 : 1048576.0;
-      const char *u = unit > 1048576.0 ? "G" : "M";
-      code = sc_cli_error(sc_exit_code(SC_EINVAL),
-                          "%s: the trace would take ~%.1f %siB (estimate), above --trace-limit "
-                          "%.1f %siB%s; raise the limit (--trace-limit %.0f%s)%s",
-                          trace_path, est / unit, u, trace_limit / unit, u,
-                          outdir && trace_path == pathbuf
-                              ? topts.format == SC_TRACE_OUT_PERFETTO
-                                    ? " (-o DIR writes DIR/trace.pftrace)"
-                                    : " (-o DIR writes DIR/trace.json)"
-                              : "",
-                          ceil(est / unit), u,
-                          cfg.simulation.fold ? "" : " or fold the run (simulation.fold: true)");
+    if ((rc = sc_trace_estimate_opts(ctx, &cfg, &tr.opts, &est))) goto done;
+    const char *note = outdir && tr.path == pathbuf
+                           ? tr.opts.format == SC_TRACE_OUT_PERFETTO
+                                 ? " (-o DIR writes DIR/trace.pftrace)"
+                                 : " (-o DIR writes DIR/trace.json)"
+                           : "";
+    if ((code = sc_cli_trace_limit(&tr, est, note,
+                                   cfg.simulation.fold ? ""
+                                                       : " or fold the run (simulation.fold: true)")))
       goto done;
-    }
   }
   sc_cli_out to = {0}, ho = {0};
   /* --html FILE: opened (a temporary file beside it) before simulating, so
    * an unwritable place fails at once. */
   if (html_path && (code = sc_cli_out_open(&ho, html_path))) goto done;
-  if (trace_path && (code = sc_cli_out_open(&to, trace_path))) {
+  if (tr.path && (code = sc_cli_out_open(&to, tr.path))) {
     sc_cli_out_close(&ho, 1);
     goto done;
   }
   sc_result res;
-  rc = sc_simulate_traced(ctx, &cfg, &topts, to.f ? sc_cli_write_file : NULL, to.f, &res);
+  rc = sc_simulate_traced(ctx, &cfg, &tr.opts, to.f ? sc_cli_write_file : NULL, to.f, &res);
   if (to.f && (code = sc_cli_out_close(&to, rc != 0))) {
     if (rc == SC_EWRITE) rc = 0; /* reported */
     sc_cli_out_close(&ho, 1);

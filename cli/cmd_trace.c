@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "outfile.h"
+#include "traceopt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -155,7 +156,9 @@ static int read_all(const char *path, unsigned char **out, size_t *len) {
 int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const sc_replay_comm comm_modes[] = {SC_REPLAY_COMM_AUTO, SC_REPLAY_COMM_MEASURED,
                                               SC_REPLAY_COMM_MODEL}; /* auto|measured|model */
-  const char *path = NULL, *cluster = NULL, *trace_path = NULL, *html_path = NULL;
+  const char *path = NULL, *cluster = NULL, *html_path = NULL;
+  sc_cli_trace tr;
+  sc_cli_trace_init(&tr);
   sc_cli_list sets = {0};
   sc_format fmt = SC_FORMAT_TEXT;
   sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
@@ -169,7 +172,8 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     if (!a.opt) {
       if (path) code = sc_cli_usage_error(cmd, "more than one job file given (%s)", v);
       path = v;
-    } else if (sc_cli_is(&a, "--scale")) {
+    } else if (sc_cli_trace_arg(&tr, &a, &code)) continue;
+    else if (sc_cli_is(&a, "--scale")) {
       if (strncmp(v, "dp=", 3)) {
         fprintf(stderr, "stepcast: --scale takes dp=N with N >= 1, not \"%s\"\n", v);
         ok = 0;
@@ -186,7 +190,6 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--cluster")) cluster = v;
     else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, v);
     else if (sc_cli_is(&a, "--format")) fmt = (sc_format)a.choice; /* text|json */
-    else if (sc_cli_is(&a, "--trace")) trace_path = v;
     else if (sc_cli_is(&a, "--html")) html_path = v;
     else if (sc_cli_is(&a, "--ddp")) opts.ddp = 1;
     else code = sc_cli_unhandled(&a);
@@ -194,6 +197,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   }
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !path) code = sc_cli_usage_error(cmd, "no job file given");
+  if (!code && !r) code = sc_cli_trace_needs(cmd, &tr, 0);
   /* The re-targeted world, N x R ranks, is a job's world too. */
   if (!code && !r && opts.scale_dp > SC_CLI_JOB_WORLD_MAX / opts.replica_ranks)
     code = sc_cli_error(SC_CLI_EXIT_USAGE,
@@ -267,16 +271,28 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     rc = sc_config_resolve(ctx, &cfg);
   }
   if (rc) goto done;
+  if (tr.path) { /* before anything is written or replayed */
+    /* the ranks of the replayed world: [0, world) */
+    if ((code = sc_cli_trace_prepare(&tr, world))) goto done;
+    double est = 0;
+    if ((rc = sc_replay_trace_estimate(ctx, job, &opts, &tr.opts, &est))) goto done;
+    if ((code = sc_cli_trace_limit(&tr, est, "",
+                                   info.ranks > 1 && !tr.opts.nranks
+                                       ? " or pick ranks (--trace-ranks)"
+                                       : "")))
+      goto done;
+  }
   sc_cli_out to = {0}, ho = {0};
   /* --html FILE: opened before the replay (an unwritable place fails at
    * once), renamed into place when complete. */
   if (html_path && (code = sc_cli_out_open(&ho, html_path))) goto done;
-  if (trace_path && (code = sc_cli_out_open(&to, trace_path))) {
+  if (tr.path && (code = sc_cli_out_open(&to, tr.path))) {
     sc_cli_out_close(&ho, 1);
     goto done;
   }
   sc_replay_result res;
-  rc = sc_replay(ctx, job, &cfg, &opts, to.f ? sc_cli_write_file : NULL, to.f, &res);
+  rc = sc_replay_traced(ctx, job, &cfg, &opts, &tr.opts, to.f ? sc_cli_write_file : NULL, to.f,
+                        &res);
   if (to.f && (code = sc_cli_out_close(&to, rc != 0))) {
     if (rc == SC_EWRITE) rc = 0; /* reported */
     sc_cli_out_close(&ho, 1);

@@ -16,27 +16,35 @@
                                  "applied in order",                                       \
    0}
 
+/* The trace options of run and replay (cli/traceopt.c parses them). */
+#define TRACE_OPT                                                                              \
+  {"--trace", "FILE", "write the step's timeline (ui.perfetto.dev): Perfetto protobuf if FILE " \
+                      "ends in .pftrace, else Chrome JSON",                                    \
+   0}
+#define TRACE_MORE_OPTS                                                                        \
+  {"--trace-limit", "SIZE", "refuse a trace estimated above SIZE (K, M, G suffixes; default 4G)", \
+   0},                                                                                         \
+      {"--trace-format", "auto|json|perfetto",                                                 \
+       "the trace's format (default auto: by --trace FILE's extension)", SC_CLI_CHOICE},       \
+      {"--trace-ranks", "LIST",                                                                \
+       "only these ranks in the trace: ranks and ranges, 0,7,1000-1015 (folded run: each "     \
+       "rank's class; replay: ranges holding traced ranks)",                                   \
+       0}
+
 static const sc_cli_opt run_opts[] = {
     {"--hf", "FILE", "model shape from a HuggingFace config.json (as model.hf_config, after "
                      "CONFIG, before --set)", 0},
     SET_OPT,
     {"--calibration", "FILE", "load FILE's `calibration:` mapping (before any --set)", 0},
     {"--format", "text|json|csv", "output format (default text)", SC_CLI_CHOICE},
-    {"--trace", "FILE", "write the step's timeline (ui.perfetto.dev): Perfetto protobuf if FILE "
-                        "ends in .pftrace, else Chrome JSON", 0},
+    TRACE_OPT,
     {"-o", "DIR", "write DIR/result.json, DIR/config.yaml and, unless --trace, DIR/trace.json "
                   "(trace.pftrace with --trace-format perfetto)",
      0},
     {"--html", "FILE", "write the HTML report (timeline, breakdown, memory; docs/REPORT.md)", 0},
-    {"--trace-limit", "SIZE", "refuse a trace estimated above SIZE (K, M, G suffixes; default 4G)",
-     0},
     {"--print-config", NULL, "print the config instead of simulating: the built-in example's "
                              "file, or the resolved CONFIG / --hf / --set (every value)", 0},
-    {"--trace-format", "auto|json|perfetto", "the trace's format (default auto: by --trace FILE's "
-                                             "extension; -o DIR writes trace.json or trace.pftrace)",
-     SC_CLI_CHOICE},
-    {"--trace-ranks", "LIST", "only these ranks in the trace: ranks and ranges, 0,7,1000-1015 "
-                              "(folded: each rank's class)", 0},
+    TRACE_MORE_OPTS,
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt sweep_opts[] = {
@@ -180,8 +188,9 @@ static const sc_cli_opt replay_opts[] = {
     {"--bucket-mb", "MiB", "DDP gradient bucket size (default 25)", 0},
     {"--first-bucket-mb", "MiB", "size of DDP's first bucket (default 1)", 0},
     {"--format", "text|json", "output format (default text)", SC_CLI_CHOICE},
-    {"--trace", "FILE", "write the replayed step's Chrome trace", 0},
+    TRACE_OPT,
     {"--html", "FILE", "write the HTML report (timeline of the replay, time per category)", 0},
+    TRACE_MORE_OPTS,
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt report_opts[] = {

@@ -147,6 +147,23 @@ typedef struct sc_replay_result {
 int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
               sc_write_fn trace, void *trace_ud, sc_replay_result *out);
 
+/* sc_replay with a trace in the format and of the ranks topts names
+ * (sc_trace_opts, stepcast.h; NULL: JSON of every replayed rank). Ranks
+ * are global ranks of the replay's world (re-targeted: dp x replica_ranks);
+ * each range must hold a traced rank, the only ones replayed. Ranks
+ * outside either are SC_EINVAL before anything runs. */
+int sc_replay_traced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
+                     const sc_replay_opts *opts, const sc_trace_opts *topts, sc_write_fn trace,
+                     void *trace_ud, sc_replay_result *out);
+
+/* Size of the trace sc_replay_traced would write, bytes, from the job's op
+ * counts and names of the chosen ranks (within ~10 % on the shipped
+ * traces; DDP's added bucket all-reduces, tens a step, are not counted):
+ * for refusing a trace that would fill a disk. SC_EINVAL for ranks as
+ * sc_replay_traced refuses them. */
+int sc_replay_trace_estimate(sc_ctx *ctx, const sc_job *job, const sc_replay_opts *opts,
+                             const sc_trace_opts *topts, double *bytes);
+
 /* Picks the hardware preset matching the GPU the trace was recorded on
  * ("NVIDIA A100-SXM4-80GB" -> "a100-80gb"); NULL when unknown. */
 const char *sc_job_gpu_preset(const sc_job *job);

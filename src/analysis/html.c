@@ -841,7 +841,7 @@ int sc_report_html_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
   t.busy = sc__calloc(ctx, tl_cells(), sizeof *t.busy);
   if (!t.busy) return SC_ENOMEM;
   sc_replay_result again;
-  int rc = sc__replay_run(ctx, job, cfg, opts, NULL, NULL, tl_op, &t, &again);
+  int rc = sc__replay_run(ctx, job, cfg, opts, NULL, NULL, NULL, tl_op, &t, &again);
   if (!rc) {
     sc_html h = {w, ud, 0};
     char title[256];

@@ -11,11 +11,13 @@
 
 #include "analysis/replay_int.h"
 #include "engine/engine_int.h"
+#include "engine/traceout_int.h"
 #include "trace/job_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Engine slot of the host timeline. Not SC_ST_COMPUTE: the engine takes the
  * breakdown category of the compute slot from the op running there. */
@@ -412,18 +414,115 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
 }
 
 static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
-                      sc_write_fn trace, void *trace_ud, sc_op_sink_fn sink, void *sink_ud,
-                      sc_replay_result *out);
+                      const sc_trace_opts *topts, sc_write_fn trace, void *trace_ud,
+                      sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out);
 
 int sc_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
               sc_write_fn trace, void *trace_ud, sc_replay_result *out) {
-  return sc__replay_run(ctx, job, cfg, opts, trace, trace_ud, NULL, NULL, out);
+  return sc__replay_run(ctx, job, cfg, opts, NULL, trace, trace_ud, NULL, NULL, out);
+}
+
+int sc_replay_traced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
+                     const sc_replay_opts *opts, const sc_trace_opts *topts, sc_write_fn trace,
+                     void *trace_ud, sc_replay_result *out) {
+  return sc__replay_run(ctx, job, cfg, opts, topts, trace, trace_ud, NULL, NULL, out);
+}
+
+/* The replay's world: the traced one, or dp x R re-targeted (0 when R does
+ * not divide the traced world; replay_priced reports it). */
+static int64_t replay_world(const sc_job *job, const sc_replay_opts *o) {
+  int64_t R = o && o->replica_ranks > 0 ? o->replica_ranks : 1;
+  int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
+  if (W % R) return 0;
+  return (o && o->scale_dp > 0 ? o->scale_dp : W / R) * R;
+}
+
+/* A replay's trace ranks: the shared checks against its world, and each
+ * range must hold a replayed (traced) rank, since ranks outside the trace
+ * are folded onto the traced ones and have no timeline of their own. */
+static int replay_ranks_check(sc_ctx *ctx, const sc_job *job, const sc_replay_opts *o,
+                              const sc_trace_opts *t) {
+  int64_t world = replay_world(job, o);
+  int rc = sc__trace_opts_check(ctx, t, world > 0 ? world : (int64_t)job->nranks);
+  if (rc || !t || !t->nranks) return rc;
+  for (size_t k = 0; k < t->nranks; k++) {
+    size_t i = 0;
+    while (i < job->nranks && !(job->ranks[i].rank >= t->ranks[k].first &&
+                                job->ranks[i].rank <= t->ranks[k].last))
+      i++;
+    if (i < job->nranks) continue;
+    char range[48];
+    if (t->ranks[k].first == t->ranks[k].last)
+      snprintf(range, sizeof range, "%lld", (long long)t->ranks[k].first);
+    else
+      snprintf(range, sizeof range, "%lld-%lld", (long long)t->ranks[k].first,
+               (long long)t->ranks[k].last);
+    return sc__error(ctx, SC_EINVAL,
+                     "trace ranks: %s holds none of the %zu traced rank(s) (the first is %lld); "
+                     "the replay simulates only those",
+                     range, job->nranks, (long long)(job->nranks ? job->ranks[0].rank : 0));
+  }
+  return SC_OK;
+}
+
+static int rank_chosen(const sc_trace_opts *t, int64_t rank) {
+  if (!t || !t->nranks) return 1;
+  for (size_t k = 0; k < t->nranks; k++)
+    if (rank >= t->ranks[k].first && rank <= t->ranks[k].last) return 1;
+  return 0;
+}
+
+/* Bytes per replayed op in the Chrome JSON trace besides its name (the "X"
+ * event's fixed keys, times, category and arguments) and in the .pftrace
+ * (a slice's begin and end packets with their interned ids); names are
+ * counted once per op in JSON, once per string in the .pftrace (interned).
+ * Measured on the HTA Kineto samples (validation/traces/hta,
+ * nccl_parser_config_nccl_data and negative_queue_length_rank0, as traced):
+ * JSON ~92 bytes per op besides its name, .pftrace 39 per op names and
+ * all; rounded up, so the estimate lands 5-20 % above the file. */
+#define REPLAY_JSON_BYTES_PER_OP 100.0
+#define REPLAY_PFTRACE_BYTES_PER_OP 44.0
+/* Per traced rank its process and stream tracks (JSON ~80 bytes a track,
+ * the .pftrace about half), and per trace the header and the note on the
+ * chosen ranks (at most ~600 bytes): what a job of few ops is made of. */
+#define REPLAY_JSON_BYTES_PER_RANK 1024.0
+#define REPLAY_PFTRACE_BYTES_PER_RANK 512.0
+#define REPLAY_TRACE_BYTES_FIXED 640.0
+
+int sc_replay_trace_estimate(sc_ctx *ctx, const sc_job *job, const sc_replay_opts *opts,
+                             const sc_trace_opts *topts, double *bytes) {
+  if (!ctx) return SC_EINVAL;
+  if (!job || !bytes) return sc__error(ctx, SC_EINVAL, "sc_replay_trace_estimate: no job or output");
+  *bytes = 0;
+  int rc = replay_ranks_check(ctx, job, opts, topts);
+  if (rc) return rc;
+  int pf = topts && topts->format == SC_TRACE_OUT_PERFETTO;
+  double total = REPLAY_TRACE_BYTES_FIXED;
+  for (size_t i = 0; i < job->nranks; i++) {
+    const sc_jrank *r = &job->ranks[i];
+    if (!rank_chosen(topts, r->rank)) continue;
+    total += pf ? REPLAY_PFTRACE_BYTES_PER_RANK : REPLAY_JSON_BYTES_PER_RANK;
+    total += (double)r->nops * (pf ? REPLAY_PFTRACE_BYTES_PER_OP : REPLAY_JSON_BYTES_PER_OP);
+    for (size_t k = 0; !pf && k < r->nops; k++) {
+      size_t n = strlen(sc__job_str(job, r->ops[k].name));
+      total += (double)(n < NAME_CUT ? n : NAME_CUT);
+    }
+  }
+  for (size_t i = 0; pf && i < job->nstr; i++) {
+    size_t n = strlen(sc__job_str(job, (uint32_t)i));
+    total += (double)(n < NAME_CUT ? n : NAME_CUT) + 4.0;
+  }
+  *bytes = total;
+  return SC_OK;
 }
 
 int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
-                   sc_write_fn trace, void *trace_ud, sc_op_sink_fn sink, void *sink_ud,
-                   sc_replay_result *out) {
+                   const sc_trace_opts *topts, sc_write_fn trace, void *trace_ud,
+                   sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out) {
   memset(out, 0, sizeof *out);
+  if (!trace) topts = NULL;
+  int rc0 = replay_ranks_check(ctx, job, opts, topts);
+  if (rc0) return rc0;
   /* Gradient marks and a re-target to more replicas: add PyTorch DDP. */
   sc_replay_opts o = opts ? *opts : (sc_replay_opts){0, 0, SC_REPLAY_COMM_AUTO, 0, 0, 0};
   int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
@@ -435,7 +534,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
       colls += job->ranks[i].ops[k].kind == SC_JOP_COLL;
     }
   if (!grads || colls || (!o.ddp && (o.scale_dp <= 0 || o.scale_dp * R <= W)))
-    return replay_job(ctx, job, cfg, &o, trace, trace_ud, sink, sink_ud, out);
+    return replay_job(ctx, job, cfg, &o, topts, trace, trace_ud, sink, sink_ud, out);
   double mib = 1048576.0;
   if (!(o.ddp_bucket_mb >= 0 && o.ddp_first_bucket_mb >= 0))
     return sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
@@ -443,7 +542,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   int rc = sc__job_ddp(job, (o.ddp_bucket_mb > 0 ? o.ddp_bucket_mb : 25.0) * mib,
                        (o.ddp_first_bucket_mb > 0 ? o.ddp_first_bucket_mb : 1.0) * mib, &ddp);
   if (rc) return rc;
-  rc = replay_job(ctx, ddp, cfg, &o, trace, trace_ud, sink, sink_ud, out);
+  rc = replay_job(ctx, ddp, cfg, &o, topts, trace, trace_ud, sink, sink_ud, out);
   if (!rc)
     for (size_t k = 0; k < ddp->ranks[0].nops; k++) out->ddp_buckets += ddp->ranks[0].ops[k].kind == SC_JOP_COLL;
   sc_job_free(ddp);
@@ -451,24 +550,27 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
 }
 
 static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
-                         const sc_replay_opts *opts, sc_write_fn trace, void *trace_ud,
-                         sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out, sc_cost *costp);
+                         const sc_replay_opts *opts, const sc_trace_opts *topts, sc_write_fn trace,
+                         void *trace_ud, sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out,
+                         sc_cost *costp);
 
 /* Replays with the run's cost model, which it frees (a tree interference
  * model is loaded by sc__cost_init). */
 static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
-                      sc_write_fn trace, void *trace_ud, sc_op_sink_fn sink, void *sink_ud,
-                      sc_replay_result *out) {
+                      const sc_trace_opts *topts, sc_write_fn trace, void *trace_ud,
+                      sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out) {
   sc_cost cost;
   int rc = sc__cost_init(ctx, cfg, &cost);
-  if (!rc) rc = replay_priced(ctx, job, cfg, opts, trace, trace_ud, sink, sink_ud, out, &cost);
+  if (!rc)
+    rc = replay_priced(ctx, job, cfg, opts, topts, trace, trace_ud, sink, sink_ud, out, &cost);
   sc__cost_release(ctx, &cost);
   return rc;
 }
 
 static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
-                         const sc_replay_opts *opts, sc_write_fn trace, void *trace_ud,
-                         sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out, sc_cost *costp) {
+                         const sc_replay_opts *opts, const sc_trace_opts *topts, sc_write_fn trace,
+                         void *trace_ud, sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out,
+                         sc_cost *costp) {
   if (!job->nranks) return sc__error(ctx, SC_EINVAL, "the job has no ranks to replay");
   for (size_t i = 0; i < job->nranks; i++)
     for (size_t k = 0; k < job->ranks[i].nops; k++)
@@ -780,7 +882,9 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
      * (ex-situ) kernels get the configured interference model. */
     sc_engine_opts eo = {0, priced ? cfg->simulation.interference : SC_INTERF_NONE,
                          model ? cfg->simulation.share_links : 0, trace, trace_ud, NULL,
-                         sink, sink_ud, 0, NULL, NULL, SC_TRACE_OUT_JSON, NULL, 0, NULL};
+                         sink, sink_ud, 0, NULL, NULL,
+                         topts ? (int)topts->format : SC_TRACE_OUT_JSON,
+                         topts ? topts->ranks : NULL, topts ? topts->nranks : 0, NULL};
     sc_cost run_cost = cost;
     run_cost.comm = &fixed_comm;
     rc = sc__engine_run(ctx, &wl, &run_cost, &eo, &res);

@@ -9,10 +9,11 @@
 #include "engine/engine_int.h"
 #include "stepcast/trace.h"
 
-/* sc_replay, handing every op the engine runs to sink (NULL: none) as it
- * ends; the same result. */
+/* sc_replay_traced (topts NULL: JSON of every replayed rank), handing
+ * every op the engine runs to sink (NULL: none) as it ends; the same
+ * result. */
 int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
-                   sc_write_fn trace, void *trace_ud, sc_op_sink_fn sink, void *sink_ud,
-                   sc_replay_result *out);
+                   const sc_trace_opts *topts, sc_write_fn trace, void *trace_ud,
+                   sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out);
 
 #endif /* SC_REPLAY_INT_H */

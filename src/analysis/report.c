@@ -49,13 +49,15 @@ static int stage_json(void *ud, const sc_memory_stage *st) {
   return rc;
 }
 
-/* The per-stage terms of a resolved config through fn; a scratch context,
- * since formatting has none and the estimate allocates nothing. */
+/* The per-stage terms of a resolved config through fn, on a context of
+ * its own, since formatting has none (ZB-V's estimate allocates its
+ * schedule). */
 static int each_stage(const sc_config *cfg, int (*fn)(void *, const sc_memory_stage *),
                       stage_sink *o) {
-  sc_ctx scratch;
-  memset(&scratch, 0, sizeof scratch);
-  int rc = sc__memory_each_stage(&scratch, cfg, fn, o);
+  sc_ctx *scratch;
+  if (sc_ctx_new(NULL, NULL, &scratch)) return SC_ENOMEM;
+  int rc = sc__memory_each_stage(scratch, cfg, fn, o);
+  sc_ctx_free(scratch);
   return rc == SC_EINVAL && o->n == 0 ? SC_OK : rc; /* no shape: nothing to list */
 }
 

@@ -8,6 +8,7 @@
 #include "analysis/variation_int.h"
 
 #include "engine/engine_int.h"
+#include "engine/traceout_int.h"
 #include "input/config_int.h"
 #include "synth/synth_int.h"
 
@@ -26,10 +27,11 @@ int sc__plan_init(sc_ctx *ctx, const sc_config *cfg, sc_plan *plan) {
   sc_memory_opts o;
   sc_memory_model mm;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &plan->shape, &o);
+  if ((rc = sc__memory_model_init(ctx, &mm, &plan->shape, &o))) return rc;
   plan->memory_peak_bytes = sc__memory_peak(&mm, &plan->memory_peak_stage);
   plan->memory_capacity_bytes = mm.capacity_bytes;
   plan->memory_usable_bytes = mm.capacity_bytes - sc__memory_headroom_bytes(cfg, mm.capacity_bytes);
+  sc__memory_model_free(ctx, &mm);
   return SC_OK;
 }
 
@@ -58,12 +60,13 @@ int sc__memory_each_stage(sc_ctx *ctx, const sc_config *cfg,
   sc_memory_opts o;
   sc_memory_model mm;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &sh, &o);
+  if ((rc = sc__memory_model_init(ctx, &mm, &sh, &o))) return rc;
   for (int64_t s = 0; s < mm.pp && !rc; s++) {
     sc_memory_stage st;
     sc__memory_stage(&mm, s, &st);
     rc = fn(ud, &st);
   }
+  sc__memory_model_free(ctx, &mm);
   return rc;
 }
 
@@ -136,24 +139,10 @@ static int range_cmp(const void *a, const void *b) {
 static int trace_ranks_check(sc_ctx *ctx, const sc_plan *plan, const sc_trace_opts *t,
                              double *share) {
   *share = 1.0;
-  if (!t) return SC_OK;
-  if (t->format != SC_TRACE_OUT_JSON && t->format != SC_TRACE_OUT_PERFETTO)
-    return sc__error(ctx, SC_EINVAL, "unknown trace format %d", (int)t->format);
-  if (!t->nranks) return SC_OK;
-  if (!t->ranks) return sc__error(ctx, SC_EINVAL, "trace ranks: %zu ranges but none given", t->nranks);
   const sc_shape *sh = &plan->shape;
   int64_t stride = sh->tp * sh->dp * sh->cp, world = stride * sh->pp;
-  for (size_t k = 0; k < t->nranks; k++) {
-    sc_rank_range g = t->ranks[k];
-    if (g.first > g.last)
-      return sc__error(ctx, SC_EINVAL, "trace ranks: %lld-%lld is an empty range",
-                       (long long)g.first, (long long)g.last);
-    int64_t bad = g.first < 0 ? g.first : g.last >= world ? g.last : -1;
-    if (g.first < 0 || g.last >= world)
-      return sc__error(ctx, SC_EINVAL,
-                       "trace ranks: rank %lld out of range [0, %lld] (the job has %lld ranks)",
-                       (long long)bad, (long long)(world - 1), (long long)world);
-  }
+  int rc = sc__trace_opts_check(ctx, t, world);
+  if (rc || !t || !t->nranks) return rc;
   /* Count the simulated ranks held (per stage when folded) over the
    * ranges sorted and merged. */
   int fold = plan->cfg->simulation.fold;
@@ -296,7 +285,12 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
   sc_memory_model mm;
   sc_memory_opts o;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &plan->shape, &o);
+  if (!rc) rc = sc__memory_model_init(ctx, &mm, &plan->shape, &o);
+  if (rc) {
+    sc__vary_plan_free(ctx, &vp);
+    sc__workload_free(ctx, &wl);
+    return rc;
+  }
   sc_mem_track track = {&mm, track_static, track_item, track_item_wgrad};
   sc_engine_opts eo = {cfg->simulation.fold, cfg->simulation.interference,
                        cfg->simulation.share_links, trace, trace_ud, &track, hk->op_sink,
@@ -307,6 +301,7 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
   sc_engine_result er;
   if (!rc) rc = sc__engine_run(ctx, &wl, &cost, &eo, &er);
   sc__workload_free(ctx, &wl);
+  sc__memory_model_free(ctx, &mm);
   if (!rc && vary) rc = vary_result(ctx, cfg, &vp, out);
   sc__vary_plan_free(ctx, &vp);
   if (rc) return rc;

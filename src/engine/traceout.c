@@ -40,6 +40,27 @@ void sc__trace_out_printf(sc__trace_out *o, const char *fmt, ...) {
     o->len += (size_t)n < sizeof o->buf - o->len ? (size_t)n : 0;
 }
 
+int sc__trace_opts_check(sc_ctx *ctx, const sc_trace_opts *t, int64_t world) {
+  if (!t) return SC_OK;
+  if (t->format != SC_TRACE_OUT_JSON && t->format != SC_TRACE_OUT_PERFETTO)
+    return sc__error(ctx, SC_EINVAL, "unknown trace format %d", (int)t->format);
+  if (!t->nranks) return SC_OK;
+  if (!t->ranks)
+    return sc__error(ctx, SC_EINVAL, "trace ranks: %zu ranges but none given", t->nranks);
+  for (size_t k = 0; k < t->nranks; k++) {
+    sc_rank_range g = t->ranks[k];
+    if (g.first > g.last)
+      return sc__error(ctx, SC_EINVAL, "trace ranks: %lld-%lld is an empty range",
+                       (long long)g.first, (long long)g.last);
+    if (g.first < 0 || g.last >= world)
+      return sc__error(ctx, SC_EINVAL,
+                       "trace ranks: rank %lld out of range [0, %lld] (the job has %lld ranks)",
+                       (long long)(g.first < 0 ? g.first : g.last), (long long)(world - 1),
+                       (long long)world);
+  }
+  return SC_OK;
+}
+
 int sc__trace_out_init(sc__trace_out *o, sc_ctx *ctx, int format, sc_write_fn w,
                        void *ud) {
   const sc__trace_vt *vt = format == SC_TRACE_OUT_JSON ? &sc__trace_json

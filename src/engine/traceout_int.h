@@ -71,6 +71,12 @@ extern const sc__trace_vt sc__trace_perfetto;
  * write. Returns 0 or SC_EINVAL for an unknown format. */
 int sc__trace_out_init(sc__trace_out *o, sc_ctx *ctx, int format, sc_write_fn w,
                        void *ud);
+/* Checks a trace's options against a job of `world` ranks before anything
+ * runs: a known format, and each chosen range first <= last inside
+ * [0, world). 0 or SC_EINVAL with "trace ranks: ..." in ctx. Shared by
+ * run's (analysis/simulate.c) and replay's (analysis/replay.c) traces. */
+int sc__trace_opts_check(sc_ctx *ctx, const sc_trace_opts *t, int64_t world);
+
 /* Frees what the writer allocated (not o itself). */
 void sc__trace_out_free(sc__trace_out *o);
 

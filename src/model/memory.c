@@ -152,7 +152,10 @@ void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
   o->flash_attention = cfg->training.attention != SC_ATTN_UNFUSED;
 }
 
-int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memory_opts *o) {
+static int zbv_walk(sc_ctx *ctx, sc_memory_model *mm);
+
+int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
+                          const sc_memory_opts *o) {
   memset(mm, 0, sizeof *mm);
   const sc_config *cfg = sh->cfg;
   mm->sh = sh;
@@ -238,7 +241,12 @@ int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memo
   }
   mm->logits16_bytes = e * sb * sh->v / sh->t;
   mm->capacity_bytes = sh->hw->hbm_gib * GIB;
-  return SC_OK;
+  return cfg->parallel.schedule == SC_SCHED_ZBV ? zbv_walk(ctx, mm) : SC_OK;
+}
+
+void sc__memory_model_free(sc_ctx *ctx, sc_memory_model *mm) {
+  if (mm->zbv_peak) sc__free(ctx, mm->zbv_peak, (size_t)mm->pp * 3 * sizeof *mm->zbv_peak);
+  mm->zbv_peak = NULL;
 }
 
 static double stage_params(const sc_memory_model *mm, int64_t stage) {
@@ -297,67 +305,90 @@ double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage) {
 }
 
 /* Peak of stored activations on a stage and the schedule items held then,
- * walking the stage's schedule (model/schedule.c): a forward adds its
- * chunk's activations, a backward frees them (a split backward keeps what
- * the weight grads need until its W pass), so the embedding and LM head,
- * which live on one chunk only, are counted when they are really held.
- * ZB-V's order needs the whole pipeline: its bound, pp forwards of each chunk
- * in flight (the list schedule's limit, sc__schedule_zbv_limit). */
+ * walking the stage's schedule (model/schedule.c) as the engine's memory
+ * counter track does: a forward adds its chunk's activations, a backward
+ * frees them (a split backward keeps what the weight grads need until its W
+ * pass), so the embedding and LM head, which live on one chunk only, are
+ * counted when they are really held. */
+typedef struct peak_walk {
+  double bytes[64], eh[64], w[64]; /* per chunk (vpp <= 64: shape init) */
+  int split;
+  double cur, cur_eh, best, best_eh;
+  int64_t held, best_items;
+} peak_walk;
+
+static void walk_begin(const sc_memory_model *mm, int64_t stage, peak_walk *p) {
+  memset(p, 0, sizeof *p);
+  for (int64_t c = 0; c < mm->vpp; c++) {
+    p->bytes[c] = sc__memory_item_bytes(mm, stage, c);
+    p->eh[c] = item_embed_head(mm, stage, c);
+    p->w[c] = item_wgrad_bytes(mm, stage, c);
+  }
+  p->split = sc__schedule_split(mm->sh);
+}
+
+static void walk_item(peak_walk *p, const sc_sched_item *x) {
+  int c = x->chunk;
+  if (x->pass == SC_PASS_F) {
+    p->cur += p->bytes[c];
+    p->cur_eh += p->eh[c];
+    p->held++;
+  } else if (x->pass == SC_PASS_B) {
+    /* a split backward under full recomputation keeps more (the
+     * re-created weight-grad inputs) than the forward stored */
+    p->cur -= p->bytes[c] - (p->split ? p->w[c] : 0.0);
+    p->cur_eh -= p->eh[c];
+    if (!p->split) p->held--;
+  } else {
+    p->cur -= p->w[c];
+    p->held--;
+    return; /* only frees */
+  }
+  if (p->cur > p->best) {
+    p->best = p->cur;
+    p->best_eh = p->cur_eh;
+    p->best_items = p->held;
+  }
+}
+
+/* ZB-V: every stage's order from the list schedule of the whole pipeline
+ * (the one the synthesiser builds its programs along), walked once. */
+static int zbv_walk(sc_ctx *ctx, sc_memory_model *mm) {
+  const sc_shape *sh = mm->sh;
+  size_t len = sc__schedule_len(sh), n = (size_t)mm->pp * len;
+  sc_sched_item *items = sc__malloc(ctx, n * sizeof *items);
+  mm->zbv_peak = sc__malloc(ctx, (size_t)mm->pp * 3 * sizeof *mm->zbv_peak);
+  int rc = items && mm->zbv_peak ? sc__schedule_all(ctx, sh, items) : SC_ENOMEM;
+  for (int64_t s = 0; !rc && s < mm->pp; s++) {
+    peak_walk p;
+    walk_begin(mm, s, &p);
+    for (size_t k = 0; k < len; k++) walk_item(&p, &items[(size_t)s * len + k]);
+    mm->zbv_peak[3 * s] = p.best;
+    mm->zbv_peak[3 * s + 1] = p.best_eh;
+    mm->zbv_peak[3 * s + 2] = (double)p.best_items;
+  }
+  sc__free(ctx, items, n * sizeof *items);
+  if (rc) sc__memory_model_free(ctx, mm);
+  return rc;
+}
+
 static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *bytes,
                           double *embed_head, double *items) {
-  const sc_shape *sh = mm->sh;
-  double chunk_bytes[64], chunk_eh[64], chunk_w[64]; /* vpp <= 64: shape init */
-  for (int64_t c = 0; c < mm->vpp; c++) {
-    chunk_bytes[c] = sc__memory_item_bytes(mm, stage, c);
-    chunk_eh[c] = item_embed_head(mm, stage, c);
-    chunk_w[c] = item_wgrad_bytes(mm, stage, c);
-  }
-  if (sh->cfg->parallel.schedule == SC_SCHED_ZBV) {
-    /* an item in flight holds its activations until its input-grad pass,
-     * then its weight-grad inputs (more than the stored activations under
-     * full recomputation, which re-creates them in the backward) */
-    int64_t n = sc__schedule_zbv_limit(sh) / 2 < mm->m ? sc__schedule_zbv_limit(sh) / 2 : mm->m;
-    *bytes = (double)n * (fmax(chunk_bytes[0], chunk_w[0]) + fmax(chunk_bytes[1], chunk_w[1]));
-    *embed_head = (double)n * (chunk_eh[0] + chunk_eh[1]);
-    *items = (double)(2 * n);
+  if (mm->zbv_peak) {
+    *bytes = mm->zbv_peak[3 * stage];
+    *embed_head = mm->zbv_peak[3 * stage + 1];
+    *items = mm->zbv_peak[3 * stage + 2];
     return;
   }
-  int split = sc__schedule_split(sh);
-  double cur = 0, cur_eh = 0, best = 0, best_eh = 0;
-  int64_t held = 0, best_items = 0;
+  peak_walk p;
+  walk_begin(mm, stage, &p);
   sc_sched_iter it;
   sc_sched_item x;
-  sc__schedule_begin(sh, stage, &it);
-  while (sc__schedule_next(&it, &x)) {
-    int c = x.chunk;
-    if (x.pass == SC_PASS_F) {
-      cur += chunk_bytes[c];
-      cur_eh += chunk_eh[c];
-      held++;
-      if (cur > best) {
-        best = cur;
-        best_eh = cur_eh;
-        best_items = held;
-      }
-    } else if (x.pass == SC_PASS_B) {
-      cur -= chunk_bytes[c] - (split ? chunk_w[c] : 0.0);
-      cur_eh -= chunk_eh[c];
-      if (!split) held--;
-      /* a split backward under full recomputation keeps more (the
-       * re-created weight-grad inputs) than the forward stored */
-      if (cur > best) {
-        best = cur;
-        best_eh = cur_eh;
-        best_items = held;
-      }
-    } else {
-      cur -= chunk_w[c];
-      held--;
-    }
-  }
-  *bytes = best;
-  *embed_head = best_eh;
-  *items = (double)best_items;
+  sc__schedule_begin(mm->sh, stage, &it);
+  while (sc__schedule_next(&it, &x)) walk_item(&p, &x);
+  *bytes = p.best;
+  *embed_head = p.best_eh;
+  *items = (double)p.best_items;
 }
 
 /* FSDP / ZeRO-3 on top of the sharded states: the units gathered at once
@@ -428,12 +459,14 @@ double sc__memory_peak(const sc_memory_model *mm, int64_t *stage_out) {
   return best;
 }
 
-double sc__memory_peak_gib(const sc_shape *sh) {
+int sc__memory_peak_gib(sc_ctx *ctx, const sc_shape *sh, double *gib) {
   sc_memory_opts o;
   sc_memory_model mm;
   sc__memory_opts_of(sh->cfg, &o);
-  sc__memory_model_init(&mm, sh, &o);
-  return sc__memory_peak(&mm, NULL) / GIB;
+  int rc = sc__memory_model_init(ctx, &mm, sh, &o);
+  *gib = rc ? 0 : sc__memory_peak(&mm, NULL) / GIB;
+  sc__memory_model_free(ctx, &mm);
+  return rc;
 }
 
 /* ------------------------------------------------------------ public */
@@ -448,9 +481,12 @@ int sc_memory_estimate(sc_ctx *ctx, const sc_config *cfg, sc_memory_report *out)
   int rc = sc__shape_init(ctx, cfg, &sh);
   if (rc) return rc;
   sc__memory_opts_of(cfg, &o);
-  sc__memory_model_init(&mm, &sh, &o);
+  if ((rc = sc__memory_model_init(ctx, &mm, &sh, &o))) return rc;
   out->stages = sc__calloc(ctx, (size_t)mm.pp, sizeof *out->stages);
-  if (!out->stages) return SC_ENOMEM;
+  if (!out->stages) {
+    sc__memory_model_free(ctx, &mm);
+    return SC_ENOMEM;
+  }
   out->nstages = mm.pp;
   out->peak_bytes = -1;
   for (int64_t s = 0; s < mm.pp; s++) {
@@ -464,6 +500,7 @@ int sc_memory_estimate(sc_ctx *ctx, const sc_config *cfg, sc_memory_report *out)
   }
   out->peak_gib = out->peak_bytes / GIB;
   out->capacity_gib = mm.capacity_bytes / GIB;
+  sc__memory_model_free(ctx, &mm);
   return SC_OK;
 }
 

@@ -50,11 +50,22 @@ typedef struct sc_memory_model {
   double expert_weight_bpp, expert_grad_bpp, expert_opt_bpp;
   double logits16_bytes;      /* 16-bit logits before the fp32 loss */
   double capacity_bytes;      /* HBM of the GPU */
+  /* ZB-V only (else NULL): per stage the peak of its walk along the list-
+   * scheduled order the synthesiser runs (sc__schedule_all), three doubles
+   * a stage: activations, embedding and LM head of them, items held. Owned;
+   * sc__memory_model_free releases it. */
+  double *zbv_peak;
 } sc_memory_model;
 
-/* Prepares the model for a shape (sc__shape_init). Returns 0. No
- * allocation. */
-int sc__memory_model_init(sc_memory_model *mm, const sc_shape *sh, const sc_memory_opts *o);
+/* Prepares the model for a shape (sc__shape_init). Returns 0, or SC_ENOMEM
+ * / SC_EINTERNAL (message in ctx) from ZB-V's schedule, the one schedule
+ * whose order needs the whole pipeline: it is built once here (O(pp * m)
+ * memory while walked) and each stage's peak kept. Other schedules
+ * allocate nothing. Free with sc__memory_model_free. */
+int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
+                          const sc_memory_opts *o);
+/* Frees what sc__memory_model_init allocated; safe on a zeroed model. */
+void sc__memory_model_free(sc_ctx *ctx, sc_memory_model *mm);
 
 /* Stored activations of one transformer layer for one micro-batch on one TP
  * rank, bytes, for `recompute` with the model's shape: Korthikanti et al.
@@ -83,15 +94,16 @@ double sc__memory_item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int
  * baseline of the counter track. */
 double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage);
 
-/* Fills out for one stage (0 <= stage < pp). Walks the schedule: O(m * vpp)
- * for interleaved schedules, O(1) otherwise. */
+/* Fills out for one stage (0 <= stage < pp). Walks the stage's schedule
+ * order, O(m * vpp) (ZB-V: its walk from sc__memory_model_init). */
 void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage *out);
 
 /* Largest stage total, bytes; *stage_out (may be NULL) gets the stage. */
 double sc__memory_peak(const sc_memory_model *mm, int64_t *stage_out);
 
 /* Peak memory per GPU of a shape with the options its config implies, GiB:
- * what sc_result.memory_gib reports (analysis/simulate.c). */
-double sc__memory_peak_gib(const sc_shape *sh);
+ * what sc_result.memory_gib reports (analysis/simulate.c); 0 or the
+ * model's error code. */
+int sc__memory_peak_gib(sc_ctx *ctx, const sc_shape *sh, double *gib);
 
 #endif /* SC_MEMORY_INT_H */

@@ -607,16 +607,23 @@ static void test_trace_memory_counter(void **state) {
 }
 
 /* The memory counter's peak per stage is the reported peak, also for a
- * split backward under full recomputation (ZB-H1), whose peak can fall
- * after an input-grad pass (docs/MEMORY.md). */
+ * split backward under full recomputation (ZB-H1, ZB-V), whose peak can
+ * fall after an input-grad pass, and for ZB-V's list-scheduled order with
+ * and without recomputation (docs/MEMORY.md). */
 static void test_counter_peak_is_estimate(void **state) {
   (void)state;
-  static const sc_schedule scheds[] = {SC_SCHED_1F1B, SC_SCHED_ZB_H1};
-  for (int k = 0; k < 2; k++) {
+  static const struct {
+    sc_schedule sched;
+    sc_recompute recompute;
+  } cases[] = {{SC_SCHED_1F1B, SC_RECOMPUTE_FULL},
+               {SC_SCHED_ZB_H1, SC_RECOMPUTE_FULL},
+               {SC_SCHED_ZBV, SC_RECOMPUTE_FULL},
+               {SC_SCHED_ZBV, SC_RECOMPUTE_NONE}};
+  for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
     sc_config cfg;
     small_config(&cfg);
-    cfg.training.recompute = SC_RECOMPUTE_FULL;
-    cfg.parallel.schedule = scheds[k];
+    cfg.training.recompute = cases[k].recompute;
+    cfg.parallel.schedule = cases[k].sched;
     assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
     sc_test_buf g = {NULL, 0, 0};
     sc_result r;
@@ -639,7 +646,7 @@ static void test_counter_peak_is_estimate(void **state) {
         if (atof(v + 6) > peak) peak = atof(v + 6);
       }
       if (fabs(peak - want) > 1e-3)
-        fail_msg("schedule %d stage %lld: counter peak %.4f GiB, estimate %.4f GiB", k,
+        fail_msg("case %d stage %lld: counter peak %.4f GiB, estimate %.4f GiB", k,
                  (long long)st, peak, want);
     }
     free(js.p);

@@ -601,6 +601,18 @@ static void test_replay(void **state) {
   assert_non_null(strstr(tr.p, "\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\",\"cat\":\"dp_comm\""));
   assert_null(strstr(tr.p, "\"dur\":350.000")); /* rank 1's traced 350 us */
   assert_non_null(strstr(tr.p, "\"dur\":200.000"));
+  /* --trace-ranks 1: rank 1's timeline only, the same replay */
+  sc_rank_range one = {1, 1};
+  sc_trace_opts to = {SC_TRACE_OUT_JSON, &one, 1};
+  sc_replay_result res1;
+  buf tr1 = {0};
+  assert_int_equal(sc_replay_traced(ctx, job, &cfg, &o, &to, sc_test_buf_write, &tr1, &res1), 0);
+  assert_true(res1.predicted_step_s == res.predicted_step_s);
+  assert_non_null(strstr(tr1.p, "\"pid\":1,"));
+  assert_null(strstr(tr1.p, "\"pid\":0,"));
+  assert_non_null(strstr(tr1.p, "\"stepcast_trace_ranks\":\"1 of ranks 0-1; 1 of 2 simulated ranks traced"));
+  assert_true(tr1.len < tr.len);
+  free(tr1.p);
   /* The comm model instead; then re-targeted to 64 ranks on 8 nodes. */
   o.comm = SC_REPLAY_COMM_MODEL;
   assert_int_equal(sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res), 0);

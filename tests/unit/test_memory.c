@@ -149,7 +149,7 @@ static void test_first_stage_totals(void **state) {
     kconfig(k, &cfg, 1, SC_RECOMPUTE_SELECTIVE);
     sc_memory_opts o = {0, 0};
     sc_memory_model mm;
-    assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+    assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
     sc_memory_stage st;
     sc__memory_stage(&mm, 0, &st);
     double p = (double)k->p, v = (double)k->v, L = (double)k->L;
@@ -176,7 +176,7 @@ static void test_stage_dependence(void **state) {
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   double prev = INFINITY;
   for (int64_t s = 0; s < 4; s++) {
     sc_memory_stage st;
@@ -188,7 +188,7 @@ static void test_stage_dependence(void **state) {
   cfg.training.global_batch = 16; /* m = 2 < p: stages 0..2 hold 2 */
   cfg.parallel.dp = 0;
   resolve(&cfg);
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   sc_memory_stage st;
   sc__memory_stage(&mm, 0, &st);
   assert_close(st.inflight, 2, 0, "m < p");
@@ -198,7 +198,7 @@ static void test_stage_dependence(void **state) {
   cfg.training.global_batch = 64;
   cfg.parallel.dp = 0;
   resolve(&cfg);
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   for (int64_t s = 0; s < 4; s++) {
     sc__memory_stage(&mm, s, &st);
     assert_close(st.inflight, 8, 0, "gpipe");
@@ -224,7 +224,7 @@ static void test_interleaved_matches_workload(void **state) {
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   int64_t lpc = 24 / (4 * 3);
   double max_params = 0;
   for (int64_t s = 0; s < 4; s++) {
@@ -258,7 +258,7 @@ static void test_model_states_by_hand(void **state) {
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   double h = 12288, f = 4 * h, t = 8;
   /* Per TP rank: QKV 3h^2, proj h^2, FC1 hf, FC2 fh split; biases of QKV
    * and FC1 split; 2 norms (4h), proj and FC2 biases replicated. */
@@ -297,18 +297,18 @@ static void test_model_states_by_hand(void **state) {
   cfg.parallel.distributed_optimizer = 1;
   sc__memory_opts_of(&cfg, &o);
   assert_int_equal(o.zero_stage, 1);
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   sc__memory_stage(&mm, 5, &mid);
   assert_close(mid.grads_bytes, 4 * mid.params, 1e-12, "grads bf16");
   assert_close(mid.optimizer_bytes, 12.0 / 8 * mid.params, 1e-12, "zero-1");
   /* ZeRO-2 shards grads, ZeRO-3 weights too. */
   o.zero_stage = 2;
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   sc__memory_stage(&mm, 5, &mid);
   assert_close(mid.grads_bytes, 4.0 / 8 * mid.params, 1e-12, "zero-2");
   assert_close(mid.weights_bytes, 2 * mid.params, 1e-12, "zero-2 weights");
   o.zero_stage = 3;
-  assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
   sc_memory_stage z3;
   sc__memory_stage(&mm, 5, &z3);
   assert_close(z3.weights_bytes, 2.0 / 8 * z3.params, 1e-12, "zero-3");
@@ -347,7 +347,8 @@ static void test_oom_verdict(void **state) {
   sc_test_example(&cfg);
   cfg.training.recompute = SC_RECOMPUTE_NONE;
   resolve(&cfg);
-  double need = sc__memory_peak_gib(shape_of(&cfg));
+  double need;
+  assert_int_equal(sc__memory_peak_gib(ctx, shape_of(&cfg), &need), 0);
   if (need < 40 || need > 80) fail_msg("needs %.1f GiB", need);
   snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "a100-40gb");
   cfg.cluster.nodes = 0;
@@ -387,7 +388,7 @@ static void test_megatron_formula(void **state) {
 
     sc_memory_opts o = {0, 0};
     sc_memory_model mm;
-    assert_int_equal(sc__memory_model_init(&mm, shape_of(&cfg), &o), 0);
+    assert_int_equal(sc__memory_model_init(ctx, &mm, shape_of(&cfg), &o), 0);
     sc_memory_stage st;
     sc__memory_stage(&mm, 0, &st);
     double ours_states = st.weights_bytes + st.grads_bytes + st.optimizer_bytes;
@@ -424,7 +425,9 @@ static void test_api(void **state) {
     sum += st->total_bytes;
   }
   assert_true(sum > 0);
-  assert_close(r.peak_gib, sc__memory_peak_gib(shape_of(&cfg)), 1e-12, "peak");
+  double peak_gib;
+  assert_int_equal(sc__memory_peak_gib(ctx, shape_of(&cfg), &peak_gib), 0);
+  assert_close(r.peak_gib, peak_gib, 1e-12, "peak");
   for (int fmt = SC_FORMAT_TEXT; fmt <= SC_FORMAT_CSV; fmt++) {
     size_t n = 0;
     assert_int_equal(sc_memory_format(&cfg, &r, (sc_format)fmt, sink_count, &n), 0);

@@ -252,7 +252,7 @@ static void test_memory_terms(void **state) {
   sc_memory_opts o;
   sc__memory_opts_of(&cfg, &o);
   sc_memory_model mm;
-  assert_int_equal(sc__memory_model_init(&mm, &sh, &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &mm, &sh, &o), 0);
   assert_near(mm.opt_bpp, 12.0 / 8.0, 1e-15);        /* dp x cp = 8 */
   assert_near(mm.expert_opt_bpp, 12.0 / 4.0, 1e-15); /* edp = 4 */
   sc_memory_stage st;
@@ -273,7 +273,7 @@ static void test_memory_terms(void **state) {
   resolve(&cfg);
   shape(&cfg, &sh);
   sc_memory_model hot;
-  assert_int_equal(sc__memory_model_init(&hot, &sh, &o), 0);
+  assert_int_equal(sc__memory_model_init(ctx, &hot, &sh, &o), 0);
   assert_near(hot.act_moe_layer - mm.act_moe_layer, e * 1024 * (2 * 4096 + 3 * fe), 1e-12);
 }
 
@@ -563,7 +563,7 @@ static void test_recompute_modules(void **state) {
     sc_memory_opts o;
     sc__memory_opts_of(&cfg, &o);
     sc_memory_model mm;
-    assert_int_equal(sc__memory_model_init(&mm, &sh, &o), 0);
+    assert_int_equal(sc__memory_model_init(ctx, &mm, &sh, &o), 0);
     act[k] = mm.act_moe_layer;
     double hf;
     sc__model_flops(&cfg, &flops[k], &hf);

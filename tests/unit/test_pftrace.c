@@ -18,6 +18,8 @@
 
 #include "perfetto_trace.pb-c.h"
 #include "sctest.h"
+#include "stepcast/trace.h"
+#include "trace/job_int.h"
 
 static sc_ctx *ctx;
 
@@ -400,6 +402,120 @@ static void test_trace_ranks_out_of_range(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "9-8 is an empty range"));
 }
 
+/* ------------------------------------------------------------ replay */
+
+/* A shipped job (the .scw corpus: one traced rank of a 2-rank Kineto job)
+ * and the cluster config the CLI builds for its replay. NULL when the
+ * source tree is not at hand. */
+static sc_job *shipped_job(sc_config *cfg) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tests/fuzz/corpus-scw/kineto-small.scw",
+           sc_test_source_dir());
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  unsigned char img[1 << 16];
+  size_t len = fread(img, 1, sizeof img, f);
+  fclose(f);
+  assert_true(len > 0 && len < sizeof img);
+  sc_job *job;
+  assert_int_equal(sc_job_read(ctx, path, img, len, &job), 0);
+  sc_job_info info;
+  sc_job_get_info(job, &info);
+  sc_test_example(cfg);
+  assert_int_equal(sc_config_set(ctx, cfg, "cluster.gpu=a100-80gb"), 0);
+  cfg->parallel.tp = cfg->parallel.pp = cfg->parallel.cp = cfg->parallel.vpp = 1;
+  cfg->parallel.dp = 0;
+  cfg->cluster.num_gpus = info.world;
+  cfg->cluster.nodes = 0;
+  cfg->cluster.gpus_per_node = info.world;
+  cfg->training.micro_batch = 1;
+  cfg->training.global_batch = info.world;
+  assert_int_equal(sc_config_resolve(ctx, cfg), 0);
+  return job;
+}
+
+static void replayed(const sc_job *job, const sc_config *cfg,
+                     sc_trace_out_format f, const sc_rank_range *r, size_t nr,
+                     sc_test_buf *out, sc_replay_result *res) {
+  sc_trace_opts o = {f, r, nr};
+  sc_replay_opts ro = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  memset(out, 0, sizeof *out);
+  int rc = sc_replay_traced(ctx, job, cfg, &ro, &o, sc_test_buf_write, out, res);
+  if (rc)
+    fail_msg("%s", sc_errmsg(ctx));
+}
+
+/* A replay's .pftrace decodes to the slices and tracks of its JSON trace,
+ * well under its size, and within the estimate's reach; --trace-ranks
+ * keeps the note; ranks outside the world, or holding no traced rank, are
+ * refused before anything is written. */
+static void test_replay_pftrace(void **state) {
+  (void)state;
+  sc_config cfg;
+  sc_job *job = shipped_job(&cfg);
+  if (!job) {
+    print_message("skipped (run from the source tree or set SC_SOURCE_DIR)\n");
+    return;
+  }
+  sc_test_buf json, pf;
+  sc_replay_result rj, rp;
+  replayed(job, &cfg, SC_TRACE_OUT_JSON, NULL, 0, &json, &rj);
+  replayed(job, &cfg, SC_TRACE_OUT_PERFETTO, NULL, 0, &pf, &rp);
+  assert_true(rj.predicted_step_s == rp.predicted_step_s);
+  decoded d;
+  decode(&pf, &d);
+  slices js = json_slices(json.p);
+  assert_true(js.n > 10);
+  same_slices(&js, &d.sl);
+  same_tracks(json.p, &d);
+  assert_int_equal(d.nprocess, 1);
+  assert_int_equal(d.ncounter_tracks, 0); /* replays have no memory model */
+  assert_null(d.note);
+  assert_true(pf.len * 2 < json.len);
+  sc_replay_opts ro = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  double ej, ep;
+  sc_trace_opts oj = {SC_TRACE_OUT_JSON, NULL, 0}, op = {SC_TRACE_OUT_PERFETTO, NULL, 0};
+  assert_int_equal(sc_replay_trace_estimate(ctx, job, &ro, &oj, &ej), 0);
+  assert_int_equal(sc_replay_trace_estimate(ctx, job, &ro, &op, &ep), 0);
+  print_message("replay: json %zu bytes (estimate %.0f), pftrace %zu (estimate %.0f)\n",
+                json.len, ej, pf.len, ep);
+  /* a few hundred ops: the tracks' share makes the estimate coarse */
+  assert_true(ej >= (double)json.len && ej <= 2.0 * (double)json.len);
+  assert_true(ep >= (double)pf.len && ep <= 2.0 * (double)pf.len);
+  decoded_free(&d);
+  free(js.v);
+  free(json.p);
+  free(pf.p);
+
+  /* ranks 0-1 of the 2-rank world hold the traced rank: its timeline, noted */
+  int64_t traced = job->ranks[0].rank;
+  sc_rank_range all = {0, 1};
+  replayed(job, &cfg, SC_TRACE_OUT_PERFETTO, &all, 1, &pf, &rp);
+  decode(&pf, &d);
+  assert_int_equal(d.nprocess, 1);
+  assert_non_null(d.note);
+  assert_non_null(strstr(d.note, "0-1 of ranks 0-1; 1 of 1 simulated ranks traced"));
+  decoded_free(&d);
+  free(pf.p);
+
+  sc_rank_range bad[][1] = {{{0, 2}}, {{1 - traced, 1 - traced}}, {{1, 0}}};
+  const char *why[] = {"out of range [0, 1]", "holds none of the 1 traced rank(s)",
+                       "is an empty range"};
+  for (int i = 0; i < 3; i++) {
+    sc_trace_opts o = {SC_TRACE_OUT_PERFETTO, bad[i], 1};
+    double est;
+    assert_int_equal(sc_replay_trace_estimate(ctx, job, &ro, &o, &est), SC_EINVAL);
+    assert_non_null(strstr(sc_errmsg(ctx), why[i]));
+    sc_test_buf b = {0};
+    assert_int_equal(sc_replay_traced(ctx, job, &cfg, &ro, &o, sc_test_buf_write, &b, &rp),
+                     SC_EINVAL);
+    assert_int_equal(b.len, 0);
+    free(b.p);
+  }
+  sc_job_free(job);
+}
+
 static int failing_sink(void *ud, const char *buf, size_t len) {
   (void)ud, (void)buf, (void)len;
   return SC_EWRITE;
@@ -434,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_trace_ranks_unfolded),
       cmocka_unit_test(test_trace_ranks_out_of_range),
       cmocka_unit_test(test_pftrace_write_error),
+      cmocka_unit_test(test_replay_pftrace),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
