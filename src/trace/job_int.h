@@ -261,9 +261,10 @@ const char *sc__jop_name(int kind);
 
 /* ddp.c: a copy of `in` with PyTorch DDP added after its GRAD ops: bucket
  * copies, one all-reduce per bucket (first bucket first_bytes, then
- * bucket_bytes) on a new stream over all ranks, and the copy back after
- * backward. 0 or SC_ENOMEM / SC_EINVAL. */
-int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_job **out);
+ * bucket_bytes) on a new stream over the rank's data-parallel group (the
+ * world split into replicas of replica_ranks ranks: one rank of each), and
+ * the copy back after backward. 0 or SC_ENOMEM / SC_EINVAL. */
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, sc_job **out);
 const char *sc__jshape_name(int cls);
 
 #endif /* SC_JOB_INT_H */

@@ -190,7 +190,7 @@ static void test_exsitu(void **state) {
   sc_config cfg;
   replay_config(&cfg, 1, 0);
   cfg.training.precision = SC_PREC_FP32;
-  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts o = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   sc_replay_result res, res2;
   assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), 0);
   assert_int_equal(res.priced_ops, (int64_t)(kernels + host));
