@@ -447,6 +447,8 @@ typedef struct stg {   /* one stage's rank being built */
   int64_t waits[4];    /* deps for the next GPU op (-1 none) */
   int64_t last_gpu;    /* last compute op emitted */
   int64_t last_send;   /* the previous pass's send */
+  int64_t bwd_ar;      /* a backward all-reduce waited for after its module's ops (-1 none) */
+  uint32_t bwd_ar_mod; /* ... that module */
   uint32_t nm_ar, nm_send, nm_recv, tp_group;
   int64_t rank_of_stage0;
 } stg;
@@ -516,6 +518,11 @@ static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_m
       if (S->stamp[q] == S->serial) deps[nd++] = S->map[q];
     }
     int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
+    uint32_t mod = sc__jrank_opmod(r, k).module;
+    if (!host && S->bwd_ar >= 0 && mod != S->bwd_ar_mod) {
+      if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
+      S->bwd_ar = -1;
+    }
     if (!host)
       for (int i = 0; i < 4; i++)
         if (S->waits[i] >= 0) deps[nd++] = (uint32_t)S->waits[i], S->waits[i] = -1;
@@ -547,8 +554,20 @@ static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_m
       ar.bytes = x->ar_bytes;
       uint32_t d = (uint32_t)nk;
       int64_t a = emit(B, S, &ar, S->tp, &d, 1);
-      if (a < 0 || add_wait(S, a)) return SC_ENOMEM;
+      if (a < 0) return SC_ENOMEM;
+      /* Forward: the next op needs the sum. Backward: Megatron runs the
+       * input gradient's all-reduce asynchronously behind the layer's
+       * weight-gradient GEMM; the module's next ops go on, the ops after
+       * them wait. */
+      if (unit == U_BWD) {
+        if (S->bwd_ar >= 0 && add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
+        S->bwd_ar = a, S->bwd_ar_mod = mod;
+      } else if (add_wait(S, a)) return SC_EINTERNAL;
     }
+  }
+  if (S->bwd_ar >= 0) { /* the pass ends with it */
+    if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
+    S->bwd_ar = -1;
   }
   if (unit == U_FWD && s < pp - 1 && p2p(B, S, 1, S->fsend, next, S->last_gpu)) return SC_ENOMEM;
   if (unit == U_BWD && s > 0 && p2p(B, S, 1, S->bsend, prev, S->last_gpu)) return SC_ENOMEM;
@@ -569,7 +588,7 @@ static int build_stage(shb *B, int32_t s) {
   const sc_jrank *r = B->r;
   stg S;
   memset(&S, 0, sizeof S);
-  S.last_gpu = S.last_send = -1;
+  S.last_gpu = S.last_send = S.bwd_ar = -1;
   for (int i = 0; i < 4; i++) S.waits[i] = -1;
   int64_t tp = B->o->tp, pp = B->o->pp;
   S.jr = sc__job_add_rank(job, s * tp);
