@@ -295,6 +295,10 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       cfg.model.layers = cfg.model.hidden = cfg.model.heads = 1;
       cfg.model.vocab = cfg.model.seq_len = 1;
     }
+    /* Uneven pipeline stages of a --scale pp re-target (the trace's layers). */
+    opts.first_layers = cfg.parallel.pp_first_layers;
+    opts.last_layers = cfg.parallel.pp_last_layers;
+    cfg.parallel.pp_first_layers = cfg.parallel.pp_last_layers = 0;
     cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
     cfg.parallel.dp = 0;
     cfg.parallel.sequence_parallel = 0;
