@@ -156,12 +156,12 @@ static int read_all(const char *path, unsigned char **out, size_t *len) {
 int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const sc_replay_comm comm_modes[] = {SC_REPLAY_COMM_AUTO, SC_REPLAY_COMM_MEASURED,
                                               SC_REPLAY_COMM_MODEL}; /* auto|measured|model */
-  const char *path = NULL, *cluster = NULL, *html_path = NULL;
+  const char *path = NULL, *cluster = NULL, *html_path = NULL, *rules_path = NULL;
   sc_cli_trace tr;
   sc_cli_trace_init(&tr);
   sc_cli_list sets = {0};
   sc_format fmt = SC_FORMAT_TEXT;
-  sc_replay_opts opts = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts opts = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   sc_cli_args a;
   sc_cli_args_init(&a, cmd, argc, argv);
   int r = 0, code = 0;
@@ -174,11 +174,39 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       path = v;
     } else if (sc_cli_trace_arg(&tr, &a, &code)) continue;
     else if (sc_cli_is(&a, "--scale")) {
-      if (strncmp(v, "dp=", 3)) {
-        fprintf(stderr, "stepcast: --scale takes dp=N with N >= 1, not \"%s\"\n", v);
+      /* tp=N,pp=M,cp=C,dp=K in any order, each at most once. */
+      char buf[256];
+      snprintf(buf, sizeof buf, "%s", v);
+      int seen[4] = {0, 0, 0, 0};
+      static const char *const keys[4] = {"tp", "pp", "cp", "dp"};
+      int64_t *dst[4] = {&opts.scale_tp, &opts.scale_pp, &opts.scale_cp, &opts.scale_dp};
+      char *save = NULL;
+      int any = 0;
+      for (char *t = strtok_r(buf, ",", &save); t && ok; t = strtok_r(NULL, ",", &save)) {
+        int which = -1;
+        for (int q = 0; q < 4; q++)
+          if (!strncmp(t, keys[q], 2) && t[2] == '=') which = q;
+        if (which < 0 || seen[which]) {
+          fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K (each once, N >= 1), not \"%s\"\n", v);
+          ok = 0;
+          break;
+        }
+        char what[16];
+        snprintf(what, sizeof what, "--scale %s", keys[which]);
+        seen[which] = 1;
+        any = 1;
+        ok = sc_cli_int(what, t + 3, 1, SC_CLI_JOB_WORLD_MAX, &k);
+        *dst[which] = k;
+      }
+      if (ok && !any) {
+        fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K (each once, N >= 1), not \"%s\"\n", v);
         ok = 0;
-      } else ok = sc_cli_int("--scale dp", v + 3, 1, SC_CLI_JOB_WORLD_MAX, &k);
-      opts.scale_dp = k;
+      }
+    } else if (sc_cli_is(&a, "--micro-batches")) {
+      ok = sc_cli_int(name, v, 1, 65536, &k);
+      opts.micro_batches = k;
+    } else if (sc_cli_is(&a, "--shard-rules")) {
+      rules_path = v;
     } else if (sc_cli_is(&a, "--replica")) {
       ok = sc_cli_int(name, v, 1, SC_CLI_JOB_WORLD_MAX, &k);
       opts.replica_ranks = k;
@@ -198,6 +226,10 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !path) code = sc_cli_usage_error(cmd, "no job file given");
   if (!code && !r) code = sc_cli_trace_needs(cmd, &tr, 0);
+  int64_t tpp = (opts.scale_tp > 0 ? opts.scale_tp : 1) * (opts.scale_pp > 0 ? opts.scale_pp : 1);
+  if (!code && !r && tpp > 1 && opts.scale_dp * tpp > SC_CLI_JOB_WORLD_MAX)
+    code = sc_cli_error(SC_CLI_EXIT_USAGE, "--scale: tp x pp x dp = %lld ranks, out of range [1, %d]",
+                        (long long)(tpp * (opts.scale_dp > 0 ? opts.scale_dp : 1)), SC_CLI_JOB_WORLD_MAX);
   /* The re-targeted world, N x R ranks, is a job's world too. */
   if (!code && !r && opts.scale_dp > SC_CLI_JOB_WORLD_MAX / opts.replica_ranks)
     code = sc_cli_error(SC_CLI_EXIT_USAGE,
@@ -221,14 +253,23 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     return sc_cli_fail(NULL, SC_ENOMEM);
   }
   sc_job *job = NULL;
+  unsigned char *rules = NULL;
   int rc = sc_job_read(ctx, path, img, len, &job);
   free(img);
   if (rc) goto done;
+  if (rules_path) {
+    size_t rlen = 0;
+    if ((code = read_all(rules_path, &rules, &rlen))) goto done;
+    opts.shard_rules = (const char *)rules;
+    opts.shard_rules_len = rlen;
+    opts.shard_rules_name = rules_path;
+  }
   /* The cluster: the GPU of the trace unless told otherwise; sizes follow
    * the (re-targeted) world; model and parallel sections are unused. */
   sc_job_info info;
   sc_job_get_info(job, &info);
   int64_t R = opts.replica_ranks, world = opts.scale_dp > 0 ? opts.scale_dp * R : info.world;
+  if (tpp > 1) world = tpp * (opts.scale_dp > 0 ? opts.scale_dp : 1);
   sc_config cfg;
   sc_config_default(&cfg);
   const char *gpu = sc_job_gpu_preset(job);
@@ -258,6 +299,10 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       cfg.model.layers = cfg.model.hidden = cfg.model.heads = 1;
       cfg.model.vocab = cfg.model.seq_len = 1;
     }
+    /* Uneven pipeline stages of a --scale pp re-target (the trace's layers). */
+    opts.first_layers = cfg.parallel.pp_first_layers;
+    opts.last_layers = cfg.parallel.pp_last_layers;
+    cfg.parallel.pp_first_layers = cfg.parallel.pp_last_layers = 0;
     cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
     cfg.parallel.dp = 0;
     cfg.parallel.sequence_parallel = 0;
@@ -312,6 +357,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   }
 done:
   if (rc && !code) code = sc_cli_fail(ctx, rc);
+  free(rules);
   sc_job_free(job);
   sc_ctx_free(ctx);
   sc_cli_list_free(&sets);

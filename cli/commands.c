@@ -177,7 +177,13 @@ static const sc_cli_opt import_megatron_opts[] = {
 static const sc_cli_opt export_megatron_opts[] = {SET_OPT, {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt replay_opts[] = {
-    {"--scale", "dp=N", "re-target to N data-parallel replicas (weak scaling)", 0},
+    {"--scale", "tp=N,pp=M,dp=K",
+     "re-target: dp alone to K data-parallel replicas (weak scaling); tp / pp split an ex-situ job "
+     "with module paths over tensor-parallel ranks and pipeline stages (cp: not supported yet)",
+     0},
+    {"--micro-batches", "N", "micro-batches of the 1F1B schedule with --scale pp (default pp)", 0},
+    {"--shard-rules", "FILE", "sharding overrides: lines `MODULE-GLOB column-parallel|row-parallel|"
+                              "replicated|vocab-parallel`", 0},
     {"--replica", "R", "ranks per data-parallel replica of the traced job (default 1)", 0},
     {"--comm", "auto|measured|model",
      "collective times: traced, or priced by the comm model (auto: measured unless re-targeted)",
@@ -314,7 +320,13 @@ static const char replay_text[] =
     "An ex-situ job (import cpu) is priced on cluster.gpu in fp32 unless\n"
     "training.precision is set; --scale dp=N then adds PyTorch DDP (buckets of\n"
     "--bucket-mb, default 25, the first --first-bucket-mb, default 1); --ddp adds it\n"
-    "at the traced scale too (DDP with one process still copies into buckets).";
+    "at the traced scale too (DDP with one process still copies into buckets).\n"
+    "--scale tp=N,pp=M,dp=K re-targets an ex-situ job whose trace has module paths\n"
+    "(tools/trace_torch.py): Megatron tensor parallelism of the traced modules by the\n"
+    "sharding rules (--shard-rules overrides them), the layers cut into M stages run\n"
+    "as 1F1B over --micro-batches, DDP over each stage's K replicas. A job with\n"
+    "measured kernel times replayed for another GPU than its trace's is refused.\n"
+    "docs/TRACE.md.";
 
 const sc_cli_cmd sc_cli_commands[] = {
     {"run", "[CONFIG.yaml] [OPTIONS]", "simulate one training step of a config", run_text,

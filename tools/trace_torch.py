@@ -243,16 +243,184 @@ def concrete_hooks(model, queue):
             m.register_forward_pre_hook(hook)
 
 
-def step(model, args, opt):
+# ---------------------------------------------------------------- modules
+#
+# Module structure (docs/TRACE.md, "Module paths"): every operator of the
+# trace carries the nn.Module it ran in ("Module": the dotted path of
+# named_modules(), "" the model itself; "Module Type": the class name) and
+# the pass ("Pass": forward, backward, optimizer). Forward operators take the
+# innermost module whose forward encloses them: forward pre- and post-hooks
+# open and close a profiler range per module call (RecordFunction handles
+# without the tensor record_function() allocates, so that the ranges add no
+# operators). Backward operators take the module of the forward operator
+# that created their autograd node (the profiler's sequence numbers link
+# them). AccumulateGrad and the optimizer's per-parameter operators name
+# the parameter ("Parameter": weight, bias): a gradient hook on each
+# parameter puts a marker range inside its AccumulateGrad; the optimizer and
+# zero_grad() visit the parameters in order, matched by shape. Attention
+# modules give their head count ("Module Heads", from num_heads, n_head,
+# heads or num_attention_heads). The ranges are dropped from the trace.
+
+MARK = "stepcast::"
+
+
+class Marks:
+    def __init__(self, model):
+        self.model = model
+        self.stack = []
+        self.types, self.heads = {}, {}
+        self.params = [(n, p) for n, p in model.named_parameters()]
+        enter = torch.ops.profiler._record_function_enter_new
+        leave = torch.ops.profiler._record_function_exit._RecordFunction
+
+        def pre(mod, inp, path=None):
+            self.stack.append(enter(MARK + "M:" + path, None))
+
+        def post(mod, inp, out, path=None):
+            leave(self.stack.pop())
+
+        for path, mod in model.named_modules():
+            self.types[path] = type(mod).__name__
+            for a in ("num_heads", "n_head", "heads", "num_attention_heads"):
+                v = getattr(mod, a, None)
+                if isinstance(v, int) and v > 0:
+                    self.heads[path] = v
+                    break
+            mod.register_forward_pre_hook(lambda m, i, path=path: pre(m, i, path))
+            mod.register_forward_hook(lambda m, i, o, path=path: post(m, i, o, path))
+
+        def grad_hook(name):
+            def h(g):
+                leave(enter(MARK + "P:" + name, None))
+            return h
+
+        for n, p in self.params:
+            p.register_hook(grad_hook(n))
+
+    def phase(self, name):
+        return torch.ops.profiler._record_function_enter_new(MARK + "S:" + name, None)
+
+
+def split_param(name):
+    mod, _, leaf = name.rpartition(".")
+    return mod, leaf
+
+
+def annotate(evs, marks):
+    """Sets e["module"], e["mtype"], e["pass"], e["param"], e["heads"] on the
+    operators of evs (start order) and drops the marker ranges."""
+    byid = {e["id"]: e for e in evs}
+    # Ranges: phases and module calls, per thread, by time containment.
+    out, stack, seq_mod = [], {}, {}
+    for e in evs:
+        st = stack.setdefault(e["tid"], [])
+        while st and st[-1]["end"] <= e["ts"]:
+            st.pop()
+        if e["name"].startswith(MARK):
+            kind, _, arg = e["name"][len(MARK):].partition(":")
+            e["mark"] = (kind, arg)
+            if kind == "P":  # the AccumulateGrad around it names its parameter
+                for a in reversed(st):
+                    if a["name"] == "torch::autograd::AccumulateGrad":
+                        a["param_name"] = arg
+                        break
+            st.append(e)
+            continue
+        phase = next((a["mark"][1] for a in reversed(st) if a.get("mark", ("",))[0] == "S"), "")
+        mod = next((a["mark"][1] for a in reversed(st) if a.get("mark", ("",))[0] == "M"), None)
+        node = next((a for a in reversed(st) if a["name"].startswith("autograd::engine::evaluate_function")),
+                    None)
+        e["pass"] = phase or ("backward" if node is not None else "")
+        if phase == "forward" and mod is not None:
+            e["module"] = mod
+            if e["seq"] >= 0:
+                seq_mod.setdefault(e["seq"], mod)
+        elif node is not None and node["seq"] >= 0:
+            e["node_seq"] = node["seq"]
+        e["acc"] = next((a for a in reversed(st) if a["name"] == "torch::autograd::AccumulateGrad"), None)
+        if phase == "optimizer":  # the phase range, and the operator called directly in it
+            i = max(k for k, a in enumerate(st) if a.get("mark", ("",))[0] == "S")
+            e["segment"] = st[i]["id"]
+            e["top"] = next((a["id"] for a in st[i + 1:] if a["name"].startswith("aten::")), e["id"])
+        st.append(e)
+        out.append(e)
+    for e in out:  # backward: the module of the forward op behind the node
+        if "node_seq" in e and e["node_seq"] in seq_mod:
+            e["module"] = seq_mod[e["node_seq"]]
+        if e["name"].startswith("autograd::engine::evaluate_function") and e["seq"] in seq_mod:
+            e["module"] = seq_mod[e["seq"]]
+    # Gradient accumulation: the parameter its marker named.
+    for e in out:
+        acc = e.pop("acc")
+        if e["name"] == "torch::autograd::AccumulateGrad":
+            acc = e
+        if acc is not None and "param_name" in acc:
+            e["module"], e["param"] = split_param(acc["param_name"])
+    # Optimizer and zero_grad(): parameters in order. Both run the same
+    # operators for every parameter, so the operators they call directly
+    # split evenly over the parameters; failing that, matched by shape.
+    shapes = [list(p.shape) for _, p in marks.params]
+    np_ = len(shapes)
+    segs = {}
+    for e in out:
+        if "segment" in e:
+            segs.setdefault(e["segment"], []).append(e)
+    for seg in segs.values():
+        # The operators on a parameter take it (or its gradient) first, so
+        # their first input has a parameter's shape (the record_function
+        # handles of Optimizer.step do not).
+        tops = []
+        for e in seg:
+            if e["id"] == e["top"] and e["name"].startswith("aten::") and e["dims"] and \
+                    list(e["dims"][0]) in shapes:
+                tops.append(e["top"])
+        if np_ and len(tops) % np_ == 0:
+            per = len(tops) // np_
+            idx = {t: k // per for k, t in enumerate(tops)}
+            for e in seg:
+                if e["top"] in idx:
+                    e["module"], e["param"] = split_param(marks.params[idx[e["top"]]][0])
+            continue
+        cur = 0
+        for e in seg:
+            if not e["dims"] or not e["dims"][0]:
+                continue
+            d = list(e["dims"][0])
+            j = next((k for k in range(cur, np_) if shapes[k] == d), None)
+            if j is not None:
+                cur = j
+                e["module"], e["param"] = split_param(marks.params[j][0])
+    for e in out:
+        if "module" in e:
+            e["mtype"] = marks.types.get(e["module"], "")
+            if e["module"] in marks.heads:
+                e["heads"] = marks.heads[e["module"]]
+    return out
+
+
+def step(model, args, opt, marks=None):
     # zero_grad() keeps the gradients (set_to_none=False, PyTorch 1.x's
     # default): one memset per parameter, and backward accumulates in place.
+    leave = torch.ops.profiler._record_function_exit._RecordFunction
+    h = marks.phase("optimizer") if marks else None
     opt.zero_grad()
+    if h is not None:
+        leave(h)
+        h = marks.phase("forward")
     loss = model(*args)
+    if h is not None:
+        leave(h)
+        h = marks.phase("backward")
     loss.backward()
+    if h is not None:
+        leave(h)
+        h = marks.phase("optimizer")
     opt.step()
+    if h is not None:
+        leave(h)
 
 
-def trace_step(model, inputs, opt, batch, queue):
+def trace_step(model, inputs, opt, batch, queue, marks):
     """One profiled step (after a warm-up step made by the caller: optimizer
     state and gradients exist, as in steady-state training); returns the
     events as dicts in start order."""
@@ -261,16 +429,17 @@ def trace_step(model, inputs, opt, batch, queue):
     queue.clear()
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         with torch.profiler.record_function("ProfilerStep#0"):
-            step(model, args, opt)
+            step(model, args, opt, marks)
     evs = []
     for e in prof.events():
         evs.append({"name": e.name, "dims": [list(s) for s in e.input_shapes],
-                    "ts": e.time_range.start, "end": e.time_range.end, "tid": e.thread, "id": e.id})
+                    "ts": e.time_range.start, "end": e.time_range.end, "tid": e.thread, "id": e.id,
+                    "seq": e.sequence_nr})
     # Start order. The clock ticks in whole microseconds, so many operators
     # share a start time; the profiler's ids follow the order operators
     # started (a parent before its children), which timing cannot reorder.
     evs.sort(key=lambda e: (e["ts"], e["id"]))
-    return prune(evs)
+    return prune(annotate(evs, marks))
 
 
 # Operators whose children are the CPU backend's own implementation (which
@@ -373,6 +542,15 @@ def write_trace(path, evs, meta):
             args["Input type"] = ["float" if d else "" for d in e["dims"]]
             if "concrete" in e:
                 args["Concrete Inputs"] = e["concrete"]
+            if e.get("pass"):
+                args["Pass"] = e["pass"]
+            if "module" in e:
+                args["Module"] = e["module"]
+                args["Module Type"] = e.get("mtype", "")
+            if "param" in e:
+                args["Parameter"] = e["param"]
+            if "heads" in e:
+                args["Module Heads"] = e["heads"]
         events.append({"ph": "X", "cat": cat, "name": name, "pid": os.getpid(), "tid": tid,
                        "ts": round(float(e["ts"] - t0), 3), "dur": round(float(e["end"] - e["ts"]), 3),
                        "args": args})
@@ -398,12 +576,13 @@ def main():
     model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer)
     queue = []
     concrete_hooks(model, queue)
+    marks = Marks(model)
     traced = {}
     opt = mkopt(model.parameters())
     model.train()
     step(model, inputs(1), opt)  # warm-up: optimizer state and gradients exist
     for b in sorted({2, 3} | ({1} & set(batches))):
-        evs = trace_step(model, inputs, opt, b, queue)
+        evs = trace_step(model, inputs, opt, b, queue, marks)
         attach_concrete(evs, list(queue))
         traced[b] = evs
     # Rarely (a loaded machine) the two traces order many operators
@@ -415,7 +594,7 @@ def main():
             break
         print("trace_torch.py: %d operators unaligned: tracing batches 2 and 3 again" % unaligned, file=sys.stderr)
         for b in (2, 3):
-            evs = trace_step(model, inputs, opt, b, queue)
+            evs = trace_step(model, inputs, opt, b, queue, marks)
             attach_concrete(evs, list(queue))
             traced[b] = evs
     os.makedirs(a.out, exist_ok=True)
@@ -428,7 +607,7 @@ def main():
         meta = {"model": a.model, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
                 "traced_on": "cpu", "torch": torch.__version__, "optimizer": a.optimizer, "traced_batches": sorted(traced),
                 "extrapolated": b not in traced, "unaligned_operators": unmatched,
-                "params": sum(p.numel() for p in model.parameters())}
+                "params": sum(p.numel() for p in model.parameters()), "module_paths": 1}
         path = os.path.join(a.out, "%s-b%d.json.gz" % (a.model, b))
         write_trace(path, evs, meta)
         print("%s: %d events, batch %d%s" % (path, len(evs), b,

@@ -118,12 +118,26 @@ typedef struct sc_replay_opts {
   double ddp_bucket_mb;
   double ddp_first_bucket_mb;
   int ddp;                /* 1: add DDP even at the traced scale (a DDP job of one rank) */
+  /* Tensor and pipeline parallelism of an ex-situ job with module paths
+   * (docs/TRACE.md, "Re-targeting to TP and PP"): 0 or 1 keeps the traced
+   * process whole. cp > 1 is refused (not supported yet). micro_batches: of
+   * the 1F1B schedule (0: pp). shard_rules: an override file's text (NULL
+   * none), shard_rules_len its bytes, shard_rules_name for messages.
+   * first_layers / last_layers: uneven stages (0: even). */
+  int64_t scale_tp, scale_pp, scale_cp;
+  int64_t micro_batches;
+  int64_t first_layers, last_layers;
+  const char *shard_rules;
+  size_t shard_rules_len;
+  const char *shard_rules_name;
 } sc_replay_opts;
 
 typedef struct sc_replay_result {
   int64_t world;              /* ranks of the simulated job */
   int64_t traced_world;
   int64_t dp, traced_dp;      /* data-parallel degrees */
+  int64_t tp, pp, cp;         /* tensor / pipeline / context parallel degrees (1: as traced) */
+  int64_t micro_batches;      /* of the pipeline schedule (1 without re-targeting) */
   int64_t simulated_ranks;
   int64_t iterations;
   int64_t ops, events;

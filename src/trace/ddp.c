@@ -15,8 +15,10 @@
  *  - at the end of backward the compute stream waits for every all-reduce
  *    and the averaged bucket is copied back into the gradients (one kernel
  *    per parameter), before the optimizer step.
- * The result is a new job whose collectives span a group of all ranks of the
- * traced world; replay's --scale dp=N re-prices them for N replicas.
+ * The result is a new job whose collectives span each rank's data-parallel
+ * group: the ranks at its position in every replica of replica_ranks ranks
+ * (1: all ranks of the world); replay's --scale dp=N re-prices them for N
+ * replicas.
  */
 #include "trace/job_int.h"
 
@@ -74,7 +76,7 @@ static int64_t add_kernel(dctx *d, uint32_t name, double bytes) {
   return add_op(d, SC_JOP_KERNEL, d->gpu, name, bytes, SC_JSHAPE_MEM, &dep, 1);
 }
 
-int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_job **out) {
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, sc_job **out) {
   sc_ctx *ctx = in->ctx;
   *out = NULL;
   sc_job *job;
@@ -92,19 +94,15 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_jo
       sc__free(ctx, m, (in->groups[g].n ? in->groups[g].n : 1) * sizeof *m);
     }
   }
-  uint32_t grp = 0;
+  uint32_t grp = 0, grp_name = 0;
   dctx d;
   memset(&d, 0, sizeof d);
   d.job = job;
-  if (!rc) {
-    int64_t *all = sc__malloc(ctx, (size_t)job->world * sizeof *all);
-    uint32_t name;
-    if (!all) rc = SC_ENOMEM;
-    for (int64_t i = 0; !rc && i < job->world; i++) all[i] = i;
-    if (!rc) rc = sc__job_intern(job, "ddp", 3, &name);
-    if (!rc) rc = sc__job_group(job, all, (size_t)job->world, name, &grp);
-    sc__free(ctx, all, (size_t)job->world * sizeof *all);
-  }
+  int64_t R = replica_ranks > 0 ? replica_ranks : 1;
+  if (!rc && job->world % R)
+    rc = sc__error(ctx, SC_EINVAL, "ranks per replica (%lld) do not divide the world (%lld)", (long long)R,
+                   (long long)job->world);
+  if (!rc) rc = sc__job_intern(job, "ddp", 3, &grp_name);
   uint32_t nm_stream = 0;
   if (!rc && (sc__job_intern(job, "launch", 6, &d.nm_launch) ||
               sc__job_intern(job, "ddp: copy gradient into bucket", 30, &d.nm_copy_in) ||
@@ -151,7 +149,17 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_jo
         break;
       }
     }
-    if (ngrad) {
+    if (ngrad) { /* the rank's data-parallel group: one rank per replica */
+      int64_t n = job->world / R;
+      int64_t *m = sc__malloc(ctx, (size_t)n * sizeof *m);
+      if (!m) {
+        rc = SC_ENOMEM;
+        break;
+      }
+      for (int64_t q = 0; q < n; q++) m[q] = src->rank % R + q * R;
+      rc = sc__job_group(job, m, (size_t)n, grp_name, &grp);
+      sc__free(ctx, m, (size_t)n * sizeof *m);
+      if (rc) break;
       d.comm = sc__jrank_stream(job, r, 13, nm_stream, 0);
       if (d.comm < 0) {
         rc = d.comm;

@@ -268,6 +268,11 @@ typedef struct xev {
   uint32_t ninputs;
   uint32_t eb_off;       /* x->eb: bytes per element per input (0 unknown) */
   uint32_t conc_off, nconc; /* x->conc: string ids of "Concrete Inputs" */
+  uint32_t mod, mtype;   /* "Module", "Module Type" (string ids; has_mod) */
+  uint32_t heads;        /* "Module Heads" (0 unknown) */
+  uint8_t has_mod;
+  uint8_t pass;          /* "Pass": SC_JPASS_* */
+  uint8_t param;         /* "Parameter": SC_JPARAM_* */
   uint8_t step;          /* a ProfilerStep range */
   /* pass 2 */
   int32_t parent;
@@ -279,8 +284,9 @@ typedef struct xev {
 
 /* Members of args we read (member ids, in arg_keys order) and the
  * distributedInfo members. */
-enum { A_DIMS = SC_CHROME_ARG, A_TYPES, A_CONC };
-static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inputs", NULL};
+enum { A_DIMS = SC_CHROME_ARG, A_TYPES, A_CONC, A_MOD, A_MTYPE, A_PASS, A_PARAM, A_HEADS };
+static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inputs", "Module", "Module Type",
+                                       "Pass", "Parameter", "Module Heads", NULL};
 enum { D_RANK = 0, D_WORLD };
 static const char *const dist_keys[] = {"rank", "world_size", NULL};
 
@@ -293,6 +299,9 @@ typedef struct xin {
   int64_t ts, dur, tid;
   uint32_t name;
   uint64_t off;
+  uint32_t mod, mtype, heads; /* module of the event (has_mod) */
+  int has_mod;
+  uint8_t pass, param;
   int64_t *cur_dims;     /* this event's Input Dims, in the dims layout */
   size_t ncur_dims, cur_dims_cap;
   uint32_t cur_inputs;
@@ -387,6 +396,9 @@ static void reset_event(xin *x, uint64_t off) {
   x->has_ts = x->has_dur = x->has_name = 0;
   x->ts = x->dur = x->tid = 0;
   x->off = off;
+  x->mod = x->mtype = x->heads = 0;
+  x->has_mod = 0;
+  x->pass = x->param = 0;
   x->ncur_dims = x->ncur_eb = x->ncur_conc = 0;
   x->cur_inputs = 0;
   x->cur_rank_at = SIZE_MAX;
@@ -422,6 +434,12 @@ static int end_event(sc_trace_reader *r) {
   e.off = x->off;
   e.name = x->name;
   e.step = (uint8_t)x->is_step;
+  e.mod = x->mod;
+  e.mtype = x->mtype;
+  e.heads = x->heads;
+  e.has_mod = (uint8_t)x->has_mod;
+  e.pass = x->pass;
+  e.param = x->param;
   e.parent = -1;
   e.dims_off = (uint32_t)x->ndims;
   e.ninputs = x->cur_inputs;
@@ -565,6 +583,31 @@ static int on_event(void *ud, const sc_chrome_event *ce) {
     case A_CONC:
       rc = input_strings(r, x, m->key, t, m->count);
       break;
+    case A_MOD:
+    case A_MTYPE:
+      if (t->type == SC_JT_STRING) {
+        rc = intern_tok(r, t, m->key == A_MOD ? &x->mod : &x->mtype);
+        if (m->key == A_MOD) x->has_mod = 1;
+      }
+      break;
+    case A_PASS:
+      if (t->type == SC_JT_STRING)
+        x->pass = IS(t->s, t->n, "forward")    ? SC_JPASS_FWD
+                  : IS(t->s, t->n, "backward") ? SC_JPASS_BWD
+                  : IS(t->s, t->n, "optimizer") ? SC_JPASS_OPT
+                                               : SC_JPASS_NONE;
+      break;
+    case A_PARAM:
+      if (t->type == SC_JT_STRING)
+        x->param = IS(t->s, t->n, "weight") ? SC_JPARAM_WEIGHT : IS(t->s, t->n, "bias") ? SC_JPARAM_BIAS
+                                                                                        : SC_JPARAM_OTHER;
+      break;
+    case A_HEADS: {
+      int64_t v;
+      if (t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &v) && v > 0 && v <= SC_JOB_MAX_HEADS)
+        x->heads = (uint32_t)v;
+      break;
+    }
     default:
       break;
     }
@@ -683,6 +726,19 @@ static int emit_host(bld *b) {
 /* Appends the kernels of operator e (each after one host launch op); a
  * kernel whose shape, bytes or FLOPs leave the job's bounds (job_int.h: a
  * size beyond any GPU's memory) is an error at e. */
+/* Records the module (and pass, parameter) of event e on the rank's last
+ * op, when the trace gives one (tools/trace_torch.py: "Module", ...). */
+static int tag_module(bld *b, const xev *e) {
+  if (!e->has_mod && !e->pass) return SC_OK;
+  sc_jopmod m = {0, e->pass, e->param};
+  if (e->has_mod) {
+    int64_t mi = sc__jrank_module(b->r->job, b->jr, e->mod, e->mtype, e->heads);
+    if (mi < 0) return SC_ENOMEM;
+    m.module = (uint32_t)mi + 1;
+  }
+  return sc__jrank_set_opmod(b->r->job, b->jr, b->jr->nops - 1, &m);
+}
+
 static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
   sc_job *job = b->r->job;
   uint32_t name = e->name;
@@ -715,6 +771,7 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
     op.shape = (uint32_t)si + 1;
     if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
     if (sc__jrank_dep(job, b->jr, (uint32_t)launch)) return SC_ENOMEM;
+    if (tag_module(b, e)) return SC_ENOMEM;
     b->kernels++;
   }
   return SC_OK;
@@ -1068,7 +1125,7 @@ static int xs_build(sc_trace_reader *r) {
       op.peer = -1;
       op.stream = (uint16_t)b.gpu_stream;
       op.kind = SC_JOP_GRAD;
-      if (sc__jrank_op(job, b.jr, &op) < 0) rc = SC_ENOMEM;
+      if (sc__jrank_op(job, b.jr, &op) < 0 || tag_module(&b, e)) rc = SC_ENOMEM;
       b.grads++;
       continue;
     }

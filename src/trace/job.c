@@ -56,6 +56,8 @@ void sc__jrank_free(sc_ctx *ctx, sc_jrank *r) {
   sc__free(ctx, r->ops, r->ops_cap * sizeof *r->ops);
   sc__free(ctx, r->deps, r->deps_cap * sizeof *r->deps);
   sc__free(ctx, r->shapes, r->shapes_cap * sizeof *r->shapes);
+  sc__free(ctx, r->modules, r->modules_cap * sizeof *r->modules);
+  sc__free(ctx, r->opmods, r->opmods_cap * sizeof *r->opmods);
   memset(r, 0, sizeof *r);
 }
 
@@ -236,6 +238,29 @@ int64_t sc__jrank_op(sc_job *job, sc_jrank *r, const sc_jop *op) {
   o->dep_off = (uint32_t)r->ndeps;
   o->ndeps = 0;
   return (int64_t)r->nops++;
+}
+
+int64_t sc__jrank_module(sc_job *job, sc_jrank *r, uint32_t path, uint32_t type, uint32_t heads) {
+  for (size_t i = 0; i < r->nmodules; i++)
+    if (r->modules[i].path == path && r->modules[i].type == type) {
+      if (heads && !r->modules[i].heads) r->modules[i].heads = heads; /* given on some ops only */
+      return (int64_t)i;
+    }
+  if (r->nmodules >= (size_t)SC_JOB_MAX_OPS) return -1;
+  if (sc__grow(job->ctx, (void **)&r->modules, sizeof *r->modules, &r->modules_cap, r->nmodules + 1))
+    return -1;
+  r->modules[r->nmodules] = (sc_jmodule){path, type, heads};
+  return (int64_t)r->nmodules++;
+}
+
+int sc__jrank_set_opmod(sc_job *job, sc_jrank *r, size_t k, const sc_jopmod *m) {
+  if (k >= r->opmods_cap) {
+    size_t old = r->opmods_cap, want = k + 1 > r->ops_cap ? k + 1 : r->ops_cap;
+    if (sc__grow(job->ctx, (void **)&r->opmods, sizeof *r->opmods, &r->opmods_cap, want)) return SC_ENOMEM;
+    memset(r->opmods + old, 0, (r->opmods_cap - old) * sizeof *r->opmods);
+  }
+  r->opmods[k] = *m;
+  return SC_OK;
 }
 
 int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh) {

@@ -103,6 +103,29 @@ typedef struct sc_jshape {
   uint8_t cls;       /* SC_JSHAPE_* */
 } sc_jshape;
 
+/* Module structure of ex-situ traces (`.scw` version 3): the nn.Module an
+ * op ran in and the pass it belongs to, which the sharding rules (shard.c)
+ * re-target to tensor and pipeline parallelism. Modules are per rank:
+ * dotted path ("blocks.3.c_attn", "" the model itself), class name
+ * ("Linear") and attention heads (0 unknown). An op names one by 1 + index
+ * (0: none) with its pass and, for gradient accumulation and optimizer
+ * ops, the parameter. */
+enum { SC_JPASS_NONE = 0, SC_JPASS_FWD, SC_JPASS_BWD, SC_JPASS_OPT, SC_JPASS_COUNT };
+enum { SC_JPARAM_NONE = 0, SC_JPARAM_WEIGHT, SC_JPARAM_BIAS, SC_JPARAM_OTHER, SC_JPARAM_COUNT };
+/* Attention heads a module may declare: at most 2^20. */
+#define SC_JOB_MAX_HEADS ((uint32_t)1 << 20)
+
+typedef struct sc_jmodule {
+  uint32_t path, type; /* string ids */
+  uint32_t heads;      /* 0: unknown */
+} sc_jmodule;
+
+typedef struct sc_jopmod {
+  uint32_t module;   /* 1 + index in sc_jrank.modules; 0 none */
+  uint8_t pass;      /* SC_JPASS_* */
+  uint8_t param;     /* SC_JPARAM_* */
+} sc_jopmod;
+
 /* One op. 64 bytes. */
 typedef struct sc_jop {
   int64_t dur_ns;    /* measured duration (HOST: CPU time; SYNC: after deps) */
@@ -143,6 +166,10 @@ typedef struct sc_jrank {
   size_t ndeps, deps_cap;
   sc_jshape *shapes;       /* ops priced at replay (ex-situ traces) */
   size_t nshapes, shapes_cap;
+  sc_jmodule *modules;     /* module table (version 3 ex-situ traces) */
+  size_t nmodules, modules_cap;
+  sc_jopmod *opmods;       /* NULL, or one per op (index as ops) */
+  size_t opmods_cap;
 } sc_jrank;
 
 typedef struct sc_jgroup {
@@ -199,6 +226,18 @@ int64_t sc__jrank_op(sc_job *job, sc_jrank *r, const sc_jop *op);
 int sc__jrank_dep(sc_job *job, sc_jrank *r, uint32_t dep);
 /* Appends a shape entry; returns its index, or -1 (SC_ENOMEM). */
 int64_t sc__jrank_shape(sc_job *job, sc_jrank *r, const sc_jshape *sh);
+/* Finds or adds the module (path, type) of r, taking heads when it has none
+ * yet; returns its index, or -1 (SC_ENOMEM). Linear in the modules: tables
+ * are a few hundred. */
+int64_t sc__jrank_module(sc_job *job, sc_jrank *r, uint32_t path, uint32_t type, uint32_t heads);
+/* Sets op k's module entry (allocating the per-op table, zeroed, on first
+ * use). 0 or SC_ENOMEM. */
+int sc__jrank_set_opmod(sc_job *job, sc_jrank *r, size_t k, const sc_jopmod *m);
+/* Op k's module entry (zeroed when the rank has none). */
+static inline sc_jopmod sc__jrank_opmod(const sc_jrank *r, size_t k) {
+  sc_jopmod none = {0, 0, 0};
+  return r->opmods && k < r->opmods_cap ? r->opmods[k] : none;
+}
 
 /* Counts a warning once (sc__job_warn) or n times; the text is the key
  * (same text, same counter). */
@@ -222,9 +261,10 @@ const char *sc__jop_name(int kind);
 
 /* ddp.c: a copy of `in` with PyTorch DDP added after its GRAD ops: bucket
  * copies, one all-reduce per bucket (first bucket first_bytes, then
- * bucket_bytes) on a new stream over all ranks, and the copy back after
- * backward. 0 or SC_ENOMEM / SC_EINVAL. */
-int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, sc_job **out);
+ * bucket_bytes) on a new stream over the rank's data-parallel group (the
+ * world split into replicas of replica_ranks ranks: one rank of each), and
+ * the copy back after backward. 0 or SC_ENOMEM / SC_EINVAL. */
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, sc_job **out);
 const char *sc__jshape_name(int cls);
 
 #endif /* SC_JOB_INT_H */

@@ -16,9 +16,12 @@
 /* 8-byte signature: a non-ASCII first byte and CR LF / ^Z / LF catch text
  * mode transfers and truncation at a ^Z, as the PNG signature does. */
 static const unsigned char scw_magic[8] = {0x89, 'S', 'C', 'W', '\r', '\n', 0x1a, '\n'};
-#define SCW_VERSION 2u  /* 2: op shape index (bytes 60-63) and a shape table per rank */
+#define SCW_VERSION 3u  /* 2: op shape index (bytes 60-63) and a shape table per rank;
+                         * 3: module table and per-op modules per rank */
 #define SCW_VERSION_MIN 1u
 #define SCW_SHAPE_BYTES 40u
+#define SCW_MODULE_BYTES 12u
+#define SCW_OPMOD_BYTES 8u
 #define SCW_HEADER 32u
 #define SCW_OP_BYTES 64u
 #define SCW_STREAM_BYTES 16u
@@ -100,7 +103,8 @@ static void section(wbuf *b, uint32_t tag, uint64_t len) {
 static uint64_t rank_bytes(const sc_jrank *r) {
   return 8 + 4 + 4 + 8 + 8 + 4 + 4 + 4 + (uint64_t)r->nstreams * SCW_STREAM_BYTES +
          (uint64_t)r->nops * SCW_OP_BYTES + (uint64_t)r->ndeps * 4 + 4 +
-         (uint64_t)r->nshapes * SCW_SHAPE_BYTES;
+         (uint64_t)r->nshapes * SCW_SHAPE_BYTES + 4 + (uint64_t)r->nmodules * SCW_MODULE_BYTES + 4 +
+         (r->opmods ? (uint64_t)r->nops * SCW_OPMOD_BYTES : 0);
 }
 
 static void write_payload(const sc_job *job, wbuf *b) {
@@ -174,6 +178,21 @@ static void write_payload(const sc_job *job, wbuf *b) {
       put_f64(t + 16, sh->k);
       put_f64(t + 24, sh->batch);
       put_u8(t + 32, sh->cls);
+      wbytes(b, t, sizeof t);
+    }
+    w32(b, (uint32_t)r->nmodules);
+    for (size_t k = 0; k < r->nmodules; k++) {
+      w32(b, r->modules[k].path);
+      w32(b, r->modules[k].type);
+      w32(b, r->modules[k].heads);
+    }
+    w32(b, r->opmods ? (uint32_t)r->nops : 0);
+    for (size_t k = 0; r->opmods && k < r->nops; k++) {
+      sc_jopmod m = sc__jrank_opmod(r, k);
+      unsigned char t[SCW_OPMOD_BYTES] = {0};
+      put_u32(t, m.module);
+      put_u8(t + 4, m.pass);
+      put_u8(t + 5, m.param);
       wbytes(b, t, sizeof t);
     }
   }
@@ -473,6 +492,48 @@ static int read_rank(rd *r, sc_job *job) {
   }
   for (uint32_t k = 0; k < nops; k++)
     if (jr->ops[k].shape > nshapes) return rd_fail(r, 0, "op shape index out of range");
+  if (r->version >= 3) { /* module table, then 0 or one module entry per op */
+    uint32_t nmod = 0, nom = 0;
+    if (r32(r, &nmod, "module table")) return SC_EINVAL;
+    if ((uint64_t)nmod * SCW_MODULE_BYTES > r->len - r->pos) return rd_fail(r, r->pos - 4, "truncated module table");
+    if (nmod) {
+      jr->modules = sc__calloc(job->ctx, nmod, sizeof *jr->modules);
+      if (!jr->modules) return SC_ENOMEM;
+      jr->modules_cap = nmod;
+    }
+    for (uint32_t k = 0; k < nmod; k++) {
+      const unsigned char *p = NULL;
+      if (take(r, SCW_MODULE_BYTES, &p, "module")) return SC_EINVAL;
+      sc_jmodule *m = &jr->modules[k];
+      m->path = get_u32(p);
+      m->type = get_u32(p + 4);
+      m->heads = get_u32(p + 8);
+      if (m->path >= job->nstr || m->type >= job->nstr)
+        return rd_fail(r, r->pos - SCW_MODULE_BYTES, "module string out of range");
+      if (m->heads > SC_JOB_MAX_HEADS)
+        return rd_range_u(r, r->pos - 4, "module heads", m->heads, 0, SC_JOB_MAX_HEADS);
+      jr->nmodules++;
+    }
+    if (r32(r, &nom, "op modules")) return SC_EINVAL;
+    if (nom && nom != nops) return rd_fail(r, r->pos - 4, "op module count is neither 0 nor the op count");
+    if ((uint64_t)nom * SCW_OPMOD_BYTES > r->len - r->pos) return rd_fail(r, r->pos - 4, "truncated op modules");
+    if (nom) {
+      jr->opmods = sc__calloc(job->ctx, nom, sizeof *jr->opmods);
+      if (!jr->opmods) return SC_ENOMEM;
+      jr->opmods_cap = nom;
+    }
+    for (uint32_t k = 0; k < nom; k++) {
+      const unsigned char *p = NULL;
+      if (take(r, SCW_OPMOD_BYTES, &p, "op module")) return SC_EINVAL;
+      sc_jopmod *m = &jr->opmods[k];
+      m->module = get_u32(p);
+      m->pass = p[4];
+      m->param = p[5];
+      if (m->module > nmod) return rd_fail(r, r->pos - SCW_OPMOD_BYTES, "op module index out of range");
+      if (m->pass >= SC_JPASS_COUNT || m->param >= SC_JPARAM_COUNT || p[6] || p[7])
+        return rd_fail(r, r->pos - SCW_OPMOD_BYTES + 4, "bad op module entry");
+    }
+  }
   /* An op may not depend on itself. */
   for (uint32_t k = 0; k < nops; k++)
     for (uint32_t d = 0; d < jr->ops[k].ndeps; d++)

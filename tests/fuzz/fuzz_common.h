@@ -159,7 +159,7 @@ static inline void fz_replay(sc_ctx *ctx, const sc_job *job, int64_t scale_dp) {
   cfg.training.micro_batch = 1;
   cfg.training.global_batch = info.world;
   if (sc_config_resolve(ctx, &cfg)) return;
-  sc_replay_opts o = {scale_dp, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0}; /* dp > world: DDP on grad marks */
+  sc_replay_opts o = {.scale_dp = scale_dp, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO}; /* dp > world: DDP on grad marks */
   sc_replay_result res;
   fz_buf trace = {0};
   if (sc_replay(ctx, job, &cfg, &o, fz_sink, &trace, &res) == SC_OK) {

@@ -3,7 +3,8 @@
 # tools/trace_torch.py traces a tiny CNN and a tiny GPT on the CPU (Debian
 # python3-torch; `make test` installs it), at batch 1 (traced) and 4
 # (extrapolated from batches 2 and 3); each trace imports, replays on an
-# A100 and as DDP on 16 GPUs (buckets present, step no faster).
+# A100 and as DDP on 16 GPUs (buckets present, step no faster); the GPT
+# also as TP2 x PP2 x DP2 from its module paths.
 set -eu
 sc=$1
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +35,15 @@ for m in tiny-cnn tiny-gpt; do
     awk -v a="$t1" -v b="$t16" -v n="$nb" 'BEGIN { exit !(a > 0 && b >= a && n >= 1) }' ||
       { echo "$m b$b: bad replay"; exit 1; }
   done
+  # Module paths: the traced GPT re-targets to TP2 x PP2 x DP2, with TP and
+  # PP time in the breakdown (docs/TRACE.md, "Re-targeting to TP and PP").
+  if [ "$m" = tiny-gpt ]; then
+    tpp=$("$sc" replay "$tmp/$m-b4.scw" --set cluster.gpu=a100-40gb --scale tp=2,pp=2,dp=2 --format json)
+    echo "$tpp" | grep -q '"tp":2,"pp":2,"cp":1,"micro_batches":2,"dp":2' || { echo "$m: tp/pp: $tpp"; exit 1; }
+    echo "$tpp" | awk '{ t = $0; sub(/.*"tp_comm":/, "", t); p = $0; sub(/.*"pp_comm":/, "", p);
+      exit !(t + 0 > 0 && p + 0 > 0) }' || { echo "$m: no TP or PP time: $tpp"; exit 1; }
+    echo "$m batch 4: TP2 x PP2 x DP2 re-targeted"
+  fi
   # The batch-4 shapes are extrapolated: the input carries batch 4.
   case $m in
   tiny-cnn) want='"Input Dims":\[\[4,3,16,16\]' ;;

@@ -224,7 +224,7 @@ static int family_replay(sc_ctx *ctx, void *ud) {
   rc = sc_config_resolve(ctx, &cfg);
   sc_replay_result res;
   sc_test_buf trace = {0};
-  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts o = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   if (!rc) rc = sc_replay(ctx, job, &cfg, &o, sc_test_buf_write, &trace, &res);
   o.scale_dp = c->scale_dp;
   if (!rc && c->scale_dp) rc = sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res);

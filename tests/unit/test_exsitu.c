@@ -94,7 +94,8 @@ static const char exsitu_json[] =
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":30,"
     "\"args\":{\"Input Dims\":[[8,4096],[10,4096],[10]]}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":85,\"dur\":20,"
-    "\"args\":{\"Input Dims\":[[10],[8,4096],[4096,10],[],[]]}},"
+    "\"args\":{\"Input Dims\":[[10],[8,4096],[4096,10],[],[]],\"Module\":\"fc\",\"Module Type\":\"Linear\","
+    "\"Pass\":\"forward\",\"Module Heads\":4}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"autograd::engine::evaluate_function: ConvolutionBackward0\","
     "\"pid\":1,\"tid\":1,\"ts\":200,\"dur\":100,\"args\":{}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::convolution_backward\",\"pid\":1,\"tid\":1,\"ts\":201,\"dur\":98,"
@@ -106,7 +107,8 @@ static const char exsitu_json[] =
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
     "\"ts\":310,\"dur\":5,\"args\":{\"Input Dims\":[[16,3,3,3]]}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
-    "\"ts\":320,\"dur\":5,\"args\":{\"Input Dims\":[[10,4096]]}},"
+    "\"ts\":320,\"dur\":5,\"args\":{\"Input Dims\":[[10,4096]],\"Module\":\"fc\",\"Module Type\":\"Linear\","
+    "\"Pass\":\"backward\",\"Parameter\":\"weight\"}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":5,"
     "\"args\":{\"Input Dims\":[[10,4096],[10,4096],[]]}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":410,\"dur\":5,"
@@ -154,6 +156,17 @@ static void test_exsitu(void **state) {
   assert_null(find_op(job, r, "aten::fill_", 0));
   const sc_jop *g = find_op(job, r, "grad ready", 1);
   assert_true(g->bytes == 10 * 4096 * 4.0);
+  /* Module paths (version 3): the addmm and the second gradient (and its
+   * accumulation kernel) name module fc; the conv has none. */
+  assert_int_equal(r->nmodules, 1);
+  assert_string_equal(sc__job_str(job, r->modules[0].path), "fc");
+  assert_string_equal(sc__job_str(job, r->modules[0].type), "Linear");
+  assert_int_equal(r->modules[0].heads, 4);
+  sc_jopmod om = sc__jrank_opmod(r, (size_t)(mm - r->ops));
+  assert_true(om.module == 1 && om.pass == SC_JPASS_FWD && om.param == SC_JPARAM_NONE);
+  om = sc__jrank_opmod(r, (size_t)(g - r->ops));
+  assert_true(om.module == 1 && om.pass == SC_JPASS_BWD && om.param == SC_JPARAM_WEIGHT);
+  assert_int_equal(sc__jrank_opmod(r, (size_t)(conv - r->ops)).module, 0);
   /* Every kernel waits for its launch, a host op. */
   for (size_t k = 0; k < r->nops; k++)
     if (r->ops[k].kind == SC_JOP_KERNEL) {
@@ -177,7 +190,7 @@ static void test_exsitu(void **state) {
   sc_config cfg;
   replay_config(&cfg, 1, 0);
   cfg.training.precision = SC_PREC_FP32;
-  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts o = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   sc_replay_result res, res2;
   assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), 0);
   assert_int_equal(res.priced_ops, (int64_t)(kernels + host));

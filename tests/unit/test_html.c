@@ -281,7 +281,7 @@ static void test_replay_report(void **state) {
   cfg.training.micro_batch = 1;
   cfg.training.global_batch = info.world;
   assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
-  sc_replay_opts o = {8, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0}; /* re-targeted to dp 8 */
+  sc_replay_opts o = {.scale_dp = 8, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO}; /* re-targeted to dp 8 */
   sc_replay_result res;
   assert_int_equal(sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res), 0);
   sc_test_buf b = {0};

@@ -585,7 +585,7 @@ static void test_replay(void **state) {
   assert_int_equal(sc_job_finish(job), 0);
   sc_config cfg;
   replay_config(&cfg, 2, 0); /* the preset's 8 per node; 2 ranks fill part of one */
-  sc_replay_opts o = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts o = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   sc_replay_result res;
   buf tr = {0};
   int rc = sc_replay(ctx, job, &cfg, &o, sc_test_buf_write, &tr, &res);

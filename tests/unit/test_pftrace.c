@@ -439,7 +439,7 @@ static void replayed(const sc_job *job, const sc_config *cfg,
                      sc_trace_out_format f, const sc_rank_range *r, size_t nr,
                      sc_test_buf *out, sc_replay_result *res) {
   sc_trace_opts o = {f, r, nr};
-  sc_replay_opts ro = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts ro = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   memset(out, 0, sizeof *out);
   int rc = sc_replay_traced(ctx, job, cfg, &ro, &o, sc_test_buf_write, out, res);
   if (rc)
@@ -473,7 +473,7 @@ static void test_replay_pftrace(void **state) {
   assert_int_equal(d.ncounter_tracks, 0); /* replays have no memory model */
   assert_null(d.note);
   assert_true(pf.len * 2 < json.len);
-  sc_replay_opts ro = {0, 1, SC_REPLAY_COMM_AUTO, 0, 0, 0};
+  sc_replay_opts ro = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
   double ej, ep;
   sc_trace_opts oj = {SC_TRACE_OUT_JSON, NULL, 0}, op = {SC_TRACE_OUT_PERFETTO, NULL, 0};
   assert_int_equal(sc_replay_trace_estimate(ctx, job, &ro, &oj, &ej), 0);

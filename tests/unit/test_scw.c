@@ -136,9 +136,9 @@ static void test_round_trip(void **state) {
   assert_int_equal(info.warnings, 3);
   assert_int_equal(info.collectives, 4);
   assert_true(info.traced_step_s > 0.0005 && info.traced_step_s < 0.00051);
-  /* The header: magic, version 2, little-endian sizes. */
+  /* The header: magic, version 3, little-endian sizes. */
   assert_memory_equal(a.p, "\x89SCW\r\n\x1a\n", 8);
-  assert_int_equal((unsigned char)a.p[8], 2);
+  assert_int_equal((unsigned char)a.p[8], 3);
   sc_job_free(back);
   sc_job_free(job);
   free(a.p);
@@ -152,44 +152,107 @@ static void wr32(unsigned char *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* A version-1 file (written before shapes existed: no shape count at the
- * end of a RANK section) still reads, to the same job. */
-static void test_reads_version_1(void **state) {
-  (void)state;
+/* An older file still reads, to the same job: version 1 (written before
+ * shapes existed: no shape count at the end of a RANK section) and version
+ * 2 (no module table and op modules: their two counts). The sample job has
+ * no shapes and no modules, so the older images are the new one less those
+ * trailing counts. */
+static void reads_version(uint32_t version) {
   sc_job *job = sample_job();
   buf a = {0};
   assert_int_equal(sc_job_write(job, sc_test_buf_write, &a), 0);
-  unsigned char *v1 = malloc(a.len);
+  unsigned char *old = malloc(a.len);
   const unsigned char *p = (const unsigned char *)a.p;
-  memcpy(v1, p, 32);
-  size_t out = 32;
+  memcpy(old, p, 32);
+  size_t out = 32, drop = version == 1 ? 12 : 8;
   for (size_t at = 32; at < a.len;) {
     uint32_t tag = rd32(p + at);
     uint64_t len = rd32(p + at + 8) | (uint64_t)rd32(p + at + 12) << 32;
     int rank = tag == ((uint32_t)'R' | 'A' << 8 | 'N' << 16 | (uint32_t)'K' << 24);
-    uint64_t keep = rank ? len - 4 : len; /* drop the trailing u32 shape count (0) */
-    if (rank) assert_int_equal(rd32(p + at + 16 + keep), 0);
-    memcpy(v1 + out, p + at, 16);
-    wr32(v1 + out + 8, (uint32_t)keep);
-    memcpy(v1 + out + 16, p + at + 16, keep);
+    uint64_t keep = rank ? len - drop : len; /* drop the trailing counts (0) */
+    if (rank)
+      for (size_t q = 0; q < drop; q += 4) assert_int_equal(rd32(p + at + 16 + keep + q), 0);
+    memcpy(old + out, p + at, 16);
+    wr32(old + out + 8, (uint32_t)keep);
+    memcpy(old + out + 16, p + at + 16, keep);
     out += 16 + keep;
     at += 16 + len;
   }
-  wr32(v1 + 8, 1);
-  wr32(v1 + 16, (uint32_t)(out - 32));
-  wr32(v1 + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), v1 + 32, (uInt)(out - 32)));
+  wr32(old + 8, version);
+  wr32(old + 16, (uint32_t)(out - 32));
+  wr32(old + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), old + 32, (uInt)(out - 32)));
   sc_job *back;
-  int rc = sc_job_read(ctx, "v1.scw", v1, out, &back);
+  int rc = sc_job_read(ctx, "old.scw", old, out, &back);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
   buf b = {0};
   assert_int_equal(sc_job_write(back, sc_test_buf_write, &b), 0);
   assert_int_equal(a.len, b.len);
-  assert_memory_equal(a.p, b.p, a.len); /* written back as version 2, identical */
+  assert_memory_equal(a.p, b.p, a.len); /* written back as version 3, identical */
   sc_job_free(back);
   sc_job_free(job);
-  free(v1);
+  free(old);
   free(a.p);
   free(b.p);
+}
+
+static void test_reads_version_1(void **state) {
+  (void)state;
+  reads_version(1);
+}
+
+static void test_reads_version_2(void **state) {
+  (void)state;
+  reads_version(2);
+}
+
+static void expect_error(const char *img, size_t len, const char *msg);
+
+/* Version 3: the module table and per-op modules survive a round trip;
+ * a module index past the table is refused. */
+static void test_modules(void **state) {
+  (void)state;
+  sc_job *job = sample_job();
+  sc_jrank *r = &job->ranks[0];
+  uint32_t path, type;
+  assert_int_equal(sc__job_intern(job, "blocks.0.c_attn", 15, &path), 0);
+  assert_int_equal(sc__job_intern(job, "Linear", 6, &type), 0);
+  int64_t mi = sc__jrank_module(job, r, path, type, 0);
+  assert_int_equal(mi, 0);
+  assert_int_equal(sc__jrank_module(job, r, path, type, 0), 0); /* found, not added */
+  assert_int_equal(sc__jrank_module(job, r, path, type, 12), 0); /* heads taken */
+  assert_int_equal(sc__jrank_module(job, r, type, type, 0), 1);
+  sc_jopmod m = {1, SC_JPASS_FWD, SC_JPARAM_NONE}, w = {2, SC_JPASS_BWD, SC_JPARAM_WEIGHT};
+  assert_int_equal(sc__jrank_set_opmod(job, r, 1, &m), 0);
+  assert_int_equal(sc__jrank_set_opmod(job, r, 4, &w), 0);
+  buf a = {0};
+  assert_int_equal(sc_job_write(job, sc_test_buf_write, &a), 0);
+  sc_job *back;
+  int rc = sc_job_read(ctx, "m.scw", a.p, a.len, &back);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  const sc_jrank *y = &back->ranks[0];
+  assert_int_equal(y->nmodules, 2);
+  assert_string_equal(sc__job_str(back, y->modules[0].path), "blocks.0.c_attn");
+  assert_int_equal(y->modules[0].heads, 12);
+  assert_int_equal(sc__jrank_opmod(y, 1).module, 1);
+  assert_int_equal(sc__jrank_opmod(y, 4).pass, SC_JPASS_BWD);
+  assert_int_equal(sc__jrank_opmod(y, 4).param, SC_JPARAM_WEIGHT);
+  assert_int_equal(sc__jrank_opmod(y, 0).module, 0);
+  assert_null(back->ranks[1].opmods);
+  sc_job_free(back);
+  /* Op 4's module index (2) made 3, past the table of 2. */
+  unsigned char *p = (unsigned char *)a.p;
+  size_t at = SIZE_MAX;
+  for (size_t q = a.len - 8; q > 32; q--)
+    if (rd32(p + q) == 2 && p[q + 4] == SC_JPASS_BWD && p[q + 5] == SC_JPARAM_WEIGHT) {
+      at = q;
+      break;
+    }
+  assert_true(at != SIZE_MAX);
+  wr32(p + at, 3);
+  wr32(p + 24, (uint32_t)crc32(crc32(0L, Z_NULL, 0), p + 32, (uInt)(a.len - 32)));
+  expect_error(a.p, a.len, "op module index out of range");
+  sc_job_free(job);
+  free(a.p);
 }
 
 static void expect_error(const char *img, size_t len, const char *msg) {
@@ -374,6 +437,8 @@ int main(void) {
       cmocka_unit_test(test_groups),
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_reads_version_1),
+      cmocka_unit_test(test_reads_version_2),
+      cmocka_unit_test(test_modules),
       cmocka_unit_test(test_damage_detected),
       cmocka_unit_test(test_forged_payloads),
   };

@@ -1,0 +1,714 @@
+/*
+ * shard.c: an ex-situ job re-targeted to tensor and pipeline parallelism
+ * (`replay --scale tp=N,pp=M`). The traced process ran the whole model; its
+ * operators carry their nn.Module path, pass and parameter (`.scw` version
+ * 3, tools/trace_torch.py). The sharding rules give every module a role
+ * (Megatron-LM's tensor parallelism, Shoeybi et al. 2019, section 3):
+ * column-parallel GEMMs split their output features by tp, row-parallel
+ * ones their input features, followed by an all-reduce of the output in
+ * forward; a column-parallel layer's input gradient is all-reduced in
+ * backward; the attention core and activations between them work on tp-th
+ * of the heads / features; the vocabulary of a vocab-parallel embedding is
+ * split, its output all-reduced; norms, residuals and dropout outside are
+ * replicated. Re-shaped operators keep their shape class, so replay prices
+ * them for the target GPU as it prices any ex-situ op. The layer sequence
+ * (module paths with a numeric component, `blocks.3`) is cut into pp stages;
+ * each stage's program runs the 1F1B order of model/schedule.c over the
+ * micro-batches, its forward and backward passes built from the traced
+ * operators of its layers, with blocking p2p receives and sends of the
+ * activations between neighbours (as synth/pipeline.c emits them).
+ */
+#include "trace/shard_int.h"
+
+#include "ir/ir_int.h"
+#include "model/schedule_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ rules */
+
+static const char *const role_names[] = {
+#define SC_X_NAME(id, name) name,
+    SC_SHARD_ROLE_LIST(SC_X_NAME)
+#undef SC_X_NAME
+};
+
+/* `*` any run of characters (dots included), `?` one character. */
+static int glob_match(const char *g, const char *s) {
+  const char *star = NULL, *mark = NULL;
+  while (*s) {
+    if (*g == '*') star = g++, mark = s;
+    else if (*g == '?' || *g == *s) g++, s++;
+    else if (star) g = star + 1, s = ++mark;
+    else return 0;
+  }
+  while (*g == '*') g++;
+  return !*g;
+}
+
+int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_t len, sc_shard_rule **out,
+                          size_t *n) {
+  *out = NULL;
+  *n = 0;
+  sc_shard_rule *v = NULL;
+  size_t cap = 0, cnt = 0;
+  int64_t line = 0;
+  for (size_t i = 0; i < len;) {
+    size_t e = i;
+    while (e < len && text[e] != '\n') e++;
+    line++;
+    char buf[600];
+    size_t l = e - i < sizeof buf - 1 ? e - i : sizeof buf - 1;
+    memcpy(buf, text + i, l);
+    buf[l] = 0;
+    i = e + 1;
+    char *hash = strchr(buf, '#');
+    if (hash) *hash = 0;
+    char glob[600], role[600], extra[2];
+    int k = sscanf(buf, "%599s %599s %1s", glob, role, extra);
+    if (k <= 0) continue;
+    int r = -1;
+    for (int q = SC_SHARD_COLUMN; q <= SC_SHARD_VOCAB; q++)
+      if (!strcmp(role, role_names[q])) r = q;
+    const char *why = k == 1 ? "a module path pattern and a role expected"
+                      : k == 3 ? "more than a pattern and a role"
+                      : r < 0 ? "role must be column-parallel, row-parallel, replicated or vocab-parallel"
+                      : strlen(glob) >= sizeof v->glob ? "pattern longer than 255 bytes" : NULL;
+    if (why) {
+      sc__free(ctx, v, cap * sizeof *v);
+      return sc__error(ctx, SC_EINVAL, "%s:%lld: %s", name, (long long)line, why);
+    }
+    if (sc__grow(ctx, (void **)&v, sizeof *v, &cap, cnt + 1)) {
+      sc__free(ctx, v, cap * sizeof *v);
+      return SC_ENOMEM;
+    }
+    snprintf(v[cnt].glob, sizeof v[cnt].glob, "%s", glob);
+    v[cnt++].role = (uint8_t)r;
+  }
+  if (!cnt) {
+    sc__free(ctx, v, cap * sizeof *v);
+    return sc__error(ctx, SC_EINVAL, "%s: no sharding rules", name);
+  }
+  sc_shard_rule *w = sc__realloc(ctx, v, cap * sizeof *v, cnt * sizeof *v);
+  if (!w) {
+    sc__free(ctx, v, cap * sizeof *v);
+    return SC_ENOMEM;
+  }
+  *out = w;
+  *n = cnt;
+  return SC_OK;
+}
+
+/* Length of the layer prefix of a module path: up to and including its
+ * first all-digit component ("blocks.3.c_attn" -> "blocks.3"); 0 none. */
+static size_t layer_prefix(const char *p) {
+  size_t i = 0;
+  while (p[i]) {
+    size_t j = i;
+    while (p[j] && p[j] != '.') j++;
+    int digits = j > i;
+    for (size_t q = i; q < j; q++) digits &= p[q] >= '0' && p[q] <= '9';
+    if (digits) return j;
+    i = p[j] ? j + 1 : j;
+  }
+  return 0;
+}
+
+static int in_list(const char *s, const char *const *list) {
+  for (; *list; list++)
+    if (!strcmp(s, *list)) return 1;
+  return 0;
+}
+
+/* Names of Megatron-style column- and row-parallel linears in common model
+ * code (GPT-2, BERT, Llama, GPT-NeoX, Megatron-Core, torchtitan). */
+static const char *const col_names[] = {"q", "k", "v", "qkv", "c_attn", "query", "key", "value", "q_proj",
+                                        "k_proj", "v_proj", "qkv_proj", "in_proj", "Wqkv", "wq", "wk", "wv",
+                                        "c_fc", "fc1", "up_proj", "gate_proj", "w1", "w3", "wi", "fc_in",
+                                        "dense_h_to_4h", "linear_fc1", "linear_qkv", "query_key_value", NULL};
+static const char *const row_names[] = {"o", "c_proj", "out_proj", "o_proj", "proj", "mlp_proj", "fc2",
+                                        "down_proj", "w2", "wo", "fc_out", "dense_4h_to_h", "linear_fc2",
+                                        "linear_proj", NULL};
+static const char *const head_names[] = {"lm_head", "head", "output_layer", NULL};
+static const char *const vocab_names[] = {"wte", "word", "word_embeddings", "tok_embeddings", "embed_tokens",
+                                          "tok", "tokens", "embedding", "embed", NULL};
+
+/* Forward GEMM dimensions of each module: its first forward GEMM's m (tokens),
+ * n (output features) and k (input features); 0 when it has none. */
+static void forward_dims(const sc_jrank *r, double *fm, double *fn, double *fk) {
+  for (size_t i = 0; i < r->nmodules; i++) fm[i] = fn[i] = fk[i] = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    if (!om.module || om.pass != SC_JPASS_FWD || !op->shape) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    size_t m = om.module - 1;
+    if (sh->cls == SC_JSHAPE_GEMM && fm[m] == 0) fm[m] = sh->m, fn[m] = sh->n, fk[m] = sh->k;
+  }
+}
+
+static uint8_t builtin_role(const sc_job *job, const sc_jrank *r, size_t i, double fn, double fk) {
+  const char *path = sc__job_str(job, r->modules[i].path), *type = sc__job_str(job, r->modules[i].type);
+  const char *dot = strrchr(path, '.');
+  const char *leaf = dot ? dot + 1 : path;
+  char parent[256] = "";
+  if (dot) {
+    const char *pd = dot;
+    while (pd > path && pd[-1] != '.') pd--;
+    size_t l = (size_t)(dot - pd) < sizeof parent - 1 ? (size_t)(dot - pd) : sizeof parent - 1;
+    memcpy(parent, pd, l);
+    parent[l] = 0;
+  }
+  int layer = layer_prefix(path) > 0;
+  int linear = !strcmp(type, "Linear") || !strcmp(type, "Conv1D") || !strcmp(type, "NonDynamicallyQuantizableLinear");
+  if (linear) {
+    if (!layer) /* an LM head (a vocabulary-sized output) is column-parallel */
+      return in_list(leaf, head_names) || fn >= 16384 ? SC_SHARD_COLUMN : SC_SHARD_REPLICATED;
+    if (in_list(leaf, col_names)) return SC_SHARD_COLUMN;
+    if (in_list(leaf, row_names)) return SC_SHARD_ROW;
+    if (!strcmp(leaf, "dense")) { /* BERT: intermediate.dense, (attention.)output.dense */
+      if (!strcmp(parent, "intermediate")) return SC_SHARD_COLUMN;
+      if (!strcmp(parent, "output")) return SC_SHARD_ROW;
+    }
+    /* By shape: widening (d -> 4d, d -> 3d) column, narrowing row. */
+    return fn > fk ? SC_SHARD_COLUMN : fn < fk ? SC_SHARD_ROW : SC_SHARD_REPLICATED;
+  }
+  if (!strcmp(type, "Embedding")) return in_list(leaf, vocab_names) ? SC_SHARD_VOCAB : SC_SHARD_REPLICATED;
+  if (strstr(type, "Norm")) return SC_SHARD_REPLICATED;
+  return layer ? SC_SHARD_BLOCK : SC_SHARD_REPLICATED;
+}
+
+void sc__shard_classify(const sc_job *job, const sc_jrank *r, const sc_shard_rule *rules, size_t nrules,
+                        uint8_t *roles) {
+  size_t nm = r->nmodules ? r->nmodules : 1;
+  double *fm = sc__calloc(job->ctx, 3 * nm, sizeof *fm);
+  for (size_t i = 0; i < r->nmodules; i++) {
+    roles[i] = SC_SHARD_AUTO;
+    const char *path = sc__job_str(job, r->modules[i].path);
+    for (size_t q = 0; q < nrules && roles[i] == SC_SHARD_AUTO; q++)
+      if (rules[q].glob[0] && glob_match(rules[q].glob, path)) roles[i] = rules[q].role;
+  }
+  if (fm) forward_dims(r, fm, fm + nm, fm + 2 * nm);
+  for (size_t i = 0; i < r->nmodules; i++)
+    if (roles[i] == SC_SHARD_AUTO) roles[i] = builtin_role(job, r, i, fm ? fm[nm + i] : 0, fm ? fm[2 * nm + i] : 0);
+  sc__free(job->ctx, fm, 3 * nm * sizeof *fm);
+}
+
+int sc__shard_stages(sc_ctx *ctx, int64_t layers, int64_t pp, int64_t first, int64_t last, int64_t *first_layer) {
+  if (pp < 1) return sc__error(ctx, SC_EINVAL, "pp=%lld: at least 1 stage", (long long)pp);
+  if (layers < pp)
+    return sc__error(ctx, SC_EINVAL, "pp=%lld: the traced model has %lld layer(s), fewer than the stages", (long long)pp,
+                     (long long)layers);
+  first_layer[0] = 0;
+  if (pp == 1 || (first <= 0 && last <= 0)) {
+    for (int64_t s = 0; s < pp; s++) first_layer[s + 1] = first_layer[s] + layers / pp + (s < layers % pp);
+    return SC_OK;
+  }
+  int64_t inner = pp - (first > 0) - (last > 0);
+  int64_t rest = layers - (first > 0 ? first : 0) - (last > 0 ? last : 0);
+  if (rest < inner || (inner == 0 && rest != 0) || rest < 0)
+    return sc__error(ctx, SC_EINVAL,
+                     "pp=%lld with %lld first-stage and %lld last-stage layers: %lld layer(s) left for %lld "
+                     "stage(s) of the %lld traced",
+                     (long long)pp, (long long)first, (long long)last, (long long)rest, (long long)inner,
+                     (long long)layers);
+  int64_t k = 0;
+  for (int64_t s = 0; s < pp; s++) {
+    int64_t n;
+    if (s == 0 && first > 0) n = first;
+    else if (s == pp - 1 && last > 0) n = last;
+    else n = rest / inner + (k++ < rest % inner);
+    first_layer[s + 1] = first_layer[s] + n;
+  }
+  return SC_OK;
+}
+
+/* ------------------------------------------------------------ analysis */
+
+/* Where an op of the traced step goes. */
+enum { U_PRE = 0, U_FWD, U_BWD, U_POST }; /* zero_grad / forward / backward / optimizer step */
+
+typedef struct opinfo {
+  int32_t stage;
+  uint8_t unit;      /* U_* */
+  uint8_t ar;        /* 1: an all-reduce over the TP group follows it */
+  double ar_bytes;
+  double div[4];     /* factors on m, n, k, batch */
+  double bytes_div;  /* factor on bytes and FLOPs of non-GEMM ops */
+} opinfo;
+
+typedef struct shb {  /* building */
+  sc_ctx *ctx;
+  const sc_job *in;
+  const sc_jrank *r;
+  const sc_shard_opts *o;
+  sc_job *job;
+  opinfo *oi;
+  uint8_t *roles;
+  int32_t *mod_layer;    /* layer index of each module, -1 none */
+  uint8_t *mod_post;     /* non-layer module first seen after the layers (forward) */
+  double *fm, *fn, *fk;
+  int64_t nlayers;
+  double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
+} shb;
+
+static double elem_bytes(const sc_jop *op, const sc_jshape *sh) {
+  double b = sh->batch > 0 ? sh->batch : 1, n = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * b;
+  double eb = n > 0 ? op->bytes / n : 4;
+  return eb > 0 ? eb : 4;
+}
+
+/* Divides the first of the GEMM's dims (order: indices into m, n, k) equal
+ * to want; failing that the first in the order. */
+static void divide_dim(opinfo *x, const sc_jshape *sh, double want, int a, int b, int c, double tp) {
+  const double d[3] = {sh->m, sh->n, sh->k};
+  int order[3] = {a, b, c}, pick = a;
+  for (int i = 0; i < 3; i++)
+    if (d[order[i]] == want) {
+      pick = order[i];
+      break;
+    }
+  x->div[pick] = tp;
+}
+
+static int analyse(shb *B) {
+  const sc_jrank *r = B->r;
+  const sc_job *job = B->in;
+  double tp = (double)B->o->tp;
+  size_t nm = r->nmodules;
+  /* Layers: distinct layer prefixes in order of first forward use. */
+  int64_t nl = 0;
+  for (size_t i = 0; i < nm; i++) B->mod_layer[i] = -1;
+  int seen_layer = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    if (!om.module || om.pass != SC_JPASS_FWD) continue;
+    size_t m = om.module - 1;
+    const char *p = sc__job_str(job, r->modules[m].path);
+    size_t pl = layer_prefix(p);
+    if (!pl) { /* before or after the layers; the model itself runs on both sides: by position */
+      if (*p && !B->mod_post[m]) B->mod_post[m] = (uint8_t)(seen_layer ? 2 : 1);
+      continue;
+    }
+    seen_layer = 1;
+    if (B->mod_layer[m] >= 0) continue;
+    /* Same prefix as a module seen before? */
+    int64_t li = -1;
+    for (size_t q = 0; q < nm && li < 0; q++) {
+      if (q == m || B->mod_layer[q] < 0) continue;
+      const char *pq = sc__job_str(job, r->modules[q].path);
+      if (layer_prefix(pq) == pl && !strncmp(pq, p, pl)) li = B->mod_layer[q];
+    }
+    B->mod_layer[m] = (int32_t)(li >= 0 ? li : nl++);
+    /* Modules of this layer not yet used in forward get it too (params). */
+    for (size_t q = 0; q < nm; q++) {
+      const char *pq = sc__job_str(job, r->modules[q].path);
+      if (B->mod_layer[q] < 0 && layer_prefix(pq) == pl && !strncmp(pq, p, pl)) B->mod_layer[q] = B->mod_layer[m];
+    }
+  }
+  B->nlayers = nl;
+  forward_dims(r, B->fm, B->fn, B->fk);
+  /* Checks: heads and features divisible by tp. */
+  for (size_t i = 0; i < nm && tp > 1; i++) {
+    const char *p = sc__job_str(job, r->modules[i].path);
+    if (r->modules[i].heads && r->modules[i].heads % (uint32_t)tp)
+      return sc__error(B->ctx, SC_EINVAL, "tp=%lld: module %s has %u attention heads, not divisible by tp",
+                       (long long)tp, *p ? p : "(the model)", r->modules[i].heads);
+    double f = B->roles[i] == SC_SHARD_COLUMN ? B->fn[i] : B->roles[i] == SC_SHARD_ROW ? B->fk[i] : 0;
+    if (f > 0 && (int64_t)f % (int64_t)tp)
+      return sc__error(B->ctx, SC_EINVAL, "tp=%lld: %s module %s has %.0f %s features, not divisible by tp",
+                       (long long)tp, role_names[B->roles[i]], p, f,
+                       B->roles[i] == SC_SHARD_COLUMN ? "output" : "input");
+  }
+  /* Stages and TP factors per op. */
+  int fwd_seen_layer = 0, bwd_seen_layer = 0, fwd_seen = 0, region = 0;
+  int32_t last_layer = -1;
+  int64_t *cut = sc__malloc(B->ctx, (size_t)(B->o->pp + 1) * sizeof *cut);
+  if (!cut) return SC_ENOMEM;
+  int rc = nl ? sc__shard_stages(B->ctx, nl, B->o->pp, B->o->first_layers, B->o->last_layers, cut) : SC_OK;
+  if (!rc && !nl && B->o->pp > 1)
+    rc = sc__error(B->ctx, SC_EINVAL,
+                   "pp=%lld: the traced model has no layers (no module path with a numeric component, "
+                   "such as blocks.0)", (long long)B->o->pp);
+  for (size_t k = 0; !rc && k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    opinfo *x = &B->oi[k];
+    x->div[0] = x->div[1] = x->div[2] = x->div[3] = 1;
+    x->bytes_div = 1;
+    if (op->kind == SC_JOP_HOST) continue; /* placed with the op it launches */
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    int pass = om.pass;
+    if (pass == SC_JPASS_NONE) pass = SC_JPASS_OPT;
+    x->unit = pass == SC_JPASS_FWD ? U_FWD : pass == SC_JPASS_BWD ? U_BWD : fwd_seen ? U_POST : U_PRE;
+    if (pass == SC_JPASS_FWD) fwd_seen = 1;
+    int32_t layer = om.module ? B->mod_layer[om.module - 1] : -1;
+    int post;
+    if (layer >= 0) post = 0;
+    else if (om.module && B->mod_post[om.module - 1]) post = B->mod_post[om.module - 1] == 2;
+    else if (pass == SC_JPASS_FWD) post = fwd_seen_layer;
+    else if (pass == SC_JPASS_BWD) post = !bwd_seen_layer;
+    else post = 0;
+    if (layer >= 0 && pass == SC_JPASS_FWD) fwd_seen_layer = 1;
+    if (layer >= 0 && pass == SC_JPASS_BWD) bwd_seen_layer = 1;
+    if (layer >= 0) {
+      int32_t s = 0;
+      while (s + 1 < B->o->pp && layer >= cut[s + 1]) s++;
+      x->stage = s;
+    } else x->stage = post ? (int32_t)(B->o->pp - 1) : 0;
+    if (layer != last_layer) region = 0, last_layer = layer;
+    if (tp <= 1 || !om.module) continue;
+    size_t m = om.module - 1;
+    int role = B->roles[m];
+    const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
+    int gemm = sh && (sh->cls == SC_JSHAPE_GEMM || sh->cls == SC_JSHAPE_CONV);
+    int param_split = om.param && (role == SC_SHARD_COLUMN || role == SC_SHARD_VOCAB ||
+                                   (role == SC_SHARD_ROW && om.param == SC_JPARAM_WEIGHT));
+    if (om.param) { /* gradient accumulation, grad marks, optimizer: the parameter's shard */
+      if (param_split) x->bytes_div = tp;
+      continue;
+    }
+    switch (role) {
+    case SC_SHARD_COLUMN:
+      if (gemm) {
+        if (pass == SC_JPASS_FWD) divide_dim(x, sh, B->fn[m], 1, 0, 2, tp);
+        else divide_dim(x, sh, B->fn[m], 2, 0, 1, tp);
+        /* The input gradient (tokens x input features) is all-reduced. */
+        if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m]) {
+          x->ar = 1;
+          x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
+        }
+        region = pass == SC_JPASS_FWD;
+      } else x->bytes_div = tp;
+      break;
+    case SC_SHARD_ROW:
+      if (gemm) {
+        if (pass == SC_JPASS_FWD) {
+          divide_dim(x, sh, B->fk[m], 2, 1, 0, tp);
+          x->ar = 1; /* the partial outputs summed */
+          x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
+        } else divide_dim(x, sh, B->fk[m], 1, 0, 2, tp);
+        region = pass == SC_JPASS_BWD;
+      }
+      break;
+    case SC_SHARD_VOCAB:
+      if (pass == SC_JPASS_FWD && op->kind == SC_JOP_KERNEL) x->ar = 1, x->ar_bytes = -1; /* act_bytes, below */
+      if (pass == SC_JPASS_BWD) x->bytes_div = tp;
+      break;
+    case SC_SHARD_BLOCK:
+      if (region) {
+        if (gemm) x->div[sh->batch > 1 ? 3 : 1] = tp;
+        else x->bytes_div = tp;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  /* The hidden activations: the input of the first layer's first GEMM. */
+  for (size_t k = 0; k < r->nops && B->act_bytes == 0; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] != 0) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls == SC_JSHAPE_GEMM) B->act_bytes = sh->m * sh->k * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
+  }
+  for (size_t k = 0; k < r->nops; k++)
+    if (B->oi[k].ar && B->oi[k].ar_bytes < 0) B->oi[k].ar_bytes = B->act_bytes;
+  /* Host ops go with the op that waits for them. */
+  uint8_t *placed = sc__calloc(B->ctx, r->nops ? r->nops : 1, 1);
+  if (!rc && !placed) rc = SC_ENOMEM;
+  for (size_t k = 0; !rc && k < r->nops; k++) {
+    if (r->ops[k].kind == SC_JOP_HOST) continue;
+    for (uint32_t d = 0; d < r->ops[k].ndeps; d++) {
+      uint32_t h = r->deps[r->ops[k].dep_off + d];
+      if (r->ops[h].kind == SC_JOP_HOST && !placed[h]) {
+        placed[h] = 1;
+        B->oi[h].stage = B->oi[k].stage;
+        B->oi[h].unit = B->oi[k].unit;
+      }
+    }
+  }
+  for (size_t k = 0; !rc && k < r->nops; k++)
+    if (r->ops[k].kind == SC_JOP_HOST && !placed[k]) B->oi[k].stage = (int32_t)(B->o->pp - 1), B->oi[k].unit = U_POST;
+  sc__free(B->ctx, placed, r->nops ? r->nops : 1);
+  sc__free(B->ctx, cut, (size_t)(B->o->pp + 1) * sizeof *cut);
+  return rc;
+}
+
+/* ------------------------------------------------------------ building */
+
+typedef struct stg {   /* one stage's rank being built */
+  sc_jrank *jr;
+  int host, gpu, tp, fsend, frecv, bsend, brecv;
+  uint32_t *map;       /* source op -> new op (valid where stamp == unit serial) */
+  uint32_t *stamp;
+  uint32_t serial;
+  int64_t waits[4];    /* deps for the next GPU op (-1 none) */
+  int64_t last_gpu;    /* last compute op emitted */
+  int64_t last_send;   /* the previous pass's send */
+  int64_t bwd_ar;      /* a backward all-reduce waited for after its module's ops (-1 none) */
+  uint32_t bwd_ar_mod; /* ... that module */
+  uint32_t nm_ar, nm_send, nm_recv, tp_group;
+  int64_t rank_of_stage0;
+} stg;
+
+static int64_t emit(shb *B, stg *S, const sc_jop *src, int stream, const uint32_t *deps, int nd) {
+  sc_jop op = *src;
+  op.stream = (uint16_t)stream;
+  op.iter = 0;
+  op.start_ns = -1;
+  int64_t k = sc__jrank_op(B->job, S->jr, &op);
+  if (k < 0) return -1;
+  for (int i = 0; i < nd; i++)
+    if (sc__jrank_dep(B->job, S->jr, deps[i])) return -1;
+  return k;
+}
+
+static int add_wait(stg *S, int64_t k) {
+  for (int i = 0; i < 4; i++)
+    if (S->waits[i] < 0) return S->waits[i] = k, SC_OK;
+  return SC_EINTERNAL;
+}
+
+static int p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after) {
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.kind = send ? SC_JOP_SEND : SC_JOP_RECV;
+  op.name = send ? S->nm_send : S->nm_recv;
+  op.group = SC_JOB_NONE;
+  op.peer = (int32_t)peer;
+  op.coll = SC_JCOLL_UNKNOWN;
+  /* Megatron-LM's scatter/gather: each TP rank sends its 1/tp slice
+   * (synth/pipeline.c prices the same bytes). */
+  op.bytes = B->act_bytes / (double)B->o->tp;
+  uint32_t d = (uint32_t)after;
+  int64_t k = emit(B, S, &op, stream, &d, after >= 0);
+  if (k < 0) return SC_ENOMEM;
+  if (send) S->last_send = k;
+  else if (add_wait(S, k)) return SC_EINTERNAL;
+  return SC_OK;
+}
+
+/* Emits stage s's ops of one unit (pass `unit` of micro-batch mb). */
+static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_mb) {
+  const sc_jrank *r = B->r;
+  int64_t pp = B->o->pp;
+  S->serial++;
+  int64_t here = s * B->o->tp, prev = (s - 1) * B->o->tp, next = (s + 1) * B->o->tp;
+  (void)mb;
+  /* Blocking p2p: the receive is posted after the previous pass, and this
+   * pass waits for the previous pass's send. */
+  if (unit == U_FWD || unit == U_BWD) {
+    if (S->last_send >= 0 && add_wait(S, S->last_send)) return SC_EINTERNAL;
+    S->last_send = -1;
+    if (unit == U_FWD && s > 0 && p2p(B, S, 0, S->frecv, prev, S->last_gpu)) return SC_ENOMEM;
+    if (unit == U_BWD && s < pp - 1 && p2p(B, S, 0, S->brecv, next, S->last_gpu)) return SC_ENOMEM;
+  }
+  (void)here;
+  for (size_t k = 0; k < r->nops; k++) {
+    const opinfo *x = &B->oi[k];
+    const sc_jop *src = &r->ops[k];
+    if (x->stage != s || x->unit != unit) continue;
+    if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
+    uint32_t deps[8];
+    int nd = 0;
+    for (uint32_t d = 0; d < src->ndeps && nd < 4; d++) {
+      uint32_t q = r->deps[src->dep_off + d];
+      if (S->stamp[q] == S->serial) deps[nd++] = S->map[q];
+    }
+    int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
+    uint32_t mod = sc__jrank_opmod(r, k).module;
+    if (!host && S->bwd_ar >= 0 && mod != S->bwd_ar_mod) {
+      if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
+      S->bwd_ar = -1;
+    }
+    if (!host)
+      for (int i = 0; i < 4; i++)
+        if (S->waits[i] >= 0) deps[nd++] = (uint32_t)S->waits[i], S->waits[i] = -1;
+    sc_jop op = *src;
+    if (src->shape) {
+      sc_jshape sh = r->shapes[src->shape - 1];
+      sh.m /= x->div[0], sh.n /= x->div[1], sh.k /= x->div[2], sh.batch /= x->div[3];
+      int gemm = sh.cls == SC_JSHAPE_GEMM || sh.cls == SC_JSHAPE_CONV;
+      double f = gemm ? x->div[0] * x->div[1] * x->div[2] * x->div[3] : x->bytes_div;
+      op.flops /= f;
+      op.bytes /= f;
+      int64_t si = sc__jrank_shape(B->job, S->jr, &sh);
+      if (si < 0) return SC_ENOMEM;
+      op.shape = (uint32_t)si + 1;
+    } else op.bytes /= x->bytes_div;
+    int64_t nk = emit(B, S, &op, host ? S->host : S->gpu, deps, nd);
+    if (nk < 0) return SC_ENOMEM;
+    S->map[k] = (uint32_t)nk;
+    S->stamp[k] = S->serial;
+    if (!host) S->last_gpu = nk;
+    if (x->ar) { /* the TP all-reduce, waited for by the next compute op */
+      sc_jop ar;
+      memset(&ar, 0, sizeof ar);
+      ar.kind = SC_JOP_COLL;
+      ar.coll = SC_COLL_ALLREDUCE;
+      ar.group = S->tp_group;
+      ar.peer = -1;
+      ar.name = S->nm_ar;
+      ar.bytes = x->ar_bytes;
+      uint32_t d = (uint32_t)nk;
+      int64_t a = emit(B, S, &ar, S->tp, &d, 1);
+      if (a < 0) return SC_ENOMEM;
+      /* Forward: the next op needs the sum. Backward: Megatron runs the
+       * input gradient's all-reduce asynchronously behind the layer's
+       * weight-gradient GEMM; the module's next ops go on, the ops after
+       * them wait. */
+      if (unit == U_BWD) {
+        if (S->bwd_ar >= 0 && add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
+        S->bwd_ar = a, S->bwd_ar_mod = mod;
+      } else if (add_wait(S, a)) return SC_EINTERNAL;
+    }
+  }
+  if (S->bwd_ar >= 0) { /* the pass ends with it */
+    if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
+    S->bwd_ar = -1;
+  }
+  if (unit == U_FWD && s < pp - 1 && p2p(B, S, 1, S->fsend, next, S->last_gpu)) return SC_ENOMEM;
+  if (unit == U_BWD && s > 0 && p2p(B, S, 1, S->bsend, prev, S->last_gpu)) return SC_ENOMEM;
+  return SC_OK;
+}
+
+static int copy_strings(const sc_job *in, sc_job *out) {
+  for (size_t i = 0; i < in->nstr; i++) {
+    const char *s = sc__job_str(in, (uint32_t)i);
+    uint32_t id;
+    if (sc__job_intern(out, s, strlen(s), &id)) return SC_ENOMEM;
+  }
+  return SC_OK;
+}
+
+static int build_stage(shb *B, int32_t s) {
+  sc_job *job = B->job;
+  const sc_jrank *r = B->r;
+  stg S;
+  memset(&S, 0, sizeof S);
+  S.last_gpu = S.last_send = S.bwd_ar = -1;
+  for (int i = 0; i < 4; i++) S.waits[i] = -1;
+  int64_t tp = B->o->tp, pp = B->o->pp;
+  S.jr = sc__job_add_rank(job, s * tp);
+  if (!S.jr) return SC_ENOMEM;
+  S.jr->source = r->source;
+  S.jr->gpu = r->gpu;
+  S.jr->iterations = 1;
+  S.jr->span_ns = 0;
+  uint32_t nm_host, nm_gpu, nm_tp, nm_fs, nm_fr, nm_bs, nm_br, nm_grp;
+  if (sc__job_intern(job, "host", 4, &nm_host) || sc__job_intern(job, "stream 7", 8, &nm_gpu) ||
+      sc__job_intern(job, "tp comm", 7, &nm_tp) || sc__job_intern(job, "pp fwd send", 11, &nm_fs) ||
+      sc__job_intern(job, "pp fwd recv", 11, &nm_fr) || sc__job_intern(job, "pp bwd send", 11, &nm_bs) ||
+      sc__job_intern(job, "pp bwd recv", 11, &nm_br) ||
+      sc__job_intern(job, "tp: all_reduce", 14, &S.nm_ar) || sc__job_intern(job, "pp: send", 8, &S.nm_send) ||
+      sc__job_intern(job, "pp: recv", 8, &S.nm_recv) ||
+      sc__job_intern(job, SC_JOB_TP_GROUP, strlen(SC_JOB_TP_GROUP), &nm_grp))
+    return SC_ENOMEM;
+  S.host = sc__jrank_stream(job, S.jr, -1, nm_host, 1);
+  S.gpu = sc__jrank_stream(job, S.jr, 7, nm_gpu, 0);
+  S.tp = tp > 1 ? sc__jrank_stream(job, S.jr, 8, nm_tp, 0) : S.gpu;
+  S.fsend = s < pp - 1 ? sc__jrank_stream(job, S.jr, 30, nm_fs, 0) : S.gpu;
+  S.frecv = s > 0 ? sc__jrank_stream(job, S.jr, 31, nm_fr, 0) : S.gpu;
+  S.bsend = s > 0 ? sc__jrank_stream(job, S.jr, 32, nm_bs, 0) : S.gpu;
+  S.brecv = s < pp - 1 ? sc__jrank_stream(job, S.jr, 33, nm_br, 0) : S.gpu;
+  if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0)
+    return SC_ENOMEM;
+  int rc = SC_OK;
+  if (tp > 1) {
+    int64_t *m = sc__malloc(B->ctx, (size_t)tp * sizeof *m);
+    if (!m) return SC_ENOMEM;
+    for (int64_t t = 0; t < tp; t++) m[t] = s * tp + t;
+    rc = sc__job_group(job, m, (size_t)tp, nm_grp, &S.tp_group);
+    sc__free(B->ctx, m, (size_t)tp * sizeof *m);
+    if (rc) return rc;
+  }
+  size_t n = r->nops ? r->nops : 1;
+  S.map = sc__malloc(B->ctx, n * sizeof *S.map);
+  S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
+  if (!S.map || !S.stamp) rc = SC_ENOMEM;
+  /* The stage's order: model/schedule.c's 1F1B over the micro-batches. */
+  sc_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.parallel.schedule = SC_SCHED_1F1B;
+  sc_shape sh;
+  memset(&sh, 0, sizeof sh);
+  sh.cfg = &cfg;
+  sh.pp = pp;
+  sh.m = B->o->micro_batches;
+  sh.vpp = 1;
+  if (!rc) rc = emit_unit(B, &S, s, U_PRE, 0, 0);
+  sc_sched_iter it;
+  sc_sched_item item;
+  sc__schedule_begin(&sh, s, &it);
+  while (!rc && sc__schedule_next(&it, &item))
+    rc = emit_unit(B, &S, s, item.pass == SC_PASS_F ? U_FWD : U_BWD, item.mb,
+                   (int64_t)item.mb == B->o->micro_batches - 1);
+  /* The optimizer waits for the last send. */
+  if (!rc && S.last_send >= 0) rc = add_wait(&S, S.last_send);
+  if (!rc) rc = emit_unit(B, &S, s, U_POST, 0, 0);
+  sc__free(B->ctx, S.map, n * sizeof *S.map);
+  sc__free(B->ctx, S.stamp, n * sizeof *S.stamp);
+  return rc;
+}
+
+int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
+  sc_ctx *ctx = in->ctx;
+  *out = NULL;
+  if (o->tp < 1 || o->pp < 1 || o->dp < 1 || o->micro_batches < 1)
+    return sc__error(ctx, SC_EINVAL, "tp, pp, dp and micro-batches must be >= 1");
+  if (o->tp * o->pp > SC_JOB_MAX_WORLD / o->dp)
+    return sc__error(ctx, SC_EINVAL, "tp x pp x dp = %lld x %lld x %lld ranks: more than %lld", (long long)o->tp,
+                     (long long)o->pp, (long long)o->dp, (long long)SC_JOB_MAX_WORLD);
+  if (o->pp > 4096) return sc__error(ctx, SC_EINVAL, "pp=%lld: at most 4096 stages", (long long)o->pp);
+  if (in->nranks != 1 || (in->world > 1))
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "--scale tp/pp re-targets a job of one traced process (an ex-situ trace, `import cpu`); "
+                     "this job has %lld rank(s) of %lld", (long long)in->nranks, (long long)in->world);
+  const sc_jrank *r = &in->ranks[0];
+  if (!r->opmods || !r->nmodules)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: no module paths (a .scw before version 3, or a trace without \"Module\" args): "
+                     "tp/pp need them; trace again with tools/trace_torch.py and import it",
+                     sc__job_str(in, r->source));
+  if (o->micro_batches * (o->pp + 2) > 1 << 20)
+    return sc__error(ctx, SC_EINVAL, "%lld micro-batches: too many", (long long)o->micro_batches);
+  shb B;
+  memset(&B, 0, sizeof B);
+  B.ctx = ctx;
+  B.in = in;
+  B.r = r;
+  B.o = o;
+  size_t nm = r->nmodules, n = r->nops ? r->nops : 1;
+  B.oi = sc__calloc(ctx, n, sizeof *B.oi);
+  B.roles = sc__calloc(ctx, nm, 1);
+  B.mod_layer = sc__calloc(ctx, nm, sizeof *B.mod_layer);
+  B.mod_post = sc__calloc(ctx, nm, 1);
+  B.fm = sc__calloc(ctx, 3 * nm, sizeof *B.fm);
+  int rc = B.oi && B.roles && B.mod_layer && B.mod_post && B.fm ? SC_OK : SC_ENOMEM;
+  if (!rc) {
+    B.fn = B.fm + nm;
+    B.fk = B.fm + 2 * nm;
+    sc__shard_classify(in, r, o->rules, o->nrules, B.roles);
+    rc = analyse(&B);
+  }
+  if (!rc) rc = sc_job_new(ctx, &B.job);
+  if (!rc) {
+    B.job->world = o->tp * o->pp * o->dp;
+    rc = copy_strings(in, B.job);
+  }
+  for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);
+  if (!rc) rc = sc_job_finish(B.job);
+  sc__free(ctx, B.oi, n * sizeof *B.oi);
+  sc__free(ctx, B.roles, nm);
+  sc__free(ctx, B.mod_layer, nm * sizeof *B.mod_layer);
+  sc__free(ctx, B.mod_post, nm);
+  sc__free(ctx, B.fm, 3 * nm * sizeof *B.fm);
+  if (rc) {
+    sc_job_free(B.job);
+    return rc;
+  }
+  *out = B.job;
+  return SC_OK;
+}

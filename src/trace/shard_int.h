@@ -1,0 +1,79 @@
+/*
+ * shard_int.h: re-targeting an ex-situ job (one traced process with module
+ * paths, `.scw` version 3) to tensor and pipeline parallelism (shard.c).
+ * The sharding rules say how each nn.Module splits over the TP ranks
+ * (Megatron-LM: column-parallel, row-parallel, vocab-parallel, replicated);
+ * the stage cut gives each pipeline stage its layers; sc__job_shard builds
+ * one program per stage, run along model/schedule.c's 1F1B order, with TP
+ * all-reduces and p2p transfers of the activations. Replay (analysis/
+ * replay.c) then prices it like any job.
+ */
+#ifndef SC_SHARD_INT_H
+#define SC_SHARD_INT_H
+
+#include "trace/job_int.h"
+
+/* X(id, name): how a module splits over tensor-parallel ranks. AUTO: the
+ * built-in rules decide; BLOCK: a layer's own operators (attention core,
+ * activations), split where they sit between a column- and a row-parallel
+ * GEMM, replicated elsewhere. */
+#define SC_SHARD_ROLE_LIST(X)                 \
+  X(SC_SHARD_AUTO, "auto")                    \
+  X(SC_SHARD_COLUMN, "column-parallel")       \
+  X(SC_SHARD_ROW, "row-parallel")             \
+  X(SC_SHARD_REPLICATED, "replicated")        \
+  X(SC_SHARD_VOCAB, "vocab-parallel")         \
+  X(SC_SHARD_BLOCK, "block")
+
+enum {
+#define SC_X_ENUM(id, name) id,
+  SC_SHARD_ROLE_LIST(SC_X_ENUM)
+#undef SC_X_ENUM
+  SC_SHARD_ROLE_COUNT
+};
+
+/* One override: modules whose path matches glob (`*` any run of
+ * characters, `?` one) take role. */
+typedef struct sc_shard_rule {
+  char glob[256];
+  uint8_t role;
+} sc_shard_rule;
+
+/* Parses an override file: one rule a line, `GLOB ROLE` (ROLE one of
+ * column-parallel, row-parallel, replicated, vocab-parallel), `#` comments
+ * and blank lines skipped. *out is allocated (sc__free with *n entries).
+ * 0, SC_ENOMEM or SC_EINVAL with "name:line: message". */
+int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_t len, sc_shard_rule **out,
+                          size_t *n);
+
+/* Roles of rank r's modules (roles[nmodules]): the first matching override,
+ * else the built-in rules (docs/TRACE.md, "Sharding rules"). */
+void sc__shard_classify(const sc_job *job, const sc_jrank *r, const sc_shard_rule *rules, size_t nrules,
+                        uint8_t *roles);
+
+/* The stage cut: first_layer[0..pp] with stage s holding layers
+ * [first_layer[s], first_layer[s+1]) of `layers`. Even split (the first
+ * layers % pp stages one more), or with first / last (> 0) layers on the
+ * first / last stage and the rest even over the others. 0 or SC_EINVAL
+ * (message set) when a stage would have no layer. */
+int sc__shard_stages(sc_ctx *ctx, int64_t layers, int64_t pp, int64_t first, int64_t last, int64_t *first_layer);
+
+typedef struct sc_shard_opts {
+  int64_t tp, pp, dp;
+  int64_t micro_batches;      /* 1F1B over this many (>= 1) */
+  int64_t first_layers, last_layers; /* uneven stages (0: even) */
+  const sc_shard_rule *rules;
+  size_t nrules;
+} sc_shard_opts;
+
+/* Group name of the TP groups sc__job_shard makes: replay counts their
+ * collectives as TP and never resizes them. */
+#define SC_JOB_TP_GROUP "tensor parallel"
+
+/* A new job of o->pp ranks (stage s: global rank s * tp of a world of
+ * tp * pp * dp ranks) from `in`'s one rank. 0, SC_ENOMEM, or SC_EINVAL /
+ * SC_EUNSUPPORTED with the message (no module paths, heads or features not
+ * divisible by tp, fewer layers than stages). */
+int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out);
+
+#endif /* SC_SHARD_INT_H */

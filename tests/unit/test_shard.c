@@ -1,0 +1,274 @@
+/*
+ * test_shard.c: re-targeting an ex-situ job to tensor and pipeline
+ * parallelism (src/trace/shard.c). On a traced tiny GPT (tools/
+ * trace_torch.py tiny-gpt, batch 1: 2 layers, 2 heads, hidden 32; the
+ * fixture tests/fuzz/corpus-scw/cpu-tiny-gpt.scw): the override file
+ * parser, the built-in sharding rules, the stage cut, the TP re-shaping and
+ * all-reduces, the p2p sends and receives of the 1F1B stages, their replay,
+ * and the refusals (heads not divisible, fewer layers than stages, a job
+ * without module paths).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "sctest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/shard_int.h"
+#include "ir/ir_int.h"
+
+static sc_ctx *ctx;
+
+static int setup(void **state) {
+  (void)state;
+  return sc_test_ctx_new(&ctx);
+}
+static int teardown(void **state) {
+  (void)state;
+  sc_ctx_free(ctx);
+  return 0;
+}
+
+static sc_job *tiny_gpt(void) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/cpu-tiny-gpt.scw", sc_test_source_dir());
+  FILE *f = fopen(p, "rb");
+  if (!f) fail_msg("%s not found (set SC_SOURCE_DIR)", p);
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  sc_job *job;
+  int rc = sc_job_read(ctx, "cpu-tiny-gpt.scw", img, n, &job);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  return job;
+}
+
+static int64_t module_of(const sc_job *job, const sc_jrank *r, const char *path) {
+  for (size_t i = 0; i < r->nmodules; i++)
+    if (!strcmp(sc__job_str(job, r->modules[i].path), path)) return (int64_t)i;
+  return -1;
+}
+
+static void test_rules_file(void **state) {
+  (void)state;
+  const char *ok = "# overrides\n\nblocks.*.c_fc   replicated  # keep the MLP whole\nlm_head column-parallel\n";
+  sc_shard_rule *r;
+  size_t n;
+  assert_int_equal(sc__shard_rules_parse(ctx, "r.txt", ok, strlen(ok), &r, &n), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(r[0].glob, "blocks.*.c_fc");
+  assert_int_equal(r[0].role, SC_SHARD_REPLICATED);
+  assert_int_equal(r[1].role, SC_SHARD_COLUMN);
+  sc__free(ctx, r, n * sizeof *r);
+  const char *bad = "blocks.* column-parallel\nblocks.*.x sideways\n";
+  assert_int_equal(sc__shard_rules_parse(ctx, "b.txt", bad, strlen(bad), &r, &n), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "b.txt:2: role must be"));
+  const char *lone = "blocks.*\n";
+  assert_int_equal(sc__shard_rules_parse(ctx, "c.txt", lone, strlen(lone), &r, &n), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "c.txt:1: a module path pattern and a role expected"));
+  assert_int_equal(sc__shard_rules_parse(ctx, "e.txt", "# none\n", 7, &r, &n), SC_EINVAL);
+}
+
+static void test_classify(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt();
+  const sc_jrank *r = &job->ranks[0];
+  uint8_t roles[256];
+  assert_true(r->nmodules <= 256);
+  sc__shard_classify(job, r, NULL, 0, roles);
+  static const struct { const char *path; int role; } want[] = {
+      {"blocks.0.c_attn", SC_SHARD_COLUMN}, {"blocks.0.c_proj", SC_SHARD_ROW},
+      {"blocks.1.c_fc", SC_SHARD_COLUMN},   {"blocks.1.mlp_proj", SC_SHARD_ROW},
+      {"blocks.0.ln_1", SC_SHARD_REPLICATED}, {"ln_f", SC_SHARD_REPLICATED},
+      {"wte", SC_SHARD_VOCAB},              {"wpe", SC_SHARD_REPLICATED},
+      {"blocks.1", SC_SHARD_BLOCK},         {"", SC_SHARD_REPLICATED}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int64_t m = module_of(job, r, want[i].path);
+    if (m < 0) fail_msg("module %s not in the trace", want[i].path);
+    if (roles[m] != want[i].role) fail_msg("%s: role %d, want %d", want[i].path, roles[m], want[i].role);
+  }
+  assert_int_equal(r->modules[module_of(job, r, "blocks.0")].heads, 2);
+  /* An override wins over the built-in rules; the first match counts. */
+  sc_shard_rule over[2] = {{"blocks.*.c_fc", SC_SHARD_REPLICATED}, {"*", SC_SHARD_ROW}};
+  sc__shard_classify(job, r, over, 2, roles);
+  assert_int_equal(roles[module_of(job, r, "blocks.0.c_fc")], SC_SHARD_REPLICATED);
+  assert_int_equal(roles[module_of(job, r, "wte")], SC_SHARD_ROW);
+  sc_job_free(job);
+}
+
+static void test_stage_cut(void **state) {
+  (void)state;
+  int64_t c[9];
+  assert_int_equal(sc__shard_stages(ctx, 12, 4, 0, 0, c), 0);
+  assert_true(c[0] == 0 && c[1] == 3 && c[2] == 6 && c[3] == 9 && c[4] == 12);
+  assert_int_equal(sc__shard_stages(ctx, 5, 2, 0, 0, c), 0); /* the first stages take the remainder */
+  assert_true(c[1] == 3 && c[2] == 5);
+  assert_int_equal(sc__shard_stages(ctx, 12, 4, 2, 2, c), 0); /* uneven: 2, 4, 4, 2 */
+  assert_true(c[1] == 2 && c[2] == 6 && c[3] == 10 && c[4] == 12);
+  assert_int_equal(sc__shard_stages(ctx, 12, 3, 0, 4, c), 0); /* 4, 4, 4 */
+  assert_true(c[1] == 4 && c[2] == 8 && c[3] == 12);
+  assert_int_equal(sc__shard_stages(ctx, 2, 3, 0, 0, c), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "fewer than the stages"));
+  assert_int_equal(sc__shard_stages(ctx, 6, 4, 3, 2, c), SC_EINVAL); /* 1 layer for 2 stages */
+  assert_int_equal(sc__shard_stages(ctx, 1, 1, 0, 0, c), 0);
+  assert_true(c[1] == 1);
+}
+
+static size_t count(const sc_jrank *r, int kind) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++) n += r->ops[k].kind == kind;
+  return n;
+}
+
+static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const char *name) {
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].shape && !strcmp(sc__job_str(job, r->ops[k].name), name)) return &r->ops[k];
+  return NULL;
+}
+
+static void test_tensor_parallel(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt();
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0};
+  sc_job *tp;
+  int rc = sc__job_shard(job, &o, &tp);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(tp->nranks, 1);
+  assert_int_equal(tp->world, 2);
+  const sc_jrank *a = &job->ranks[0], *b = &tp->ranks[0];
+  /* Per layer: the row-parallel c_proj and mlp_proj all-reduce their
+   * outputs in forward, the column-parallel c_attn and c_fc their input
+   * gradients in backward; plus the vocab-parallel embedding's output. */
+  assert_int_equal(count(b, SC_JOP_COLL), 2 * 4 + 1);
+  assert_int_equal(count(b, SC_JOP_KERNEL), count(a, SC_JOP_KERNEL));
+  for (size_t k = 0; k < b->nops; k++)
+    if (b->ops[k].kind == SC_JOP_COLL) {
+      assert_int_equal(b->ops[k].coll, SC_COLL_ALLREDUCE);
+      assert_string_equal(sc__job_str(tp, tp->groups[b->ops[k].group].name), SC_JOB_TP_GROUP);
+      assert_int_equal(tp->groups[b->ops[k].group].n, 2);
+      assert_true(b->ops[k].bytes == 16 * 32 * 4.0); /* tokens x hidden, fp32 */
+    }
+  /* The first GEMM (c_attn forward: 16 tokens x 96 x 32) splits its output
+   * features; the attention bmm (batch x heads = 2) its heads. */
+  const sc_jop *g0 = first_named(job, a, "aten::addmm"), *g1 = first_named(tp, b, "aten::addmm");
+  const sc_jshape *s0 = &a->shapes[g0->shape - 1], *s1 = &b->shapes[g1->shape - 1];
+  assert_true(s0->n == 96 && s1->n == 48 && s1->m == s0->m && s1->k == s0->k);
+  assert_true(g1->flops * 2 == g0->flops);
+  const sc_jop *m0 = first_named(job, a, "aten::bmm"), *m1 = first_named(tp, b, "aten::bmm");
+  assert_true(a->shapes[m0->shape - 1].batch == 2 && b->shapes[m1->shape - 1].batch == 1);
+  sc_job_free(tp);
+  /* 2 heads do not split 4 ways. */
+  o.tp = 4;
+  assert_int_equal(sc__job_shard(job, &o, &tp), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "module blocks.0 has 2 attention heads, not divisible by tp"));
+  sc_job_free(job);
+}
+
+static void test_pipeline(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt();
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0};
+  sc_job *pj;
+  int rc = sc__job_shard(job, &o, &pj);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(pj->nranks, 2);
+  const sc_jrank *s0 = &pj->ranks[0], *s1 = &pj->ranks[1];
+  assert_int_equal(s0->rank, 0);
+  assert_int_equal(s1->rank, 1);
+  /* 1F1B over 3 micro-batches: stage 0 sends 3 activations and receives 3
+   * gradients from stage 1, which mirrors it. */
+  size_t sends0 = 0, recvs0 = 0, sends1 = 0, recvs1 = 0;
+  for (size_t k = 0; k < s0->nops; k++)
+    if (s0->ops[k].kind == SC_JOP_SEND || s0->ops[k].kind == SC_JOP_RECV) {
+      assert_int_equal(s0->ops[k].peer, 1);
+      assert_true(s0->ops[k].bytes == 16 * 32 * 4.0);
+      sends0 += s0->ops[k].kind == SC_JOP_SEND;
+      recvs0 += s0->ops[k].kind == SC_JOP_RECV;
+    }
+  for (size_t k = 0; k < s1->nops; k++) {
+    if (s1->ops[k].kind == SC_JOP_SEND || s1->ops[k].kind == SC_JOP_RECV) assert_int_equal(s1->ops[k].peer, 0);
+    sends1 += s1->ops[k].kind == SC_JOP_SEND;
+    recvs1 += s1->ops[k].kind == SC_JOP_RECV;
+  }
+  assert_true(sends0 == 3 && recvs0 == 3 && sends1 == 3 && recvs1 == 3);
+  /* The embeddings run on stage 0 only, the final norm on stage 1; each
+   * stage's gradients are marked once (the last micro-batch). */
+  assert_non_null(first_named(pj, s0, "aten::embedding"));
+  assert_null(first_named(pj, s1, "aten::embedding"));
+  assert_true(count(s0, SC_JOP_GRAD) + count(s1, SC_JOP_GRAD) == count(&job->ranks[0], SC_JOP_GRAD));
+  assert_true(count(s0, SC_JOP_GRAD) > 0 && count(s1, SC_JOP_GRAD) > 0);
+  /* Replayed: the engine pairs the transfers; PP time and a bubble. */
+  sc_config cfg;
+  sc_test_example(&cfg);
+  assert_int_equal(sc_config_set(ctx, &cfg, "cluster.gpu=a100-80gb"), 0);
+  cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
+  cfg.parallel.dp = 0;
+  cfg.cluster.num_gpus = 4;
+  cfg.cluster.nodes = 0;
+  cfg.cluster.gpus_per_node = 4;
+  cfg.training.micro_batch = 1;
+  cfg.training.global_batch = 4;
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_pp = 2, .micro_batches = 3};
+  sc_replay_result res, one;
+  rc = sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.pp == 2 && res.tp == 1 && res.micro_batches == 3);
+  assert_true(res.breakdown_s[SC_CAT_PP] > 0);
+  sc_replay_opts ro1 = {.replica_ranks = 1};
+  assert_int_equal(sc_replay(ctx, job, &cfg, &ro1, NULL, NULL, &one), 0);
+  /* Three micro-batches on two stages take longer than one step whole,
+   * less than three. */
+  assert_true(res.predicted_step_s > one.predicted_step_s && res.predicted_step_s < 3 * one.predicted_step_s);
+  /* DDP on top: one bucket set per stage, over each stage's replicas. */
+  ro.scale_dp = 2;
+  ro.scale_tp = 2;
+  rc = sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.world == 8 && res.dp == 2 && res.ddp_buckets >= 1);
+  assert_true(res.breakdown_s[SC_CAT_TP] > 0);
+  sc_job_free(pj);
+  /* Three stages for two layers; cp refused. */
+  o.pp = 3;
+  assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "pp=3: the traced model has 2 layer(s), fewer than the stages"));
+  sc_replay_opts rc2 = {.replica_ranks = 1, .scale_cp = 2};
+  assert_int_equal(sc_replay(ctx, job, &cfg, &rc2, NULL, NULL, &res), SC_EUNSUPPORTED);
+  assert_non_null(strstr(sc_errmsg(ctx), "not supported yet"));
+  sc_job_free(job);
+}
+
+/* A job without module paths (read from a version 2 file) cannot be split. */
+static void test_no_modules(void **state) {
+  (void)state;
+  char p[4096];
+  snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/cpu-small.scw", sc_test_source_dir());
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  static unsigned char img[1 << 16];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  assert_int_equal(img[8], 2); /* version 2 */
+  sc_job *job;
+  assert_int_equal(sc_job_read(ctx, "cpu-small.scw", img, n, &job), 0);
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0};
+  sc_job *out;
+  assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
+  sc_job_free(job);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
+      cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
+      cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
