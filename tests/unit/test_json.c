@@ -169,6 +169,18 @@ static void test_timestamps(void **state) {
   assert_true(v == 1200);
   assert_int_equal(sc__json_int("-9223372036854775807", 20, &v), 0);
   assert_true(v == -INT64_MAX);
+  /* At the edges of the fast path (at most 19 digits once scaled). */
+  assert_int_not_equal(sc__json_int("9223372036854775808", 19, &v), 0);
+  assert_int_not_equal(sc__json_us_to_ns("9999999999999999.999", 20, &v), 0);
+  assert_int_equal(sc__json_us_to_ns("1700000000000004.22", 19, &v), 0);
+  assert_true(v == INT64_C(1700000000000004220));
+  assert_int_equal(sc__json_us_to_ns("0.1234", 6, &v), 0); /* a 4th digit: rounded */
+  assert_true(v == 123);
+  assert_int_equal(sc__json_us_to_ns("-0.0", 4, &v), 0);
+  assert_true(v == 0);
+  assert_int_equal(sc__json_us_to_ns("1.", 2, &v), 0); /* not a token; accepted as before */
+  assert_true(v == 1000);
+  assert_int_not_equal(sc__json_us_to_ns("-", 1, &v), 0);
 }
 
 static void test_json_errors(void **state) {
@@ -199,6 +211,15 @@ static void test_json_errors(void **state) {
       {"[1}", 2, "unexpected '}'"},
       {"[1:2]", 2, "unexpected ':'"},
       {"@", 0, "unexpected character"},
+      /* The eight-bytes-at-a-time string scan and the fast number scan
+       * leave these to the exact scanners, which word the error. */
+      {"[\"abcdefghijklmnop\x1fq\"]", 1, "invalid string (control character or bad escape)"},
+      {"[\"abcdefghijklmnop\\q\"]", 1, "invalid string (control character or bad escape)"},
+      {"[0123]", 1, "invalid number"},
+      {"[1.5.3]", 1, "invalid number"},
+      {"[1e5e]", 1, "invalid number"},
+      {"[-01]", 1, "invalid number"},
+      {"[12+]", 1, "invalid number"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     /* Same error whether whole or split at every byte. */
