@@ -447,6 +447,91 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
   }
 }
 
+/* ------------------------------------------------------------ skipping */
+
+/* Index just past the string whose opening quote is b[i], or 0 when it is
+ * not whole and well formed inside b[0..len). */
+static size_t skip_string(const unsigned char *b, size_t i, size_t len) {
+  size_t stop = i + 1 + str_stop(b + i + 1, len - i - 1);
+  if (stop < len && b[stop] == '"') return stop + 1;
+  uint32_t st = 0;
+  int esc = 0;
+  ptrdiff_t end = scan_string(b + i + 1, len - i - 1, &st, &esc);
+  return end >= 0 ? i + 1 + (size_t)end : 0;
+}
+
+/* How deep a skipped value may nest (relative): deeper ones take the token
+ * path (traces' unread values nest 2-3 deep: "Input Strides"). */
+#define SKIP_MAX_DEPTH 32
+
+/* Index just past the JSON value that starts at or after b[i] (after
+ * whitespace), or 0 when the value is not whole inside b[0..len), is
+ * malformed, or nests too deep (past SC_JSON_MAX_DEPTH counting the `depth`
+ * containers around it, or past SKIP_MAX_DEPTH): the token path then reads
+ * it and words any error. It accepts exactly what the tokenizer accepts. */
+static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int depth) {
+  unsigned char stack[SKIP_MAX_DEPTH];
+  int d = 0;
+  for (;;) { /* a value is due */
+    i = skip_ws(b, i, len);
+    if (i == len) return 0;
+    unsigned char c = b[i];
+    if (c == '{' || c == '[') {
+      if (d == SKIP_MAX_DEPTH || depth + d >= SC_JSON_MAX_DEPTH) return 0;
+      stack[d++] = c;
+      i = skip_ws(b, i + 1, len);
+      if (i == len) return 0;
+      if (b[i] == (c == '{' ? '}' : ']')) {
+        d--;
+        i++;
+        goto after_value;
+      }
+      if (c == '[') continue;
+      goto key;
+    } else if (c == '"') {
+      if (!(i = skip_string(b, i, len))) return 0;
+    } else if (c == '-' || is_digit(c)) {
+      ptrdiff_t end = scan_number_fast(b + i, len - i);
+      if (end < 0) return 0;
+      i += (size_t)end;
+    } else {
+      const char *lit = c == 't' ? "true" : c == 'f' ? "false" : c == 'n' ? "null" : NULL;
+      size_t n = lit ? strlen(lit) : 0;
+      if (!lit || len - i < n || memcmp(b + i, lit, n)) return 0;
+      i += n;
+    }
+  after_value:
+    if (d == 0) return i;
+    i = skip_ws(b, i, len);
+    if (i == len) return 0;
+    c = b[i++];
+    if (c == (stack[d - 1] == '{' ? '}' : ']')) {
+      d--;
+      goto after_value;
+    }
+    if (c != ',') return 0;
+    if (stack[d - 1] == '[') continue;
+  key:
+    i = skip_ws(b, i, len);
+    if (i == len || b[i] != '"' || !(i = skip_string(b, i, len))) return 0;
+    i = skip_ws(b, i, len);
+    if (i == len || b[i] != ':') return 0;
+    i++;
+  }
+}
+
+int sc__json_skip_value(sc_json *j) {
+  if (j->err || j->carry_type || j->expect != E_COLON) return 0;
+  const unsigned char *b = (const unsigned char *)j->buf;
+  size_t i = skip_ws(b, j->pos, j->len);
+  if (i == j->len || b[i] != ':') return 0;
+  size_t end = skip_whole_value(b, i + 1, j->len, j->depth);
+  if (!end) return 0;
+  j->pos = end;
+  value_done(j);
+  return 1;
+}
+
 /* ------------------------------------------------------------ values */
 
 static void put_utf8(char *out, size_t cap, size_t *len, uint32_t cp) {
