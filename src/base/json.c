@@ -11,6 +11,15 @@
 #include <string.h>
 #include <stdlib.h>
 
+/* Rare paths (errors, tokens cut by a buffer end, escapes, numbers the fast
+ * scan leaves to the DFA) kept out of line, so that the token loop's common
+ * cases need fewer registers saved on each call. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
+
 /* What the grammar allows next. */
 enum {
   E_VALUE = 0, /* a value (top level, after ':' or ',' in an array) */
@@ -74,7 +83,7 @@ static size_t str_stop(const unsigned char *p, size_t n) {
 /* String scanner. State: 0 plain, 1 after a backslash, 2+k: k hex digits of
  * a \u escape still due. Starts after the opening quote; returns the index
  * just past the closing quote. *esc is set when an escape is seen. */
-static ptrdiff_t scan_string(const unsigned char *p, size_t n, uint32_t *st, int *esc) {
+COLD static ptrdiff_t scan_string(const unsigned char *p, size_t n, uint32_t *st, int *esc) {
   size_t i = 0;
   uint32_t s = *st;
   while (i < n) {
@@ -121,7 +130,7 @@ enum { N_START = 0, N_SIGN, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 static int n_accepting(uint32_t s) { return s == N_ZERO || s == N_INT || s == N_FRAC || s == N_EXP; }
 
 /* Returns the index of the first byte after the number, SCAN_MORE, or SCAN_BAD. */
-static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st) {
+COLD static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st) {
   uint32_t s = *st;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = p[i];
@@ -199,7 +208,7 @@ static ptrdiff_t scan_number_fast(const unsigned char *p, size_t n) {
 }
 
 /* Literal scanner: state = bytes of lit matched so far. */
-static ptrdiff_t scan_literal(const unsigned char *p, size_t n, uint32_t *st, const char *lit) {
+COLD static ptrdiff_t scan_literal(const unsigned char *p, size_t n, uint32_t *st, const char *lit) {
   size_t len = strlen(lit), k = *st, i = 0;
   while (i < n && k < len) {
     if (p[i] != (unsigned char)lit[k]) return SCAN_BAD;
@@ -234,7 +243,7 @@ void sc__json_feed(sc_json *j, const char *buf, size_t len) {
 
 void sc__json_end(sc_json *j) { j->eof = 1; }
 
-static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
+COLD static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
   if (!j->err) {
     j->err = code;
     j->err_off = off;
@@ -243,7 +252,7 @@ static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
   return j->err;
 }
 
-static int fail(sc_json *j, uint64_t off, const char *msg) { return fail_code(j, SC_EINVAL, off, msg); }
+COLD static int fail(sc_json *j, uint64_t off, const char *msg) { return fail_code(j, SC_EINVAL, off, msg); }
 
 static int carry_append(sc_json *j, const char *p, size_t n) {
   if (j->carry_len + n > SC_JSON_MAX_TOKEN) return fail(j, j->carry_off, "token too long");
@@ -278,7 +287,7 @@ static void emit_scalar(sc_json *j, sc_jtok *t, int type, const char *s, size_t 
 
 /* Completes the token cut at the previous buffer's end from the current one.
  * Returns 1 (emitted into t), 0 (need more input) or SC_EINVAL. */
-static int continue_token(sc_json *j, sc_jtok *t) {
+COLD static int continue_token(sc_json *j, sc_jtok *t) {
   const unsigned char *p = (const unsigned char *)j->buf + j->pos;
   size_t n = j->len - j->pos;
   ptrdiff_t end;
@@ -306,7 +315,7 @@ static int continue_token(sc_json *j, sc_jtok *t) {
 }
 
 /* Saves the token starting at buf[start] (cut by the buffer end) for later. */
-static int cut_token(sc_json *j, int type, size_t start, uint32_t scan, int escaped) {
+COLD static int cut_token(sc_json *j, int type, size_t start, uint32_t scan, int escaped) {
   j->carry_len = 0;
   j->carry_type = type;
   j->carry_off = j->base + start;
