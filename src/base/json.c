@@ -11,6 +11,15 @@
 #include <string.h>
 #include <stdlib.h>
 
+/* Rare paths (errors, tokens cut by a buffer end, escapes, numbers the fast
+ * scan leaves to the DFA) kept out of line, so that the token loop's common
+ * cases need fewer registers saved on each call. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
+
 /* What the grammar allows next. */
 enum {
   E_VALUE = 0, /* a value (top level, after ':' or ',' in an array) */
@@ -35,22 +44,51 @@ static int is_hex(unsigned char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-static int is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+/* Index of the first byte of b[i..len) that is not whitespace, len if none.
+ * Pretty-printed traces (Kineto indents every member) spend a fifth of their
+ * bytes on whitespace, in short runs ("\n    ", " "): one table load a byte. */
+static size_t skip_ws(const unsigned char *b, size_t i, size_t len) {
+  static const unsigned char ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+  while (i < len && ws[b[i]]) i++;
+  return i;
+}
 
 /* Result of a scanner over one buffer: the index just past the token, or one
  * of these. */
 #define SCAN_MORE ((ptrdiff_t)-1) /* the buffer ended inside the token */
 #define SCAN_BAD ((ptrdiff_t)-2)  /* malformed token */
 
+/* Index of the first byte of p[0..n) that ends a run of plain string bytes
+ * (a quote, a backslash or a control character), n if none. Eight bytes at
+ * a time where the byte order allows: the lowest flagged byte of each
+ * zero-byte test is a true match (a borrow only flags bytes above one), so
+ * the lowest of the three is the first stop. */
+static size_t str_stop(const unsigned char *p, size_t n) {
+  size_t i = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t hit = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w);
+    hit &= highs;
+    if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
+  }
+#endif
+  while (i < n && str_class[p[i]] == 0) i++;
+  return i;
+}
+
 /* String scanner. State: 0 plain, 1 after a backslash, 2+k: k hex digits of
  * a \u escape still due. Starts after the opening quote; returns the index
  * just past the closing quote. *esc is set when an escape is seen. */
-static ptrdiff_t scan_string(const unsigned char *p, size_t n, uint32_t *st, int *esc) {
+COLD static ptrdiff_t scan_string(const unsigned char *p, size_t n, uint32_t *st, int *esc) {
   size_t i = 0;
   uint32_t s = *st;
   while (i < n) {
     if (s == 0) {
-      while (i < n && str_class[p[i]] == 0) i++;
+      i += str_stop(p + i, n - i);
       if (i == n) break;
       switch (str_class[p[i]]) {
       case 1:
@@ -92,7 +130,7 @@ enum { N_START = 0, N_SIGN, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 static int n_accepting(uint32_t s) { return s == N_ZERO || s == N_INT || s == N_FRAC || s == N_EXP; }
 
 /* Returns the index of the first byte after the number, SCAN_MORE, or SCAN_BAD. */
-static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st) {
+COLD static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st) {
   uint32_t s = *st;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = p[i];
@@ -139,8 +177,38 @@ static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st) {
   return SCAN_MORE;
 }
 
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+/* The common case of scan_number: a number that ends inside p[0..n) and is
+ * well formed. Returns the index just past it, or -1 when the DFA must decide
+ * (the buffer ends inside it, or it is malformed: the DFA words the error).
+ * Where it returns an index the DFA returns the same one. */
+static ptrdiff_t scan_number_fast(const unsigned char *p, size_t n) {
+  size_t i = 0, k;
+  if (i < n && p[i] == '-') i++;
+  if (i < n && p[i] == '0') i++;
+  else {
+    for (k = i; i < n && is_digit(p[i]); i++) {}
+    if (i == k) return -1;
+  }
+  if (i < n && p[i] == '.') {
+    for (k = ++i; i < n && is_digit(p[i]); i++) {}
+    if (i == k) return -1;
+  }
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    i++;
+    if (i < n && (p[i] == '+' || p[i] == '-')) i++;
+    for (k = i; i < n && is_digit(p[i]); i++) {}
+    if (i == k) return -1;
+  }
+  if (i >= n) return -1;
+  unsigned char c = p[i];
+  if (is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') return -1;
+  return (ptrdiff_t)i;
+}
+
 /* Literal scanner: state = bytes of lit matched so far. */
-static ptrdiff_t scan_literal(const unsigned char *p, size_t n, uint32_t *st, const char *lit) {
+COLD static ptrdiff_t scan_literal(const unsigned char *p, size_t n, uint32_t *st, const char *lit) {
   size_t len = strlen(lit), k = *st, i = 0;
   while (i < n && k < len) {
     if (p[i] != (unsigned char)lit[k]) return SCAN_BAD;
@@ -175,7 +243,7 @@ void sc__json_feed(sc_json *j, const char *buf, size_t len) {
 
 void sc__json_end(sc_json *j) { j->eof = 1; }
 
-static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
+COLD static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
   if (!j->err) {
     j->err = code;
     j->err_off = off;
@@ -184,7 +252,7 @@ static int fail_code(sc_json *j, int code, uint64_t off, const char *msg) {
   return j->err;
 }
 
-static int fail(sc_json *j, uint64_t off, const char *msg) { return fail_code(j, SC_EINVAL, off, msg); }
+COLD static int fail(sc_json *j, uint64_t off, const char *msg) { return fail_code(j, SC_EINVAL, off, msg); }
 
 static int carry_append(sc_json *j, const char *p, size_t n) {
   if (j->carry_len + n > SC_JSON_MAX_TOKEN) return fail(j, j->carry_off, "token too long");
@@ -219,7 +287,7 @@ static void emit_scalar(sc_json *j, sc_jtok *t, int type, const char *s, size_t 
 
 /* Completes the token cut at the previous buffer's end from the current one.
  * Returns 1 (emitted into t), 0 (need more input) or SC_EINVAL. */
-static int continue_token(sc_json *j, sc_jtok *t) {
+COLD static int continue_token(sc_json *j, sc_jtok *t) {
   const unsigned char *p = (const unsigned char *)j->buf + j->pos;
   size_t n = j->len - j->pos;
   ptrdiff_t end;
@@ -247,7 +315,7 @@ static int continue_token(sc_json *j, sc_jtok *t) {
 }
 
 /* Saves the token starting at buf[start] (cut by the buffer end) for later. */
-static int cut_token(sc_json *j, int type, size_t start, uint32_t scan, int escaped) {
+COLD static int cut_token(sc_json *j, int type, size_t start, uint32_t scan, int escaped) {
   j->carry_len = 0;
   j->carry_type = type;
   j->carry_off = j->base + start;
@@ -267,11 +335,11 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
   }
   if (j->carry_type) return continue_token(j, t);
   const unsigned char *b = (const unsigned char *)j->buf;
+  const size_t len = j->len;
   for (;;) {
-    size_t i = j->pos;
-    while (i < j->len && is_ws(b[i])) i++;
+    size_t i = skip_ws(b, j->pos, len);
     j->pos = i;
-    if (i == j->len) {
+    if (i == len) {
       if (!j->eof) return 0;
       if (j->expect != E_DONE)
         return fail(j, j->base + i, j->expect == E_VALUE && j->depth == 0
@@ -331,7 +399,10 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
         return fail(j, off, j->expect == E_DONE ? "data after the top-level value" : "unexpected string");
       uint32_t st = 0;
       int esc = 0;
-      ptrdiff_t end = scan_string(b + i + 1, j->len - i - 1, &st, &esc);
+      ptrdiff_t end;
+      size_t stop = i + 1 + str_stop(b + i + 1, len - i - 1);
+      if (stop < len && b[stop] == '"') end = (ptrdiff_t)(stop - i); /* no escape: the common case */
+      else end = scan_string(b + i + 1, len - i - 1, &st, &esc);
       if (end == SCAN_BAD) return fail(j, off, "invalid string (control character or bad escape)");
       int type = key ? SC_JT_KEY : SC_JT_STRING;
       if (end == SCAN_MORE) {
@@ -352,6 +423,14 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
       else return fail(j, off, "unexpected character");
       if (j->expect != E_VALUE && j->expect != E_FIRST_VALUE)
         return fail(j, off, j->expect == E_DONE ? "data after the top-level value" : "unexpected value");
+      if (type == SC_JT_NUMBER) {
+        ptrdiff_t fast = scan_number_fast(b + i, len - i);
+        if (fast > 0) {
+          j->pos = i + (size_t)fast;
+          emit_scalar(j, t, type, (const char *)b + i, (size_t)fast, off, 0);
+          return 1;
+        }
+      }
       uint32_t st = 0;
       ptrdiff_t end = type == SC_JT_NUMBER ? scan_number(b + i, j->len - i, &st)
                                            : scan_literal(b + i, j->len - i, &st, literal_of(type));
@@ -375,6 +454,91 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
     }
     }
   }
+}
+
+/* ------------------------------------------------------------ skipping */
+
+/* Index just past the string whose opening quote is b[i], or 0 when it is
+ * not whole and well formed inside b[0..len). */
+static size_t skip_string(const unsigned char *b, size_t i, size_t len) {
+  size_t stop = i + 1 + str_stop(b + i + 1, len - i - 1);
+  if (stop < len && b[stop] == '"') return stop + 1;
+  uint32_t st = 0;
+  int esc = 0;
+  ptrdiff_t end = scan_string(b + i + 1, len - i - 1, &st, &esc);
+  return end >= 0 ? i + 1 + (size_t)end : 0;
+}
+
+/* How deep a skipped value may nest (relative): deeper ones take the token
+ * path (traces' unread values nest 2-3 deep: "Input Strides"). */
+#define SKIP_MAX_DEPTH 32
+
+/* Index just past the JSON value that starts at or after b[i] (after
+ * whitespace), or 0 when the value is not whole inside b[0..len), is
+ * malformed, or nests too deep (past SC_JSON_MAX_DEPTH counting the `depth`
+ * containers around it, or past SKIP_MAX_DEPTH): the token path then reads
+ * it and words any error. It accepts exactly what the tokenizer accepts. */
+static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int depth) {
+  unsigned char stack[SKIP_MAX_DEPTH];
+  int d = 0;
+  for (;;) { /* a value is due */
+    i = skip_ws(b, i, len);
+    if (i == len) return 0;
+    unsigned char c = b[i];
+    if (c == '{' || c == '[') {
+      if (d == SKIP_MAX_DEPTH || depth + d >= SC_JSON_MAX_DEPTH) return 0;
+      stack[d++] = c;
+      i = skip_ws(b, i + 1, len);
+      if (i == len) return 0;
+      if (b[i] == (c == '{' ? '}' : ']')) {
+        d--;
+        i++;
+        goto after_value;
+      }
+      if (c == '[') continue;
+      goto key;
+    } else if (c == '"') {
+      if (!(i = skip_string(b, i, len))) return 0;
+    } else if (c == '-' || is_digit(c)) {
+      ptrdiff_t end = scan_number_fast(b + i, len - i);
+      if (end < 0) return 0;
+      i += (size_t)end;
+    } else {
+      const char *lit = c == 't' ? "true" : c == 'f' ? "false" : c == 'n' ? "null" : NULL;
+      size_t n = lit ? strlen(lit) : 0;
+      if (!lit || len - i < n || memcmp(b + i, lit, n)) return 0;
+      i += n;
+    }
+  after_value:
+    if (d == 0) return i;
+    i = skip_ws(b, i, len);
+    if (i == len) return 0;
+    c = b[i++];
+    if (c == (stack[d - 1] == '{' ? '}' : ']')) {
+      d--;
+      goto after_value;
+    }
+    if (c != ',') return 0;
+    if (stack[d - 1] == '[') continue;
+  key:
+    i = skip_ws(b, i, len);
+    if (i == len || b[i] != '"' || !(i = skip_string(b, i, len))) return 0;
+    i = skip_ws(b, i, len);
+    if (i == len || b[i] != ':') return 0;
+    i++;
+  }
+}
+
+int sc__json_skip_value(sc_json *j) {
+  if (j->err || j->carry_type || j->expect != E_COLON) return 0;
+  const unsigned char *b = (const unsigned char *)j->buf;
+  size_t i = skip_ws(b, j->pos, j->len);
+  if (i == j->len || b[i] != ':') return 0;
+  size_t end = skip_whole_value(b, i + 1, j->len, j->depth);
+  if (!end) return 0;
+  j->pos = end;
+  value_done(j);
+  return 1;
 }
 
 /* ------------------------------------------------------------ values */
@@ -500,9 +664,42 @@ static int parse_decimal(const char *s, size_t n, int scale, int exact, int64_t 
   return SC_OK;
 }
 
-int sc__json_int(const char *s, size_t n, int64_t *out) { return parse_decimal(s, n, 0, 1, out); }
+/* parse_decimal's common case: an optional '-', at most 19 - scale integer
+ * digits, at most `scale` fraction digits, no exponent, so the value times
+ * 10^scale has at most 19 digits and fits a uint64_t without a check per
+ * digit. 1 and *out set (the value parse_decimal gives), or 0: let
+ * parse_decimal decide. */
+static int decimal_fast(const char *s, size_t n, int scale, int64_t *out) {
+  size_t i = 0;
+  int neg = 0;
+  if (i < n && s[i] == '-') neg = 1, i++;
+  size_t int_start = i;
+  uint64_t acc = 0;
+  while (i < n && is_digit((unsigned char)s[i])) acc = acc * 10 + (uint64_t)(s[i++] - '0');
+  size_t int_len = i - int_start;
+  if (int_len == 0 || int_len + (size_t)scale > 19) return 0;
+  size_t frac_len = 0;
+  if (i < n && s[i] == '.') {
+    size_t frac_start = ++i;
+    while (i < n && is_digit((unsigned char)s[i]) && i - frac_start < (size_t)scale)
+      acc = acc * 10 + (uint64_t)(s[i++] - '0');
+    frac_len = i - frac_start;
+    if (frac_len == 0) return 0;
+  }
+  if (i != n) return 0; /* more fraction digits than scale, an exponent, or junk */
+  for (size_t k = frac_len; k < (size_t)scale; k++) acc *= 10;
+  if (acc > (uint64_t)INT64_MAX) return 0;
+  *out = neg ? -(int64_t)acc : (int64_t)acc;
+  return 1;
+}
+
+int sc__json_int(const char *s, size_t n, int64_t *out) {
+  if (decimal_fast(s, n, 0, out)) return SC_OK;
+  return parse_decimal(s, n, 0, 1, out);
+}
 
 int sc__json_us_to_ns(const char *s, size_t n, int64_t *out) {
+  if (decimal_fast(s, n, 3, out)) return SC_OK;
   return parse_decimal(s, n, 3, 0, out);
 }
 

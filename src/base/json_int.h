@@ -85,6 +85,15 @@ void sc__json_end(sc_json *j);
  * SC_ENOMEM (the carry buffer could not grow). Errors are sticky. */
 int sc__json_next(sc_json *j, sc_jtok *t);
 
+/* Right after a KEY token: skips the ':' and the member's value, without
+ * handing out its tokens, when the value lies whole in the current buffer
+ * and is well formed (eight bytes at a time through strings). Returns 1
+ * (skipped: the next token is what follows the value) or 0 (nothing
+ * consumed: pull the value's tokens as usual, which also words any error).
+ * For readers that do not read a member, so that its value costs a scan and
+ * no tokens. */
+int sc__json_skip_value(sc_json *j);
+
 /* Decodes the escapes of a raw string token into out (UTF-8; \u escapes
  * with surrogate pairs; invalid escapes decode to '?'). Writes at most cap-1
  * bytes plus a terminating 0 and returns the decoded length before

@@ -241,6 +241,7 @@ static int event_token(sc_chrome *c, const sc_jtok *t, int rel, int begin) {
   if (rel == 1) {
     if (type == SC_JT_KEY) {
       c->field = std_field(t);
+      if (c->field == -1) sc__json_skip_value(&c->j); /* a member no reader reads */
       return SC_OK;
     }
     if (c->field == FIELD_ARGS && type == SC_JT_OBJ_BEGIN) return SC_OK; /* into args */
@@ -253,6 +254,7 @@ static int event_token(sc_chrome *c, const sc_jtok *t, int rel, int begin) {
   }
   if (type == SC_JT_KEY) {
     c->arg = key_find(&c->args, t->s, t->n);
+    if (c->arg < 0) sc__json_skip_value(&c->j); /* an args member not registered */
     return SC_OK;
   }
   if (c->arg < 0) {

@@ -169,6 +169,18 @@ static void test_timestamps(void **state) {
   assert_true(v == 1200);
   assert_int_equal(sc__json_int("-9223372036854775807", 20, &v), 0);
   assert_true(v == -INT64_MAX);
+  /* At the edges of the fast path (at most 19 digits once scaled). */
+  assert_int_not_equal(sc__json_int("9223372036854775808", 19, &v), 0);
+  assert_int_not_equal(sc__json_us_to_ns("9999999999999999.999", 20, &v), 0);
+  assert_int_equal(sc__json_us_to_ns("1700000000000004.22", 19, &v), 0);
+  assert_true(v == INT64_C(1700000000000004220));
+  assert_int_equal(sc__json_us_to_ns("0.1234", 6, &v), 0); /* a 4th digit: rounded */
+  assert_true(v == 123);
+  assert_int_equal(sc__json_us_to_ns("-0.0", 4, &v), 0);
+  assert_true(v == 0);
+  assert_int_equal(sc__json_us_to_ns("1.", 2, &v), 0); /* not a token; accepted as before */
+  assert_true(v == 1000);
+  assert_int_not_equal(sc__json_us_to_ns("-", 1, &v), 0);
 }
 
 static void test_json_errors(void **state) {
@@ -199,6 +211,15 @@ static void test_json_errors(void **state) {
       {"[1}", 2, "unexpected '}'"},
       {"[1:2]", 2, "unexpected ':'"},
       {"@", 0, "unexpected character"},
+      /* The eight-bytes-at-a-time string scan and the fast number scan
+       * leave these to the exact scanners, which word the error. */
+      {"[\"abcdefghijklmnop\x1fq\"]", 1, "invalid string (control character or bad escape)"},
+      {"[\"abcdefghijklmnop\\q\"]", 1, "invalid string (control character or bad escape)"},
+      {"[0123]", 1, "invalid number"},
+      {"[1.5.3]", 1, "invalid number"},
+      {"[1e5e]", 1, "invalid number"},
+      {"[-01]", 1, "invalid number"},
+      {"[12+]", 1, "invalid number"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     /* Same error whether whole or split at every byte. */
@@ -241,12 +262,55 @@ static void test_json_errors(void **state) {
   sc__json_free(&j);
 }
 
+/* Pulls tokens of doc (one buffer) up to the first KEY and tries to skip
+ * its value; returns what sc__json_skip_value returned, *next the type of
+ * the token after (or the error code). */
+static int skip_after_first_key(const char *doc, int *next, sc_json *j) {
+  sc__json_init(j, ctx);
+  sc__json_feed(j, doc, strlen(doc));
+  sc__json_end(j);
+  sc_jtok t;
+  while (sc__json_next(j, &t) == 1 && t.type != SC_JT_KEY) {}
+  int skipped = sc__json_skip_value(j);
+  int rc = sc__json_next(j, &t);
+  *next = rc == 1 ? (int)t.type : rc;
+  return skipped;
+}
+
+static void test_skip_value(void **state) {
+  (void)state;
+  sc_json j;
+  int next;
+  sc_jtok t;
+  /* Whole and well formed: skipped, the next token is the next key. */
+  assert_int_equal(skip_after_first_key("{\"a\" : [1, {\"b\": \"x\\\"y\", \"c\": [true, false, null, {}, []]},"
+                                        " -2.5e3, \"a long string of more than eight bytes\"], \"z\": 1}",
+                                        &next, &j),
+                   1);
+  assert_int_equal(next, SC_JT_KEY);
+  assert_int_equal(sc__json_next(&j, &t), 1);
+  assert_int_equal(t.type, SC_JT_NUMBER);
+  sc__json_free(&j);
+  /* Malformed, cut or at the end of the buffer: nothing consumed, and the
+   * token path reports the error as before. */
+  static const char *const bad[] = {"{\"a\": [1,], \"z\": 1}", "{\"a\": {\"b\" 1}}", "{\"a\": [01]}",
+                                    "{\"a\": \"\x01\"}", "{\"a\": [1, 2", "{\"a\": 12", "{\"a\": tru}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(skip_after_first_key(bad[i], &next, &j), 0);
+    int rc;
+    while ((rc = sc__json_next(&j, &t)) == 1) {}
+    assert_int_equal(rc, SC_EINVAL);
+    sc__json_free(&j);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tokens_whole),
       cmocka_unit_test(test_tokens_split),
       cmocka_unit_test(test_timestamps),
       cmocka_unit_test(test_json_errors),
+      cmocka_unit_test(test_skip_value),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
