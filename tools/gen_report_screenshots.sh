@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the reference screenshots of the HTML reports shown in the
-# README and docs/REPORT.md (docs/img/report-{run,sweep,validate}.png) with
+# README, docs/REPORT.md and docs/WHATIF.md (docs/img/report-{run,sweep,validate,whatif}.png) with
 # headless Chromium, from the reports of the same commands docs/REPORT.md
 # lists. Deterministic reports; the PNG bytes may vary with the Chromium
 # version and fonts.
@@ -19,8 +19,11 @@ cd "$root"
   --html "$work/sweep.html" >/dev/null
 "$cli" validate validation/cases/megatron_sc21_table1.csv validation/cases/korthikanti2022.csv \
   validation/cases/megatron_core_h100.csv --html "$work/validate.html" >/dev/null
+"$cli" run examples/llama3-70b-h100-512.yaml --set 'variation.slow_gpus=ranks=5 speed=0.8' \
+  --set variation.failures=100 --set variation.steps=1000 --set training.checkpoint_interval=50 \
+  --set training.restart_s=300 --html "$work/whatif.html" >/dev/null
 mkdir -p docs/img
-for name in run:2150 sweep:1150 validate:1250; do
+for name in run:2150 sweep:1150 validate:1250 whatif:1700; do
   page=${name%%:*} height=${name##*:}
   "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
     --user-data-dir="$work/profile" --window-size=1360,"$height" --force-device-scale-factor=0.75 \

@@ -296,9 +296,25 @@ static void headline_table(sc_html *h, const sc_config *cfg, const sc_result *r)
     if (cfg->cluster.price_per_gpu_hour > 0)
       kv_row(h, "cost", "%.0f at %g per GPU-hour", r->cost, cfg->cluster.price_per_gpu_hour);
   }
+  if (r->varied_ranks > 0) { /* what-if variation (docs/WHATIF.md) */
+    kv_row(h, "variation", "%lld of %lld ranks varied, slowest GPU speed %.3g",
+           (long long)r->varied_ranks, (long long)r->num_gpus, r->slowest_gpu_speed);
+    if (r->step_time_nominal_s > 0)
+      kv_row(h, "nominal step", "%.3f s without the variation (%+.1f %%)", r->step_time_nominal_s,
+             100.0 * (r->step_time_s / r->step_time_nominal_s - 1.0));
+    if (r->gpu_mix_ranks > 0)
+      kv_row(h, "gpu mix", "%lld ranks on %s%s", (long long)r->gpu_mix_ranks, r->gpu_mix,
+             r->gpu_mix_oom ? ": a stage on it is OUT OF MEMORY" : "");
+  }
+  if (r->run_steps > 0)
+    kv_row(h, "goodput", "%.1f %% over %lld steps (%.3g failures), run %.3g days",
+           100.0 * r->goodput, (long long)r->run_steps, r->failures, r->run_days);
   kv_row(h, "simulated", "%lld of %lld ranks%s, %lld ops, %lld events",
          (long long)r->simulated_ranks, (long long)r->num_gpus,
-         cfg->simulation.fold ? " (folded)" : "", (long long)r->ops, (long long)r->events);
+         r->varied_ranks > 0 && r->simulated_ranks < r->num_gpus ? " (the classes the variation splits)"
+         : r->simulated_ranks < r->num_gpus                     ? " (folded)"
+                                                                : "",
+         (long long)r->ops, (long long)r->events);
   sc__htmlf(h, "</table>\n");
 }
 
@@ -431,7 +447,18 @@ static void critical_table(sc_html *h, const sc_result *r) {
     sc__html_text(h, r->critical_path_top[i].stream);
     sc__htmlf(h, "</td><td>%.3f</td></tr>\n", r->critical_path_top[i].seconds);
   }
-  sc__htmlf(h, "</table></div></div>\n");
+  sc__htmlf(h, "</table></div>");
+  /* the ranks that set the step, where a rank is more than its stage's class */
+  if (r->varied_ranks > 0 || r->simulated_ranks == r->num_gpus) {
+    sc__htmlf(h, "<div><table><tr><th>rank</th><th>stands for</th><th>seconds on the path</th>"
+                 "</tr>\n");
+    for (int i = 0; i < SC_CPATH_TOP && r->critical_path_ranks[i].ranks; i++)
+      sc__htmlf(h, "<tr><td>%lld</td><td>%lld</td><td>%.3f</td></tr>\n",
+                (long long)r->critical_path_ranks[i].rank,
+                (long long)r->critical_path_ranks[i].ranks, r->critical_path_ranks[i].seconds);
+    sc__htmlf(h, "</table></div>");
+  }
+  sc__htmlf(h, "</div>\n");
 }
 
 static void config_table(sc_html *h, const sc_config *cfg) {
@@ -467,10 +494,22 @@ int sc_report_html_run(sc_ctx *ctx, const sc_config *cfg, const sc_result *res, 
   if (rc) return rc;
   int64_t pp = plan.shape.pp;
   int64_t want[TL_STAGES] = {0, (pp - 1) / 2, pp - 1};
+  /* With a variation, the stage of the rank that sets the step shows that
+   * rank (in the middle row unless it is the first or last stage). */
+  int64_t crank = -1, cstage = -1;
+  if (res->varied_ranks > 0 && res->critical_path_ranks[0].ranks > 0) {
+    int64_t stride = plan.shape.tp * plan.shape.cp * plan.shape.dp;
+    crank = res->critical_path_ranks[0].rank;
+    cstage = stride > 0 ? crank / stride : -1;
+    if (cstage != want[0] && cstage != want[2]) want[1] = cstage;
+  }
   for (int i = 0; i < TL_STAGES; i++) {
     int dup = 0;
     for (int j = 0; j < t.nstages; j++) dup |= t.stage[j] == want[i];
-    if (!dup) t.rank[t.nstages] = -1, t.stage[t.nstages++] = want[i];
+    if (!dup) {
+      t.rank[t.nstages] = want[i] == cstage ? crank : -1;
+      t.stage[t.nstages++] = want[i];
+    }
   }
   double step_ns = res->step_time_s * 1e9;
   t.col_ns = step_ns / TL_COLS > 1 ? step_ns / TL_COLS : 1;
@@ -503,8 +542,12 @@ int sc_report_html_run(sc_ctx *ctx, const sc_config *cfg, const sc_result *res, 
                   "1/%d of the step, coloured by what its stream ran most, shaded by how busy "
                   "it was (a quarter, half, three quarters, all). Communication rows show every "
                   "collective, overlapped or exposed; the compute row's gaps are the time its "
-                  "rank waits (bubble, exposed communication).</p>\n",
-              TL_COLS);
+                  "rank waits (bubble, exposed communication).%s</p>\n",
+              TL_COLS,
+              crank >= 0 ? " With the variation, the middle row (or the first or last, if "
+                           "its stage is one of those) is the rank that holds most of the "
+                           "critical path."
+                         : "");
     timeline_svg(&h, &t, again.step_time_s, "step");
     legend_categories(&h);
     sc__htmlf(&h, "<div class=\"cols\"><div><h2>Time breakdown</h2>\n");

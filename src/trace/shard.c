@@ -83,7 +83,7 @@ int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_
       sc__free(ctx, v, cap * sizeof *v);
       return SC_ENOMEM;
     }
-    snprintf(v[cnt].glob, sizeof v[cnt].glob, "%s", glob);
+    sc__strlcpy(v[cnt].glob, glob, sizeof v[cnt].glob); /* length checked above */
     v[cnt++].role = (uint8_t)r;
   }
   if (!cnt) {

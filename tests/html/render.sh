@@ -77,7 +77,10 @@ cd "$root" || exit 1
   { echo "FAIL: validate --html"; fail=1; }
 "$cli" replay tests/fuzz/corpus-scw/kineto-small.scw --scale dp=8 --html "$work/replay.html" \
   >/dev/null || { echo "FAIL: replay --html"; fail=1; }
-for name in run sweep validate replay; do
+"$cli" run examples/llama3-8b-quick.yaml --set 'variation.slow_gpus=ranks=3 speed=0.8' \
+  --set variation.failures=10 --set variation.steps=100 --html "$work/whatif.html" >/dev/null ||
+  { echo "FAIL: run --html with a variation"; fail=1; }
+for name in run sweep validate replay whatif; do
   [ -s "$work/$name.html" ] || continue
   shot "$name" "$work/$name.html" 2400 || { echo "FAIL $name: $browser exited $?"; fail=1; continue; }
   check "$name" || fail=1
