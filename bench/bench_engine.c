@@ -7,6 +7,8 @@
  *   bench_engine --scaling [MAX] Llama-3 405B unfolded from 1,024 GPUs to MAX
  *                                (default 131,072): time per simulated rank
  *   bench_engine --events        ns per event with interference (no merging)
+ *   bench_engine --variation     what-if variations (docs/WHATIF.md): one slow
+ *                                GPU against the folded run, per-GPU variability
  * Each scaling row runs in a child process, so its peak RSS is its own. The
  * scaling rows simulate without the critical path (sc_simulate_ex); column
  * `cp us/rank` is the same with it, where it is recorded (up to 4M ops).
@@ -170,6 +172,7 @@ static int scaling(long max_gpus) {
 int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
   int events = argc > 1 && !strcmp(argv[1], "--events");
+  int variation = argc > 1 && !strcmp(argv[1], "--variation");
   if (argc > 1 && !strcmp(argv[1], "--scaling")) {
     long max_gpus = argc > 2 ? strtol(argv[2], NULL, 10) : 131072;
     return scaling(max_gpus > 0 ? max_gpus : 131072);
@@ -192,6 +195,24 @@ int main(int argc, char **argv) {
         "cluster.num_gpus=16384", "parallel.pp=16", "training.global_batch=2048",
         "training.precision=bf16", "simulation.fold=1"},
        SC_SIM_CRITICAL_PATH},
+      /* What-if variation: one slow GPU splits only its replica's classes
+       * (256 simulated ranks of 131,072); per-GPU variability simulates
+       * every rank. */
+      {"variation: llama3-405b 131072 H100 folded, none",
+       {"model.preset=llama3-405b", "model.layers=128", "cluster.gpu=h100-sxm",
+        "cluster.num_gpus=131072", "parallel.pp=16", "training.global_batch=16384",
+        "training.precision=bf16", "simulation.fold=1"},
+       SC_SIM_CRITICAL_PATH},
+      {"variation: llama3-405b 131072 H100 one slow GPU",
+       {"model.preset=llama3-405b", "model.layers=128", "cluster.gpu=h100-sxm",
+        "cluster.num_gpus=131072", "parallel.pp=16", "training.global_batch=16384",
+        "training.precision=bf16", "simulation.fold=1",
+        "variation.slow_gpus=ranks=70000 speed=0.9"},
+       SC_SIM_CRITICAL_PATH},
+      {"variation: gpt3-175b 1024 A100 one slow GPU",
+       {"variation.slow_gpus=ranks=5 speed=0.8"}, SC_SIM_CRITICAL_PATH},
+      {"variation: gpt3-175b 1024 A100 gpu_speed_sigma 0.03 (every rank, unfolded)",
+       {"variation.gpu_speed_sigma=0.03"}, SC_SIM_CRITICAL_PATH},
   };
   sc_ctx *ctx;
   if (sc_ctx_new(NULL, NULL, &ctx)) return 1;
@@ -200,7 +221,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < n && !rc; i++) {
     int unfolded = strstr(scenarios[i].name, "unfolded") != NULL;
     int interf = strstr(scenarios[i].name, "interference") != NULL;
-    if ((quick && unfolded) || (events && !interf)) continue;
+    int vary = !strncmp(scenarios[i].name, "variation", 9);
+    if ((quick && unfolded) || (events && !interf) || variation != vary) continue;
     rc = run(ctx, &scenarios[i]);
   }
   sc_ctx_free(ctx);

@@ -8,6 +8,8 @@ build=${1:-build}
 # Time per simulated rank from 1,024 to 131,072 GPUs (about a minute; peak
 # RSS 0.2 GB): docs/PERFORMANCE.md.
 "$build/bench_engine" --scaling
+# What-if variations: one slow GPU among 131,072, per-GPU variability (docs/WHATIF.md).
+"$build/bench_engine" --variation
 "$build/bench_sweep"
 "$build/bench_import" --mb 200
 # Two MPI processes when the MPI variant is built (make mpi).
