@@ -91,7 +91,11 @@ static inline fz_split fz_split_at(const uint8_t *data, size_t size) {
 #define FZ_TINY_WORK 1024
 
 static inline double fz_work(const sc_config *c) {
-  double ranks = c->simulation.fold ? (double)c->parallel.pp : (double)c->cluster.num_gpus;
+  /* a what-if variation simulates more than a rank per stage: count all */
+  int vary = c->variation.slow_gpus[0] || c->variation.gpu_speed_sigma > 0 ||
+             c->variation.slow_links[0] || c->variation.gpu_mix[0];
+  double ranks =
+      c->simulation.fold && !vary ? (double)c->parallel.pp : (double)c->cluster.num_gpus;
   double per = (double)c->training.micro_batch * (double)c->parallel.dp;
   double m = per > 0 ? (double)c->training.global_batch / per : 1e9;
   double layers = (double)c->model.layers / (double)(c->parallel.pp > 0 ? c->parallel.pp : 1);
