@@ -10,6 +10,7 @@
 #include "stepcast/trace.h"
 
 #include "analysis/replay_int.h"
+#include "analysis/variation_int.h"
 #include "engine/engine_int.h"
 #include "engine/traceout_int.h"
 #include "trace/job_int.h"
@@ -529,6 +530,10 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
                    const sc_trace_opts *topts, sc_write_fn trace, void *trace_ud,
                    sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out) {
   memset(out, 0, sizeof *out);
+  if (cfg && sc__vary_active(cfg))
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "variation: slow GPUs, links and GPU mixes apply to synthesised runs "
+                     "(`stepcast run`), not to replayed traces yet");
   if (!trace) topts = NULL;
   sc_replay_opts o;
   if (opts) o = *opts;

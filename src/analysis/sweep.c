@@ -13,6 +13,7 @@
 #include "input/config_int.h"
 #include "analysis/simulate_int.h"
 #include "analysis/par_int.h"
+#include "analysis/variation_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -1274,6 +1275,10 @@ int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_
       return rc;
   }
   if (rb) return robust_write(r, rb, nrb, fmt, out, ud);
+  if (sc__vary_active(base))
+    return sc__writef(out, ud,
+                      "\n  the config's variation is not in this ranking (layouts rank without it); "
+                      "--robust-seeds N re-simulates the best under it (docs/WHATIF.md)\n");
   return SC_OK;
 }
 
