@@ -291,7 +291,7 @@ int sc__vary_plan(sc_ctx *ctx, const sc_config *cfg, const sc_mapping *map, cons
   if (!rc && C.gpu[0]) rc = mix_speeds(ctx, cfg, cost, C.gpu, vp);
   if (rc) goto done;
   /* Entries of one rank combine: factors multiply. */
-  qsort(C.e, C.n, sizeof *C.e, entry_cmp);
+  if (C.n) qsort(C.e, C.n, sizeof *C.e, entry_cmp);
   size_t u = 0;
   for (size_t i = 0; i < C.n; i++) {
     if (u && C.e[u - 1].g == C.e[i].g) {
