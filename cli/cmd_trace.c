@@ -205,6 +205,11 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     } else if (sc_cli_is(&a, "--micro-batches")) {
       ok = sc_cli_int(name, v, 1, 65536, &k);
       opts.micro_batches = k;
+    } else if (sc_cli_is(&a, "--schedule")) {
+      opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1: the enum's order */
+    } else if (sc_cli_is(&a, "--vpp")) {
+      ok = sc_cli_int(name, v, 2, 64, &k);
+      opts.vpp = k;
     } else if (sc_cli_is(&a, "--shard-rules")) {
       rules_path = v;
     } else if (sc_cli_is(&a, "--replica")) {

@@ -27,7 +27,7 @@ dimension of 1 some reshapes are views instead of copies. The trace records
 this in its "stepcast" metadata.
 
 Usage:
-  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [-o DIR]
+  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [-o DIR]
 MODEL: resnet50 resnet152 vgg19 gpt2 bert-large tiny-cnn tiny-gpt
 Writes DIR/MODEL-bB.json.gz per batch size.
 
@@ -177,8 +177,9 @@ OPTIMIZERS = {
 }
 
 
-def build(name, seq, optimizer="sgd"):
-    """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used)."""
+def build(name, seq, optimizer="sgd", layers=0):
+    """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used);
+    layers > 0 overrides a transformer's layer count."""
     torch.manual_seed(0)
     sgd = OPTIMIZERS[optimizer]
     if name in ("resnet50", "resnet152", "vgg19"):
@@ -201,13 +202,14 @@ def build(name, seq, optimizer="sgd"):
         return TinyCNN(), inputs, sgd, 0
     if name == "gpt2":
         s = seq or 512
-        return GPT2(), (lambda b: (torch.randint(0, 50257, (b, s)),)), sgd, s
+        return GPT2(layers=layers or 12), (lambda b: (torch.randint(0, 50257, (b, s)),)), sgd, s
     if name == "tiny-gpt":
         s = seq or 16
-        return GPT2(vocab=64, pos=s, d=32, layers=2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)), sgd, s
+        return (GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)),
+                sgd, s)
     if name == "bert-large":
         s = seq or 512
-        return Bert(), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
+        return Bert(layers=layers or 24), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
     raise SystemExit("trace_torch.py: unknown model %r" % name)
 
 
@@ -568,12 +570,16 @@ def main():
     ap.add_argument("--seq", type=int, default=0, help="sequence length (transformers)")
     ap.add_argument("-o", "--out", default=".", help="output directory")
     ap.add_argument("--optimizer", default="sgd", choices=sorted(OPTIMIZERS))
+    ap.add_argument("--layers", type=int, default=0,
+                    help="transformer layers (default the model's); the file is MODEL-lN-bB.json.gz")
     a = ap.parse_args()
     batches = [int(x) for x in a.batch.split(",")]
     if any(b < 1 for b in batches):
         raise SystemExit("trace_torch.py: batch sizes must be >= 1")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer)
+    if a.layers < 0:
+        raise SystemExit("trace_torch.py: --layers must be >= 1")
+    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer, a.layers)
     queue = []
     concrete_hooks(model, queue)
     marks = Marks(model)
@@ -604,11 +610,12 @@ def main():
             evs = traced[b]
         else:
             evs, unmatched = extrapolate(traced[2], traced[3], b)
-        meta = {"model": a.model, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
+        meta = {"model": a.model, "layers": a.layers or None, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
                 "traced_on": "cpu", "torch": torch.__version__, "optimizer": a.optimizer, "traced_batches": sorted(traced),
                 "extrapolated": b not in traced, "unaligned_operators": unmatched,
                 "params": sum(p.numel() for p in model.parameters()), "module_paths": 1}
-        path = os.path.join(a.out, "%s-b%d.json.gz" % (a.model, b))
+        tag = a.model + ("-l%d" % a.layers if a.layers else "")
+        path = os.path.join(a.out, "%s-b%d.json.gz" % (tag, b))
         write_trace(path, evs, meta)
         print("%s: %d events, batch %d%s" % (path, len(evs), b,
                                               "" if b in traced else " (extrapolated, %d unaligned)" % unmatched))

@@ -539,7 +539,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "--scale cp=%lld: context parallelism of a traced job is not supported yet",
                      (long long)o.scale_cp);
-  if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1) {
+  if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1) {
     if (topts && topts->nranks)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "--trace-ranks with --scale tp= / pp= is not supported yet (the "
@@ -547,7 +547,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     return replay_sharded(ctx, job, cfg, &o, topts, trace, trace_ud, sink, sink_ud, out);
   }
   if ((rc = replay_ranks_check(ctx, job, opts, topts))) return rc;
-  out->tp = out->pp = out->cp = out->micro_batches = 1;
+  out->tp = out->pp = out->cp = out->micro_batches = out->vpp = 1;
   /* Gradient marks and a re-target to more replicas: add PyTorch DDP. */
   int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
   int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
@@ -567,7 +567,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
                    (o.ddp_first_bucket_mb > 0 ? o.ddp_first_bucket_mb : 1.0) * mib, 1, &ddp);
   if (rc) return rc;
   rc = replay_job(ctx, ddp, cfg, &o, topts, trace, trace_ud, sink, sink_ud, out);
-  out->tp = out->pp = out->cp = out->micro_batches = 1;
+  out->tp = out->pp = out->cp = out->micro_batches = out->vpp = 1;
   if (!rc)
     for (size_t k = 0; k < ddp->ranks[0].nops; k++) out->ddp_buckets += ddp->ranks[0].ops[k].kind == SC_JOP_COLL;
   sc_job_free(ddp);
@@ -609,6 +609,8 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.pp = o->scale_pp > 0 ? o->scale_pp : 1;
   so.dp = o->scale_dp > 0 ? o->scale_dp : 1;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
+  so.schedule = (int)o->schedule;
+  so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
   so.first_layers = o->first_layers;
   so.last_layers = o->last_layers;
   if (o->replica_ranks > 1)
@@ -639,6 +641,8 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->pp = so.pp;
     out->cp = 1;
     out->micro_batches = so.micro_batches;
+    out->schedule = (sc_schedule)so.schedule;
+    out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->traced_world = out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
@@ -922,11 +926,19 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
           int64_t pi = -1, ps = -1;
           for (size_t u = 0; jo->peer >= 0 && u < nr && pi < 0; u++)
             if (job->ranks[u].rank == jo->peer) pi = (int64_t)u;
+          /* The peer's stream of the opposite kind that talks to this rank;
+           * shard.c's pair by stream id (send k, receive k ^ 1), since with
+           * model chunks and pp = 2 both directions share the peer. */
+          int64_t my_id = r->streams[jo->stream].id, first = -1;
           for (size_t u = 0; pi >= 0 && u < job->ranks[pi].nops && ps < 0; u++) {
             const sc_jop *po = &job->ranks[pi].ops[u];
-            if (po->peer == r->rank && po->kind == (jo->kind == SC_JOP_SEND ? SC_JOP_RECV : SC_JOP_SEND))
+            if (po->peer != r->rank || po->kind != (jo->kind == SC_JOP_SEND ? SC_JOP_RECV : SC_JOP_SEND)) continue;
+            if (first < 0) first = rp[pi].cv.slot_of[po->stream];
+            if (my_id >= SC_SHARD_ST_FSEND && my_id <= SC_SHARD_ST_BRECV &&
+                job->ranks[pi].streams[po->stream].id == (my_id ^ 1))
               ps = rp[pi].cv.slot_of[po->stream];
           }
+          if (ps < 0) ps = first;
           op->cat = SC_CAT_PP;
           if (ps < 0) {
             op->kind = SC_OP_HOST;
@@ -1064,6 +1076,10 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
 
 /* ------------------------------------------------------------ output */
 
+static const char *sched_label(sc_schedule k) {
+  return k == SC_SCHED_GPIPE ? "GPipe" : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B" : k == SC_SCHED_ZB_H1 ? "ZB-H1" : "1F1B";
+}
+
 int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, void *ud) {
   int rc;
   if (fmt == SC_FORMAT_JSON) {
@@ -1076,6 +1092,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->cp, (long long)r->micro_batches, (long long)r->dp,
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
+    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1))
+      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,", sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule),
+                      (long long)(r->vpp > 1 ? r->vpp : 1));
     if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
@@ -1096,12 +1115,14 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                   (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
                   r->gpu, r->comm);
   int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1;
+  char chunks[48] = "";
+  if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
   if (!rc && sharded)
     rc = sc__writef(w, ud,
-                    "re-targeted: TP %lld, PP %lld (1F1B, %lld micro-batch(es)), DP %lld: world %lld, one "
+                    "re-targeted: TP %lld, PP %lld%s (%s, %lld micro-batch(es)), DP %lld: world %lld, one "
                     "program per stage\n",
-                    (long long)r->tp, (long long)r->pp, (long long)r->micro_batches, (long long)r->dp,
-                    (long long)r->world);
+                    (long long)r->tp, (long long)r->pp, chunks, sched_label(r->schedule),
+                    (long long)r->micro_batches, (long long)r->dp, (long long)r->world);
   else if (!rc && r->dp != r->traced_dp)
     rc = sc__writef(w, ud, "re-targeted: data parallel %lld -> %lld (world %lld -> %lld)\n",
                     (long long)r->traced_dp, (long long)r->dp, (long long)r->traced_world, (long long)r->world);

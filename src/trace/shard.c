@@ -12,11 +12,13 @@
  * split, its output all-reduced; norms, residuals and dropout outside are
  * replicated. Re-shaped operators keep their shape class, so replay prices
  * them for the target GPU as it prices any ex-situ op. The layer sequence
- * (module paths with a numeric component, `blocks.3`) is cut into pp stages;
- * each stage's program runs the 1F1B order of model/schedule.c over the
- * micro-batches, its forward and backward passes built from the traced
- * operators of its layers, with blocking p2p receives and sends of the
- * activations between neighbours (as synth/pipeline.c emits them).
+ * (module paths with a numeric component, `blocks.3`) is cut into pp x vpp
+ * virtual stages (chunk c of stage s is virtual stage c x pp + s); each
+ * stage's program runs model/schedule.c's order (1F1B, GPipe, interleaved,
+ * ZB-H1, whose W passes take the weight-gradient GEMMs and gradient work out
+ * of the backward) over the micro-batches, its passes built from the traced
+ * operators of the chunk's layers, with blocking p2p receives and sends of
+ * the activations between neighbours (as synth/pipeline.c emits them).
  */
 #include "trace/shard_int.h"
 
@@ -230,8 +232,9 @@ int sc__shard_stages(sc_ctx *ctx, int64_t layers, int64_t pp, int64_t first, int
 enum { U_PRE = 0, U_FWD, U_BWD, U_POST }; /* zero_grad / forward / backward / optimizer step */
 
 typedef struct opinfo {
-  int32_t stage;
+  int32_t stage;     /* virtual stage: stage + pp x model chunk */
   uint8_t unit;      /* U_* */
+  uint8_t wgrad;     /* backward work of the weight gradients (ZB-H1's W pass) */
   uint8_t ar;        /* 1: an all-reduce over the TP group follows it */
   double ar_bytes;
   double div[4];     /* factors on m, n, k, batch */
@@ -250,6 +253,7 @@ typedef struct shb {  /* building */
   uint8_t *mod_post;     /* non-layer module first seen after the layers (forward) */
   double *fm, *fn, *fk;
   int64_t nlayers;
+  int64_t vpp;           /* model chunks per stage */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
 } shb;
 
@@ -270,6 +274,23 @@ static void divide_dim(opinfo *x, const sc_jshape *sh, double want, int a, int b
       break;
     }
   x->div[pick] = tp;
+}
+
+/* Whether backward op k computes weight gradients: a module's parameter
+ * work (gradient accumulation, grad marks) or a GEMM of a module with a
+ * forward GEMM (m tokens, n out, k in) that reduces over the tokens and is
+ * not the input gradient (m x k): dW = dY^T X, n x k or k x n. ZB-H1 defers
+ * these to its W pass (Qi et al. 2024, section 2). */
+static int is_wgrad(const shb *B, const sc_jrank *r, size_t k, const sc_jopmod *om) {
+  if (!om->module) return 0;
+  if (om->param) return 1;
+  const sc_jop *op = &r->ops[k];
+  if (!op->shape) return 0;
+  const sc_jshape *sh = &r->shapes[op->shape - 1];
+  size_t m = om->module - 1;
+  double fm = B->fm[m];
+  if (sh->cls != SC_JSHAPE_GEMM || fm <= 0 || sh->batch > 1) return 0;
+  return sh->k == fm && !(sh->m == fm && sh->n == B->fk[m]);
 }
 
 static int analyse(shb *B) {
@@ -324,9 +345,15 @@ static int analyse(shb *B) {
   /* Stages and TP factors per op. */
   int fwd_seen_layer = 0, bwd_seen_layer = 0, fwd_seen = 0, region = 0;
   int32_t last_layer = -1;
-  int64_t *cut = sc__malloc(B->ctx, (size_t)(B->o->pp + 1) * sizeof *cut);
+  int64_t V = B->o->pp * B->vpp; /* virtual stages: chunk c of stage s is c x pp + s */
+  int64_t *cut = sc__malloc(B->ctx, (size_t)(V + 1) * sizeof *cut);
   if (!cut) return SC_ENOMEM;
-  int rc = nl ? sc__shard_stages(B->ctx, nl, B->o->pp, B->o->first_layers, B->o->last_layers, cut) : SC_OK;
+  int rc = SC_OK;
+  if (nl && B->vpp > 1 && nl < V)
+    rc = sc__error(B->ctx, SC_EINVAL,
+                   "pp=%lld with %lld model chunks per stage: the traced model has %lld layer(s), fewer than "
+                   "the %lld chunks", (long long)B->o->pp, (long long)B->vpp, (long long)nl, (long long)V);
+  if (!rc && nl) rc = sc__shard_stages(B->ctx, nl, V, B->o->first_layers, B->o->last_layers, cut);
   if (!rc && !nl && B->o->pp > 1)
     rc = sc__error(B->ctx, SC_EINVAL,
                    "pp=%lld: the traced model has no layers (no module path with a numeric component, "
@@ -353,9 +380,10 @@ static int analyse(shb *B) {
     if (layer >= 0 && pass == SC_JPASS_BWD) bwd_seen_layer = 1;
     if (layer >= 0) {
       int32_t s = 0;
-      while (s + 1 < B->o->pp && layer >= cut[s + 1]) s++;
+      while (s + 1 < V && layer >= cut[s + 1]) s++;
       x->stage = s;
-    } else x->stage = post ? (int32_t)(B->o->pp - 1) : 0;
+    } else x->stage = post ? (int32_t)(V - 1) : 0;
+    x->wgrad = pass == SC_JPASS_BWD && is_wgrad(B, r, k, &om);
     if (layer != last_layer) region = 0, last_layer = layer;
     if (tp <= 1 || !om.module) continue;
     size_t m = om.module - 1;
@@ -426,13 +454,14 @@ static int analyse(shb *B) {
         placed[h] = 1;
         B->oi[h].stage = B->oi[k].stage;
         B->oi[h].unit = B->oi[k].unit;
+        B->oi[h].wgrad = B->oi[k].wgrad;
       }
     }
   }
   for (size_t k = 0; !rc && k < r->nops; k++)
-    if (r->ops[k].kind == SC_JOP_HOST && !placed[k]) B->oi[k].stage = (int32_t)(B->o->pp - 1), B->oi[k].unit = U_POST;
+    if (r->ops[k].kind == SC_JOP_HOST && !placed[k]) B->oi[k].stage = (int32_t)(V - 1), B->oi[k].unit = U_POST;
   sc__free(B->ctx, placed, r->nops ? r->nops : 1);
-  sc__free(B->ctx, cut, (size_t)(B->o->pp + 1) * sizeof *cut);
+  sc__free(B->ctx, cut, (size_t)(V + 1) * sizeof *cut);
   return rc;
 }
 
@@ -446,7 +475,6 @@ typedef struct stg {   /* one stage's rank being built */
   uint32_t serial;
   int64_t waits[4];    /* deps for the next GPU op (-1 none) */
   int64_t last_gpu;    /* last compute op emitted */
-  int64_t last_send;   /* the previous pass's send */
   int64_t bwd_ar;      /* a backward all-reduce waited for after its module's ops (-1 none) */
   uint32_t bwd_ar_mod; /* ... that module */
   uint32_t nm_ar, nm_send, nm_recv, tp_group;
@@ -471,7 +499,10 @@ static int add_wait(stg *S, int64_t k) {
   return SC_EINTERNAL;
 }
 
-static int p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after) {
+/* Emits a pipeline send or receive to / from global rank peer after op
+ * `after` (-1 none); a receive is waited for by the next compute op. The op
+ * index, or -1 out of memory. */
+static int64_t p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after) {
   sc_jop op;
   memset(&op, 0, sizeof op);
   op.kind = send ? SC_JOP_SEND : SC_JOP_RECV;
@@ -484,32 +515,26 @@ static int p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after
   op.bytes = B->act_bytes / (double)B->o->tp;
   uint32_t d = (uint32_t)after;
   int64_t k = emit(B, S, &op, stream, &d, after >= 0);
-  if (k < 0) return SC_ENOMEM;
-  if (send) S->last_send = k;
-  else if (add_wait(S, k)) return SC_EINTERNAL;
-  return SC_OK;
+  if (k >= 0 && !send && add_wait(S, k)) return -1;
+  return k;
 }
 
-/* Emits stage s's ops of one unit (pass `unit` of micro-batch mb). */
-static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_mb) {
+/* Part of a backward unit to emit: all of it, the input-gradient pass
+ * (weight-gradient work left out) or the weight-gradient pass alone. */
+enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
+
+/* Emits stage s's ops of one unit: of virtual stage vs (forward and
+ * backward passes), or of every chunk of the stage (vs < 0: zero_grad and
+ * the optimizer); part selects a split backward's half. */
+static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, int last_mb) {
   const sc_jrank *r = B->r;
   int64_t pp = B->o->pp;
   S->serial++;
-  int64_t here = s * B->o->tp, prev = (s - 1) * B->o->tp, next = (s + 1) * B->o->tp;
-  (void)mb;
-  /* Blocking p2p: the receive is posted after the previous pass, and this
-   * pass waits for the previous pass's send. */
-  if (unit == U_FWD || unit == U_BWD) {
-    if (S->last_send >= 0 && add_wait(S, S->last_send)) return SC_EINTERNAL;
-    S->last_send = -1;
-    if (unit == U_FWD && s > 0 && p2p(B, S, 0, S->frecv, prev, S->last_gpu)) return SC_ENOMEM;
-    if (unit == U_BWD && s < pp - 1 && p2p(B, S, 0, S->brecv, next, S->last_gpu)) return SC_ENOMEM;
-  }
-  (void)here;
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
-    if (x->stage != s || x->unit != unit) continue;
+    if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s)) continue;
+    if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
     uint32_t deps[8];
     int nd = 0;
@@ -569,8 +594,6 @@ static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_m
     if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
     S->bwd_ar = -1;
   }
-  if (unit == U_FWD && s < pp - 1 && p2p(B, S, 1, S->fsend, next, S->last_gpu)) return SC_ENOMEM;
-  if (unit == U_BWD && s > 0 && p2p(B, S, 1, S->bsend, prev, S->last_gpu)) return SC_ENOMEM;
   return SC_OK;
 }
 
@@ -588,7 +611,7 @@ static int build_stage(shb *B, int32_t s) {
   const sc_jrank *r = B->r;
   stg S;
   memset(&S, 0, sizeof S);
-  S.last_gpu = S.last_send = S.bwd_ar = -1;
+  S.last_gpu = S.bwd_ar = -1;
   for (int i = 0; i < 4; i++) S.waits[i] = -1;
   int64_t tp = B->o->tp, pp = B->o->pp;
   S.jr = sc__job_add_rank(job, s * tp);
@@ -609,10 +632,14 @@ static int build_stage(shb *B, int32_t s) {
   S.host = sc__jrank_stream(job, S.jr, -1, nm_host, 1);
   S.gpu = sc__jrank_stream(job, S.jr, 7, nm_gpu, 0);
   S.tp = tp > 1 ? sc__jrank_stream(job, S.jr, 8, nm_tp, 0) : S.gpu;
-  S.fsend = s < pp - 1 ? sc__jrank_stream(job, S.jr, 30, nm_fs, 0) : S.gpu;
-  S.frecv = s > 0 ? sc__jrank_stream(job, S.jr, 31, nm_fr, 0) : S.gpu;
-  S.bsend = s > 0 ? sc__jrank_stream(job, S.jr, 32, nm_bs, 0) : S.gpu;
-  S.brecv = s < pp - 1 ? sc__jrank_stream(job, S.jr, 33, nm_br, 0) : S.gpu;
+  /* With model chunks every stage sends and receives both ways (the last
+   * stage's chunk c feeds the first stage's chunk c + 1). */
+  int64_t v = B->vpp, V = pp * v;
+  int wrap = v > 1;
+  S.fsend = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FSEND, nm_fs, 0) : S.gpu;
+  S.frecv = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FRECV, nm_fr, 0) : S.gpu;
+  S.bsend = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BSEND, nm_bs, 0) : S.gpu;
+  S.brecv = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BRECV, nm_br, 0) : S.gpu;
   if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0)
     return SC_ENOMEM;
   int rc = SC_OK;
@@ -624,32 +651,60 @@ static int build_stage(shb *B, int32_t s) {
     sc__free(B->ctx, m, (size_t)tp * sizeof *m);
     if (rc) return rc;
   }
-  size_t n = r->nops ? r->nops : 1;
-  S.map = sc__malloc(B->ctx, n * sizeof *S.map);
-  S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
-  if (!S.map || !S.stamp) rc = SC_ENOMEM;
-  /* The stage's order: model/schedule.c's 1F1B over the micro-batches. */
+  /* The stage's order: model/schedule.c's, as the synthesiser walks it. */
   sc_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  cfg.parallel.schedule = SC_SCHED_1F1B;
+  cfg.parallel.schedule = (sc_schedule)B->o->schedule;
   sc_shape sh;
   memset(&sh, 0, sizeof sh);
   sh.cfg = &cfg;
   sh.pp = pp;
   sh.m = B->o->micro_batches;
-  sh.vpp = 1;
-  if (!rc) rc = emit_unit(B, &S, s, U_PRE, 0, 0);
+  sh.vpp = v;
+  int split = sc__schedule_split(&sh);
+  /* Blocking p2p as synth/build.c sets it: a pass posts its receive after
+   * the pass `lag` items back and waits for that pass's send; Megatron's
+   * interleaved schedule batches a forward with a backward (lag 2); the
+   * zero-bubble schedules post receives ahead and never wait (lag 0). */
+  size_t lag = cfg.parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : split ? 0 : 1;
+  size_t n = r->nops ? r->nops : 1, nsched = sc__schedule_len(&sh) + 1;
+  S.map = sc__malloc(B->ctx, n * sizeof *S.map);
+  S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
+  int64_t *item_end = sc__malloc(B->ctx, 2 * nsched * sizeof *item_end);
+  int64_t *item_send = item_end ? item_end + nsched : NULL;
+  if (!S.map || !S.stamp || !item_end) rc = SC_ENOMEM;
+  if (!rc) rc = emit_unit(B, &S, s, -1, U_PRE, PART_ALL, 0);
+  int64_t pre_end = S.last_gpu;
   sc_sched_iter it;
   sc_sched_item item;
   sc__schedule_begin(&sh, s, &it);
-  while (!rc && sc__schedule_next(&it, &item))
-    rc = emit_unit(B, &S, s, item.pass == SC_PASS_F ? U_FWD : U_BWD, item.mb,
-                   (int64_t)item.mb == B->o->micro_batches - 1);
-  /* The optimizer waits for the last send. */
-  if (!rc && S.last_send >= 0) rc = add_wait(&S, S.last_send);
-  if (!rc) rc = emit_unit(B, &S, s, U_POST, 0, 0);
+  size_t i = 0;
+  for (; !rc && i < nsched && sc__schedule_next(&it, &item); i++) {
+    int64_t vs = (int64_t)item.chunk * pp + s;
+    int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W;
+    int64_t prev = (s + pp - 1) % pp * tp, next = (s + 1) % pp * tp;
+    item_send[i] = -1;
+    if (!wpass) {
+      int64_t posted = !lag ? -1 : i >= lag ? item_end[i - lag] : pre_end;
+      if (lag && i >= lag && item_send[i - lag] >= 0) rc = add_wait(&S, item_send[i - lag]);
+      if (!rc && fwd && vs > 0 && p2p(B, &S, 0, S.frecv, prev, posted) < 0) rc = SC_ENOMEM;
+      if (!rc && !fwd && vs < V - 1 && p2p(B, &S, 0, S.brecv, next, posted) < 0) rc = SC_ENOMEM;
+    }
+    if (!rc)
+      rc = emit_unit(B, &S, s, vs, fwd ? U_FWD : U_BWD, wpass ? PART_WEIGHT : split ? PART_INPUT : PART_ALL,
+                     (int64_t)item.mb == B->o->micro_batches - 1);
+    if (!rc && fwd && vs < V - 1 && (item_send[i] = p2p(B, &S, 1, S.fsend, next, S.last_gpu)) < 0) rc = SC_ENOMEM;
+    if (!rc && !fwd && !wpass && vs > 0 && (item_send[i] = p2p(B, &S, 1, S.bsend, prev, S.last_gpu)) < 0)
+      rc = SC_ENOMEM;
+    if (!rc) item_end[i] = S.last_gpu;
+  }
+  /* The optimizer waits for the last sends waited for by no pass. */
+  for (size_t k = i > lag ? i - lag : 0; !rc && k < i; k++)
+    if (item_send[k] >= 0) rc = add_wait(&S, item_send[k]);
+  if (!rc) rc = emit_unit(B, &S, s, -1, U_POST, PART_ALL, 0);
   sc__free(B->ctx, S.map, n * sizeof *S.map);
   sc__free(B->ctx, S.stamp, n * sizeof *S.stamp);
+  sc__free(B->ctx, item_end, 2 * nsched * sizeof *item_end);
   return rc;
 }
 
@@ -672,7 +727,20 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      "%s: no module paths (a .scw before version 3, or a trace without \"Module\" args): "
                      "tp/pp need them; trace again with tools/trace_torch.py and import it",
                      sc__job_str(in, r->source));
-  if (o->micro_batches * (o->pp + 2) > 1 << 20)
+  int64_t vpp = o->vpp > 1 ? o->vpp : 1;
+  if (o->schedule == SC_SCHED_ZBV || o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZB_H1)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "schedule %s: a re-targeted job runs 1f1b, gpipe, interleaved or zb-h1",
+                     sc_enum_name(SC_ENUM_SCHEDULE, o->schedule));
+  if (o->schedule == SC_SCHED_INTERLEAVED && (o->pp < 2 || vpp < 2))
+    return sc__error(ctx, SC_EINVAL,
+                     "the interleaved schedule needs pp >= 2 and at least 2 model chunks per stage (vpp), "
+                     "not pp=%lld, vpp=%lld", (long long)o->pp, (long long)vpp);
+  if (o->schedule != SC_SCHED_INTERLEAVED && vpp > 1)
+    return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
+                     (long long)vpp);
+  if (vpp > 64) return sc__error(ctx, SC_EINVAL, "vpp=%lld: at most 64 model chunks per stage", (long long)vpp);
+  if (o->micro_batches * vpp * (o->pp + 3) > 1 << 20)
     return sc__error(ctx, SC_EINVAL, "%lld micro-batches: too many", (long long)o->micro_batches);
   shb B;
   memset(&B, 0, sizeof B);
@@ -680,6 +748,7 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   B.in = in;
   B.r = r;
   B.o = o;
+  B.vpp = vpp;
   size_t nm = r->nmodules, n = r->nops ? r->nops : 1;
   B.oi = sc__calloc(ctx, n, sizeof *B.oi);
   B.roles = sc__calloc(ctx, nm, 1);
