@@ -177,9 +177,10 @@ static const sc_cli_opt import_megatron_opts[] = {
 static const sc_cli_opt export_megatron_opts[] = {SET_OPT, {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt replay_opts[] = {
-    {"--scale", "tp=N,pp=M,dp=K",
+    {"--scale", "tp=N,pp=M,dp=K,fsdp=K",
      "re-target: dp alone to K data-parallel replicas (weak scaling); tp / pp split an ex-situ job "
-     "with module paths over tensor-parallel ranks and pipeline stages (cp: not supported yet)",
+     "with module paths over tensor-parallel ranks and pipeline stages; fsdp=K shards its parameters "
+     "over the K replicas (FSDP per layer instead of DDP; cp: not supported yet)",
      0},
     {"--micro-batches", "N", "micro-batches of the pipeline schedule with --scale pp (default pp)", 0},
     {"--schedule", "1f1b|gpipe|interleaved|zb-h1",
@@ -329,8 +330,9 @@ static const char replay_text[] =
     "(tools/trace_torch.py): Megatron tensor parallelism of the traced modules by the\n"
     "sharding rules (--shard-rules overrides them), the layers cut into M stages run\n"
     "along --schedule (1F1B, GPipe, interleaved with --vpp chunks, ZB-H1) over\n"
-    "--micro-batches, DDP over each stage's K replicas. A job with measured kernel\n"
-    "times replayed for another GPU than its trace's is refused.\n"
+    "--micro-batches, DDP over each stage's K replicas (fsdp=K: FSDP per layer).\n"
+    "A job with measured kernel times replayed for another GPU than its trace's is\n"
+    "refused.\n"
     "docs/TRACE.md.";
 
 const sc_cli_cmd sc_cli_commands[] = {

@@ -131,6 +131,11 @@ typedef struct sc_replay_opts {
    * (backward split into input- and weight-gradient passes); ZBV refused. */
   sc_schedule schedule;
   int64_t vpp;
+  /* FSDP (FULL_SHARD) instead of DDP on an ex-situ job with module paths:
+   * 0 or 1 off, else the shard group, which must be the data-parallel
+   * group (scale_dp; 0 there takes this). Per layer parameter all-gathers
+   * and gradient reduce-scatters (docs/TRACE.md, "FSDP"). */
+  int64_t scale_fsdp;
   int64_t first_layers, last_layers;
   const char *shard_rules;
   size_t shard_rules_len;
@@ -145,6 +150,7 @@ typedef struct sc_replay_result {
   int64_t micro_batches;      /* of the pipeline schedule (1 without re-targeting) */
   sc_schedule schedule;       /* of a re-targeted pipeline (SC_SCHED_1F1B otherwise) */
   int64_t vpp;                /* model chunks per stage (1 but interleaved) */
+  int64_t fsdp;               /* FSDP shard group (0: none) */
   int64_t simulated_ranks;
   int64_t iterations;
   int64_t ops, events;

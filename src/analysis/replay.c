@@ -539,7 +539,8 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "--scale cp=%lld: context parallelism of a traced job is not supported yet",
                      (long long)o.scale_cp);
-  if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1) {
+  if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1 ||
+      o.scale_fsdp > 1) {
     if (topts && topts->nranks)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "--trace-ranks with --scale tp= / pp= is not supported yet (the "
@@ -607,7 +608,8 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   memset(&so, 0, sizeof so);
   so.tp = o->scale_tp > 0 ? o->scale_tp : 1;
   so.pp = o->scale_pp > 0 ? o->scale_pp : 1;
-  so.dp = o->scale_dp > 0 ? o->scale_dp : 1;
+  so.dp = o->scale_dp > 0 ? o->scale_dp : o->scale_fsdp > 1 ? o->scale_fsdp : 1;
+  so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
   so.schedule = (int)o->schedule;
   so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
@@ -629,7 +631,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   int64_t R = so.tp * so.pp;
   if (!rc && !(o->ddp_bucket_mb >= 0 && o->ddp_first_bucket_mb >= 0))
     rc = sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
-  if (!rc && (so.dp > 1 || o->ddp))
+  if (!rc && !so.fsdp && (so.dp > 1 || o->ddp))
     rc = sc__job_ddp(sj, (o->ddp_bucket_mb > 0 ? o->ddp_bucket_mb : 25.0) * mib,
                      (o->ddp_first_bucket_mb > 0 ? o->ddp_first_bucket_mb : 1.0) * mib, R, &dj);
   sc_replay_opts o2 = *o;
@@ -643,6 +645,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->micro_batches = so.micro_batches;
     out->schedule = (sc_schedule)so.schedule;
     out->vpp = so.vpp > 1 ? so.vpp : 1;
+    out->fsdp = so.fsdp;
     out->traced_world = out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
@@ -1092,9 +1095,10 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->cp, (long long)r->micro_batches, (long long)r->dp,
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
-    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1))
-      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,", sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule),
-                      (long long)(r->vpp > 1 ? r->vpp : 1));
+    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1))
+      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,",
+                      sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
+                      (long long)r->fsdp);
     if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
@@ -1114,15 +1118,16 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   rc = sc__writef(w, ud, "replay: %lld traced rank(s) of %lld, %lld iteration(s), GPU %s, collectives %s\n",
                   (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
                   r->gpu, r->comm);
-  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1;
+  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1;
   char chunks[48] = "";
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
   if (!rc && sharded)
     rc = sc__writef(w, ud,
-                    "re-targeted: TP %lld, PP %lld%s (%s, %lld micro-batch(es)), DP %lld: world %lld, one "
+                    "re-targeted: TP %lld, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, one "
                     "program per stage\n",
                     (long long)r->tp, (long long)r->pp, chunks, sched_label(r->schedule),
-                    (long long)r->micro_batches, (long long)r->dp, (long long)r->world);
+                    (long long)r->micro_batches, (long long)r->dp, r->fsdp > 1 ? " (FSDP)" : "",
+                    (long long)r->world);
   else if (!rc && r->dp != r->traced_dp)
     rc = sc__writef(w, ud, "re-targeted: data parallel %lld -> %lld (world %lld -> %lld)\n",
                     (long long)r->traced_dp, (long long)r->dp, (long long)r->traced_world, (long long)r->world);

@@ -479,6 +479,18 @@ typedef struct stg {   /* one stage's rank being built */
   uint32_t bwd_ar_mod; /* ... that module */
   uint32_t nm_ar, nm_send, nm_recv, tp_group;
   int64_t rank_of_stage0;
+  /* FSDP: the all-gather and reduce-scatter streams, the shard group, the
+   * parameter bytes of each (chunk, unit) of the stage (unit: a layer, or
+   * nlayers for the root: every module outside the layers), and per pass
+   * the units in order of first use, their last op and their gathers. */
+  int ag, rs;
+  uint32_t fsdp_group, nm_ag, nm_rs;
+  double *unit_bytes;
+  int32_t *useq;
+  size_t *ulast;
+  int64_t *ag_op;
+  int64_t prefetch_after; /* the first AG of the next pass is issued after it */
+  int64_t last_rs;
 } stg;
 
 static int64_t emit(shb *B, stg *S, const sc_jop *src, int stream, const uint32_t *deps, int nd) {
@@ -497,6 +509,26 @@ static int add_wait(stg *S, int64_t k) {
   for (int i = 0; i < 4; i++)
     if (S->waits[i] < 0) return S->waits[i] = k, SC_OK;
   return SC_EINTERNAL;
+}
+
+/* FSDP unit of op k: its module's layer, else the root (nlayers). */
+static int32_t op_unit(const shb *B, size_t k) {
+  uint32_t mod = sc__jrank_opmod(B->r, k).module;
+  int32_t l = mod ? B->mod_layer[mod - 1] : -1;
+  return l >= 0 ? l : (int32_t)B->nlayers;
+}
+
+static int64_t fsdp_coll(shb *B, stg *S, int gather, double bytes, int64_t after) {
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.kind = SC_JOP_COLL;
+  op.coll = gather ? SC_COLL_ALLGATHER : SC_COLL_REDUCESCATTER;
+  op.group = S->fsdp_group;
+  op.peer = -1;
+  op.name = gather ? S->nm_ag : S->nm_rs;
+  op.bytes = bytes;
+  uint32_t d = (uint32_t)after;
+  return emit(B, S, &op, gather ? S->ag : S->rs, &d, after >= 0);
 }
 
 /* Emits a pipeline send or receive to / from global rank peer after op
@@ -530,6 +562,34 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   const sc_jrank *r = B->r;
   int64_t pp = B->o->pp;
   S->serial++;
+  /* FSDP (PyTorch FULL_SHARD): each unit's parameters are all-gathered
+   * before its forward and again before its backward (resharded after
+   * forward), the next unit's gather issued as a unit starts (forward and
+   * backward prefetch); its gradients are reduce-scattered after its last
+   * backward op where they are final (the last micro-batch's backward, or
+   * W pass). */
+  int fsdp = B->o->fsdp > 1 && vs >= 0 && (unit == U_FWD || unit == U_BWD);
+  int gathers = fsdp && part != PART_WEIGHT, scatters = fsdp && unit == U_BWD && last_mb && part != PART_INPUT;
+  size_t nseq = 0, nu = (size_t)B->nlayers + 1;
+  const double *ub = fsdp ? S->unit_bytes + (size_t)(vs / pp) * nu : NULL;
+  if (fsdp) {
+    for (size_t u = 0; u < nu; u++) S->ag_op[u] = -2; /* not in this pass */
+    for (size_t k = 0; k < r->nops; k++) {
+      const opinfo *x = &B->oi[k];
+      int kind = r->ops[k].kind;
+      if (x->unit != unit || x->stage != vs || kind == SC_JOP_HOST || kind == SC_JOP_SYNC) continue;
+      if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
+      int32_t u = op_unit(B, k);
+      if (ub[u] <= 0) continue;
+      if (S->ag_op[u] == -2) S->useq[nseq++] = u, S->ag_op[u] = -1;
+      S->ulast[u] = k;
+    }
+    if (gathers && nseq) {
+      S->ag_op[S->useq[0]] = fsdp_coll(B, S, 1, ub[S->useq[0]], S->prefetch_after);
+      if (S->ag_op[S->useq[0]] < 0) return SC_ENOMEM;
+    }
+  }
+  size_t next_unit = 1;
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
@@ -544,6 +604,17 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     }
     int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
     uint32_t mod = sc__jrank_opmod(r, k).module;
+    int32_t ou = fsdp && !host ? op_unit(B, k) : -1;
+    if (gathers && ou >= 0 && S->ag_op[ou] >= 0) { /* the unit's first op */
+      int64_t g = S->ag_op[ou];
+      S->ag_op[ou] = -3; /* waited for */
+      S->prefetch_after = S->last_gpu;
+      if (next_unit < nseq) {
+        int32_t nx = S->useq[next_unit++];
+        if ((S->ag_op[nx] = fsdp_coll(B, S, 1, ub[nx], S->last_gpu)) < 0) return SC_ENOMEM;
+      }
+      if (add_wait(S, g)) return SC_EINTERNAL;
+    }
     if (!host && S->bwd_ar >= 0 && mod != S->bwd_ar_mod) {
       if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
       S->bwd_ar = -1;
@@ -563,11 +634,19 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (si < 0) return SC_ENOMEM;
       op.shape = (uint32_t)si + 1;
     } else op.bytes /= x->bytes_div;
+    /* FSDP: zero_grad and the optimizer step work on the rank's shard. */
+    if (B->o->fsdp > 1 && (unit == U_PRE || unit == U_POST) && sc__jrank_opmod(r, k).param) {
+      op.bytes /= (double)B->o->fsdp;
+      op.flops /= (double)B->o->fsdp;
+    }
     int64_t nk = emit(B, S, &op, host ? S->host : S->gpu, deps, nd);
     if (nk < 0) return SC_ENOMEM;
     S->map[k] = (uint32_t)nk;
     S->stamp[k] = S->serial;
     if (!host) S->last_gpu = nk;
+    if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k &&
+        (S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0)
+      return SC_ENOMEM;
     if (x->ar) { /* the TP all-reduce, waited for by the next compute op */
       sc_jop ar;
       memset(&ar, 0, sizeof ar);
@@ -643,13 +722,45 @@ static int build_stage(shb *B, int32_t s) {
   if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0)
     return SC_ENOMEM;
   int rc = SC_OK;
-  if (tp > 1) {
-    int64_t *m = sc__malloc(B->ctx, (size_t)tp * sizeof *m);
+  S.prefetch_after = S.last_rs = -1;
+  size_t nu = (size_t)B->nlayers + 1;
+  if (B->o->fsdp > 1) {
+    uint32_t nm_ags, nm_rss, nm_fg;
+    if (sc__job_intern(job, "fsdp all-gather", 15, &nm_ags) || sc__job_intern(job, "fsdp reduce-scatter", 19, &nm_rss) ||
+        sc__job_intern(job, "fsdp: all_gather", 16, &S.nm_ag) || sc__job_intern(job, "fsdp: reduce_scatter", 20, &S.nm_rs) ||
+        sc__job_intern(job, SC_JOB_FSDP_GROUP, strlen(SC_JOB_FSDP_GROUP), &nm_fg))
+      return SC_ENOMEM;
+    S.ag = sc__jrank_stream(job, S.jr, 14, nm_ags, 0);
+    S.rs = sc__jrank_stream(job, S.jr, 15, nm_rss, 0);
+    if (S.ag < 0 || S.rs < 0) return SC_ENOMEM;
+    /* The stage's data-parallel group: its rank in every replica of
+     * tp x pp ranks. */
+    int64_t dp = B->o->dp, R = tp * pp;
+    int64_t *m = sc__malloc(B->ctx, (size_t)dp * sizeof *m);
     if (!m) return SC_ENOMEM;
-    for (int64_t t = 0; t < tp; t++) m[t] = s * tp + t;
-    rc = sc__job_group(job, m, (size_t)tp, nm_grp, &S.tp_group);
-    sc__free(B->ctx, m, (size_t)tp * sizeof *m);
+    for (int64_t q = 0; q < dp; q++) m[q] = s * tp + q * R;
+    rc = sc__job_group(job, m, (size_t)dp, nm_fg, &S.fsdp_group);
+    sc__free(B->ctx, m, (size_t)dp * sizeof *m);
     if (rc) return rc;
+    S.unit_bytes = sc__calloc(B->ctx, (size_t)B->vpp * nu, sizeof *S.unit_bytes);
+    S.useq = sc__calloc(B->ctx, nu, sizeof *S.useq);
+    S.ulast = sc__calloc(B->ctx, nu, sizeof *S.ulast);
+    S.ag_op = sc__calloc(B->ctx, nu, sizeof *S.ag_op);
+    if (!S.unit_bytes || !S.useq || !S.ulast || !S.ag_op) rc = SC_ENOMEM;
+    /* A unit's parameter bytes: its gradient marks' (TP shard; the traced
+     * parameters and gradients share their dtype). */
+    for (size_t k = 0; !rc && k < r->nops; k++) {
+      const opinfo *x = &B->oi[k];
+      if (r->ops[k].kind != SC_JOP_GRAD || x->stage % pp != s) continue;
+      S.unit_bytes[(size_t)(x->stage / pp) * nu + (size_t)op_unit(B, k)] += r->ops[k].bytes / x->bytes_div;
+    }
+  }
+  if (!rc && tp > 1) {
+    int64_t *m = sc__malloc(B->ctx, (size_t)tp * sizeof *m);
+    if (!m) rc = SC_ENOMEM;
+    for (int64_t t = 0; m && t < tp; t++) m[t] = s * tp + t;
+    if (m) rc = sc__job_group(job, m, (size_t)tp, nm_grp, &S.tp_group);
+    sc__free(B->ctx, m, (size_t)tp * sizeof *m);
   }
   /* The stage's order: model/schedule.c's, as the synthesiser walks it. */
   sc_config cfg;
@@ -698,13 +809,19 @@ static int build_stage(shb *B, int32_t s) {
       rc = SC_ENOMEM;
     if (!rc) item_end[i] = S.last_gpu;
   }
-  /* The optimizer waits for the last sends waited for by no pass. */
+  /* The optimizer waits for the gradients' reduce-scatters and for the
+   * last sends waited for by no pass. */
+  if (!rc && S.last_rs >= 0) rc = add_wait(&S, S.last_rs);
   for (size_t k = i > lag ? i - lag : 0; !rc && k < i; k++)
     if (item_send[k] >= 0) rc = add_wait(&S, item_send[k]);
   if (!rc) rc = emit_unit(B, &S, s, -1, U_POST, PART_ALL, 0);
   sc__free(B->ctx, S.map, n * sizeof *S.map);
   sc__free(B->ctx, S.stamp, n * sizeof *S.stamp);
   sc__free(B->ctx, item_end, 2 * nsched * sizeof *item_end);
+  sc__free(B->ctx, S.unit_bytes, (size_t)B->vpp * nu * sizeof *S.unit_bytes);
+  sc__free(B->ctx, S.useq, nu * sizeof *S.useq);
+  sc__free(B->ctx, S.ulast, nu * sizeof *S.ulast);
+  sc__free(B->ctx, S.ag_op, nu * sizeof *S.ag_op);
   return rc;
 }
 
@@ -739,6 +856,10 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   if (o->schedule != SC_SCHED_INTERLEAVED && vpp > 1)
     return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
                      (long long)vpp);
+  if (o->fsdp > 1 && o->fsdp != o->dp)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "fsdp=%lld with dp=%lld: a shard group smaller than the data-parallel group (HSDP) is not "
+                     "supported for a re-targeted job; give fsdp=dp", (long long)o->fsdp, (long long)o->dp);
   if (vpp > 64) return sc__error(ctx, SC_EINVAL, "vpp=%lld: at most 64 model chunks per stage", (long long)vpp);
   if (o->micro_batches * vpp * (o->pp + 3) > 1 << 20)
     return sc__error(ctx, SC_EINVAL, "%lld micro-batches: too many", (long long)o->micro_batches);

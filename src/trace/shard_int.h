@@ -71,12 +71,18 @@ typedef struct sc_shard_opts {
    * interleaved (>= 2). */
   int schedule;
   int64_t vpp;
+  /* FSDP (FULL_SHARD) over each stage's data-parallel group instead of DDP:
+   * 0 off, else dp (the shard group). */
+  int64_t fsdp;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /
  * receive. A send on stream id k pairs with the peer's receive on k ^ 1
  * (with pp = 2 and model chunks both directions talk to the same peer). */
 enum { SC_SHARD_ST_FSEND = 30, SC_SHARD_ST_FRECV, SC_SHARD_ST_BSEND, SC_SHARD_ST_BRECV };
+
+/* Group name of the FSDP shard groups (one rank of every replica). */
+#define SC_JOB_FSDP_GROUP "fsdp"
 
 /* Group name of the TP groups sc__job_shard makes: replay counts their
  * collectives as TP and never resizes them. */

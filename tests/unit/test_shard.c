@@ -136,7 +136,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -174,7 +174,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -342,7 +342,7 @@ static void test_schedules(void **state) {
     for (int j = 0; j < 4; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -389,6 +389,58 @@ static void test_schedules(void **state) {
   sc_job_free(job);
 }
 
+/* FSDP on a re-targeted job (tiny GPT, 4 layers, 2 micro-batches, dp 4):
+ * five units (the four layers and the root: embeddings, final norm), each
+ * gathered before its forward and its backward in every micro-batch, its
+ * gradients reduce-scattered once, in the last micro-batch; all the
+ * parameters gathered per pass and scattered per step; no DDP. */
+static void test_fsdp(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt4();
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4};
+  sc_job *fj;
+  if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
+  const sc_jrank *r = &fj->ranks[0];
+  size_t ag = 0, rs = 0;
+  double ag_bytes = 0, rs_bytes = 0, grad_bytes = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind == SC_JOP_COLL) {
+      assert_string_equal(sc__job_str(fj, fj->groups[op->group].name), SC_JOB_FSDP_GROUP);
+      assert_int_equal(fj->groups[op->group].n, 4);
+      if (op->coll == SC_COLL_ALLGATHER) ag++, ag_bytes += op->bytes;
+      if (op->coll == SC_COLL_REDUCESCATTER) rs++, rs_bytes += op->bytes;
+    }
+  }
+  const sc_jrank *src = &job->ranks[0];
+  for (size_t k = 0; k < src->nops; k++)
+    if (src->ops[k].kind == SC_JOP_GRAD) grad_bytes += src->ops[k].bytes;
+  assert_int_equal(ag, 2 * 2 * 5);
+  assert_int_equal(rs, 5);
+  assert_true(fabs(rs_bytes - grad_bytes) < 1e-6 * grad_bytes);
+  assert_true(fabs(ag_bytes - 4 * grad_bytes) < 1e-6 * grad_bytes);
+  sc_job_free(fj);
+  /* Replayed: DP time from the gathers and scatters, no DDP buckets, and
+   * the optimizer on a quarter of the parameters. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_dp = 4, .scale_fsdp = 4, .micro_batches = 2};
+  sc_replay_result res, ddp;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.fsdp == 4 && res.dp == 4 && res.world == 4 && res.ddp_buckets == 0);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0);
+  ro.scale_fsdp = 0;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &ddp)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(ddp.ddp_buckets > 0 && ddp.fsdp == 0);
+  assert_true(res.breakdown_s[SC_CAT_OPTIMIZER] + res.breakdown_s[SC_CAT_COMPUTE] <
+              ddp.breakdown_s[SC_CAT_OPTIMIZER] + ddp.breakdown_s[SC_CAT_COMPUTE]);
+  /* A shard group other than the data-parallel group is refused. */
+  o.dp = 8;
+  assert_int_equal(sc__job_shard(job, &o, &fj), SC_EUNSUPPORTED);
+  assert_non_null(strstr(sc_errmsg(ctx), "fsdp=4 with dp=8"));
+  sc_job_free(job);
+}
+
 /* A job without module paths (read from a version 2 file) cannot be split. */
 static void test_no_modules(void **state) {
   (void)state;
@@ -402,7 +454,7 @@ static void test_no_modules(void **state) {
   assert_int_equal(img[8], 2); /* version 2 */
   sc_job *job;
   assert_int_equal(sc_job_read(ctx, "cpu-small.scw", img, n, &job), 0);
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
@@ -414,7 +466,7 @@ int main(void) {
       cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
-      cmocka_unit_test(test_schedules),
+      cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
