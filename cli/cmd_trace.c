@@ -235,9 +235,10 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !path) code = sc_cli_usage_error(cmd, "no job file given");
   if (!code && !r) code = sc_cli_trace_needs(cmd, &tr, 0);
-  int64_t tpp = (opts.scale_tp > 0 ? opts.scale_tp : 1) * (opts.scale_pp > 0 ? opts.scale_pp : 1);
+  int64_t tpp = (opts.scale_tp > 0 ? opts.scale_tp : 1) * (opts.scale_pp > 0 ? opts.scale_pp : 1) *
+                (opts.scale_cp > 0 ? opts.scale_cp : 1);
   if (!code && !r && tpp > 1 && opts.scale_dp * tpp > SC_CLI_JOB_WORLD_MAX)
-    code = sc_cli_error(SC_CLI_EXIT_USAGE, "--scale: tp x pp x dp = %lld ranks, out of range [1, %d]",
+    code = sc_cli_error(SC_CLI_EXIT_USAGE, "--scale: tp x cp x pp x dp = %lld ranks, out of range [1, %d]",
                         (long long)(tpp * (opts.scale_dp > 0 ? opts.scale_dp : 1)), SC_CLI_JOB_WORLD_MAX);
   /* The re-targeted world, N x R ranks, is a job's world too. */
   if (!code && !r && opts.scale_dp > SC_CLI_JOB_WORLD_MAX / opts.replica_ranks)

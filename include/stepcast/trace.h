@@ -120,7 +120,7 @@ typedef struct sc_replay_opts {
   int ddp;                /* 1: add DDP even at the traced scale (a DDP job of one rank) */
   /* Tensor and pipeline parallelism of an ex-situ job with module paths
    * (docs/TRACE.md, "Re-targeting to TP and PP"): 0 or 1 keeps the traced
-   * process whole. cp > 1 is refused (not supported yet). micro_batches: of
+   * process whole. cp: context parallelism (ring attention). micro_batches: of
    * the pipeline schedule (0: pp). shard_rules: an override file's text (NULL
    * none), shard_rules_len its bytes, shard_rules_name for messages.
    * first_layers / last_layers: uneven stages (0: even). */

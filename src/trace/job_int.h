@@ -264,7 +264,11 @@ const char *sc__jop_name(int kind);
  * bucket_bytes) on a new stream over the rank's data-parallel group (the
  * world split into replicas of replica_ranks ranks: one rank of each), and
  * the copy back after backward. 0 or SC_ENOMEM / SC_EINVAL. */
-int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, sc_job **out);
+/* ... cp > 1: each DP group also holds the rank's cp - 1 context-parallel
+ * peers, cp_stride ranks apart inside its replica (Megatron reduces
+ * gradients over DP x CP). */
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, int64_t cp,
+                int64_t cp_stride, sc_job **out);
 const char *sc__jshape_name(int cls);
 
 #endif /* SC_JOB_INT_H */

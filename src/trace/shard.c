@@ -235,6 +235,8 @@ typedef struct opinfo {
   int32_t stage;     /* virtual stage: stage + pp x model chunk */
   uint8_t unit;      /* U_* */
   uint8_t wgrad;     /* backward work of the weight gradients (ZB-H1's W pass) */
+  uint8_t attn;      /* CP: in its layer's attention core, run once per ring step */
+  uint32_t span_first, span_last; /* ... the core's first and last op (source indices) */
   uint8_t ar;        /* 1: an all-reduce over the TP group follows it */
   double ar_bytes;
   double div[4];     /* factors on m, n, k, batch */
@@ -254,6 +256,8 @@ typedef struct shb {  /* building */
   double *fm, *fn, *fk;
   int64_t nlayers;
   int64_t vpp;           /* model chunks per stage */
+  int64_t cp;            /* context-parallel ranks a sequence is split over */
+  double seq;            /* the traced sequence length (CP) */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
 } shb;
 
@@ -291,6 +295,88 @@ static int is_wgrad(const shb *B, const sc_jrank *r, size_t k, const sc_jopmod *
   double fm = B->fm[m];
   if (sh->cls != SC_JSHAPE_GEMM || fm <= 0 || sh->batch > 1) return 0;
   return sh->k == fm && !(sh->m == fm && sh->n == B->fk[m]);
+}
+
+/* Context parallelism (Megatron-LM / Transformer Engine ring attention, as
+ * synth/context.c): every op of forward and backward on the rank's
+ * tokens / cp (a GEMM's token dimension, a memory-bound op's bytes); the
+ * attention core of each layer (from its first to its last batched GEMM
+ * over the sequence, softmax and masking between) runs cp times, once per
+ * K/V chunk of the ring, each step on s/cp queries x s/cp keys (dims equal
+ * to s / cp, bytes / cp^2). Parameter work (gradients, optimizer) keeps
+ * its size. 0 or SC_EINVAL (no attention found, s not divisible by cp). */
+static int context_split(shb *B) {
+  const sc_jrank *r = B->r;
+  double cp = (double)B->cp, T = 0, sq = 0;
+  size_t nl = (size_t)B->nlayers;
+  for (size_t k = 0; k < r->nops && (T == 0 || sq == 0); k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] < 0) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (sh->batch > 1 && sh->m == sh->n && sq == 0) sq = sh->m; /* Q K^T: s x s scores */
+    if (sh->batch <= 1 && T == 0) T = sh->m;
+  }
+  if (sq <= 0 || T <= 0)
+    return sc__error(B->ctx, SC_EINVAL,
+                     "cp=%lld: no attention over the sequence found in the traced layers (a batched s x s "
+                     "score GEMM, as eager attention runs it)", (long long)B->cp);
+  if ((int64_t)sq % B->cp)
+    return sc__error(B->ctx, SC_EINVAL, "cp=%lld: the traced sequence of %.0f tokens is not divisible by cp",
+                     (long long)B->cp, sq);
+  B->seq = sq;
+  int64_t *first = sc__malloc(B->ctx, 4 * (nl ? nl : 1) * sizeof *first), *last = first ? first + 2 * nl : NULL;
+  if (!first) return SC_ENOMEM;
+  for (size_t i = 0; i < 2 * nl; i++) first[i] = last[i] = -1;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    if (!om.module || !op->shape || (om.pass != SC_JPASS_FWD && om.pass != SC_JPASS_BWD)) continue;
+    int32_t l = B->mod_layer[om.module - 1];
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (l < 0 || sh->cls != SC_JSHAPE_GEMM || sh->batch <= 1 || (sh->m != sq && sh->n != sq && sh->k != sq)) continue;
+    size_t q = (size_t)l * 2 + (om.pass == SC_JPASS_BWD);
+    if (first[q] < 0) first[q] = (int64_t)k;
+    last[q] = (int64_t)k;
+  }
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    opinfo *x = &B->oi[k];
+    if (op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC || om.param) continue;
+    if (om.pass != SC_JPASS_FWD && om.pass != SC_JPASS_BWD) continue;
+    int32_t l = om.module ? B->mod_layer[om.module - 1] : -1;
+    size_t q = l >= 0 ? (size_t)l * 2 + (om.pass == SC_JPASS_BWD) : 0;
+    const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
+    int gemm = sh && (sh->cls == SC_JSHAPE_GEMM || sh->cls == SC_JSHAPE_CONV);
+    if (l >= 0 && first[q] >= 0 && (int64_t)k >= first[q] && (int64_t)k <= last[q]) {
+      x->attn = 1;
+      x->span_first = (uint32_t)first[q];
+      x->span_last = (uint32_t)last[q];
+      if (gemm) {
+        /* Queries x keys: two of the dims are s (the third the head
+         * dimension, which may equal s too). */
+        const double d[3] = {sh->m, sh->n, sh->k};
+        for (int i = 0, n = 0; i < 3 && n < 2; i++)
+          if (d[i] == sq) x->div[i] *= cp, n++;
+      } else x->bytes_div *= cp * cp;
+      continue;
+    }
+    if (gemm) {
+      const double d[3] = {sh->m, sh->n, sh->k};
+      /* The tokens: m (forward, input gradient), else k (weight gradient). */
+      static const int order[3] = {0, 2, 1};
+      int pick = -1;
+      for (int i = 0; i < 3 && pick < 0; i++)
+        if (d[order[i]] == T) pick = order[i];
+      for (int i = 0; i < 3 && pick < 0; i++)
+        if (d[i] == sq) pick = i;
+      x->div[pick < 0 ? 0 : pick] *= cp;
+    } else x->bytes_div *= cp;
+  }
+  sc__free(B->ctx, first, 4 * (nl ? nl : 1) * sizeof *first);
+  return SC_OK;
 }
 
 static int analyse(shb *B) {
@@ -443,6 +529,11 @@ static int analyse(shb *B) {
   }
   for (size_t k = 0; k < r->nops; k++)
     if (B->oi[k].ar && B->oi[k].ar_bytes < 0) B->oi[k].ar_bytes = B->act_bytes;
+  /* CP: TP all-reduces and p2p carry the rank's tokens. */
+  if (!rc && B->cp > 1) {
+    rc = context_split(B);
+    for (size_t k = 0; k < r->nops; k++) B->oi[k].ar_bytes /= (double)B->cp;
+  }
   /* Host ops go with the op that waits for them. */
   uint8_t *placed = sc__calloc(B->ctx, r->nops ? r->nops : 1, 1);
   if (!rc && !placed) rc = SC_ENOMEM;
@@ -490,6 +581,8 @@ typedef struct stg {   /* one stage's rank being built */
   size_t *ulast;
   int64_t *ag_op;
   int64_t prefetch_after; /* the first AG of the next pass is issued after it */
+  int cpst;               /* CP: the ring's stream, group and op name */
+  uint32_t cp_group, nm_ring;
   int64_t last_rs;
 } stg;
 
@@ -531,6 +624,21 @@ static int64_t fsdp_coll(shb *B, stg *S, int gather, double bytes, int64_t after
   return emit(B, S, &op, gather ? S->ag : S->rs, &d, after >= 0);
 }
 
+/* A send_recv step of the CP ring (the K/V chunk, with dK/dV in backward)
+ * on the CP stream after op `after` (-1: stream order only). */
+static int64_t ring_coll(shb *B, stg *S, double bytes, int64_t after) {
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.kind = SC_JOP_COLL;
+  op.coll = SC_COLL_SENDRECV;
+  op.group = S->cp_group;
+  op.peer = -1;
+  op.name = S->nm_ring;
+  op.bytes = bytes;
+  uint32_t d = (uint32_t)after;
+  return emit(B, S, &op, S->cpst, &d, after >= 0);
+}
+
 /* Emits a pipeline send or receive to / from global rank peer after op
  * `after` (-1 none); a receive is waited for by the next compute op. The op
  * index, or -1 out of memory. */
@@ -544,7 +652,7 @@ static int64_t p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t a
   op.coll = SC_JCOLL_UNKNOWN;
   /* Megatron-LM's scatter/gather: each TP rank sends its 1/tp slice
    * (synth/pipeline.c prices the same bytes). */
-  op.bytes = B->act_bytes / (double)B->o->tp;
+  op.bytes = B->act_bytes / (double)(B->o->tp * B->cp);
   uint32_t d = (uint32_t)after;
   int64_t k = emit(B, S, &op, stream, &d, after >= 0);
   if (k >= 0 && !send && add_wait(S, k)) return -1;
@@ -590,6 +698,11 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     }
   }
   size_t next_unit = 1;
+  /* CP ring over the attention core: step of cp, span, the next chunk. */
+  int ring = 0;
+  int64_t step = 0, ring_next = -1;
+  size_t span_first = 0, span_last = 0;
+  double kv = 2.0 * B->act_bytes / (double)(B->o->tp * B->cp); /* K and V of the rank's tokens */
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
@@ -603,6 +716,12 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (S->stamp[q] == S->serial) deps[nd++] = S->map[q];
     }
     int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
+    if (host && ring && step > 0) continue; /* the launches are not repeated */
+    if (!ring && x->attn && k == x->span_first && B->cp > 1) {
+      /* Step 0 computes with the local K/V while chunk 1 travels. */
+      ring = 1, step = 0, span_first = x->span_first, span_last = x->span_last;
+      if ((ring_next = ring_coll(B, S, unit == U_BWD ? 2 * kv : kv, S->last_gpu)) < 0) return SC_ENOMEM;
+    }
     uint32_t mod = sc__jrank_opmod(r, k).module;
     int32_t ou = fsdp && !host ? op_unit(B, k) : -1;
     if (gathers && ou >= 0 && S->ag_op[ou] >= 0) { /* the unit's first op */
@@ -647,6 +766,22 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k &&
         (S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0)
       return SC_ENOMEM;
+    if (ring && k == span_last && !x->ar) {
+      if (step + 1 < B->cp) { /* the next step waits for its chunk; the one after travels */
+        step++;
+        if (add_wait(S, ring_next)) return SC_EINTERNAL;
+        ring_next = -1;
+        if (step + 1 < B->cp && (ring_next = ring_coll(B, S, unit == U_BWD ? 2 * kv : kv, -1)) < 0)
+          return SC_ENOMEM;
+        k = span_first - 1; /* wraps to span_first - 1 + 1 for span_first 0: size_t arithmetic */
+        continue;
+      }
+      ring = 0;
+      /* Backward: the last chunk's dK / dV go home, the next op waits. */
+      int64_t home = unit == U_BWD ? ring_coll(B, S, kv, S->last_gpu) : -2;
+      if (home == -1) return SC_ENOMEM;
+      if (home >= 0 && add_wait(S, home)) return SC_EINTERNAL;
+    }
     if (x->ar) { /* the TP all-reduce, waited for by the next compute op */
       sc_jop ar;
       memset(&ar, 0, sizeof ar);
@@ -693,7 +828,8 @@ static int build_stage(shb *B, int32_t s) {
   S.last_gpu = S.bwd_ar = -1;
   for (int i = 0; i < 4; i++) S.waits[i] = -1;
   int64_t tp = B->o->tp, pp = B->o->pp;
-  S.jr = sc__job_add_rank(job, s * tp);
+  int64_t base = s * tp * B->cp; /* rank t + tp x (c + cp x (s + pp x d)) for t = c = d = 0 */
+  S.jr = sc__job_add_rank(job, base);
   if (!S.jr) return SC_ENOMEM;
   S.jr->source = r->source;
   S.jr->gpu = r->gpu;
@@ -734,13 +870,15 @@ static int build_stage(shb *B, int32_t s) {
     S.rs = sc__jrank_stream(job, S.jr, 15, nm_rss, 0);
     if (S.ag < 0 || S.rs < 0) return SC_ENOMEM;
     /* The stage's data-parallel group: its rank in every replica of
-     * tp x pp ranks. */
-    int64_t dp = B->o->dp, R = tp * pp;
-    int64_t *m = sc__malloc(B->ctx, (size_t)dp * sizeof *m);
+     * tp x cp x pp ranks, with its CP peers (FSDP shards over DP x CP, as
+     * torchtitan does). */
+    int64_t dp = B->o->dp, R = tp * B->cp * pp, nc = B->cp;
+    int64_t *m = sc__malloc(B->ctx, (size_t)(dp * nc) * sizeof *m);
     if (!m) return SC_ENOMEM;
-    for (int64_t q = 0; q < dp; q++) m[q] = s * tp + q * R;
-    rc = sc__job_group(job, m, (size_t)dp, nm_fg, &S.fsdp_group);
-    sc__free(B->ctx, m, (size_t)dp * sizeof *m);
+    for (int64_t q = 0; q < dp; q++)
+      for (int64_t c = 0; c < nc; c++) m[q * nc + c] = base + c * tp + q * R;
+    rc = sc__job_group(job, m, (size_t)(dp * nc), nm_fg, &S.fsdp_group);
+    sc__free(B->ctx, m, (size_t)(dp * nc) * sizeof *m);
     if (rc) return rc;
     S.unit_bytes = sc__calloc(B->ctx, (size_t)B->vpp * nu, sizeof *S.unit_bytes);
     S.useq = sc__calloc(B->ctx, nu, sizeof *S.useq);
@@ -758,9 +896,20 @@ static int build_stage(shb *B, int32_t s) {
   if (!rc && tp > 1) {
     int64_t *m = sc__malloc(B->ctx, (size_t)tp * sizeof *m);
     if (!m) rc = SC_ENOMEM;
-    for (int64_t t = 0; m && t < tp; t++) m[t] = s * tp + t;
+    for (int64_t t = 0; m && t < tp; t++) m[t] = base + t;
     if (m) rc = sc__job_group(job, m, (size_t)tp, nm_grp, &S.tp_group);
     sc__free(B->ctx, m, (size_t)tp * sizeof *m);
+  }
+  if (!rc && B->cp > 1) { /* the CP group: tp ranks apart */
+    uint32_t nm_cs, nm_cg;
+    int64_t *m = sc__malloc(B->ctx, (size_t)B->cp * sizeof *m);
+    if (!m || sc__job_intern(job, "cp comm", 7, &nm_cs) || sc__job_intern(job, "cp: send_recv K/V", 17, &S.nm_ring) ||
+        sc__job_intern(job, SC_JOB_CP_GROUP, strlen(SC_JOB_CP_GROUP), &nm_cg) ||
+        (S.cpst = sc__jrank_stream(job, S.jr, 16, nm_cs, 0)) < 0)
+      rc = SC_ENOMEM;
+    for (int64_t c = 0; !rc && c < B->cp; c++) m[c] = base + c * tp;
+    if (!rc) rc = sc__job_group(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
+    sc__free(B->ctx, m, (size_t)B->cp * sizeof *m);
   }
   /* The stage's order: model/schedule.c's, as the synthesiser walks it. */
   sc_config cfg;
@@ -793,7 +942,7 @@ static int build_stage(shb *B, int32_t s) {
   for (; !rc && i < nsched && sc__schedule_next(&it, &item); i++) {
     int64_t vs = (int64_t)item.chunk * pp + s;
     int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W;
-    int64_t prev = (s + pp - 1) % pp * tp, next = (s + 1) % pp * tp;
+    int64_t prev = (s + pp - 1) % pp * tp * B->cp, next = (s + 1) % pp * tp * B->cp;
     item_send[i] = -1;
     if (!wpass) {
       int64_t posted = !lag ? -1 : i >= lag ? item_end[i - lag] : pre_end;
@@ -830,9 +979,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   *out = NULL;
   if (o->tp < 1 || o->pp < 1 || o->dp < 1 || o->micro_batches < 1)
     return sc__error(ctx, SC_EINVAL, "tp, pp, dp and micro-batches must be >= 1");
-  if (o->tp * o->pp > SC_JOB_MAX_WORLD / o->dp)
-    return sc__error(ctx, SC_EINVAL, "tp x pp x dp = %lld x %lld x %lld ranks: more than %lld", (long long)o->tp,
-                     (long long)o->pp, (long long)o->dp, (long long)SC_JOB_MAX_WORLD);
+  int64_t cp = o->cp > 1 ? o->cp : 1;
+  if (cp > 4096 || o->tp * o->pp * cp > SC_JOB_MAX_WORLD / o->dp)
+    return sc__error(ctx, SC_EINVAL, "tp x cp x pp x dp = %lld x %lld x %lld x %lld ranks: more than %lld",
+                     (long long)o->tp, (long long)cp, (long long)o->pp, (long long)o->dp,
+                     (long long)SC_JOB_MAX_WORLD);
   if (o->pp > 4096) return sc__error(ctx, SC_EINVAL, "pp=%lld: at most 4096 stages", (long long)o->pp);
   if (in->nranks != 1 || (in->world > 1))
     return sc__error(ctx, SC_EUNSUPPORTED,
@@ -870,6 +1021,7 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   B.r = r;
   B.o = o;
   B.vpp = vpp;
+  B.cp = cp;
   size_t nm = r->nmodules, n = r->nops ? r->nops : 1;
   B.oi = sc__calloc(ctx, n, sizeof *B.oi);
   B.roles = sc__calloc(ctx, nm, 1);
@@ -885,7 +1037,7 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   }
   if (!rc) rc = sc_job_new(ctx, &B.job);
   if (!rc) {
-    B.job->world = o->tp * o->pp * o->dp;
+    B.job->world = o->tp * cp * o->pp * o->dp;
     rc = copy_strings(in, B.job);
   }
   for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);

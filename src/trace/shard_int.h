@@ -74,6 +74,9 @@ typedef struct sc_shard_opts {
   /* FSDP (FULL_SHARD) over each stage's data-parallel group instead of DDP:
    * 0 off, else dp (the shard group). */
   int64_t fsdp;
+  /* Context parallelism: each sequence split over cp ranks (0 or 1: off);
+   * rank t + tp x (c + cp x (s + pp x d)). */
+  int64_t cp;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /
@@ -83,6 +86,8 @@ enum { SC_SHARD_ST_FSEND = 30, SC_SHARD_ST_FRECV, SC_SHARD_ST_BSEND, SC_SHARD_ST
 
 /* Group name of the FSDP shard groups (one rank of every replica). */
 #define SC_JOB_FSDP_GROUP "fsdp"
+/* ... and of the context-parallel groups (the ring's send_recv steps). */
+#define SC_JOB_CP_GROUP "context parallel"
 
 /* Group name of the TP groups sc__job_shard makes: replay counts their
  * collectives as TP and never resizes them. */

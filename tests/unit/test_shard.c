@@ -136,7 +136,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -174,7 +174,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -235,13 +235,13 @@ static void test_pipeline(void **state) {
   assert_true(res.world == 8 && res.dp == 2 && res.ddp_buckets >= 1);
   assert_true(res.breakdown_s[SC_CAT_TP] > 0);
   sc_job_free(pj);
-  /* Three stages for two layers; cp refused. */
+  /* Three stages for two layers; a sequence cp does not divide. */
   o.pp = 3;
   assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "pp=3: the traced model has 2 layer(s), fewer than the stages"));
-  sc_replay_opts rc2 = {.replica_ranks = 1, .scale_cp = 2};
-  assert_int_equal(sc_replay(ctx, job, &cfg, &rc2, NULL, NULL, &res), SC_EUNSUPPORTED);
-  assert_non_null(strstr(sc_errmsg(ctx), "not supported yet"));
+  sc_replay_opts rc2 = {.replica_ranks = 1, .scale_cp = 5};
+  assert_int_equal(sc_replay(ctx, job, &cfg, &rc2, NULL, NULL, &res), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "not divisible by cp"));
   sc_job_free(job);
 }
 
@@ -342,7 +342,7 @@ static void test_schedules(void **state) {
     for (int j = 0; j < 4; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -397,7 +397,7 @@ static void test_schedules(void **state) {
 static void test_fsdp(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4};
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0};
   sc_job *fj;
   if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
   const sc_jrank *r = &fj->ranks[0];
@@ -441,6 +441,64 @@ static void test_fsdp(void **state) {
   sc_job_free(job);
 }
 
+/* Context parallelism (tiny GPT, 4 layers, sequence 16, cp 2): one ring
+ * step per layer forward (cp - 1), one and the dK/dV return backward, on
+ * the CP group; the attention core's batched GEMMs run once per step on a
+ * quarter of the scores each (half the work in all), the other GEMMs on
+ * half the tokens; the gradients reduce over DP x CP. */
+static void test_context(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt4();
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
+  sc_job *cj, *wj;
+  if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
+  assert_int_equal(cj->world, 2);
+  const sc_jrank *r = &cj->ranks[0], *w = &wj->ranks[0];
+  size_t ring = 0, bmm_c = 0, bmm_w = 0;
+  double fl_c = 0, fl_w = 0, bf_c = 0, bf_w = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind == SC_JOP_COLL && op->coll == SC_COLL_SENDRECV) {
+      assert_string_equal(sc__job_str(cj, cj->groups[op->group].name), SC_JOB_CP_GROUP);
+      ring++;
+    }
+    if (op->kind != SC_JOP_KERNEL || !op->shape) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (sh->batch > 1) bmm_c++, bf_c += op->flops;
+    else fl_c += op->flops;
+  }
+  for (size_t k = 0; k < w->nops; k++) {
+    const sc_jop *op = &w->ops[k];
+    if (op->kind != SC_JOP_KERNEL || !op->shape) continue;
+    const sc_jshape *sh = &w->shapes[op->shape - 1];
+    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (sh->batch > 1) bmm_w++, bf_w += op->flops;
+    else fl_w += op->flops;
+  }
+  assert_int_equal(ring, 4 * 1 + 4 * 2);
+  assert_int_equal(bmm_c, 2 * bmm_w);
+  assert_true(fabs(bf_c - bf_w / 2) < 1e-6 * bf_w);
+  assert_true(fabs(fl_c - fl_w / 2) < 1e-6 * fl_w);
+  sc_job_free(cj);
+  sc_job_free(wj);
+  /* Replayed with DP 2: the DDP group holds both CP ranks of each replica. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_cp = 2, .scale_dp = 2};
+  sc_replay_result res;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.cp == 2 && res.dp == 2 && res.world == 4 && res.ddp_buckets > 0);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0);
+  /* A sequence cp does not divide. */
+  o.cp = 3;
+  assert_int_equal(sc__job_shard(job, &o, &cj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "cp=3: the traced sequence of 16 tokens is not divisible by cp"));
+  sc_job_free(job);
+}
+
 /* A job without module paths (read from a version 2 file) cannot be split. */
 static void test_no_modules(void **state) {
   (void)state;
@@ -454,7 +512,7 @@ static void test_no_modules(void **state) {
   assert_int_equal(img[8], 2); /* version 2 */
   sc_job *job;
   assert_int_equal(sc_job_read(ctx, "cpu-small.scw", img, n, &job), 0);
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
@@ -467,6 +525,7 @@ int main(void) {
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
       cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
+      cmocka_unit_test(test_context),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
