@@ -327,11 +327,11 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
     int world, strided;
     size_t n = resized_members(job, jg, R, dp0, dp, &world, &strided);
     g[i].n = n;
-    /* shard.c's DP groups with their CP ranks (DDP's, FSDP's) are neither
-     * world nor strided, and span the replicas all the same. */
+    /* DDP's and FSDP's groups are data-parallel traffic even where their
+     * CP ranks make them neither world nor strided (or keep them inside
+     * one replica: dp 1, cp 2). */
     const char *gname = sc__job_str(job, jg->name);
-    g[i].spans_replicas = world || strided || (jg->n > 1 && m[jg->n - 1] / R != m[0] / R &&
-                                               (!strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP)));
+    g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP);
     g[i].cp = !strcmp(gname, SC_JOB_CP_GROUP);
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
     if (!g[i].members) {
@@ -635,7 +635,8 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   int64_t R = so.tp * so.cp * so.pp;
   if (!rc && !(o->ddp_bucket_mb >= 0 && o->ddp_first_bucket_mb >= 0))
     rc = sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
-  if (!rc && !so.fsdp && (so.dp > 1 || o->ddp))
+  /* CP ranks reduce their gradients even at dp 1 (Megatron's DP x CP). */
+  if (!rc && !so.fsdp && (so.dp > 1 || so.cp > 1 || o->ddp))
     rc = sc__job_ddp(sj, (o->ddp_bucket_mb > 0 ? o->ddp_bucket_mb : 25.0) * mib,
                      (o->ddp_first_bucket_mb > 0 ? o->ddp_first_bucket_mb : 1.0) * mib, R, so.cp, so.tp, &dj);
   sc_replay_opts o2 = *o;

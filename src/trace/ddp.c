@@ -91,7 +91,7 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
     if (!m) rc = SC_ENOMEM;
     else {
       memcpy(m, in->members + in->groups[g].off, in->groups[g].n * sizeof *m);
-      rc = sc__job_group(job, m, in->groups[g].n, in->groups[g].name, &id);
+      rc = sc__job_group_named(job, m, in->groups[g].n, in->groups[g].name, &id);
       sc__free(ctx, m, (in->groups[g].n ? in->groups[g].n : 1) * sizeof *m);
     }
   }
@@ -160,7 +160,7 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
       /* Replica-major, the rank's CP peers inside a replica (ascending). */
       for (int64_t q = 0; q < n; q++)
         for (int64_t j = 0; j < c; j++) m[q * c + j] = src->rank % R + j * cp_stride + q * R;
-      rc = sc__job_group(job, m, (size_t)(n * c), grp_name, &grp);
+      rc = sc__job_group_named(job, m, (size_t)(n * c), grp_name, &grp);
       sc__free(ctx, m, (size_t)(n * c) * sizeof *m);
       if (rc) break;
       d.comm = sc__jrank_stream(job, r, 13, nm_stream, 0);

@@ -213,6 +213,10 @@ const char *sc__job_str(const sc_job *job, uint32_t id);
  * here; ranks must be >= 0); name is a string id. 0, SC_ENOMEM, or
  * SC_EINVAL (message set) past SC_JOB_MAX_GROUPS / SC_JOB_MAX_MEMBERS. */
 int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
+/* ... the group with these members and this name: the groups a re-target
+ * makes (shard.c, ddp.c) keep their kind where members coincide (a CP
+ * pair that is also the gradients' DP x CP group at dp 1). */
+int sc__job_group_named(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
 
 /* Appends a rank (zeroed, rank set) and returns it (NULL: SC_ENOMEM). The
  * pointer is valid until the next call. */

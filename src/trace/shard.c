@@ -877,7 +877,7 @@ static int build_stage(shb *B, int32_t s) {
     if (!m) return SC_ENOMEM;
     for (int64_t q = 0; q < dp; q++)
       for (int64_t c = 0; c < nc; c++) m[q * nc + c] = base + c * tp + q * R;
-    rc = sc__job_group(job, m, (size_t)(dp * nc), nm_fg, &S.fsdp_group);
+    rc = sc__job_group_named(job, m, (size_t)(dp * nc), nm_fg, &S.fsdp_group);
     sc__free(B->ctx, m, (size_t)(dp * nc) * sizeof *m);
     if (rc) return rc;
     S.unit_bytes = sc__calloc(B->ctx, (size_t)B->vpp * nu, sizeof *S.unit_bytes);
@@ -908,7 +908,7 @@ static int build_stage(shb *B, int32_t s) {
         (S.cpst = sc__jrank_stream(job, S.jr, 16, nm_cs, 0)) < 0)
       rc = SC_ENOMEM;
     for (int64_t c = 0; !rc && c < B->cp; c++) m[c] = base + c * tp;
-    if (!rc) rc = sc__job_group(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
+    if (!rc) rc = sc__job_group_named(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
     sc__free(B->ctx, m, (size_t)B->cp * sizeof *m);
   }
   /* The stage's order: model/schedule.c's, as the synthesiser walks it. */

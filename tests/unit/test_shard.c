@@ -492,6 +492,12 @@ static void test_context(void **state) {
   if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
   assert_true(res.cp == 2 && res.dp == 2 && res.world == 4 && res.ddp_buckets > 0);
   assert_true(res.breakdown_s[SC_CAT_DP] > 0);
+  /* At dp 1 the CP pair still reduces its gradients (DDP over DP x CP),
+   * counted as DP although its members are those of the CP group. */
+  ro.scale_dp = 0;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.cp == 2 && res.world == 2 && res.ddp_buckets > 0);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0 && res.breakdown_s[SC_CAT_CP] >= 0);
   /* A sequence cp does not divide. */
   o.cp = 3;
   assert_int_equal(sc__job_shard(job, &o, &cj), SC_EINVAL);
