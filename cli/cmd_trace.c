@@ -174,20 +174,22 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       path = v;
     } else if (sc_cli_trace_arg(&tr, &a, &code)) continue;
     else if (sc_cli_is(&a, "--scale")) {
-      /* tp=N,pp=M,cp=C,dp=K in any order, each at most once. */
+      /* tp=N,pp=M,cp=C,dp=K,fsdp=F in any order, each at most once. */
       char buf[256];
       snprintf(buf, sizeof buf, "%s", v);
-      int seen[4] = {0, 0, 0, 0};
-      static const char *const keys[4] = {"tp", "pp", "cp", "dp"};
-      int64_t *dst[4] = {&opts.scale_tp, &opts.scale_pp, &opts.scale_cp, &opts.scale_dp};
+      int seen[5] = {0, 0, 0, 0, 0};
+      static const char *const keys[5] = {"tp", "pp", "cp", "dp", "fsdp"};
+      int64_t *dst[5] = {&opts.scale_tp, &opts.scale_pp, &opts.scale_cp, &opts.scale_dp, &opts.scale_fsdp};
       char *save = NULL;
       int any = 0;
       for (char *t = strtok_r(buf, ",", &save); t && ok; t = strtok_r(NULL, ",", &save)) {
         int which = -1;
-        for (int q = 0; q < 4; q++)
-          if (!strncmp(t, keys[q], 2) && t[2] == '=') which = q;
+        for (int q = 0; q < 5; q++) {
+          size_t kl = strlen(keys[q]);
+          if (!strncmp(t, keys[q], kl) && t[kl] == '=') which = q;
+        }
         if (which < 0 || seen[which]) {
-          fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K (each once, N >= 1), not \"%s\"\n", v);
+          fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K,fsdp=F (each once, N >= 1), not \"%s\"\n", v);
           ok = 0;
           break;
         }
@@ -195,16 +197,23 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
         snprintf(what, sizeof what, "--scale %s", keys[which]);
         seen[which] = 1;
         any = 1;
-        ok = sc_cli_int(what, t + 3, 1, SC_CLI_JOB_WORLD_MAX, &k);
+        ok = sc_cli_int(what, t + strlen(keys[which]) + 1, 1, SC_CLI_JOB_WORLD_MAX, &k);
         *dst[which] = k;
       }
       if (ok && !any) {
-        fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K (each once, N >= 1), not \"%s\"\n", v);
+        fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K,fsdp=F (each once, N >= 1), not \"%s\"\n", v);
         ok = 0;
       }
+      /* fsdp=F alone: F data-parallel replicas sharded over all of them. */
+      if (ok && opts.scale_fsdp > 1 && opts.scale_dp <= 0) opts.scale_dp = opts.scale_fsdp;
     } else if (sc_cli_is(&a, "--micro-batches")) {
       ok = sc_cli_int(name, v, 1, 65536, &k);
       opts.micro_batches = k;
+    } else if (sc_cli_is(&a, "--schedule")) {
+      opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1: the enum's order */
+    } else if (sc_cli_is(&a, "--vpp")) {
+      ok = sc_cli_int(name, v, 2, 64, &k);
+      opts.vpp = k;
     } else if (sc_cli_is(&a, "--shard-rules")) {
       rules_path = v;
     } else if (sc_cli_is(&a, "--replica")) {
@@ -226,9 +235,10 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !path) code = sc_cli_usage_error(cmd, "no job file given");
   if (!code && !r) code = sc_cli_trace_needs(cmd, &tr, 0);
-  int64_t tpp = (opts.scale_tp > 0 ? opts.scale_tp : 1) * (opts.scale_pp > 0 ? opts.scale_pp : 1);
+  int64_t tpp = (opts.scale_tp > 0 ? opts.scale_tp : 1) * (opts.scale_pp > 0 ? opts.scale_pp : 1) *
+                (opts.scale_cp > 0 ? opts.scale_cp : 1);
   if (!code && !r && tpp > 1 && opts.scale_dp * tpp > SC_CLI_JOB_WORLD_MAX)
-    code = sc_cli_error(SC_CLI_EXIT_USAGE, "--scale: tp x pp x dp = %lld ranks, out of range [1, %d]",
+    code = sc_cli_error(SC_CLI_EXIT_USAGE, "--scale: tp x cp x pp x dp = %lld ranks, out of range [1, %d]",
                         (long long)(tpp * (opts.scale_dp > 0 ? opts.scale_dp : 1)), SC_CLI_JOB_WORLD_MAX);
   /* The re-targeted world, N x R ranks, is a job's world too. */
   if (!code && !r && opts.scale_dp > SC_CLI_JOB_WORLD_MAX / opts.replica_ranks)

@@ -177,11 +177,17 @@ static const sc_cli_opt import_megatron_opts[] = {
 static const sc_cli_opt export_megatron_opts[] = {SET_OPT, {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt replay_opts[] = {
-    {"--scale", "tp=N,pp=M,dp=K",
-     "re-target: dp alone to K data-parallel replicas (weak scaling); tp / pp split an ex-situ job "
-     "with module paths over tensor-parallel ranks and pipeline stages (cp: not supported yet)",
+    {"--scale", "tp=N,cp=C,pp=M,dp=K,fsdp=K",
+     "re-target: dp alone to K data-parallel replicas (weak scaling); tp / cp / pp split an ex-situ "
+     "job with module paths over tensor-parallel ranks, context-parallel ranks (the sequence, ring "
+     "attention) and pipeline stages; fsdp=K shards its parameters over the K replicas (FSDP per "
+     "layer instead of DDP)",
      0},
-    {"--micro-batches", "N", "micro-batches of the 1F1B schedule with --scale pp (default pp)", 0},
+    {"--micro-batches", "N", "micro-batches of the pipeline schedule with --scale pp (default pp)", 0},
+    {"--schedule", "1f1b|gpipe|interleaved|zb-h1",
+     "pipeline schedule of a --scale pp re-target (default 1f1b; zb-h1 splits the backward into "
+     "input- and weight-gradient passes)", SC_CLI_CHOICE},
+    {"--vpp", "N", "model chunks per stage of the interleaved schedule (default 2)", 0},
     {"--shard-rules", "FILE", "sharding overrides: lines `MODULE-GLOB column-parallel|row-parallel|"
                               "replicated|vocab-parallel`", 0},
     {"--replica", "R", "ranks per data-parallel replica of the traced job (default 1)", 0},
@@ -321,11 +327,14 @@ static const char replay_text[] =
     "training.precision is set; --scale dp=N then adds PyTorch DDP (buckets of\n"
     "--bucket-mb, default 25, the first --first-bucket-mb, default 1); --ddp adds it\n"
     "at the traced scale too (DDP with one process still copies into buckets).\n"
-    "--scale tp=N,pp=M,dp=K re-targets an ex-situ job whose trace has module paths\n"
-    "(tools/trace_torch.py): Megatron tensor parallelism of the traced modules by the\n"
-    "sharding rules (--shard-rules overrides them), the layers cut into M stages run\n"
-    "as 1F1B over --micro-batches, DDP over each stage's K replicas. A job with\n"
-    "measured kernel times replayed for another GPU than its trace's is refused.\n"
+    "--scale tp=N,cp=C,pp=M,dp=K re-targets an ex-situ job whose trace has module\n"
+    "paths (tools/trace_torch.py): Megatron tensor parallelism of the traced modules\n"
+    "by the sharding rules (--shard-rules overrides them), the sequence split over C\n"
+    "ranks with ring attention, the layers cut into M stages run\n"
+    "along --schedule (1F1B, GPipe, interleaved with --vpp chunks, ZB-H1) over\n"
+    "--micro-batches, DDP over each stage's K replicas (fsdp=K: FSDP per layer).\n"
+    "A job with measured kernel times replayed for another GPU than its trace's is\n"
+    "refused.\n"
     "docs/TRACE.md.";
 
 const sc_cli_cmd sc_cli_commands[] = {

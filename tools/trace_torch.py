@@ -27,8 +27,8 @@ dimension of 1 some reshapes are views instead of copies. The trace records
 this in its "stepcast" metadata.
 
 Usage:
-  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [-o DIR]
-MODEL: resnet50 resnet152 vgg19 gpt2 bert-large tiny-cnn tiny-gpt
+  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [-o DIR]
+MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b tiny-cnn tiny-gpt
 Writes DIR/MODEL-bB.json.gz per batch size.
 
 Models, as the harness behind validation/ddp records them in its operator
@@ -155,6 +155,96 @@ class Bert(nn.Module):
         return x.sum() + pooled.sum()
 
 
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention with rotary embeddings, eager (the s x s
+    scores materialised, as for GPT-2 and BERT here)."""
+
+    def __init__(self, d, heads, kv_heads):
+        super().__init__()
+        self.num_heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.q_proj = nn.Linear(d, d, bias=False)
+        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o_proj = nn.Linear(d, d, bias=False)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, d = x.shape
+        hd, rep = self.hd, self.num_heads // self.kv_heads
+
+        def rot(t):
+            t1, t2 = t[..., : hd // 2], t[..., hd // 2:]
+            return t * cos + torch.cat((-t2, t1), dim=-1) * sin
+
+        q = rot(self.q_proj(x).view(b, s, self.num_heads, hd).transpose(1, 2))
+        k = rot(self.k_proj(x).view(b, s, self.kv_heads, hd).transpose(1, 2))
+        v = self.v_proj(x).view(b, s, self.kv_heads, hd).transpose(1, 2)
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + mask
+        a = torch.matmul(F.softmax(w, dim=-1), v).transpose(1, 2).contiguous().view(b, s, d)
+        return self.o_proj(a)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, d, ffn):
+        super().__init__()
+        self.gate_proj = nn.Linear(d, ffn, bias=False)
+        self.up_proj = nn.Linear(d, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, kv_heads, ffn):
+        super().__init__()
+        self.input_layernorm = RMSNorm(d)
+        self.self_attn = LlamaAttention(d, heads, kv_heads)
+        self.post_attention_layernorm = RMSNorm(d)
+        self.mlp = LlamaMLP(d, ffn)
+
+    def forward(self, x, cos, sin, mask):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Llama(nn.Module):
+    """Llama-3-8B's layer shape (hidden 4096, 32 heads, 8 KV heads, SwiGLU
+    FFN 14336, RMSNorm, rotary base 500000), HuggingFace module names, no
+    LM head (as the GPT-2 and BERT models here: the loss is the sum of the
+    final norm's output), vocabulary 128256."""
+
+    def __init__(self, vocab=128256, d=4096, layers=32, heads=32, kv_heads=8, ffn=14336, theta=500000.0):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList(LlamaBlock(d, heads, kv_heads, ffn) for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.hd, self.theta = d // heads, theta
+
+    def forward(self, ids):
+        b, s = ids.shape
+        inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        f = torch.outer(torch.arange(s).float(), inv)
+        emb = torch.cat((f, f), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        mask = torch.full((s, s), float("-inf")).triu(1)[None, None]
+        x = self.embed_tokens(ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin, mask)
+        return self.norm(x).sum()
+
+
 class TinyCNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -177,8 +267,9 @@ OPTIMIZERS = {
 }
 
 
-def build(name, seq, optimizer="sgd"):
-    """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used)."""
+def build(name, seq, optimizer="sgd", layers=0):
+    """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used);
+    layers > 0 overrides a transformer's layer count."""
     torch.manual_seed(0)
     sgd = OPTIMIZERS[optimizer]
     if name in ("resnet50", "resnet152", "vgg19"):
@@ -201,13 +292,17 @@ def build(name, seq, optimizer="sgd"):
         return TinyCNN(), inputs, sgd, 0
     if name == "gpt2":
         s = seq or 512
-        return GPT2(), (lambda b: (torch.randint(0, 50257, (b, s)),)), sgd, s
+        return GPT2(layers=layers or 12), (lambda b: (torch.randint(0, 50257, (b, s)),)), sgd, s
     if name == "tiny-gpt":
         s = seq or 16
-        return GPT2(vocab=64, pos=s, d=32, layers=2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)), sgd, s
+        return (GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)),
+                sgd, s)
+    if name == "llama3-8b":
+        s = seq or 8192
+        return Llama(layers=layers or 32), (lambda b: (torch.randint(0, 128256, (b, s)),)), sgd, s
     if name == "bert-large":
         s = seq or 512
-        return Bert(), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
+        return Bert(layers=layers or 24), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
     raise SystemExit("trace_torch.py: unknown model %r" % name)
 
 
@@ -568,12 +663,16 @@ def main():
     ap.add_argument("--seq", type=int, default=0, help="sequence length (transformers)")
     ap.add_argument("-o", "--out", default=".", help="output directory")
     ap.add_argument("--optimizer", default="sgd", choices=sorted(OPTIMIZERS))
+    ap.add_argument("--layers", type=int, default=0,
+                    help="transformer layers (default the model's); the file is MODEL-lN-bB.json.gz")
     a = ap.parse_args()
     batches = [int(x) for x in a.batch.split(",")]
     if any(b < 1 for b in batches):
         raise SystemExit("trace_torch.py: batch sizes must be >= 1")
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer)
+    if a.layers < 0:
+        raise SystemExit("trace_torch.py: --layers must be >= 1")
+    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer, a.layers)
     queue = []
     concrete_hooks(model, queue)
     marks = Marks(model)
@@ -604,11 +703,12 @@ def main():
             evs = traced[b]
         else:
             evs, unmatched = extrapolate(traced[2], traced[3], b)
-        meta = {"model": a.model, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
+        meta = {"model": a.model, "layers": a.layers or None, "batch_per_gpu": b, "seq": seq, "dtype": "float32",
                 "traced_on": "cpu", "torch": torch.__version__, "optimizer": a.optimizer, "traced_batches": sorted(traced),
                 "extrapolated": b not in traced, "unaligned_operators": unmatched,
                 "params": sum(p.numel() for p in model.parameters()), "module_paths": 1}
-        path = os.path.join(a.out, "%s-b%d.json.gz" % (a.model, b))
+        tag = a.model + ("-l%d" % a.layers if a.layers else "")
+        path = os.path.join(a.out, "%s-b%d.json.gz" % (tag, b))
         write_trace(path, evs, meta)
         print("%s: %d events, batch %d%s" % (path, len(evs), b,
                                               "" if b in traced else " (extrapolated, %d unaligned)" % unmatched))

@@ -120,12 +120,22 @@ typedef struct sc_replay_opts {
   int ddp;                /* 1: add DDP even at the traced scale (a DDP job of one rank) */
   /* Tensor and pipeline parallelism of an ex-situ job with module paths
    * (docs/TRACE.md, "Re-targeting to TP and PP"): 0 or 1 keeps the traced
-   * process whole. cp > 1 is refused (not supported yet). micro_batches: of
-   * the 1F1B schedule (0: pp). shard_rules: an override file's text (NULL
+   * process whole. cp: context parallelism (ring attention). micro_batches: of
+   * the pipeline schedule (0: pp). shard_rules: an override file's text (NULL
    * none), shard_rules_len its bytes, shard_rules_name for messages.
    * first_layers / last_layers: uneven stages (0: even). */
   int64_t scale_tp, scale_pp, scale_cp;
   int64_t micro_batches;
+  /* The pipeline schedule of a tp / pp re-target: SC_SCHED_1F1B (0),
+   * GPIPE, INTERLEAVED (vpp >= 2 model chunks per stage, 0: 2) or ZB_H1
+   * (backward split into input- and weight-gradient passes); ZBV refused. */
+  sc_schedule schedule;
+  int64_t vpp;
+  /* FSDP (FULL_SHARD) instead of DDP on an ex-situ job with module paths:
+   * 0 or 1 off, else the shard group, which must be the data-parallel
+   * group (scale_dp; 0 there takes this). Per layer parameter all-gathers
+   * and gradient reduce-scatters (docs/TRACE.md, "FSDP"). */
+  int64_t scale_fsdp;
   int64_t first_layers, last_layers;
   const char *shard_rules;
   size_t shard_rules_len;
@@ -138,6 +148,9 @@ typedef struct sc_replay_result {
   int64_t dp, traced_dp;      /* data-parallel degrees */
   int64_t tp, pp, cp;         /* tensor / pipeline / context parallel degrees (1: as traced) */
   int64_t micro_batches;      /* of the pipeline schedule (1 without re-targeting) */
+  sc_schedule schedule;       /* of a re-targeted pipeline (SC_SCHED_1F1B otherwise) */
+  int64_t vpp;                /* model chunks per stage (1 but interleaved) */
+  int64_t fsdp;               /* FSDP shard group (0: none) */
   int64_t simulated_ranks;
   int64_t iterations;
   int64_t ops, events;

@@ -263,6 +263,7 @@ typedef struct gdef {   /* a group in the replayed job */
   int64_t *members;     /* global ranks in the new world */
   size_t n;
   int spans_replicas;
+  int cp;               /* shard.c's context-parallel group */
   sc_placement pl, traced_pl;
 } gdef;
 
@@ -288,7 +289,8 @@ static void free_groups(sc_ctx *ctx, gdef *g, size_t n) {
 static size_t resized_members(const sc_job *job, const sc_jgroup *jg, int64_t R, int64_t dp0,
                               int64_t dp, int *world, int *strided) {
   const int64_t *m = job->members + jg->off;
-  if (!strcmp(sc__job_str(job, jg->name), SC_JOB_TP_GROUP)) { /* shard.c's TP groups: inside a replica */
+  if (!strcmp(sc__job_str(job, jg->name), SC_JOB_TP_GROUP) ||
+      !strcmp(sc__job_str(job, jg->name), SC_JOB_CP_GROUP)) { /* shard.c's TP and CP groups: inside a replica */
     *world = *strided = 0;
     return jg->n;
   }
@@ -326,7 +328,12 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
     int world, strided;
     size_t n = resized_members(job, jg, R, dp0, dp, &world, &strided);
     g[i].n = n;
-    g[i].spans_replicas = world || strided;
+    /* DDP's and FSDP's groups are data-parallel traffic even where their
+     * CP ranks make them neither world nor strided (or keep them inside
+     * one replica: dp 1, cp 2). */
+    const char *gname = sc__job_str(job, jg->name);
+    g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP);
+    g[i].cp = !strcmp(gname, SC_JOB_CP_GROUP);
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
     if (!g[i].members) {
       free_groups(ctx, g, job->ngroups);
@@ -540,11 +547,8 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   else memset(&o, 0, sizeof o);
   int rc = check_gpu(ctx, job, cfg);
   if (rc) return rc;
-  if (o.scale_cp > 1)
-    return sc__error(ctx, SC_EUNSUPPORTED,
-                     "--scale cp=%lld: context parallelism of a traced job is not supported yet",
-                     (long long)o.scale_cp);
-  if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1) {
+  if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1 ||
+      o.scale_fsdp > 1 || o.scale_cp > 1) {
     if (topts && topts->nranks)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "--trace-ranks with --scale tp= / pp= is not supported yet (the "
@@ -552,7 +556,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     return replay_sharded(ctx, job, cfg, &o, topts, trace, trace_ud, sink, sink_ud, out);
   }
   if ((rc = replay_ranks_check(ctx, job, opts, topts))) return rc;
-  out->tp = out->pp = out->cp = out->micro_batches = 1;
+  out->tp = out->pp = out->cp = out->micro_batches = out->vpp = 1;
   /* Gradient marks and a re-target to more replicas: add PyTorch DDP. */
   int64_t R = o.replica_ranks > 0 ? o.replica_ranks : 1;
   int64_t W = job->world > 0 ? job->world : (int64_t)job->nranks;
@@ -569,10 +573,10 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     return sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
   sc_job *ddp;
   rc = sc__job_ddp(job, (o.ddp_bucket_mb > 0 ? o.ddp_bucket_mb : 25.0) * mib,
-                   (o.ddp_first_bucket_mb > 0 ? o.ddp_first_bucket_mb : 1.0) * mib, 1, &ddp);
+                   (o.ddp_first_bucket_mb > 0 ? o.ddp_first_bucket_mb : 1.0) * mib, 1, 1, 1, &ddp);
   if (rc) return rc;
   rc = replay_job(ctx, ddp, cfg, &o, topts, trace, trace_ud, sink, sink_ud, out);
-  out->tp = out->pp = out->cp = out->micro_batches = 1;
+  out->tp = out->pp = out->cp = out->micro_batches = out->vpp = 1;
   if (!rc)
     for (size_t k = 0; k < ddp->ranks[0].nops; k++) out->ddp_buckets += ddp->ranks[0].ops[k].kind == SC_JOP_COLL;
   sc_job_free(ddp);
@@ -612,8 +616,12 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   memset(&so, 0, sizeof so);
   so.tp = o->scale_tp > 0 ? o->scale_tp : 1;
   so.pp = o->scale_pp > 0 ? o->scale_pp : 1;
-  so.dp = o->scale_dp > 0 ? o->scale_dp : 1;
+  so.dp = o->scale_dp > 0 ? o->scale_dp : o->scale_fsdp > 1 ? o->scale_fsdp : 1;
+  so.cp = o->scale_cp > 0 ? o->scale_cp : 1;
+  so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
+  so.schedule = (int)o->schedule;
+  so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
   so.first_layers = o->first_layers;
   so.last_layers = o->last_layers;
   if (o->replica_ranks > 1)
@@ -629,12 +637,13 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   sc_job *sj = NULL, *dj = NULL;
   if (!rc) rc = sc__job_shard(job, &so, &sj);
   double mib = 1048576.0;
-  int64_t R = so.tp * so.pp;
+  int64_t R = so.tp * so.cp * so.pp;
   if (!rc && !(o->ddp_bucket_mb >= 0 && o->ddp_first_bucket_mb >= 0))
     rc = sc__error(ctx, SC_EINVAL, "DDP bucket sizes must be positive");
-  if (!rc && (so.dp > 1 || o->ddp))
+  /* CP ranks reduce their gradients even at dp 1 (Megatron's DP x CP). */
+  if (!rc && !so.fsdp && (so.dp > 1 || so.cp > 1 || o->ddp))
     rc = sc__job_ddp(sj, (o->ddp_bucket_mb > 0 ? o->ddp_bucket_mb : 25.0) * mib,
-                     (o->ddp_first_bucket_mb > 0 ? o->ddp_first_bucket_mb : 1.0) * mib, R, &dj);
+                     (o->ddp_first_bucket_mb > 0 ? o->ddp_first_bucket_mb : 1.0) * mib, R, so.cp, so.tp, &dj);
   sc_replay_opts o2 = *o;
   o2.replica_ranks = R;
   o2.scale_dp = 0;
@@ -642,8 +651,11 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   if (!rc) {
     out->tp = so.tp;
     out->pp = so.pp;
-    out->cp = 1;
+    out->cp = so.cp;
     out->micro_batches = so.micro_batches;
+    out->schedule = (sc_schedule)so.schedule;
+    out->vpp = so.vpp > 1 ? so.vpp : 1;
+    out->fsdp = so.fsdp;
     out->traced_world = out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
@@ -914,7 +926,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
         case SC_JOP_COLL:
           op->kind = SC_OP_COLL;
           op->coll = jo->coll < SC_COLL_COUNT ? jo->coll : SC_COLL_ALLREDUCE;
-          op->cat = groups[jo->group].spans_replicas ? SC_CAT_DP : SC_CAT_TP;
+          op->cat = groups[jo->group].spans_replicas ? SC_CAT_DP : groups[jo->group].cp ? SC_CAT_CP : SC_CAT_TP;
           op->peer = rp[i].chan[k];
           op->work = rp[i].dur[k];
           break;
@@ -927,11 +939,19 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
           int64_t pi = -1, ps = -1;
           for (size_t u = 0; jo->peer >= 0 && u < nr && pi < 0; u++)
             if (job->ranks[u].rank == jo->peer) pi = (int64_t)u;
+          /* The peer's stream of the opposite kind that talks to this rank;
+           * shard.c's pair by stream id (send k, receive k ^ 1), since with
+           * model chunks and pp = 2 both directions share the peer. */
+          int64_t my_id = r->streams[jo->stream].id, first = -1;
           for (size_t u = 0; pi >= 0 && u < job->ranks[pi].nops && ps < 0; u++) {
             const sc_jop *po = &job->ranks[pi].ops[u];
-            if (po->peer == r->rank && po->kind == (jo->kind == SC_JOP_SEND ? SC_JOP_RECV : SC_JOP_SEND))
+            if (po->peer != r->rank || po->kind != (jo->kind == SC_JOP_SEND ? SC_JOP_RECV : SC_JOP_SEND)) continue;
+            if (first < 0) first = rp[pi].cv.slot_of[po->stream];
+            if (my_id >= SC_SHARD_ST_FSEND && my_id <= SC_SHARD_ST_BRECV &&
+                job->ranks[pi].streams[po->stream].id == (my_id ^ 1))
               ps = rp[pi].cv.slot_of[po->stream];
           }
+          if (ps < 0) ps = first;
           op->cat = SC_CAT_PP;
           if (ps < 0) {
             op->kind = SC_OP_HOST;
@@ -1069,6 +1089,10 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
 
 /* ------------------------------------------------------------ output */
 
+static const char *sched_label(sc_schedule k) {
+  return k == SC_SCHED_GPIPE ? "GPipe" : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B" : k == SC_SCHED_ZB_H1 ? "ZB-H1" : "1F1B";
+}
+
 int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, void *ud) {
   int rc;
   if (fmt == SC_FORMAT_JSON) {
@@ -1081,6 +1105,10 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->cp, (long long)r->micro_batches, (long long)r->dp,
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
+    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1))
+      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,",
+                      sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
+                      (long long)r->fsdp);
     if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
@@ -1100,12 +1128,15 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   rc = sc__writef(w, ud, "replay: %lld traced rank(s) of %lld, %lld iteration(s), GPU %s, collectives %s\n",
                   (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
                   r->gpu, r->comm);
-  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1;
+  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1;
+  char chunks[48] = "";
+  if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
   if (!rc && sharded)
     rc = sc__writef(w, ud,
-                    "re-targeted: TP %lld, PP %lld (1F1B, %lld micro-batch(es)), DP %lld: world %lld, one "
-                    "program per stage\n",
-                    (long long)r->tp, (long long)r->pp, (long long)r->micro_batches, (long long)r->dp,
+                    "re-targeted: TP %lld, CP %lld, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, "
+                    "one program per stage\n",
+                    (long long)r->tp, (long long)r->cp, (long long)r->pp, chunks, sched_label(r->schedule),
+                    (long long)r->micro_batches, (long long)r->dp, r->fsdp > 1 ? " (FSDP)" : "",
                     (long long)r->world);
   else if (!rc && r->dp != r->traced_dp)
     rc = sc__writef(w, ud, "re-targeted: data parallel %lld -> %lld (world %lld -> %lld)\n",

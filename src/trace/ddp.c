@@ -76,7 +76,8 @@ static int64_t add_kernel(dctx *d, uint32_t name, double bytes) {
   return add_op(d, SC_JOP_KERNEL, d->gpu, name, bytes, SC_JSHAPE_MEM, &dep, 1);
 }
 
-int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, sc_job **out) {
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, int64_t cp_ranks,
+                int64_t cp_stride, sc_job **out) {
   sc_ctx *ctx = in->ctx;
   *out = NULL;
   sc_job *job;
@@ -90,7 +91,7 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
     if (!m) rc = SC_ENOMEM;
     else {
       memcpy(m, in->members + in->groups[g].off, in->groups[g].n * sizeof *m);
-      rc = sc__job_group(job, m, in->groups[g].n, in->groups[g].name, &id);
+      rc = sc__job_group_named(job, m, in->groups[g].n, in->groups[g].name, &id);
       sc__free(ctx, m, (in->groups[g].n ? in->groups[g].n : 1) * sizeof *m);
     }
   }
@@ -150,15 +151,17 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
       }
     }
     if (ngrad) { /* the rank's data-parallel group: one rank per replica */
-      int64_t n = job->world / R;
-      int64_t *m = sc__malloc(ctx, (size_t)n * sizeof *m);
+      int64_t n = job->world / R, c = cp_ranks > 1 ? cp_ranks : 1;
+      int64_t *m = sc__malloc(ctx, (size_t)(n * c) * sizeof *m);
       if (!m) {
         rc = SC_ENOMEM;
         break;
       }
-      for (int64_t q = 0; q < n; q++) m[q] = src->rank % R + q * R;
-      rc = sc__job_group(job, m, (size_t)n, grp_name, &grp);
-      sc__free(ctx, m, (size_t)n * sizeof *m);
+      /* Replica-major, the rank's CP peers inside a replica (ascending). */
+      for (int64_t q = 0; q < n; q++)
+        for (int64_t j = 0; j < c; j++) m[q * c + j] = src->rank % R + j * cp_stride + q * R;
+      rc = sc__job_group_named(job, m, (size_t)(n * c), grp_name, &grp);
+      sc__free(ctx, m, (size_t)(n * c) * sizeof *m);
       if (rc) break;
       d.comm = sc__jrank_stream(job, r, 13, nm_stream, 0);
       if (d.comm < 0) {

@@ -168,7 +168,17 @@ static int group_hash_rebuild(sc_job *job, size_t cap) {
 
 /* Groups are found by their members through a hash index (a trace names
  * a group on every collective it records). */
+static int find_or_add_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, int by_name, uint32_t *id);
+
 int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id) {
+  return find_or_add_group(job, ranks, n, name, 0, id);
+}
+
+int sc__job_group_named(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id) {
+  return find_or_add_group(job, ranks, n, name, 1, id);
+}
+
+static int find_or_add_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, int by_name, uint32_t *id) {
   sort_items(ranks, n, sizeof *ranks, cmp_i64);
   size_t m = 0;
   for (size_t i = 0; i < n; i++)
@@ -182,7 +192,7 @@ int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t
   while (job->group_hash[i]) {
     uint32_t g = job->group_hash[i] - 1;
     const sc_jgroup *gr = &job->groups[g];
-    if (gr->n == m && !memcmp(job->members + gr->off, ranks, m * sizeof *ranks)) {
+    if (gr->n == m && (!by_name || gr->name == name) && !memcmp(job->members + gr->off, ranks, m * sizeof *ranks)) {
       *id = g;
       return SC_OK;
     }

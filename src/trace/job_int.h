@@ -213,6 +213,10 @@ const char *sc__job_str(const sc_job *job, uint32_t id);
  * here; ranks must be >= 0); name is a string id. 0, SC_ENOMEM, or
  * SC_EINVAL (message set) past SC_JOB_MAX_GROUPS / SC_JOB_MAX_MEMBERS. */
 int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
+/* ... the group with these members and this name: the groups a re-target
+ * makes (shard.c, ddp.c) keep their kind where members coincide (a CP
+ * pair that is also the gradients' DP x CP group at dp 1). */
+int sc__job_group_named(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
 
 /* Appends a rank (zeroed, rank set) and returns it (NULL: SC_ENOMEM). The
  * pointer is valid until the next call. */
@@ -264,7 +268,11 @@ const char *sc__jop_name(int kind);
  * bucket_bytes) on a new stream over the rank's data-parallel group (the
  * world split into replicas of replica_ranks ranks: one rank of each), and
  * the copy back after backward. 0 or SC_ENOMEM / SC_EINVAL. */
-int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, sc_job **out);
+/* ... cp > 1: each DP group also holds the rank's cp - 1 context-parallel
+ * peers, cp_stride ranks apart inside its replica (Megatron reduces
+ * gradients over DP x CP). */
+int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64_t replica_ranks, int64_t cp,
+                int64_t cp_stride, sc_job **out);
 const char *sc__jshape_name(int cls);
 
 #endif /* SC_JOB_INT_H */

@@ -12,11 +12,13 @@
  * split, its output all-reduced; norms, residuals and dropout outside are
  * replicated. Re-shaped operators keep their shape class, so replay prices
  * them for the target GPU as it prices any ex-situ op. The layer sequence
- * (module paths with a numeric component, `blocks.3`) is cut into pp stages;
- * each stage's program runs the 1F1B order of model/schedule.c over the
- * micro-batches, its forward and backward passes built from the traced
- * operators of its layers, with blocking p2p receives and sends of the
- * activations between neighbours (as synth/pipeline.c emits them).
+ * (module paths with a numeric component, `blocks.3`) is cut into pp x vpp
+ * virtual stages (chunk c of stage s is virtual stage c x pp + s); each
+ * stage's program runs model/schedule.c's order (1F1B, GPipe, interleaved,
+ * ZB-H1, whose W passes take the weight-gradient GEMMs and gradient work out
+ * of the backward) over the micro-batches, its passes built from the traced
+ * operators of the chunk's layers, with blocking p2p receives and sends of
+ * the activations between neighbours (as synth/pipeline.c emits them).
  */
 #include "trace/shard_int.h"
 
@@ -230,8 +232,11 @@ int sc__shard_stages(sc_ctx *ctx, int64_t layers, int64_t pp, int64_t first, int
 enum { U_PRE = 0, U_FWD, U_BWD, U_POST }; /* zero_grad / forward / backward / optimizer step */
 
 typedef struct opinfo {
-  int32_t stage;
+  int32_t stage;     /* virtual stage: stage + pp x model chunk */
   uint8_t unit;      /* U_* */
+  uint8_t wgrad;     /* backward work of the weight gradients (ZB-H1's W pass) */
+  uint8_t attn;      /* CP: in its layer's attention core, run once per ring step */
+  uint32_t span_first, span_last; /* ... the core's first and last op (source indices) */
   uint8_t ar;        /* 1: an all-reduce over the TP group follows it */
   double ar_bytes;
   double div[4];     /* factors on m, n, k, batch */
@@ -250,6 +255,9 @@ typedef struct shb {  /* building */
   uint8_t *mod_post;     /* non-layer module first seen after the layers (forward) */
   double *fm, *fn, *fk;
   int64_t nlayers;
+  int64_t vpp;           /* model chunks per stage */
+  int64_t cp;            /* context-parallel ranks a sequence is split over */
+  double seq;            /* the traced sequence length (CP) */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
 } shb;
 
@@ -270,6 +278,105 @@ static void divide_dim(opinfo *x, const sc_jshape *sh, double want, int a, int b
       break;
     }
   x->div[pick] = tp;
+}
+
+/* Whether backward op k computes weight gradients: a module's parameter
+ * work (gradient accumulation, grad marks) or a GEMM of a module with a
+ * forward GEMM (m tokens, n out, k in) that reduces over the tokens and is
+ * not the input gradient (m x k): dW = dY^T X, n x k or k x n. ZB-H1 defers
+ * these to its W pass (Qi et al. 2024, section 2). */
+static int is_wgrad(const shb *B, const sc_jrank *r, size_t k, const sc_jopmod *om) {
+  if (!om->module) return 0;
+  if (om->param) return 1;
+  const sc_jop *op = &r->ops[k];
+  if (!op->shape) return 0;
+  const sc_jshape *sh = &r->shapes[op->shape - 1];
+  size_t m = om->module - 1;
+  double fm = B->fm[m];
+  if (sh->cls != SC_JSHAPE_GEMM || fm <= 0 || sh->batch > 1) return 0;
+  return sh->k == fm && !(sh->m == fm && sh->n == B->fk[m]);
+}
+
+/* Context parallelism (Megatron-LM / Transformer Engine ring attention, as
+ * synth/context.c): every op of forward and backward on the rank's
+ * tokens / cp (a GEMM's token dimension, a memory-bound op's bytes); the
+ * attention core of each layer (from its first to its last batched GEMM
+ * over the sequence, softmax and masking between) runs cp times, once per
+ * K/V chunk of the ring, each step on s/cp queries x s/cp keys (dims equal
+ * to s / cp, bytes / cp^2). Parameter work (gradients, optimizer) keeps
+ * its size. 0 or SC_EINVAL (no attention found, s not divisible by cp). */
+static int context_split(shb *B) {
+  const sc_jrank *r = B->r;
+  double cp = (double)B->cp, T = 0, sq = 0;
+  size_t nl = (size_t)B->nlayers;
+  for (size_t k = 0; k < r->nops && (T == 0 || sq == 0); k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] < 0) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (sh->batch > 1 && sh->m == sh->n && sq == 0) sq = sh->m; /* Q K^T: s x s scores */
+    if (sh->batch <= 1 && T == 0) T = sh->m;
+  }
+  if (sq <= 0 || T <= 0)
+    return sc__error(B->ctx, SC_EINVAL,
+                     "cp=%lld: no attention over the sequence found in the traced layers (a batched s x s "
+                     "score GEMM, as eager attention runs it)", (long long)B->cp);
+  if ((int64_t)sq % B->cp)
+    return sc__error(B->ctx, SC_EINVAL, "cp=%lld: the traced sequence of %.0f tokens is not divisible by cp",
+                     (long long)B->cp, sq);
+  B->seq = sq;
+  int64_t *first = sc__malloc(B->ctx, 4 * (nl ? nl : 1) * sizeof *first), *last = first ? first + 2 * nl : NULL;
+  if (!first) return SC_ENOMEM;
+  for (size_t i = 0; i < 2 * nl; i++) first[i] = last[i] = -1;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    if (!om.module || !op->shape || (om.pass != SC_JPASS_FWD && om.pass != SC_JPASS_BWD)) continue;
+    int32_t l = B->mod_layer[om.module - 1];
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (l < 0 || sh->cls != SC_JSHAPE_GEMM || sh->batch <= 1 || (sh->m != sq && sh->n != sq && sh->k != sq)) continue;
+    size_t q = (size_t)l * 2 + (om.pass == SC_JPASS_BWD);
+    if (first[q] < 0) first[q] = (int64_t)k;
+    last[q] = (int64_t)k;
+  }
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    opinfo *x = &B->oi[k];
+    if (op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC || om.param) continue;
+    if (om.pass != SC_JPASS_FWD && om.pass != SC_JPASS_BWD) continue;
+    int32_t l = om.module ? B->mod_layer[om.module - 1] : -1;
+    size_t q = l >= 0 ? (size_t)l * 2 + (om.pass == SC_JPASS_BWD) : 0;
+    const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
+    int gemm = sh && (sh->cls == SC_JSHAPE_GEMM || sh->cls == SC_JSHAPE_CONV);
+    if (l >= 0 && first[q] >= 0 && (int64_t)k >= first[q] && (int64_t)k <= last[q]) {
+      x->attn = 1;
+      x->span_first = (uint32_t)first[q];
+      x->span_last = (uint32_t)last[q];
+      if (gemm) {
+        /* Queries x keys: two of the dims are s (the third the head
+         * dimension, which may equal s too). */
+        const double d[3] = {sh->m, sh->n, sh->k};
+        for (int i = 0, n = 0; i < 3 && n < 2; i++)
+          if (d[i] == sq) x->div[i] *= cp, n++;
+      } else x->bytes_div *= cp * cp;
+      continue;
+    }
+    if (gemm) {
+      const double d[3] = {sh->m, sh->n, sh->k};
+      /* The tokens: m (forward, input gradient), else k (weight gradient). */
+      static const int order[3] = {0, 2, 1};
+      int pick = -1;
+      for (int i = 0; i < 3 && pick < 0; i++)
+        if (d[order[i]] == T) pick = order[i];
+      for (int i = 0; i < 3 && pick < 0; i++)
+        if (d[i] == sq) pick = i;
+      x->div[pick < 0 ? 0 : pick] *= cp;
+    } else x->bytes_div *= cp;
+  }
+  sc__free(B->ctx, first, 4 * (nl ? nl : 1) * sizeof *first);
+  return SC_OK;
 }
 
 static int analyse(shb *B) {
@@ -324,9 +431,15 @@ static int analyse(shb *B) {
   /* Stages and TP factors per op. */
   int fwd_seen_layer = 0, bwd_seen_layer = 0, fwd_seen = 0, region = 0;
   int32_t last_layer = -1;
-  int64_t *cut = sc__malloc(B->ctx, (size_t)(B->o->pp + 1) * sizeof *cut);
+  int64_t V = B->o->pp * B->vpp; /* virtual stages: chunk c of stage s is c x pp + s */
+  int64_t *cut = sc__malloc(B->ctx, (size_t)(V + 1) * sizeof *cut);
   if (!cut) return SC_ENOMEM;
-  int rc = nl ? sc__shard_stages(B->ctx, nl, B->o->pp, B->o->first_layers, B->o->last_layers, cut) : SC_OK;
+  int rc = SC_OK;
+  if (nl && B->vpp > 1 && nl < V)
+    rc = sc__error(B->ctx, SC_EINVAL,
+                   "pp=%lld with %lld model chunks per stage: the traced model has %lld layer(s), fewer than "
+                   "the %lld chunks", (long long)B->o->pp, (long long)B->vpp, (long long)nl, (long long)V);
+  if (!rc && nl) rc = sc__shard_stages(B->ctx, nl, V, B->o->first_layers, B->o->last_layers, cut);
   if (!rc && !nl && B->o->pp > 1)
     rc = sc__error(B->ctx, SC_EINVAL,
                    "pp=%lld: the traced model has no layers (no module path with a numeric component, "
@@ -353,9 +466,10 @@ static int analyse(shb *B) {
     if (layer >= 0 && pass == SC_JPASS_BWD) bwd_seen_layer = 1;
     if (layer >= 0) {
       int32_t s = 0;
-      while (s + 1 < B->o->pp && layer >= cut[s + 1]) s++;
+      while (s + 1 < V && layer >= cut[s + 1]) s++;
       x->stage = s;
-    } else x->stage = post ? (int32_t)(B->o->pp - 1) : 0;
+    } else x->stage = post ? (int32_t)(V - 1) : 0;
+    x->wgrad = pass == SC_JPASS_BWD && is_wgrad(B, r, k, &om);
     if (layer != last_layer) region = 0, last_layer = layer;
     if (tp <= 1 || !om.module) continue;
     size_t m = om.module - 1;
@@ -415,6 +529,11 @@ static int analyse(shb *B) {
   }
   for (size_t k = 0; k < r->nops; k++)
     if (B->oi[k].ar && B->oi[k].ar_bytes < 0) B->oi[k].ar_bytes = B->act_bytes;
+  /* CP: TP all-reduces and p2p carry the rank's tokens. */
+  if (!rc && B->cp > 1) {
+    rc = context_split(B);
+    for (size_t k = 0; k < r->nops; k++) B->oi[k].ar_bytes /= (double)B->cp;
+  }
   /* Host ops go with the op that waits for them. */
   uint8_t *placed = sc__calloc(B->ctx, r->nops ? r->nops : 1, 1);
   if (!rc && !placed) rc = SC_ENOMEM;
@@ -426,13 +545,14 @@ static int analyse(shb *B) {
         placed[h] = 1;
         B->oi[h].stage = B->oi[k].stage;
         B->oi[h].unit = B->oi[k].unit;
+        B->oi[h].wgrad = B->oi[k].wgrad;
       }
     }
   }
   for (size_t k = 0; !rc && k < r->nops; k++)
-    if (r->ops[k].kind == SC_JOP_HOST && !placed[k]) B->oi[k].stage = (int32_t)(B->o->pp - 1), B->oi[k].unit = U_POST;
+    if (r->ops[k].kind == SC_JOP_HOST && !placed[k]) B->oi[k].stage = (int32_t)(V - 1), B->oi[k].unit = U_POST;
   sc__free(B->ctx, placed, r->nops ? r->nops : 1);
-  sc__free(B->ctx, cut, (size_t)(B->o->pp + 1) * sizeof *cut);
+  sc__free(B->ctx, cut, (size_t)(V + 1) * sizeof *cut);
   return rc;
 }
 
@@ -446,11 +566,24 @@ typedef struct stg {   /* one stage's rank being built */
   uint32_t serial;
   int64_t waits[4];    /* deps for the next GPU op (-1 none) */
   int64_t last_gpu;    /* last compute op emitted */
-  int64_t last_send;   /* the previous pass's send */
   int64_t bwd_ar;      /* a backward all-reduce waited for after its module's ops (-1 none) */
   uint32_t bwd_ar_mod; /* ... that module */
   uint32_t nm_ar, nm_send, nm_recv, tp_group;
   int64_t rank_of_stage0;
+  /* FSDP: the all-gather and reduce-scatter streams, the shard group, the
+   * parameter bytes of each (chunk, unit) of the stage (unit: a layer, or
+   * nlayers for the root: every module outside the layers), and per pass
+   * the units in order of first use, their last op and their gathers. */
+  int ag, rs;
+  uint32_t fsdp_group, nm_ag, nm_rs;
+  double *unit_bytes;
+  int32_t *useq;
+  size_t *ulast;
+  int64_t *ag_op;
+  int64_t prefetch_after; /* the first AG of the next pass is issued after it */
+  int cpst;               /* CP: the ring's stream, group and op name */
+  uint32_t cp_group, nm_ring;
+  int64_t last_rs;
 } stg;
 
 static int64_t emit(shb *B, stg *S, const sc_jop *src, int stream, const uint32_t *deps, int nd) {
@@ -471,7 +604,45 @@ static int add_wait(stg *S, int64_t k) {
   return SC_EINTERNAL;
 }
 
-static int p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after) {
+/* FSDP unit of op k: its module's layer, else the root (nlayers). */
+static int32_t op_unit(const shb *B, size_t k) {
+  uint32_t mod = sc__jrank_opmod(B->r, k).module;
+  int32_t l = mod ? B->mod_layer[mod - 1] : -1;
+  return l >= 0 ? l : (int32_t)B->nlayers;
+}
+
+static int64_t fsdp_coll(shb *B, stg *S, int gather, double bytes, int64_t after) {
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.kind = SC_JOP_COLL;
+  op.coll = gather ? SC_COLL_ALLGATHER : SC_COLL_REDUCESCATTER;
+  op.group = S->fsdp_group;
+  op.peer = -1;
+  op.name = gather ? S->nm_ag : S->nm_rs;
+  op.bytes = bytes;
+  uint32_t d = (uint32_t)after;
+  return emit(B, S, &op, gather ? S->ag : S->rs, &d, after >= 0);
+}
+
+/* A send_recv step of the CP ring (the K/V chunk, with dK/dV in backward)
+ * on the CP stream after op `after` (-1: stream order only). */
+static int64_t ring_coll(shb *B, stg *S, double bytes, int64_t after) {
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.kind = SC_JOP_COLL;
+  op.coll = SC_COLL_SENDRECV;
+  op.group = S->cp_group;
+  op.peer = -1;
+  op.name = S->nm_ring;
+  op.bytes = bytes;
+  uint32_t d = (uint32_t)after;
+  return emit(B, S, &op, S->cpst, &d, after >= 0);
+}
+
+/* Emits a pipeline send or receive to / from global rank peer after op
+ * `after` (-1 none); a receive is waited for by the next compute op. The op
+ * index, or -1 out of memory. */
+static int64_t p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after) {
   sc_jop op;
   memset(&op, 0, sizeof op);
   op.kind = send ? SC_JOP_SEND : SC_JOP_RECV;
@@ -481,35 +652,62 @@ static int p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t after
   op.coll = SC_JCOLL_UNKNOWN;
   /* Megatron-LM's scatter/gather: each TP rank sends its 1/tp slice
    * (synth/pipeline.c prices the same bytes). */
-  op.bytes = B->act_bytes / (double)B->o->tp;
+  op.bytes = B->act_bytes / (double)(B->o->tp * B->cp);
   uint32_t d = (uint32_t)after;
   int64_t k = emit(B, S, &op, stream, &d, after >= 0);
-  if (k < 0) return SC_ENOMEM;
-  if (send) S->last_send = k;
-  else if (add_wait(S, k)) return SC_EINTERNAL;
-  return SC_OK;
+  if (k >= 0 && !send && add_wait(S, k)) return -1;
+  return k;
 }
 
-/* Emits stage s's ops of one unit (pass `unit` of micro-batch mb). */
-static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_mb) {
+/* Part of a backward unit to emit: all of it, the input-gradient pass
+ * (weight-gradient work left out) or the weight-gradient pass alone. */
+enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
+
+/* Emits stage s's ops of one unit: of virtual stage vs (forward and
+ * backward passes), or of every chunk of the stage (vs < 0: zero_grad and
+ * the optimizer); part selects a split backward's half. */
+static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, int last_mb) {
   const sc_jrank *r = B->r;
   int64_t pp = B->o->pp;
   S->serial++;
-  int64_t here = s * B->o->tp, prev = (s - 1) * B->o->tp, next = (s + 1) * B->o->tp;
-  (void)mb;
-  /* Blocking p2p: the receive is posted after the previous pass, and this
-   * pass waits for the previous pass's send. */
-  if (unit == U_FWD || unit == U_BWD) {
-    if (S->last_send >= 0 && add_wait(S, S->last_send)) return SC_EINTERNAL;
-    S->last_send = -1;
-    if (unit == U_FWD && s > 0 && p2p(B, S, 0, S->frecv, prev, S->last_gpu)) return SC_ENOMEM;
-    if (unit == U_BWD && s < pp - 1 && p2p(B, S, 0, S->brecv, next, S->last_gpu)) return SC_ENOMEM;
+  /* FSDP (PyTorch FULL_SHARD): each unit's parameters are all-gathered
+   * before its forward and again before its backward (resharded after
+   * forward), the next unit's gather issued as a unit starts (forward and
+   * backward prefetch); its gradients are reduce-scattered after its last
+   * backward op where they are final (the last micro-batch's backward, or
+   * W pass). */
+  int fsdp = B->o->fsdp > 1 && vs >= 0 && (unit == U_FWD || unit == U_BWD);
+  int gathers = fsdp && part != PART_WEIGHT, scatters = fsdp && unit == U_BWD && last_mb && part != PART_INPUT;
+  size_t nseq = 0, nu = (size_t)B->nlayers + 1;
+  const double *ub = fsdp ? S->unit_bytes + (size_t)(vs / pp) * nu : NULL;
+  if (fsdp) {
+    for (size_t u = 0; u < nu; u++) S->ag_op[u] = -2; /* not in this pass */
+    for (size_t k = 0; k < r->nops; k++) {
+      const opinfo *x = &B->oi[k];
+      int kind = r->ops[k].kind;
+      if (x->unit != unit || x->stage != vs || kind == SC_JOP_HOST || kind == SC_JOP_SYNC) continue;
+      if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
+      int32_t u = op_unit(B, k);
+      if (ub[u] <= 0) continue;
+      if (S->ag_op[u] == -2) S->useq[nseq++] = u, S->ag_op[u] = -1;
+      S->ulast[u] = k;
+    }
+    if (gathers && nseq) {
+      S->ag_op[S->useq[0]] = fsdp_coll(B, S, 1, ub[S->useq[0]], S->prefetch_after);
+      if (S->ag_op[S->useq[0]] < 0) return SC_ENOMEM;
+    }
   }
-  (void)here;
+  size_t next_unit = 1;
+  /* CP ring over the attention core: step of cp, span, the next chunk. */
+  int ring = 0;
+  int64_t step = 0, ring_next = -1;
+  size_t span_first = 0, span_last = 0;
+  double kv = 2.0 * B->act_bytes / (double)(B->o->tp * B->cp); /* K and V of the rank's tokens */
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
-    if (x->stage != s || x->unit != unit) continue;
+    if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s)) continue;
+    if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
     uint32_t deps[8];
     int nd = 0;
@@ -518,7 +716,24 @@ static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_m
       if (S->stamp[q] == S->serial) deps[nd++] = S->map[q];
     }
     int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
+    if (host && ring && step > 0) continue; /* the launches are not repeated */
+    if (!ring && x->attn && k == x->span_first && B->cp > 1) {
+      /* Step 0 computes with the local K/V while chunk 1 travels. */
+      ring = 1, step = 0, span_first = x->span_first, span_last = x->span_last;
+      if ((ring_next = ring_coll(B, S, unit == U_BWD ? 2 * kv : kv, S->last_gpu)) < 0) return SC_ENOMEM;
+    }
     uint32_t mod = sc__jrank_opmod(r, k).module;
+    int32_t ou = fsdp && !host ? op_unit(B, k) : -1;
+    if (gathers && ou >= 0 && S->ag_op[ou] >= 0) { /* the unit's first op */
+      int64_t g = S->ag_op[ou];
+      S->ag_op[ou] = -3; /* waited for */
+      S->prefetch_after = S->last_gpu;
+      if (next_unit < nseq) {
+        int32_t nx = S->useq[next_unit++];
+        if ((S->ag_op[nx] = fsdp_coll(B, S, 1, ub[nx], S->last_gpu)) < 0) return SC_ENOMEM;
+      }
+      if (add_wait(S, g)) return SC_EINTERNAL;
+    }
     if (!host && S->bwd_ar >= 0 && mod != S->bwd_ar_mod) {
       if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
       S->bwd_ar = -1;
@@ -538,11 +753,35 @@ static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_m
       if (si < 0) return SC_ENOMEM;
       op.shape = (uint32_t)si + 1;
     } else op.bytes /= x->bytes_div;
+    /* FSDP: zero_grad and the optimizer step work on the rank's shard. */
+    if (B->o->fsdp > 1 && (unit == U_PRE || unit == U_POST) && sc__jrank_opmod(r, k).param) {
+      op.bytes /= (double)B->o->fsdp;
+      op.flops /= (double)B->o->fsdp;
+    }
     int64_t nk = emit(B, S, &op, host ? S->host : S->gpu, deps, nd);
     if (nk < 0) return SC_ENOMEM;
     S->map[k] = (uint32_t)nk;
     S->stamp[k] = S->serial;
     if (!host) S->last_gpu = nk;
+    if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k &&
+        (S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0)
+      return SC_ENOMEM;
+    if (ring && k == span_last && !x->ar) {
+      if (step + 1 < B->cp) { /* the next step waits for its chunk; the one after travels */
+        step++;
+        if (add_wait(S, ring_next)) return SC_EINTERNAL;
+        ring_next = -1;
+        if (step + 1 < B->cp && (ring_next = ring_coll(B, S, unit == U_BWD ? 2 * kv : kv, -1)) < 0)
+          return SC_ENOMEM;
+        k = span_first - 1; /* wraps to span_first - 1 + 1 for span_first 0: size_t arithmetic */
+        continue;
+      }
+      ring = 0;
+      /* Backward: the last chunk's dK / dV go home, the next op waits. */
+      int64_t home = unit == U_BWD ? ring_coll(B, S, kv, S->last_gpu) : -2;
+      if (home == -1) return SC_ENOMEM;
+      if (home >= 0 && add_wait(S, home)) return SC_EINTERNAL;
+    }
     if (x->ar) { /* the TP all-reduce, waited for by the next compute op */
       sc_jop ar;
       memset(&ar, 0, sizeof ar);
@@ -569,8 +808,6 @@ static int emit_unit(shb *B, stg *S, int32_t s, int unit, int64_t mb, int last_m
     if (add_wait(S, S->bwd_ar)) return SC_EINTERNAL;
     S->bwd_ar = -1;
   }
-  if (unit == U_FWD && s < pp - 1 && p2p(B, S, 1, S->fsend, next, S->last_gpu)) return SC_ENOMEM;
-  if (unit == U_BWD && s > 0 && p2p(B, S, 1, S->bsend, prev, S->last_gpu)) return SC_ENOMEM;
   return SC_OK;
 }
 
@@ -588,10 +825,11 @@ static int build_stage(shb *B, int32_t s) {
   const sc_jrank *r = B->r;
   stg S;
   memset(&S, 0, sizeof S);
-  S.last_gpu = S.last_send = S.bwd_ar = -1;
+  S.last_gpu = S.bwd_ar = -1;
   for (int i = 0; i < 4; i++) S.waits[i] = -1;
   int64_t tp = B->o->tp, pp = B->o->pp;
-  S.jr = sc__job_add_rank(job, s * tp);
+  int64_t base = s * tp * B->cp; /* rank t + tp x (c + cp x (s + pp x d)) for t = c = d = 0 */
+  S.jr = sc__job_add_rank(job, base);
   if (!S.jr) return SC_ENOMEM;
   S.jr->source = r->source;
   S.jr->gpu = r->gpu;
@@ -609,47 +847,130 @@ static int build_stage(shb *B, int32_t s) {
   S.host = sc__jrank_stream(job, S.jr, -1, nm_host, 1);
   S.gpu = sc__jrank_stream(job, S.jr, 7, nm_gpu, 0);
   S.tp = tp > 1 ? sc__jrank_stream(job, S.jr, 8, nm_tp, 0) : S.gpu;
-  S.fsend = s < pp - 1 ? sc__jrank_stream(job, S.jr, 30, nm_fs, 0) : S.gpu;
-  S.frecv = s > 0 ? sc__jrank_stream(job, S.jr, 31, nm_fr, 0) : S.gpu;
-  S.bsend = s > 0 ? sc__jrank_stream(job, S.jr, 32, nm_bs, 0) : S.gpu;
-  S.brecv = s < pp - 1 ? sc__jrank_stream(job, S.jr, 33, nm_br, 0) : S.gpu;
+  /* With model chunks every stage sends and receives both ways (the last
+   * stage's chunk c feeds the first stage's chunk c + 1). */
+  int64_t v = B->vpp, V = pp * v;
+  int wrap = v > 1;
+  S.fsend = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FSEND, nm_fs, 0) : S.gpu;
+  S.frecv = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FRECV, nm_fr, 0) : S.gpu;
+  S.bsend = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BSEND, nm_bs, 0) : S.gpu;
+  S.brecv = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BRECV, nm_br, 0) : S.gpu;
   if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0)
     return SC_ENOMEM;
   int rc = SC_OK;
-  if (tp > 1) {
-    int64_t *m = sc__malloc(B->ctx, (size_t)tp * sizeof *m);
+  S.prefetch_after = S.last_rs = -1;
+  size_t nu = (size_t)B->nlayers + 1;
+  if (B->o->fsdp > 1) {
+    uint32_t nm_ags, nm_rss, nm_fg;
+    if (sc__job_intern(job, "fsdp all-gather", 15, &nm_ags) || sc__job_intern(job, "fsdp reduce-scatter", 19, &nm_rss) ||
+        sc__job_intern(job, "fsdp: all_gather", 16, &S.nm_ag) || sc__job_intern(job, "fsdp: reduce_scatter", 20, &S.nm_rs) ||
+        sc__job_intern(job, SC_JOB_FSDP_GROUP, strlen(SC_JOB_FSDP_GROUP), &nm_fg))
+      return SC_ENOMEM;
+    S.ag = sc__jrank_stream(job, S.jr, 14, nm_ags, 0);
+    S.rs = sc__jrank_stream(job, S.jr, 15, nm_rss, 0);
+    if (S.ag < 0 || S.rs < 0) return SC_ENOMEM;
+    /* The stage's data-parallel group: its rank in every replica of
+     * tp x cp x pp ranks, with its CP peers (FSDP shards over DP x CP, as
+     * torchtitan does). */
+    int64_t dp = B->o->dp, R = tp * B->cp * pp, nc = B->cp;
+    int64_t *m = sc__malloc(B->ctx, (size_t)(dp * nc) * sizeof *m);
     if (!m) return SC_ENOMEM;
-    for (int64_t t = 0; t < tp; t++) m[t] = s * tp + t;
-    rc = sc__job_group(job, m, (size_t)tp, nm_grp, &S.tp_group);
-    sc__free(B->ctx, m, (size_t)tp * sizeof *m);
+    for (int64_t q = 0; q < dp; q++)
+      for (int64_t c = 0; c < nc; c++) m[q * nc + c] = base + c * tp + q * R;
+    rc = sc__job_group_named(job, m, (size_t)(dp * nc), nm_fg, &S.fsdp_group);
+    sc__free(B->ctx, m, (size_t)(dp * nc) * sizeof *m);
     if (rc) return rc;
+    S.unit_bytes = sc__calloc(B->ctx, (size_t)B->vpp * nu, sizeof *S.unit_bytes);
+    S.useq = sc__calloc(B->ctx, nu, sizeof *S.useq);
+    S.ulast = sc__calloc(B->ctx, nu, sizeof *S.ulast);
+    S.ag_op = sc__calloc(B->ctx, nu, sizeof *S.ag_op);
+    if (!S.unit_bytes || !S.useq || !S.ulast || !S.ag_op) rc = SC_ENOMEM;
+    /* A unit's parameter bytes: its gradient marks' (TP shard; the traced
+     * parameters and gradients share their dtype). */
+    for (size_t k = 0; !rc && k < r->nops; k++) {
+      const opinfo *x = &B->oi[k];
+      if (r->ops[k].kind != SC_JOP_GRAD || x->stage % pp != s) continue;
+      S.unit_bytes[(size_t)(x->stage / pp) * nu + (size_t)op_unit(B, k)] += r->ops[k].bytes / x->bytes_div;
+    }
   }
-  size_t n = r->nops ? r->nops : 1;
-  S.map = sc__malloc(B->ctx, n * sizeof *S.map);
-  S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
-  if (!S.map || !S.stamp) rc = SC_ENOMEM;
-  /* The stage's order: model/schedule.c's 1F1B over the micro-batches. */
+  if (!rc && tp > 1) {
+    int64_t *m = sc__malloc(B->ctx, (size_t)tp * sizeof *m);
+    if (!m) rc = SC_ENOMEM;
+    for (int64_t t = 0; m && t < tp; t++) m[t] = base + t;
+    if (m) rc = sc__job_group(job, m, (size_t)tp, nm_grp, &S.tp_group);
+    sc__free(B->ctx, m, (size_t)tp * sizeof *m);
+  }
+  if (!rc && B->cp > 1) { /* the CP group: tp ranks apart */
+    uint32_t nm_cs, nm_cg;
+    int64_t *m = sc__malloc(B->ctx, (size_t)B->cp * sizeof *m);
+    if (!m || sc__job_intern(job, "cp comm", 7, &nm_cs) || sc__job_intern(job, "cp: send_recv K/V", 17, &S.nm_ring) ||
+        sc__job_intern(job, SC_JOB_CP_GROUP, strlen(SC_JOB_CP_GROUP), &nm_cg) ||
+        (S.cpst = sc__jrank_stream(job, S.jr, 16, nm_cs, 0)) < 0)
+      rc = SC_ENOMEM;
+    for (int64_t c = 0; !rc && c < B->cp; c++) m[c] = base + c * tp;
+    if (!rc) rc = sc__job_group_named(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
+    sc__free(B->ctx, m, (size_t)B->cp * sizeof *m);
+  }
+  /* The stage's order: model/schedule.c's, as the synthesiser walks it. */
   sc_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  cfg.parallel.schedule = SC_SCHED_1F1B;
+  cfg.parallel.schedule = (sc_schedule)B->o->schedule;
   sc_shape sh;
   memset(&sh, 0, sizeof sh);
   sh.cfg = &cfg;
   sh.pp = pp;
   sh.m = B->o->micro_batches;
-  sh.vpp = 1;
-  if (!rc) rc = emit_unit(B, &S, s, U_PRE, 0, 0);
+  sh.vpp = v;
+  int split = sc__schedule_split(&sh);
+  /* Blocking p2p as synth/build.c sets it: a pass posts its receive after
+   * the pass `lag` items back and waits for that pass's send; Megatron's
+   * interleaved schedule batches a forward with a backward (lag 2); the
+   * zero-bubble schedules post receives ahead and never wait (lag 0). */
+  size_t lag = cfg.parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : split ? 0 : 1;
+  size_t n = r->nops ? r->nops : 1, nsched = sc__schedule_len(&sh) + 1;
+  S.map = sc__malloc(B->ctx, n * sizeof *S.map);
+  S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
+  int64_t *item_end = sc__malloc(B->ctx, 2 * nsched * sizeof *item_end);
+  int64_t *item_send = item_end ? item_end + nsched : NULL;
+  if (!S.map || !S.stamp || !item_end) rc = SC_ENOMEM;
+  if (!rc) rc = emit_unit(B, &S, s, -1, U_PRE, PART_ALL, 0);
+  int64_t pre_end = S.last_gpu;
   sc_sched_iter it;
   sc_sched_item item;
   sc__schedule_begin(&sh, s, &it);
-  while (!rc && sc__schedule_next(&it, &item))
-    rc = emit_unit(B, &S, s, item.pass == SC_PASS_F ? U_FWD : U_BWD, item.mb,
-                   (int64_t)item.mb == B->o->micro_batches - 1);
-  /* The optimizer waits for the last send. */
-  if (!rc && S.last_send >= 0) rc = add_wait(&S, S.last_send);
-  if (!rc) rc = emit_unit(B, &S, s, U_POST, 0, 0);
+  size_t i = 0;
+  for (; !rc && i < nsched && sc__schedule_next(&it, &item); i++) {
+    int64_t vs = (int64_t)item.chunk * pp + s;
+    int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W;
+    int64_t prev = (s + pp - 1) % pp * tp * B->cp, next = (s + 1) % pp * tp * B->cp;
+    item_send[i] = -1;
+    if (!wpass) {
+      int64_t posted = !lag ? -1 : i >= lag ? item_end[i - lag] : pre_end;
+      if (lag && i >= lag && item_send[i - lag] >= 0) rc = add_wait(&S, item_send[i - lag]);
+      if (!rc && fwd && vs > 0 && p2p(B, &S, 0, S.frecv, prev, posted) < 0) rc = SC_ENOMEM;
+      if (!rc && !fwd && vs < V - 1 && p2p(B, &S, 0, S.brecv, next, posted) < 0) rc = SC_ENOMEM;
+    }
+    if (!rc)
+      rc = emit_unit(B, &S, s, vs, fwd ? U_FWD : U_BWD, wpass ? PART_WEIGHT : split ? PART_INPUT : PART_ALL,
+                     (int64_t)item.mb == B->o->micro_batches - 1);
+    if (!rc && fwd && vs < V - 1 && (item_send[i] = p2p(B, &S, 1, S.fsend, next, S.last_gpu)) < 0) rc = SC_ENOMEM;
+    if (!rc && !fwd && !wpass && vs > 0 && (item_send[i] = p2p(B, &S, 1, S.bsend, prev, S.last_gpu)) < 0)
+      rc = SC_ENOMEM;
+    if (!rc) item_end[i] = S.last_gpu;
+  }
+  /* The optimizer waits for the gradients' reduce-scatters and for the
+   * last sends waited for by no pass. */
+  if (!rc && S.last_rs >= 0) rc = add_wait(&S, S.last_rs);
+  for (size_t k = i > lag ? i - lag : 0; !rc && k < i; k++)
+    if (item_send[k] >= 0) rc = add_wait(&S, item_send[k]);
+  if (!rc) rc = emit_unit(B, &S, s, -1, U_POST, PART_ALL, 0);
   sc__free(B->ctx, S.map, n * sizeof *S.map);
   sc__free(B->ctx, S.stamp, n * sizeof *S.stamp);
+  sc__free(B->ctx, item_end, 2 * nsched * sizeof *item_end);
+  sc__free(B->ctx, S.unit_bytes, (size_t)B->vpp * nu * sizeof *S.unit_bytes);
+  sc__free(B->ctx, S.useq, nu * sizeof *S.useq);
+  sc__free(B->ctx, S.ulast, nu * sizeof *S.ulast);
+  sc__free(B->ctx, S.ag_op, nu * sizeof *S.ag_op);
   return rc;
 }
 
@@ -658,9 +979,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   *out = NULL;
   if (o->tp < 1 || o->pp < 1 || o->dp < 1 || o->micro_batches < 1)
     return sc__error(ctx, SC_EINVAL, "tp, pp, dp and micro-batches must be >= 1");
-  if (o->tp * o->pp > SC_JOB_MAX_WORLD / o->dp)
-    return sc__error(ctx, SC_EINVAL, "tp x pp x dp = %lld x %lld x %lld ranks: more than %lld", (long long)o->tp,
-                     (long long)o->pp, (long long)o->dp, (long long)SC_JOB_MAX_WORLD);
+  int64_t cp = o->cp > 1 ? o->cp : 1;
+  if (cp > 4096 || o->tp * o->pp * cp > SC_JOB_MAX_WORLD / o->dp)
+    return sc__error(ctx, SC_EINVAL, "tp x cp x pp x dp = %lld x %lld x %lld x %lld ranks: more than %lld",
+                     (long long)o->tp, (long long)cp, (long long)o->pp, (long long)o->dp,
+                     (long long)SC_JOB_MAX_WORLD);
   if (o->pp > 4096) return sc__error(ctx, SC_EINVAL, "pp=%lld: at most 4096 stages", (long long)o->pp);
   if (in->nranks != 1 || (in->world > 1))
     return sc__error(ctx, SC_EUNSUPPORTED,
@@ -672,7 +995,24 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      "%s: no module paths (a .scw before version 3, or a trace without \"Module\" args): "
                      "tp/pp need them; trace again with tools/trace_torch.py and import it",
                      sc__job_str(in, r->source));
-  if (o->micro_batches * (o->pp + 2) > 1 << 20)
+  int64_t vpp = o->vpp > 1 ? o->vpp : 1;
+  if (o->schedule == SC_SCHED_ZBV || o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZB_H1)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "schedule %s: a re-targeted job runs 1f1b, gpipe, interleaved or zb-h1",
+                     sc_enum_name(SC_ENUM_SCHEDULE, o->schedule));
+  if (o->schedule == SC_SCHED_INTERLEAVED && (o->pp < 2 || vpp < 2))
+    return sc__error(ctx, SC_EINVAL,
+                     "the interleaved schedule needs pp >= 2 and at least 2 model chunks per stage (vpp), "
+                     "not pp=%lld, vpp=%lld", (long long)o->pp, (long long)vpp);
+  if (o->schedule != SC_SCHED_INTERLEAVED && vpp > 1)
+    return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
+                     (long long)vpp);
+  if (o->fsdp > 1 && o->fsdp != o->dp)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "fsdp=%lld with dp=%lld: a shard group smaller than the data-parallel group (HSDP) is not "
+                     "supported for a re-targeted job; give fsdp=dp", (long long)o->fsdp, (long long)o->dp);
+  if (vpp > 64) return sc__error(ctx, SC_EINVAL, "vpp=%lld: at most 64 model chunks per stage", (long long)vpp);
+  if (o->micro_batches * vpp * (o->pp + 3) > 1 << 20)
     return sc__error(ctx, SC_EINVAL, "%lld micro-batches: too many", (long long)o->micro_batches);
   shb B;
   memset(&B, 0, sizeof B);
@@ -680,6 +1020,8 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   B.in = in;
   B.r = r;
   B.o = o;
+  B.vpp = vpp;
+  B.cp = cp;
   size_t nm = r->nmodules, n = r->nops ? r->nops : 1;
   B.oi = sc__calloc(ctx, n, sizeof *B.oi);
   B.roles = sc__calloc(ctx, nm, 1);
@@ -695,7 +1037,7 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   }
   if (!rc) rc = sc_job_new(ctx, &B.job);
   if (!rc) {
-    B.job->world = o->tp * o->pp * o->dp;
+    B.job->world = o->tp * cp * o->pp * o->dp;
     rc = copy_strings(in, B.job);
   }
   for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);

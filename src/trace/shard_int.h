@@ -4,7 +4,8 @@
  * The sharding rules say how each nn.Module splits over the TP ranks
  * (Megatron-LM: column-parallel, row-parallel, vocab-parallel, replicated);
  * the stage cut gives each pipeline stage its layers; sc__job_shard builds
- * one program per stage, run along model/schedule.c's 1F1B order, with TP
+ * one program per stage, run along model/schedule.c's order (1F1B, GPipe,
+ * interleaved, ZB-H1), with TP
  * all-reduces and p2p transfers of the activations. Replay (analysis/
  * replay.c) then prices it like any job.
  */
@@ -64,7 +65,29 @@ typedef struct sc_shard_opts {
   int64_t first_layers, last_layers; /* uneven stages (0: even) */
   const sc_shard_rule *rules;
   size_t nrules;
+  /* The pipeline schedule (SC_SCHED_1F1B 0, GPIPE, INTERLEAVED with vpp
+   * model chunks per stage, ZB_H1 with the backward split into input- and
+   * weight-gradient passes); ZB-V is refused. vpp: 0 or 1 but for
+   * interleaved (>= 2). */
+  int schedule;
+  int64_t vpp;
+  /* FSDP (FULL_SHARD) over each stage's data-parallel group instead of DDP:
+   * 0 off, else dp (the shard group). */
+  int64_t fsdp;
+  /* Context parallelism: each sequence split over cp ranks (0 or 1: off);
+   * rank t + tp x (c + cp x (s + pp x d)). */
+  int64_t cp;
 } sc_shard_opts;
+
+/* shard.c's pipeline p2p streams: forward send / receive, backward send /
+ * receive. A send on stream id k pairs with the peer's receive on k ^ 1
+ * (with pp = 2 and model chunks both directions talk to the same peer). */
+enum { SC_SHARD_ST_FSEND = 30, SC_SHARD_ST_FRECV, SC_SHARD_ST_BSEND, SC_SHARD_ST_BRECV };
+
+/* Group name of the FSDP shard groups (one rank of every replica). */
+#define SC_JOB_FSDP_GROUP "fsdp"
+/* ... and of the context-parallel groups (the ring's send_recv steps). */
+#define SC_JOB_CP_GROUP "context parallel"
 
 /* Group name of the TP groups sc__job_shard makes: replay counts their
  * collectives as TP and never resizes them. */

@@ -18,6 +18,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "trace/shard_int.h"
@@ -135,7 +136,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -173,7 +174,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -234,13 +235,273 @@ static void test_pipeline(void **state) {
   assert_true(res.world == 8 && res.dp == 2 && res.ddp_buckets >= 1);
   assert_true(res.breakdown_s[SC_CAT_TP] > 0);
   sc_job_free(pj);
-  /* Three stages for two layers; cp refused. */
+  /* Three stages for two layers; a sequence cp does not divide. */
   o.pp = 3;
   assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "pp=3: the traced model has 2 layer(s), fewer than the stages"));
-  sc_replay_opts rc2 = {.replica_ranks = 1, .scale_cp = 2};
-  assert_int_equal(sc_replay(ctx, job, &cfg, &rc2, NULL, NULL, &res), SC_EUNSUPPORTED);
-  assert_non_null(strstr(sc_errmsg(ctx), "not supported yet"));
+  sc_replay_opts rc2 = {.replica_ranks = 1, .scale_cp = 5};
+  assert_int_equal(sc_replay(ctx, job, &cfg, &rc2, NULL, NULL, &res), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "not divisible by cp"));
+  sc_job_free(job);
+}
+
+/* The 4-layer tiny GPT (tools/trace_torch.py tiny-gpt --layers 4, batch 1;
+ * tests/trace/tiny-gpt-l4-b1.json.gz) imported ex-situ. */
+static sc_job *tiny_gpt4(void) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/tests/trace/tiny-gpt-l4-b1.json.gz", sc_test_source_dir());
+  FILE *f = fopen(p, "rb");
+  if (!f) fail_msg("%s not found (set SC_SOURCE_DIR)", p);
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  sc_trace_reader *rd;
+  int rc = sc_trace_open(job, SC_TRACE_CPU, "tiny-gpt-l4-b1.json.gz", 0, &rd);
+  if (!rc) rc = sc_trace_feed(rd, img, n);
+  if (!rc) rc = sc_trace_finish(rd);
+  if (!rc) sc_trace_free(rd);
+  if (!rc) rc = sc_job_finish(job);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  return job;
+}
+
+/* A replay config on an A100 with the host's per-operator costs at their
+ * floor, so that the GPU and not the eager host sets the pace. */
+static void replay_cfg(sc_config *cfg, int64_t gpus) {
+  sc_test_example(cfg);
+  assert_int_equal(sc_config_set(ctx, cfg, "cluster.gpu=a100-40gb"), 0);
+  assert_int_equal(sc_config_set(ctx, cfg, "training.precision=fp32"), 0);
+  assert_int_equal(sc_config_set(ctx, cfg, "calibration.host_op_us=0.01"), 0);
+  assert_int_equal(sc_config_set(ctx, cfg, "calibration.host_autograd_us=0.01"), 0);
+  assert_int_equal(sc_config_set(ctx, cfg, "calibration.host_module_us=0.01"), 0);
+  cfg->parallel.tp = cfg->parallel.pp = cfg->parallel.cp = cfg->parallel.vpp = 1;
+  cfg->parallel.dp = 0;
+  cfg->cluster.num_gpus = gpus;
+  cfg->cluster.nodes = 0;
+  cfg->cluster.gpus_per_node = gpus < 8 ? gpus : 8;
+  cfg->training.micro_batch = 1;
+  cfg->training.global_batch = gpus;
+  assert_int_equal(sc_config_resolve(ctx, cfg), 0);
+}
+
+/* The synthesized workload of the tiny GPT's shape: its pipeline bubble. */
+static double synth_bubble(const char *schedule, int64_t vpp, int64_t m) {
+  sc_config cfg;
+  sc_test_example(&cfg);
+  const char *sets[] = {"model.layers=4", "model.hidden=32", "model.heads=2", "model.kv_heads=2",
+                        "model.ffn_hidden=128", "model.vocab=64", "model.seq_len=16", "model.activation=gelu",
+                        "training.micro_batch=1", "training.precision=fp32", "training.attention=unfused",
+                        "training.recompute=none", "cluster.gpu=a100-40gb", "cluster.gpus_per_node=8",
+                        "parallel.tp=1", "parallel.pp=2",
+                        "parallel.sequence_parallel=0", "parallel.dp=0", NULL};
+  for (int i = 0; sets[i]; i++)
+    if (sc_config_set(ctx, &cfg, sets[i])) fail_msg("%s: %s", sets[i], sc_errmsg(ctx));
+  char a[96];
+  snprintf(a, sizeof a, "parallel.schedule=%s", schedule);
+  assert_int_equal(sc_config_set(ctx, &cfg, a), 0);
+  cfg.parallel.vpp = vpp;
+  cfg.cluster.num_gpus = 2;
+  cfg.cluster.nodes = 0;
+  cfg.training.global_batch = m;
+  if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
+  sc_result r;
+  if (sc_simulate(ctx, &cfg, NULL, NULL, &r)) fail_msg("%s", sc_errmsg(ctx));
+  return r.breakdown_s[SC_CAT_BUBBLE];
+}
+
+/* Each schedule of a re-targeted pipeline (pp 2, 8 micro-batches of the
+ * traced 4-layer tiny GPT) against the synthesized workload of its shape:
+ * interleaved (2 chunks) and ZB-H1 cut 1F1B's bubble, GPipe's is no
+ * smaller, and the order of the four is the synthesized one's. */
+static void test_schedules(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt4();
+  sc_config cfg;
+  replay_cfg(&cfg, 2);
+  static const int kinds[4] = {SC_SCHED_1F1B, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED, SC_SCHED_ZB_H1};
+  static const char *const names[4] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
+  double rb[4], sb[4], compute = 0;
+  for (int i = 0; i < 4; i++) {
+    sc_replay_opts ro = {.replica_ranks = 1, .scale_pp = 2, .micro_batches = 8, .schedule = (sc_schedule)kinds[i]};
+    sc_replay_result res;
+    if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s: %s", names[i], sc_errmsg(ctx));
+    assert_int_equal(res.schedule, kinds[i]);
+    assert_int_equal(res.vpp, kinds[i] == SC_SCHED_INTERLEAVED ? 2 : 1);
+    rb[i] = res.breakdown_s[SC_CAT_BUBBLE];
+    /* The same work in every schedule. */
+    if (i == 0) compute = res.breakdown_s[SC_CAT_COMPUTE];
+    assert_true(fabs(res.breakdown_s[SC_CAT_COMPUTE] - compute) < 1e-3 * compute);
+    sb[i] = synth_bubble(names[i], kinds[i] == SC_SCHED_INTERLEAVED ? 2 : 1, 8);
+    print_message("%-12s bubble replay %.3f ms, synthesized %.3f ms\n", names[i], rb[i] * 1e3, sb[i] * 1e3);
+  }
+  assert_true(rb[2] < 0.6 * rb[0] && rb[3] < 0.8 * rb[0] && rb[1] >= rb[0] * 0.99);
+  assert_true(sb[2] < sb[0] && sb[3] < sb[0]);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++)
+      if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
+  /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0};
+  sc_job *pj;
+  if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
+  /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
+   * the ends of the chain (vs 0's forward receive and backward send, vs 3's
+   * forward send and backward receive) have no transfer, so each stage
+   * sends and receives 3 x 8 messages, all to and from the other stage. */
+  for (int q = 0; q < 2; q++) {
+    assert_true(count(&pj->ranks[q], SC_JOP_SEND) == 24 && count(&pj->ranks[q], SC_JOP_RECV) == 24);
+    for (size_t k = 0; k < pj->ranks[q].nops; k++)
+      if (pj->ranks[q].ops[k].kind == SC_JOP_SEND || pj->ranks[q].ops[k].kind == SC_JOP_RECV)
+        assert_int_equal(pj->ranks[q].ops[k].peer, 1 - q);
+  }
+  sc_job_free(pj);
+  /* ZB-H1: the weight-gradient GEMMs and gradient marks leave the backward
+   * for the W passes; same ops in all. */
+  o.schedule = SC_SCHED_ZB_H1;
+  o.vpp = 0;
+  if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
+  sc_job *fj;
+  o.schedule = SC_SCHED_1F1B;
+  assert_int_equal(sc__job_shard(job, &o, &fj), 0);
+  assert_int_equal(pj->ranks[0].nops, fj->ranks[0].nops);
+  assert_int_equal(count(&pj->ranks[1], SC_JOP_GRAD), count(&fj->ranks[1], SC_JOP_GRAD));
+  sc_job_free(pj);
+  sc_job_free(fj);
+  /* Refusals: more chunks than layers, chunks without the interleaved
+   * schedule, interleaved on one stage, ZB-V. */
+  o.schedule = SC_SCHED_INTERLEAVED;
+  o.vpp = 3;
+  assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "4 layer(s), fewer than the 6 chunks"));
+  o.schedule = SC_SCHED_1F1B;
+  o.vpp = 2;
+  assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "need the interleaved schedule"));
+  o.schedule = SC_SCHED_INTERLEAVED;
+  o.pp = 1;
+  assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "needs pp >= 2"));
+  o.schedule = SC_SCHED_ZBV;
+  o.pp = 2;
+  o.vpp = 0;
+  assert_int_equal(sc__job_shard(job, &o, &pj), SC_EUNSUPPORTED);
+  sc_job_free(job);
+}
+
+/* FSDP on a re-targeted job (tiny GPT, 4 layers, 2 micro-batches, dp 4):
+ * five units (the four layers and the root: embeddings, final norm), each
+ * gathered before its forward and its backward in every micro-batch, its
+ * gradients reduce-scattered once, in the last micro-batch; all the
+ * parameters gathered per pass and scattered per step; no DDP. */
+static void test_fsdp(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt4();
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0};
+  sc_job *fj;
+  if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
+  const sc_jrank *r = &fj->ranks[0];
+  size_t ag = 0, rs = 0;
+  double ag_bytes = 0, rs_bytes = 0, grad_bytes = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind == SC_JOP_COLL) {
+      assert_string_equal(sc__job_str(fj, fj->groups[op->group].name), SC_JOB_FSDP_GROUP);
+      assert_int_equal(fj->groups[op->group].n, 4);
+      if (op->coll == SC_COLL_ALLGATHER) ag++, ag_bytes += op->bytes;
+      if (op->coll == SC_COLL_REDUCESCATTER) rs++, rs_bytes += op->bytes;
+    }
+  }
+  const sc_jrank *src = &job->ranks[0];
+  for (size_t k = 0; k < src->nops; k++)
+    if (src->ops[k].kind == SC_JOP_GRAD) grad_bytes += src->ops[k].bytes;
+  assert_int_equal(ag, 2 * 2 * 5);
+  assert_int_equal(rs, 5);
+  assert_true(fabs(rs_bytes - grad_bytes) < 1e-6 * grad_bytes);
+  assert_true(fabs(ag_bytes - 4 * grad_bytes) < 1e-6 * grad_bytes);
+  sc_job_free(fj);
+  /* Replayed: DP time from the gathers and scatters, no DDP buckets, and
+   * the optimizer on a quarter of the parameters. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_dp = 4, .scale_fsdp = 4, .micro_batches = 2};
+  sc_replay_result res, ddp;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.fsdp == 4 && res.dp == 4 && res.world == 4 && res.ddp_buckets == 0);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0);
+  ro.scale_fsdp = 0;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &ddp)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(ddp.ddp_buckets > 0 && ddp.fsdp == 0);
+  assert_true(res.breakdown_s[SC_CAT_OPTIMIZER] + res.breakdown_s[SC_CAT_COMPUTE] <
+              ddp.breakdown_s[SC_CAT_OPTIMIZER] + ddp.breakdown_s[SC_CAT_COMPUTE]);
+  /* A shard group other than the data-parallel group is refused. */
+  o.dp = 8;
+  assert_int_equal(sc__job_shard(job, &o, &fj), SC_EUNSUPPORTED);
+  assert_non_null(strstr(sc_errmsg(ctx), "fsdp=4 with dp=8"));
+  sc_job_free(job);
+}
+
+/* Context parallelism (tiny GPT, 4 layers, sequence 16, cp 2): one ring
+ * step per layer forward (cp - 1), one and the dK/dV return backward, on
+ * the CP group; the attention core's batched GEMMs run once per step on a
+ * quarter of the scores each (half the work in all), the other GEMMs on
+ * half the tokens; the gradients reduce over DP x CP. */
+static void test_context(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt4();
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
+  sc_job *cj, *wj;
+  if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
+  assert_int_equal(cj->world, 2);
+  const sc_jrank *r = &cj->ranks[0], *w = &wj->ranks[0];
+  size_t ring = 0, bmm_c = 0, bmm_w = 0;
+  double fl_c = 0, fl_w = 0, bf_c = 0, bf_w = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind == SC_JOP_COLL && op->coll == SC_COLL_SENDRECV) {
+      assert_string_equal(sc__job_str(cj, cj->groups[op->group].name), SC_JOB_CP_GROUP);
+      ring++;
+    }
+    if (op->kind != SC_JOP_KERNEL || !op->shape) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (sh->batch > 1) bmm_c++, bf_c += op->flops;
+    else fl_c += op->flops;
+  }
+  for (size_t k = 0; k < w->nops; k++) {
+    const sc_jop *op = &w->ops[k];
+    if (op->kind != SC_JOP_KERNEL || !op->shape) continue;
+    const sc_jshape *sh = &w->shapes[op->shape - 1];
+    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (sh->batch > 1) bmm_w++, bf_w += op->flops;
+    else fl_w += op->flops;
+  }
+  assert_int_equal(ring, 4 * 1 + 4 * 2);
+  assert_int_equal(bmm_c, 2 * bmm_w);
+  assert_true(fabs(bf_c - bf_w / 2) < 1e-6 * bf_w);
+  assert_true(fabs(fl_c - fl_w / 2) < 1e-6 * fl_w);
+  sc_job_free(cj);
+  sc_job_free(wj);
+  /* Replayed with DP 2: the DDP group holds both CP ranks of each replica. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_cp = 2, .scale_dp = 2};
+  sc_replay_result res;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.cp == 2 && res.dp == 2 && res.world == 4 && res.ddp_buckets > 0);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0);
+  /* At dp 1 the CP pair still reduces its gradients (DDP over DP x CP),
+   * counted as DP although its members are those of the CP group. */
+  ro.scale_dp = 0;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.cp == 2 && res.world == 2 && res.ddp_buckets > 0);
+  assert_true(res.breakdown_s[SC_CAT_DP] > 0 && res.breakdown_s[SC_CAT_CP] >= 0);
+  /* A sequence cp does not divide. */
+  o.cp = 3;
+  assert_int_equal(sc__job_shard(job, &o, &cj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "cp=3: the traced sequence of 16 tokens is not divisible by cp"));
   sc_job_free(job);
 }
 
@@ -257,7 +518,7 @@ static void test_no_modules(void **state) {
   assert_int_equal(img[8], 2); /* version 2 */
   sc_job *job;
   assert_int_equal(sc_job_read(ctx, "cpu-small.scw", img, n, &job), 0);
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
@@ -269,6 +530,8 @@ int main(void) {
       cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
+      cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
+      cmocka_unit_test(test_context),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
