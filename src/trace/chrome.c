@@ -382,8 +382,18 @@ static size_t fast_keep_container(sc_chrome *c, const fast_buf *f, size_t i, int
 
 /* The members of an event's "args" object whose '{' is b[i] (`depth`
  * containers open inside it): registered ones kept, the others skipped.
+ * *unread is set when a name_args member was skipped (name_arg_unread).
  * The index past its '}', or 0 (give up; *rc as fast_keep). */
-static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, int *rc) {
+/* Whether args key `arg` may be skipped in this event: one of the spec's
+ * name_args after a name without its prefix. */
+static int name_arg_unread(const sc_chrome *c, int arg) {
+  if (!((c->spec->name_args >> arg) & 1) || c->name_i < 0) return 0;
+  const sc_jtok *t = &c->tok[c->name_i];
+  size_t n = strlen(c->spec->name_prefix);
+  return t->n < n || memcmp(t->s, c->spec->name_prefix, n);
+}
+
+static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, int *rc, int *unread) {
   const unsigned char *b = f->b;
   size_t len = f->len, e;
   sc_jtok t;
@@ -393,6 +403,10 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, in
   for (;;) {
     if (b[i] != '"' || !(e = fast_string(f, i, SC_JT_KEY, &t))) return 0;
     int arg = key_find(&c->args, t.s, t.n);
+    if (arg >= 0 && name_arg_unread(c, arg)) {
+      arg = -1;
+      *unread = 1;
+    }
     i = sc__json_ws(b, e, len);
     if (i == len || b[i] != ':') return 0;
     i = sc__json_ws(b, i + 1, len);
@@ -449,19 +463,20 @@ static int event_fast(sc_chrome *c) {
   fast_buf f = {(const unsigned char *)j->buf, j->len, j->base};
   const unsigned char *b = f.b;
   size_t len = f.len, i = sc__json_ws(b, j->pos, len), e;
-  int depth = j->depth, rc = SC_OK; /* containers open inside the event */
+  int depth = j->depth, rc = SC_OK, unread = 0; /* containers open inside the event */
   sc_jtok t;
   if (i == len) return 0;
   if (b[i] != '}') {
     for (;;) {
       if (b[i] != '"' || !(e = fast_string(&f, i, SC_JT_KEY, &t))) return 0;
       int fld = std_field(&t);
+      if (fld == SC_CHROME_NAME && unread) return 0; /* a later name could read what was skipped */
       i = sc__json_ws(b, e, len);
       if (i == len || b[i] != ':') return 0;
       i = sc__json_ws(b, i + 1, len);
       if (i == len) return 0;
       if (fld == FIELD_ARGS && b[i] == '{') {
-        if (!(i = fast_args(c, &f, i, depth + 1, &rc))) return rc;
+        if (!(i = fast_args(c, &f, i, depth + 1, &rc, &unread))) return rc;
       } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
         if (!(i = sc__json_value_end(b, i, len, depth))) return 0;
       } else {
