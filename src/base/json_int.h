@@ -139,9 +139,23 @@ int sc__json_members(sc_ctx *ctx, const char *name, const char *what, const char
 
 /* Index of the first byte of b[i..len) that is not whitespace, len if none.
  * Pretty-printed traces (Kineto indents every member) spend a fifth of their
- * bytes on whitespace, in short runs ("\n    ", " "): one table load a byte. */
+ * bytes on whitespace, in short runs ("\n    ", " "), and most calls find
+ * none or one space: a test for a byte above ' ' (never whitespace), one
+ * for a single space, then sixteen bytes at a time with SSE2 (the
+ * indentation after a newline), then one table load a byte. */
 static inline size_t sc__json_ws(const unsigned char *b, size_t i, size_t len) {
   static const unsigned char ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+  if (i < len && b[i] > ' ') return i;
+  if (i + 1 < len && b[i] == ' ' && b[i + 1] > ' ') return i + 1; /* ", " and ": " */
+#if defined(__SSE2__)
+  for (; i + 16 <= len; i += 16) {
+    __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(w, _mm_set1_epi8('\n'))),
+                             _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(w, _mm_set1_epi8('\r'))));
+    unsigned other = ~(unsigned)_mm_movemask_epi8(m) & 0xffffu;
+    if (other) return i + (size_t)__builtin_ctz(other);
+  }
+#endif
   while (i < len && ws[b[i]]) i++;
   return i;
 }

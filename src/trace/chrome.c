@@ -306,6 +306,15 @@ static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
   return i + n;
 }
 
+/* Index past the value at b[i] that no reader reads (`depth` containers
+ * open around it), or 0: a scalar as fast_scalar takes it, a container
+ * as sc__json_value_end skips it. */
+static size_t fast_skip(const fast_buf *f, size_t i, int depth) {
+  if (f->b[i] == '{' || f->b[i] == '[') return sc__json_value_end(f->b, i, f->len, depth);
+  sc_jtok t;
+  return fast_scalar(f, i, &t);
+}
+
 /* Whether keep(c, t, ..) stays within the bounds (else the token path
  * raises keep's error). */
 static int keep_fits(const sc_chrome *c, const sc_jtok *t) {
@@ -412,7 +421,7 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, in
     i = sc__json_ws(b, i + 1, len);
     if (i == len) return 0;
     if (arg < 0) {
-      if (!(i = sc__json_value_end(b, i, len, depth))) return 0;
+      if (!(i = fast_skip(f, i, depth))) return 0;
     } else {
       if (member(c, SC_CHROME_ARG + arg)) {
         *rc = fast_nomem(c, f->base + i);
@@ -478,7 +487,7 @@ static int event_fast(sc_chrome *c) {
       if (fld == FIELD_ARGS && b[i] == '{') {
         if (!(i = fast_args(c, &f, i, depth + 1, &rc, &unread))) return rc;
       } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
-        if (!(i = sc__json_value_end(b, i, len, depth))) return 0;
+        if (!(i = fast_skip(&f, i, depth))) return 0;
       } else {
         if (!(e = fast_scalar(&f, i, &t)) || !fast_std(c, fld, &t, &rc)) return rc;
         i = e;
