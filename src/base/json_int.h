@@ -92,7 +92,7 @@ int sc__json_next(sc_json *j, sc_jtok *t);
 
 /* Right after a KEY token: skips the ':' and the member's value, without
  * handing out its tokens, when the value lies whole in the current buffer
- * and is well formed (eight bytes at a time through strings). Returns 1
+ * and is well formed (sixteen bytes at a time through strings). Returns 1
  * (skipped: the next token is what follows the value) or 0 (nothing
  * consumed: pull the value's tokens as usual, which also words any error).
  * For readers that do not read a member, so that its value costs a scan and
