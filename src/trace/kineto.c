@@ -1538,6 +1538,20 @@ static int kin_build(sc_trace_reader *r) {
   if (!rc) rc = make_streams(&b);
   if (!rc) rc = host_timeline(&b);
   if (!rc) rc = cross_stream_deps(&b);
+  /* What the job's ops are not built from is freed first, so that it is not
+   * held while they grow (peak RSS): select_ops' scratch, the correlation
+   * index, the runtime calls, annotations and sync records. */
+  sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
+  sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
+  b.keys = NULL;
+  b.bycorr = NULL;
+  FREE_ARR(ctx, k->rt, k->rt_cap);
+  FREE_ARR(ctx, k->ann, k->ann_cap);
+  FREE_ARR(ctx, k->sync, k->sync_cap);
+  k->rt = NULL;
+  k->ann = NULL;
+  k->sync = NULL;
+  k->nrt = k->rt_cap = k->nann = k->ann_cap = k->nsync = k->sync_cap = 0;
   if (!rc) rc = emit_rank(&b);
   sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
   sc__free(ctx, b.sk, b.ng * sizeof *b.sk);
