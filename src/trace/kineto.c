@@ -1533,17 +1533,17 @@ static int kin_build(sc_trace_reader *r) {
   b.k = k;
   b.rank = rank;
   b.world = world;
+  /* Each phase's scratch is freed as soon as no later phase reads it, and
+   * what the job's ops are not built from before they are (peak RSS is set
+   * here: the records, the phases' arrays, the ops). */
   rc = select_ops(&b);
+  sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
+  b.keys = NULL;
   if (!rc) rc = classify_collectives(&b);
   if (!rc) rc = make_streams(&b);
   if (!rc) rc = host_timeline(&b);
   if (!rc) rc = cross_stream_deps(&b);
-  /* What the job's ops are not built from is freed first, so that it is not
-   * held while they grow (peak RSS): select_ops' scratch, the correlation
-   * index, the runtime calls, annotations and sync records. */
-  sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
   sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
-  b.keys = NULL;
   b.bycorr = NULL;
   FREE_ARR(ctx, k->rt, k->rt_cap);
   FREE_ARR(ctx, k->ann, k->ann_cap);
@@ -1553,9 +1553,7 @@ static int kin_build(sc_trace_reader *r) {
   k->sync = NULL;
   k->nrt = k->rt_cap = k->nann = k->ann_cap = k->nsync = k->sync_cap = 0;
   if (!rc) rc = emit_rank(&b);
-  sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
   sc__free(ctx, b.sk, b.ng * sizeof *b.sk);
-  sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
   sc__free(ctx, b.g, b.ng * sizeof *b.g);
   sc__free(ctx, b.h, b.h_cap * sizeof *b.h);
   sc__free(ctx, b.hdeps, b.hdeps_cap * sizeof *b.hdeps);
