@@ -44,41 +44,10 @@ static int is_hex(unsigned char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/* Index of the first byte of b[i..len) that is not whitespace, len if none.
- * Pretty-printed traces (Kineto indents every member) spend a fifth of their
- * bytes on whitespace, in short runs ("\n    ", " "): one table load a byte. */
-static size_t skip_ws(const unsigned char *b, size_t i, size_t len) {
-  static const unsigned char ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
-  while (i < len && ws[b[i]]) i++;
-  return i;
-}
-
 /* Result of a scanner over one buffer: the index just past the token, or one
  * of these. */
 #define SCAN_MORE ((ptrdiff_t)-1) /* the buffer ended inside the token */
 #define SCAN_BAD ((ptrdiff_t)-2)  /* malformed token */
-
-/* Index of the first byte of p[0..n) that ends a run of plain string bytes
- * (a quote, a backslash or a control character), n if none. Eight bytes at
- * a time where the byte order allows: the lowest flagged byte of each
- * zero-byte test is a true match (a borrow only flags bytes above one), so
- * the lowest of the three is the first stop. */
-static size_t str_stop(const unsigned char *p, size_t n) {
-  size_t i = 0;
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-    uint64_t hit = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w);
-    hit &= highs;
-    if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
-  }
-#endif
-  while (i < n && str_class[p[i]] == 0) i++;
-  return i;
-}
 
 /* String scanner. State: 0 plain, 1 after a backslash, 2+k: k hex digits of
  * a \u escape still due. Starts after the opening quote; returns the index
@@ -88,7 +57,7 @@ COLD static ptrdiff_t scan_string(const unsigned char *p, size_t n, uint32_t *st
   uint32_t s = *st;
   while (i < n) {
     if (s == 0) {
-      i += str_stop(p + i, n - i);
+      i += sc__json_str_stop(p + i, n - i);
       if (i == n) break;
       switch (str_class[p[i]]) {
       case 1:
@@ -175,36 +144,6 @@ COLD static ptrdiff_t scan_number(const unsigned char *p, size_t n, uint32_t *st
   }
   *st = s;
   return SCAN_MORE;
-}
-
-static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-
-/* The common case of scan_number: a number that ends inside p[0..n) and is
- * well formed. Returns the index just past it, or -1 when the DFA must decide
- * (the buffer ends inside it, or it is malformed: the DFA words the error).
- * Where it returns an index the DFA returns the same one. */
-static ptrdiff_t scan_number_fast(const unsigned char *p, size_t n) {
-  size_t i = 0, k;
-  if (i < n && p[i] == '-') i++;
-  if (i < n && p[i] == '0') i++;
-  else {
-    for (k = i; i < n && is_digit(p[i]); i++) {}
-    if (i == k) return -1;
-  }
-  if (i < n && p[i] == '.') {
-    for (k = ++i; i < n && is_digit(p[i]); i++) {}
-    if (i == k) return -1;
-  }
-  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-    i++;
-    if (i < n && (p[i] == '+' || p[i] == '-')) i++;
-    for (k = i; i < n && is_digit(p[i]); i++) {}
-    if (i == k) return -1;
-  }
-  if (i >= n) return -1;
-  unsigned char c = p[i];
-  if (is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') return -1;
-  return (ptrdiff_t)i;
 }
 
 /* Literal scanner: state = bytes of lit matched so far. */
@@ -337,7 +276,7 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
   const unsigned char *b = (const unsigned char *)j->buf;
   const size_t len = j->len;
   for (;;) {
-    size_t i = skip_ws(b, j->pos, len);
+    size_t i = sc__json_ws(b, j->pos, len);
     j->pos = i;
     if (i == len) {
       if (!j->eof) return 0;
@@ -400,7 +339,7 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
       uint32_t st = 0;
       int esc = 0;
       ptrdiff_t end;
-      size_t stop = i + 1 + str_stop(b + i + 1, len - i - 1);
+      size_t stop = i + 1 + sc__json_str_stop(b + i + 1, len - i - 1);
       if (stop < len && b[stop] == '"') end = (ptrdiff_t)(stop - i); /* no escape: the common case */
       else end = scan_string(b + i + 1, len - i - 1, &st, &esc);
       if (end == SCAN_BAD) return fail(j, off, "invalid string (control character or bad escape)");
@@ -424,7 +363,7 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
       if (j->expect != E_VALUE && j->expect != E_FIRST_VALUE)
         return fail(j, off, j->expect == E_DONE ? "data after the top-level value" : "unexpected value");
       if (type == SC_JT_NUMBER) {
-        ptrdiff_t fast = scan_number_fast(b + i, len - i);
+        ptrdiff_t fast = sc__json_number_end(b + i, len - i);
         if (fast > 0) {
           j->pos = i + (size_t)fast;
           emit_scalar(j, t, type, (const char *)b + i, (size_t)fast, off, 0);
@@ -461,7 +400,7 @@ int sc__json_next(sc_json *j, sc_jtok *t) {
 /* Index just past the string whose opening quote is b[i], or 0 when it is
  * not whole and well formed inside b[0..len). */
 static size_t skip_string(const unsigned char *b, size_t i, size_t len) {
-  size_t stop = i + 1 + str_stop(b + i + 1, len - i - 1);
+  size_t stop = i + 1 + sc__json_str_stop(b + i + 1, len - i - 1);
   if (stop < len && b[stop] == '"') return stop + 1;
   uint32_t st = 0;
   int esc = 0;
@@ -478,17 +417,17 @@ static size_t skip_string(const unsigned char *b, size_t i, size_t len) {
  * malformed, or nests too deep (past SC_JSON_MAX_DEPTH counting the `depth`
  * containers around it, or past SKIP_MAX_DEPTH): the token path then reads
  * it and words any error. It accepts exactly what the tokenizer accepts. */
-static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int depth) {
+size_t sc__json_value_end(const unsigned char *b, size_t i, size_t len, int depth) {
   unsigned char stack[SKIP_MAX_DEPTH];
   int d = 0;
   for (;;) { /* a value is due */
-    i = skip_ws(b, i, len);
+    i = sc__json_ws(b, i, len);
     if (i == len) return 0;
     unsigned char c = b[i];
     if (c == '{' || c == '[') {
       if (d == SKIP_MAX_DEPTH || depth + d >= SC_JSON_MAX_DEPTH) return 0;
       stack[d++] = c;
-      i = skip_ws(b, i + 1, len);
+      i = sc__json_ws(b, i + 1, len);
       if (i == len) return 0;
       if (b[i] == (c == '{' ? '}' : ']')) {
         d--;
@@ -499,8 +438,8 @@ static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int
       goto key;
     } else if (c == '"') {
       if (!(i = skip_string(b, i, len))) return 0;
-    } else if (c == '-' || is_digit(c)) {
-      ptrdiff_t end = scan_number_fast(b + i, len - i);
+    } else if (c == '-' || sc__json_is_digit(c)) {
+      ptrdiff_t end = sc__json_number_end(b + i, len - i);
       if (end < 0) return 0;
       i += (size_t)end;
     } else {
@@ -511,7 +450,7 @@ static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int
     }
   after_value:
     if (d == 0) return i;
-    i = skip_ws(b, i, len);
+    i = sc__json_ws(b, i, len);
     if (i == len) return 0;
     c = b[i++];
     if (c == (stack[d - 1] == '{' ? '}' : ']')) {
@@ -521,9 +460,9 @@ static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int
     if (c != ',') return 0;
     if (stack[d - 1] == '[') continue;
   key:
-    i = skip_ws(b, i, len);
+    i = sc__json_ws(b, i, len);
     if (i == len || b[i] != '"' || !(i = skip_string(b, i, len))) return 0;
-    i = skip_ws(b, i, len);
+    i = sc__json_ws(b, i, len);
     if (i == len || b[i] != ':') return 0;
     i++;
   }
@@ -532,13 +471,19 @@ static size_t skip_whole_value(const unsigned char *b, size_t i, size_t len, int
 int sc__json_skip_value(sc_json *j) {
   if (j->err || j->carry_type || j->expect != E_COLON) return 0;
   const unsigned char *b = (const unsigned char *)j->buf;
-  size_t i = skip_ws(b, j->pos, j->len);
+  size_t i = sc__json_ws(b, j->pos, j->len);
   if (i == j->len || b[i] != ':') return 0;
-  size_t end = skip_whole_value(b, i + 1, j->len, j->depth);
+  size_t end = sc__json_value_end(b, i + 1, j->len, j->depth);
   if (!end) return 0;
   j->pos = end;
   value_done(j);
   return 1;
+}
+
+void sc__json_close_object(sc_json *j, size_t close) {
+  j->pos = close + 1;
+  j->depth--;
+  value_done(j);
 }
 
 /* ------------------------------------------------------------ values */
@@ -675,13 +620,13 @@ static int decimal_fast(const char *s, size_t n, int scale, int64_t *out) {
   if (i < n && s[i] == '-') neg = 1, i++;
   size_t int_start = i;
   uint64_t acc = 0;
-  while (i < n && is_digit((unsigned char)s[i])) acc = acc * 10 + (uint64_t)(s[i++] - '0');
+  while (i < n && sc__json_is_digit((unsigned char)s[i])) acc = acc * 10 + (uint64_t)(s[i++] - '0');
   size_t int_len = i - int_start;
   if (int_len == 0 || int_len + (size_t)scale > 19) return 0;
   size_t frac_len = 0;
   if (i < n && s[i] == '.') {
     size_t frac_start = ++i;
-    while (i < n && is_digit((unsigned char)s[i]) && i - frac_start < (size_t)scale)
+    while (i < n && sc__json_is_digit((unsigned char)s[i]) && i - frac_start < (size_t)scale)
       acc = acc * 10 + (uint64_t)(s[i++] - '0');
     frac_len = i - frac_start;
     if (frac_len == 0) return 0;

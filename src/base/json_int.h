@@ -10,6 +10,11 @@
 
 #include "base/sc_int.h"
 
+#include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Containers nested deeper than this are rejected (traces nest < 10). */
 #define SC_JSON_MAX_DEPTH 128
 /* A single string or number longer than this is rejected (kernel names with
@@ -87,7 +92,7 @@ int sc__json_next(sc_json *j, sc_jtok *t);
 
 /* Right after a KEY token: skips the ':' and the member's value, without
  * handing out its tokens, when the value lies whole in the current buffer
- * and is well formed (eight bytes at a time through strings). Returns 1
+ * and is well formed (sixteen bytes at a time through strings). Returns 1
  * (skipped: the next token is what follows the value) or 0 (nothing
  * consumed: pull the value's tokens as usual, which also words any error).
  * For readers that do not read a member, so that its value costs a scan and
@@ -126,5 +131,110 @@ typedef int (*sc_json_member_fn)(void *ud, const char *parent, const char *key,
  * fn returned. */
 int sc__json_members(sc_ctx *ctx, const char *name, const char *what, const char *text,
                      size_t len, const char *nested, sc_json_member_fn fn, void *ud);
+
+/* ------------------------------------------------------------ scanning in place
+ * The scanners of the tokenizer's common cases, shared with readers that
+ * read whole values in place (chrome.c's event fast path); each only
+ * succeeds on what the tokenizer accepts. */
+
+/* Index of the first byte of b[i..len) that is not whitespace, len if none.
+ * Pretty-printed traces (Kineto indents every member) spend a fifth of their
+ * bytes on whitespace, in short runs ("\n    ", " "), and most calls find
+ * none or one space: a test for a byte above ' ' (never whitespace), one
+ * for a single space, then sixteen bytes at a time with SSE2 (the
+ * indentation after a newline), then one table load a byte. */
+static inline size_t sc__json_ws(const unsigned char *b, size_t i, size_t len) {
+  static const unsigned char ws[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+  if (i < len && b[i] > ' ') return i;
+  if (i + 1 < len && b[i] == ' ' && b[i + 1] > ' ') return i + 1; /* ", " and ": " */
+#if defined(__SSE2__)
+  for (; i + 16 <= len; i += 16) {
+    __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(w, _mm_set1_epi8('\n'))),
+                             _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(w, _mm_set1_epi8('\r'))));
+    unsigned other = ~(unsigned)_mm_movemask_epi8(m) & 0xffffu;
+    if (other) return i + (size_t)__builtin_ctz(other);
+  }
+#endif
+  while (i < len && ws[b[i]]) i++;
+  return i;
+}
+
+/* Index of the first byte of p[0..n) that ends a run of plain string bytes
+ * (a quote, a backslash or a control character), n if none. Sixteen bytes
+ * at a time with SSE2 (every x86-64 has it: kernel names run to hundreds of
+ * bytes); else eight at a time where the byte order allows: the lowest
+ * flagged byte of each zero-byte test is a true match (a borrow only flags
+ * bytes above one), so the lowest of the three is the first stop. */
+static inline size_t sc__json_str_stop(const unsigned char *p, size_t n) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    /* control: w < 0x20 unsigned, i.e. min(w, 0x1f) == w */
+    __m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(w, _mm_set1_epi8(0x1f)), w);
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, bslash)), ctl);
+    unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+    if (mask) return i + (size_t)__builtin_ctz(mask);
+  }
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t hit = ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w);
+    hit &= highs;
+    if (hit) return i + ((size_t)__builtin_ctzll(hit) >> 3);
+  }
+#endif
+  while (i < n && p[i] >= 0x20 && p[i] != '"' && p[i] != '\\') i++;
+  return i;
+}
+
+static inline int sc__json_is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+/* The common case of the number scanner: a number that ends inside p[0..n)
+ * and is well formed. Returns the index just past it, or -1 when the exact
+ * scanner must decide (the buffer ends inside it, or it is malformed: that
+ * scanner words the error). Where it returns an index the exact scanner
+ * returns the same one. */
+static inline ptrdiff_t sc__json_number_end(const unsigned char *p, size_t n) {
+  size_t i = 0, k;
+  if (i < n && p[i] == '-') i++;
+  if (i < n && p[i] == '0') i++;
+  else {
+    for (k = i; i < n && sc__json_is_digit(p[i]); i++) {}
+    if (i == k) return -1;
+  }
+  if (i < n && p[i] == '.') {
+    for (k = ++i; i < n && sc__json_is_digit(p[i]); i++) {}
+    if (i == k) return -1;
+  }
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    i++;
+    if (i < n && (p[i] == '+' || p[i] == '-')) i++;
+    for (k = i; i < n && sc__json_is_digit(p[i]); i++) {}
+    if (i == k) return -1;
+  }
+  if (i >= n) return -1;
+  unsigned char c = p[i];
+  if (sc__json_is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') return -1;
+  return (ptrdiff_t)i;
+}
+
+/* Index just past the JSON value that starts at or after b[i] (after
+ * whitespace), or 0 when the value is not whole inside b[0..len), is
+ * malformed, or nests too deep (counting the `depth` containers open around
+ * it): what sc__json_skip_value skips. */
+size_t sc__json_value_end(const unsigned char *b, size_t i, size_t len, int depth);
+
+/* For a reader that has read the rest of the innermost open object in
+ * place, from the current position to its '}' at buf[close] (all well
+ * formed, as checked by the scanners above): the tokenizer continues after
+ * it as if it had handed out those tokens and the END. The object must be
+ * open (its BEGIN handed out) and no token cut. */
+void sc__json_close_object(sc_json *j, size_t close);
 
 #endif /* SC_JSON_INT_H */

@@ -179,30 +179,17 @@ static int event_done(sc_chrome *c) {
   return rc ? fail(c, SC_CHROME_ECALLBACK, rc, c->ev.offset, "") : SC_OK;
 }
 
-/* A scalar value of standard member c->field: folded into the summary
- * fields; its token is kept when it is needed after this call (as a member
- * the spec asks for, or as the summary's ph, cat or name). */
-static int std_value(sc_chrome *c, const sc_jtok *t) {
-  int f = c->field, str = t->type == SC_JT_STRING;
+/* Keeps the scalar token t of standard member f when it is needed after
+ * this call (as a member the spec asks for, or as the summary's ph, cat or
+ * name). 0, SC_ENOMEM, or keep's format error. */
+static int std_keep(sc_chrome *c, int f, const sc_jtok *t) {
+  int str = t->type == SC_JT_STRING;
   int as_member = (c->spec->members >> f) & 1;
-  if (f == SC_CHROME_TS || f == SC_CHROME_DUR) {
-    sc_chrome_event *e = &c->ev;
-    int is_ts = f == SC_CHROME_TS;
-    if (t->type == SC_JT_NUMBER) {
-      int64_t v;
-      int ok = sc__json_us_to_ns(t->s, t->n, &v) == SC_OK;
-      const char *msg = is_ts ? c->spec->ts_range : c->spec->dur_range;
-      if (!ok && msg) return fail(c, SC_CHROME_EFORMAT, SC_EINVAL, t->offset, msg);
-      *(is_ts ? &e->has_ts : &e->has_dur) = ok;
-      *(is_ts ? &e->ts_shadowed : &e->dur_shadowed) = 0;
-      if (ok) *(is_ts ? &e->ts_ns : &e->dur_ns) = v;
-    } else {
-      *(is_ts ? &e->ts_shadowed : &e->dur_shadowed) = 1;
-    }
-  }
   int summary = str && (f == SC_CHROME_PH || f == SC_CHROME_CAT || f == SC_CHROME_NAME);
   if (!as_member && !summary) return SC_OK;
-  if ((as_member && member(c, f)) || keep(c, t, 0)) return SC_ENOMEM;
+  if (as_member && member(c, f)) return SC_ENOMEM;
+  int rc = keep(c, t, 0);
+  if (rc) return rc;
   int i = (int)c->ntok - 1;
   switch (f) {
   case SC_CHROME_PH:
@@ -227,14 +214,310 @@ static int std_value(sc_chrome *c, const sc_jtok *t) {
   return SC_OK;
 }
 
+/* "ts" (is_ts) or "dur" into the summary: a number that parsed (ok, v), or
+ * (number 0) a scalar of another type, which shadows an earlier number. */
+static void time_value(sc_chrome *c, int is_ts, int number, int ok, int64_t v) {
+  sc_chrome_event *e = &c->ev;
+  if (number) {
+    *(is_ts ? &e->has_ts : &e->has_dur) = ok;
+    *(is_ts ? &e->ts_shadowed : &e->dur_shadowed) = 0;
+    if (ok) *(is_ts ? &e->ts_ns : &e->dur_ns) = v;
+  } else {
+    *(is_ts ? &e->ts_shadowed : &e->dur_shadowed) = 1;
+  }
+}
+
+/* A scalar value of standard member c->field: folded into the summary
+ * fields, and kept by std_keep. */
+static int std_value(sc_chrome *c, const sc_jtok *t) {
+  int f = c->field;
+  if (f == SC_CHROME_TS || f == SC_CHROME_DUR) {
+    int is_ts = f == SC_CHROME_TS, number = t->type == SC_JT_NUMBER, ok = 0;
+    int64_t v = 0;
+    if (number) {
+      ok = sc__json_us_to_ns(t->s, t->n, &v) == SC_OK;
+      const char *msg = is_ts ? c->spec->ts_range : c->spec->dur_range;
+      if (!ok && msg) return fail(c, SC_CHROME_EFORMAT, SC_EINVAL, t->offset, msg);
+    }
+    time_value(c, is_ts, number, ok, v);
+  }
+  return std_keep(c, f, t);
+}
+
+/* ------------------------------------------------------------ events in place */
+
+/* Most events lie whole in the buffer and are plain (no escapes, no token
+ * cut, well formed): event_fast reads such an event straight from the
+ * buffer, member by member, keeping the same tokens (same types, texts,
+ * offsets and relative depths) and summary the token walk would, without a
+ * token call per key, scalar and bracket. At the first thing it does not
+ * take (the buffer ends, an escape, malformed input, a timestamp that does
+ * not parse, a kept value past the bounds or nesting deeper than
+ * FAST_DEPTH) it gives up having changed nothing the reader shows: the
+ * event restarts on the token path, which reads it and words any error at
+ * the same offset as before. */
+#define FAST_DEPTH 16
+
+typedef struct fast_buf {
+  const unsigned char *b;
+  size_t len;
+  uint64_t base; /* stream offset of b[0] */
+} fast_buf;
+
+/* The token path's out of memory at the token at stream offset off. */
+static int fast_nomem(sc_chrome *c, uint64_t off) { return fail(c, SC_CHROME_ECALLBACK, SC_ENOMEM, off, ""); }
+
+/* The string (KEY or STRING type) whose opening quote is b[i], when it has
+ * no escape and ends in the buffer: t filled as the tokenizer would, and the
+ * index past the closing quote returned; else 0. */
+static size_t fast_string(const fast_buf *f, size_t i, int type, sc_jtok *t) {
+  size_t s = i + 1, e = s + sc__json_str_stop(f->b + s, f->len - s);
+  if (e == f->len || f->b[e] != '"') return 0;
+  t->type = (sc_jtype)type;
+  t->depth = 0;
+  t->escaped = 0;
+  t->s = (const char *)f->b + s;
+  t->n = e - s;
+  t->offset = f->base + i;
+  return e + 1;
+}
+
+/* The scalar at b[i] (a plain string, a number that ends in the buffer, a
+ * literal) as a token; the index past it, or 0. */
+static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
+  unsigned char ch = f->b[i];
+  if (ch == '"') return fast_string(f, i, SC_JT_STRING, t);
+  t->depth = 0;
+  t->escaped = 0;
+  t->s = (const char *)f->b + i;
+  t->offset = f->base + i;
+  if (ch == '-' || sc__json_is_digit(ch)) {
+    ptrdiff_t e = sc__json_number_end(f->b + i, f->len - i);
+    if (e < 0) return 0;
+    t->type = SC_JT_NUMBER;
+    t->n = (size_t)e;
+    return i + (size_t)e;
+  }
+  const char *lit = ch == 't' ? "true" : ch == 'f' ? "false" : ch == 'n' ? "null" : NULL;
+  size_t n = lit ? strlen(lit) : 0;
+  if (!lit || f->len - i < n || memcmp(f->b + i, lit, n)) return 0;
+  t->type = ch == 't' ? SC_JT_TRUE : ch == 'f' ? SC_JT_FALSE : SC_JT_NULL;
+  t->n = n;
+  return i + n;
+}
+
+/* Index past the value at b[i] that no reader reads (`depth` containers
+ * open around it), or 0: a scalar as fast_scalar takes it, a container
+ * as sc__json_value_end skips it. */
+static size_t fast_skip(const fast_buf *f, size_t i, int depth) {
+  if (f->b[i] == '{' || f->b[i] == '[') return sc__json_value_end(f->b, i, f->len, depth);
+  sc_jtok t;
+  return fast_scalar(f, i, &t);
+}
+
+/* Whether keep(c, t, ..) stays within the bounds (else the token path
+ * raises keep's error). */
+static int keep_fits(const sc_chrome *c, const sc_jtok *t) {
+  return c->ntok < SC_CHROME_MAX_KEPT_TOKENS && (!t->s || t->n + 1 <= SC_CHROME_MAX_KEPT_BYTES - c->ntext);
+}
+
+/* keep for the fast path: 1 kept, 0 give up (*rc: 0, or the out-of-memory
+ * error, set on c). */
+static int fast_keep(sc_chrome *c, const sc_jtok *t, int depth, int *rc) {
+  if (!keep_fits(c, t)) return 0;
+  if (keep(c, t, depth)) {
+    *rc = fast_nomem(c, t->offset);
+    return 0;
+  }
+  return 1;
+}
+
+/* Keeps the container value at b[i] ('{' or '['; `depth` containers open
+ * around it) token by token, as the tokenizer hands them out. The index past
+ * its end, or 0 (give up; *rc as fast_keep). */
+static size_t fast_keep_container(sc_chrome *c, const fast_buf *f, size_t i, int depth, int *rc) {
+  const unsigned char *b = f->b;
+  size_t len = f->len, e;
+  unsigned char stack[FAST_DEPTH];
+  int d = 0;
+  sc_jtok t = {0};
+  for (;;) { /* a value is due at b[i] */
+    unsigned char ch = b[i];
+    if (ch == '{' || ch == '[') {
+      if (d == FAST_DEPTH || depth + d >= SC_JSON_MAX_DEPTH) return 0;
+      t.type = ch == '{' ? SC_JT_OBJ_BEGIN : SC_JT_ARR_BEGIN;
+      t.s = NULL;
+      t.n = 0;
+      t.escaped = 0;
+      t.offset = f->base + i;
+      if (!fast_keep(c, &t, d, rc)) return 0;
+      stack[d++] = ch;
+      i = sc__json_ws(b, i + 1, len);
+      if (i == len) return 0;
+      if (b[i] == (ch == '{' ? '}' : ']')) goto close;
+      if (ch == '[') continue;
+      goto key;
+    }
+    if (!(e = fast_scalar(f, i, &t)) || !fast_keep(c, &t, d, rc)) return 0;
+    i = e;
+  after_value:
+    if (d == 0) return i;
+    i = sc__json_ws(b, i, len);
+    if (i == len) return 0;
+    if (b[i] == (stack[d - 1] == '{' ? '}' : ']')) goto close;
+    if (b[i] != ',') return 0;
+    i = sc__json_ws(b, i + 1, len);
+    if (i == len) return 0;
+    if (stack[d - 1] == '[') continue;
+  key:
+    if (b[i] != '"' || !(e = fast_string(f, i, SC_JT_KEY, &t)) || !fast_keep(c, &t, d, rc)) return 0;
+    i = sc__json_ws(b, e, len);
+    if (i == len || b[i] != ':') return 0;
+    i = sc__json_ws(b, i + 1, len);
+    if (i == len) return 0;
+    continue;
+  close:
+    d--;
+    t.type = stack[d] == '{' ? SC_JT_OBJ_END : SC_JT_ARR_END;
+    t.s = NULL;
+    t.n = 0;
+    t.escaped = 0;
+    t.offset = f->base + i;
+    if (!fast_keep(c, &t, d, rc)) return 0;
+    i++;
+    goto after_value;
+  }
+}
+
+/* The members of an event's "args" object whose '{' is b[i] (`depth`
+ * containers open inside it): registered ones kept, the others skipped.
+ * *unread is set when a name_args member was skipped (name_arg_unread).
+ * The index past its '}', or 0 (give up; *rc as fast_keep). */
+/* Whether args key `arg` may be skipped in this event: one of the spec's
+ * name_args after a name without its prefix. */
+static int name_arg_unread(const sc_chrome *c, int arg) {
+  if (!((c->spec->name_args >> arg) & 1) || c->name_i < 0) return 0;
+  const sc_jtok *t = &c->tok[c->name_i];
+  size_t n = strlen(c->spec->name_prefix);
+  return t->n < n || memcmp(t->s, c->spec->name_prefix, n);
+}
+
+static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, int *rc, int *unread) {
+  const unsigned char *b = f->b;
+  size_t len = f->len, e;
+  sc_jtok t;
+  i = sc__json_ws(b, i + 1, len);
+  if (i == len) return 0;
+  if (b[i] == '}') return i + 1;
+  for (;;) {
+    if (b[i] != '"' || !(e = fast_string(f, i, SC_JT_KEY, &t))) return 0;
+    int arg = key_find(&c->args, t.s, t.n);
+    if (arg >= 0 && name_arg_unread(c, arg)) {
+      arg = -1;
+      *unread = 1;
+    }
+    i = sc__json_ws(b, e, len);
+    if (i == len || b[i] != ':') return 0;
+    i = sc__json_ws(b, i + 1, len);
+    if (i == len) return 0;
+    if (arg < 0) {
+      if (!(i = fast_skip(f, i, depth))) return 0;
+    } else {
+      if (member(c, SC_CHROME_ARG + arg)) {
+        *rc = fast_nomem(c, f->base + i);
+        return 0;
+      }
+      if (b[i] == '{' || b[i] == '[') {
+        uint32_t first = c->m[c->nm - 1].first;
+        if (!(i = fast_keep_container(c, f, i, depth, rc))) return 0;
+        c->m[c->nm - 1].count = (uint32_t)(c->ntok - first);
+      } else {
+        if (!(e = fast_scalar(f, i, &t)) || !fast_keep(c, &t, 0, rc)) return 0;
+        i = e;
+      }
+    }
+    i = sc__json_ws(b, i, len);
+    if (i == len) return 0;
+    if (b[i] == '}') return i + 1;
+    if (b[i] != ',') return 0;
+    i = sc__json_ws(b, i + 1, len);
+    if (i == len) return 0;
+  }
+}
+
+/* A standard member's scalar value t (member f) into the summary and the
+ * kept tokens: 1, or 0 (give up; *rc as fast_keep). */
+static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int *rc) {
+  if (f == SC_CHROME_TS || f == SC_CHROME_DUR) {
+    int number = t->type == SC_JT_NUMBER;
+    int64_t v = 0;
+    if (number && sc__json_us_to_ns(t->s, t->n, &v)) return 0; /* the token path decides */
+    time_value(c, f == SC_CHROME_TS, number, 1, v);
+  }
+  if (!keep_fits(c, t)) return 0;
+  if (std_keep(c, f, t)) {
+    *rc = fast_nomem(c, t->offset);
+    return 0;
+  }
+  return 1;
+}
+
+/* Right after an event's '{' (event_begin done): reads the event in place
+ * and hands it out. Nonzero: done (the tokenizer is past its '}'), unless
+ * c->err was set (out of memory, or the event callback's code); 0: give up
+ * (the tokenizer is where it was: reset the event, take the token path). */
+static int event_fast(sc_chrome *c) {
+  sc_json *j = &c->j;
+  if (j->carry_type || j->err) return 0;
+  fast_buf f = {(const unsigned char *)j->buf, j->len, j->base};
+  const unsigned char *b = f.b;
+  size_t len = f.len, i = sc__json_ws(b, j->pos, len), e;
+  int depth = j->depth, rc = SC_OK, unread = 0; /* containers open inside the event */
+  sc_jtok t;
+  if (i == len) return 0;
+  if (b[i] != '}') {
+    for (;;) {
+      if (b[i] != '"' || !(e = fast_string(&f, i, SC_JT_KEY, &t))) return 0;
+      int fld = std_field(&t);
+      if (fld == SC_CHROME_NAME && unread) return 0; /* a later name could read what was skipped */
+      i = sc__json_ws(b, e, len);
+      if (i == len || b[i] != ':') return 0;
+      i = sc__json_ws(b, i + 1, len);
+      if (i == len) return 0;
+      if (fld == FIELD_ARGS && b[i] == '{') {
+        if (!(i = fast_args(c, &f, i, depth + 1, &rc, &unread))) return rc;
+      } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
+        if (!(i = fast_skip(&f, i, depth))) return 0;
+      } else {
+        if (!(e = fast_scalar(&f, i, &t)) || !fast_std(c, fld, &t, &rc)) return rc;
+        i = e;
+      }
+      i = sc__json_ws(b, i, len);
+      if (i == len) return 0;
+      if (b[i] == '}') break;
+      if (b[i] != ',') return 0;
+      i = sc__json_ws(b, i + 1, len);
+      if (i == len) return 0;
+    }
+  }
+  sc__json_close_object(j, i);
+  rc = event_done(c);
+  return rc ? rc : 1;
+}
+
 /* A token inside an event; rel = its depth minus the event's. Events'
  * members are at rel 1, args members at rel 2 (any other container is
  * skipped, so deeper tokens are kept values or skipped ones). */
 static int event_token(sc_chrome *c, const sc_jtok *t, int rel, int begin) {
   int type = t->type;
   if (rel == 0) {
-    if (type == SC_JT_OBJ_BEGIN) event_begin(c, t->offset);
-    else if (type == SC_JT_OBJ_END) return event_done(c);
+    if (type == SC_JT_OBJ_BEGIN) {
+      event_begin(c, t->offset);
+      int done = event_fast(c);
+      if (c->err) return c->err;
+      if (done) return SC_OK;
+      event_begin(c, t->offset); /* what the fast path kept is dropped */
+    } else if (type == SC_JT_OBJ_END) return event_done(c);
     else if (begin) c->skip = t->depth; /* an array in traceEvents: not an event */
     return SC_OK;
   }

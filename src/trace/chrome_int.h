@@ -99,6 +99,13 @@ typedef struct sc_chrome_spec {
   const char *const *arg_keys;  /* members of an event's "args" to keep */
   const char *const *dist_keys; /* members of distributedInfo to hand out */
   const char *const *meta_keys; /* other top-level members to hand out */
+  /* Args keys (a bit per index in arg_keys) the reader only reads when the
+   * event's name starts with name_prefix (Kineto: "Input Dims" of "nccl:"
+   * annotations only). Such a member that comes after a name without the
+   * prefix may be skipped rather than kept (never when another "name"
+   * follows it: the event is then read whole, everything kept). */
+  unsigned name_args;
+  const char *name_prefix;
   /* Format errors, raised at the token ("name:offset: message"); NULL
    * accepts the input instead: */
   const char *not_object;       /* the top-level value is a scalar (else: no events) */

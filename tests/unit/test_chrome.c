@@ -4,7 +4,8 @@
  * in document order, args values as relative-depth tokens, offsets),
  * distributedInfo and top-level metadata, a bare array of events; the same
  * callbacks whatever the split of the input (every byte offset, byte by
- * byte); malformed JSON, the spec's format errors and callback errors with
+ * byte); name_args skipped only where no later name can read them;
+ * malformed JSON, the spec's format errors and callback errors with
  * their offsets; failed allocations.
  */
 #include <stdarg.h>
@@ -294,6 +295,43 @@ static void test_chrome_large_values(void **state) {
   free(want.p);
 }
 
+/* name_args: "Input Dims" read only for names starting "nccl:". An event
+ * read whole in the buffer skips it after another name; the token path (an
+ * event cut by the buffer end) and an event with a name after it keep it. */
+static void test_chrome_name_args(void **state) {
+  (void)state;
+  sc_chrome_spec s = spec_all;
+  s.name_args = 1u << 1; /* "Input Dims" */
+  s.name_prefix = "nccl:";
+  static const struct {
+    const char *doc, *whole;
+  } cases[] = {
+      {"[{\"name\": \"aten::mm\", \"args\": {\"Input Dims\": [[2]], \"device\": 1}}]",
+       "E@1 name=aten::mm m2:S0aten::mm m7:N01\n"},
+      {"[{\"name\": \"nccl:all_reduce\", \"args\": {\"Input Dims\": [[2]], \"device\": 1}}]",
+       "E@1 name=nccl:all_reduce m2:S0nccl:all_reduce m8:[0,[1,N22,]1,]0 m7:N01\n"},
+      {"[{\"args\": {\"Input Dims\": [[2]]}, \"name\": \"aten::mm\"}]",
+       "E@1 name=aten::mm m8:[0,[1,N22,]1,]0 m2:S0aten::mm\n"},
+      {"[{\"name\": \"aten::mm\", \"args\": {\"Input Dims\": [[2]]}, \"name\": \"nccl:x\"}]",
+       "E@1 name=nccl:x m2:S0aten::mm m8:[0,[1,N22,]1,]0 m2:S0nccl:x\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t len = strlen(cases[i].doc);
+    rec r = {0};
+    assert_int_equal(read_doc(&s, cases[i].doc, len, NULL, 0, &r, NULL), 0);
+    if (strcmp(r.log.p, cases[i].whole)) fail_msg("case %zu: got:\n%s\nexpected:\n%s", i, r.log.p, cases[i].whole);
+    free(r.log.p);
+    /* Cut inside the args: the token path keeps everything (spec_all's log). */
+    size_t cut = (size_t)(strstr(cases[i].doc, "Dims") - cases[i].doc);
+    rec q = {0}, all = {0};
+    assert_int_equal(read_doc(&s, cases[i].doc, len, &cut, 1, &q, NULL), 0);
+    assert_int_equal(read_doc(&spec_all, cases[i].doc, len, NULL, 0, &all, NULL), 0);
+    assert_string_equal(q.log.p, all.log.p);
+    free(q.log.p);
+    free(all.log.p);
+  }
+}
+
 /* Errors: kind, code, offset and message, the same whatever the split. */
 static void test_chrome_errors(void **state) {
   (void)state;
@@ -392,7 +430,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chrome_events),       cmocka_unit_test(test_chrome_summary),
       cmocka_unit_test(test_chrome_split),        cmocka_unit_test(test_chrome_large_values),
-      cmocka_unit_test(test_chrome_errors),       cmocka_unit_test(test_chrome_alloc_failures),
+      cmocka_unit_test(test_chrome_name_args),    cmocka_unit_test(test_chrome_errors),       cmocka_unit_test(test_chrome_alloc_failures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
