@@ -10,6 +10,7 @@
 #include "engine/engine_int.h"
 #include "engine/traceout_int.h"
 #include "input/config_int.h"
+#include "input/vary_int.h"
 #include "synth/synth_int.h"
 
 #include <math.h>
@@ -399,10 +400,7 @@ static int simulate_with(sc_ctx *ctx, const sc_config *cfg, const sc_trace_opts 
   sc_config *nom = sc__malloc(ctx, sizeof *nom);
   if (!nom) return SC_ENOMEM;
   *nom = *cfg;
-  memset(nom->variation.slow_gpus, 0, sizeof nom->variation.slow_gpus);
-  memset(nom->variation.slow_links, 0, sizeof nom->variation.slow_links);
-  memset(nom->variation.gpu_mix, 0, sizeof nom->variation.gpu_mix);
-  nom->variation.gpu_speed_sigma = 0;
+  sc__vary_clear(&nom->variation);
   nom->simulation.fold = 1;
   sc_result *r = sc__malloc(ctx, sizeof *r);
   sc_plan np;

@@ -11,6 +11,7 @@
 #include "stepcast/sweep.h"
 
 #include "input/config_int.h"
+#include "input/vary_int.h"
 #include "analysis/simulate_int.h"
 #include "analysis/par_int.h"
 #include "analysis/variation_int.h"
@@ -839,8 +840,7 @@ static int make_probe(sweep *S, const sc_config *base) {
   p->training.recompute = SC_RECOMPUTE_NONE;
   p->simulation.fold = 1;
   /* Layouts rank without variation; sc_sweep_robustness applies it. */
-  p->variation.slow_gpus[0] = p->variation.slow_links[0] = p->variation.gpu_mix[0] = 0;
-  p->variation.gpu_speed_sigma = 0;
+  sc__vary_clear(&p->variation);
   memset(p->field_line, 0, sizeof p->field_line);
   int rc = SC_OK;
   int64_t n = p->cluster.num_gpus ? p->cluster.num_gpus
@@ -1056,8 +1056,7 @@ int sc_sweep_robustness(sc_ctx *ctx, const sc_config *base, const sc_sweep_resul
   if (!base || !r || !out || !n) return sc__error(ctx, SC_EINVAL, "sc_sweep_robustness: missing argument");
   *n = 0;
   const sc_vary_cfg *v = &base->variation;
-  int drawn = v->gpu_speed_sigma > 0 || strstr(v->slow_gpus, "count=") || strstr(v->slow_links, "count=");
-  if (!drawn)
+  if (!sc__vary_seeded(v))
     return sc__error(ctx, SC_EINVAL,
                      "robustness over seeds needs a variation that seeds change: "
                      "variation.gpu_speed_sigma, or slow_gpus / slow_links with count=");

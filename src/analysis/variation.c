@@ -173,11 +173,6 @@ static int entry_cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int sc__vary_active(const sc_config *cfg) {
-  const sc_vary_cfg *v = &cfg->variation;
-  return v->slow_gpus[0] || v->gpu_speed_sigma > 0 || v->slow_links[0] || v->gpu_mix[0];
-}
-
 /* gpu_mix: the other GPU's speed per compute kind relative to the run's GPU,
  * from the two cost models: GEMMs by dense peak x calibrated GEMM
  * efficiency, attention by its peak x attention efficiency, memory-bound

@@ -12,6 +12,7 @@
 #define SC_VARIATION_INT_H
 
 #include "engine/engine_int.h"
+#include "input/vary_int.h"
 
 typedef struct sc_vary_plan {
   sc_engine_vary ev;      /* what the engine reads (points into the arrays below) */
@@ -28,10 +29,6 @@ typedef struct sc_vary_plan {
   uint8_t *mix_stage;     /* per pipeline stage: 1 when a rank of it is on that GPU */
   int64_t pp;
 } sc_vary_plan;
-
-/* 1 when the config varies the step: slow_gpus, gpu_speed_sigma,
- * slow_links or gpu_mix (failures change the run, not the step). */
-int sc__vary_active(const sc_config *cfg);
 
 /* Plans the variation of a resolved config over the workload's mapping;
  * cost is the run's (the nominal GPU). 0, SC_ENOMEM, or SC_EINVAL with a

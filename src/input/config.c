@@ -2338,9 +2338,7 @@ static int field_used(const sc_config *c, int fi) {
   case SC_FIELD_variation_gpu_mix:
   case SC_FIELD_variation_failures:
   case SC_FIELD_variation_gpu_mtbf_hours: return 0;
-  case SC_FIELD_variation_seed:
-    return c->variation.gpu_speed_sigma > 0 || strstr(c->variation.slow_gpus, "count=") ||
-           strstr(c->variation.slow_links, "count=");
+  case SC_FIELD_variation_seed: return sc__vary_seeded(&c->variation);
   case SC_FIELD_variation_steps:
   case SC_FIELD_training_checkpoint_interval:
   case SC_FIELD_training_restart_s:

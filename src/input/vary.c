@@ -179,3 +179,17 @@ int sc__vary_parse(int kind, const char *name, const char *text, sc_vary_item_fn
   }
   return SC_OK;
 }
+
+int sc__vary_seeded(const sc_vary_cfg *v) {
+  return v->gpu_speed_sigma > 0 || strstr(v->slow_gpus, "count=") || strstr(v->slow_links, "count=");
+}
+
+void sc__vary_clear(sc_vary_cfg *v) {
+  v->slow_gpus[0] = v->slow_links[0] = v->gpu_mix[0] = 0;
+  v->gpu_speed_sigma = 0;
+}
+
+int sc__vary_active(const sc_config *cfg) {
+  const sc_vary_cfg *v = &cfg->variation;
+  return v->slow_gpus[0] || v->gpu_speed_sigma > 0 || v->slow_links[0] || v->gpu_mix[0];
+}

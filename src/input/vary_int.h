@@ -39,4 +39,16 @@ typedef int (*sc_vary_item_fn)(void *ud, const sc_vary_item *it);
 int sc__vary_parse(int kind, const char *name, const char *text, sc_vary_item_fn fn, void *ud,
                    char *err, size_t n);
 
+/* 1 when the config varies the step: slow_gpus, gpu_speed_sigma,
+ * slow_links or gpu_mix (failures change the run, not the step). */
+int sc__vary_active(const sc_config *cfg);
+
+/* 1 when a draw depends on variation.seed (gpu_speed_sigma, or count= in
+ * slow_gpus / slow_links). */
+int sc__vary_seeded(const sc_vary_cfg *v);
+
+/* Clears what varies the step (slow_gpus, gpu_speed_sigma, slow_links,
+ * gpu_mix): the nominal job of a varied config. Failures stay. */
+void sc__vary_clear(sc_vary_cfg *v);
+
 #endif /* SC_VARY_INT_H */
