@@ -56,8 +56,9 @@ static int write_interval(const sc_caseset *set, const sc_case_result *res,
     bad |= fprintf(o.f, "  interval_dense: %.4g   # %zu dense rows, rms log error %.4g\n",
                    fit.dense, fit.dense_n, fit.dense_rms) < 0;
   if (fit.moe_n >= 2)
-    bad |= fprintf(o.f, "  interval_moe: %.4g   # %zu MoE rows, rms log error %.4g\n", fit.moe,
-                   fit.moe_n, fit.moe_rms) < 0;
+    bad |= fprintf(o.f, "  interval_moe: %.4g   # %zu MoE rows, rms log error %.4g%s\n", fit.moe,
+                   fit.moe_n, fit.moe_rms,
+                   fit.moe == fit.dense ? " (at least the dense width)" : "") < 0;
   code = sc_cli_out_close(&o, bad);
   return !code && bad ? sc_cli_write_error(path, 1) : code;
 }

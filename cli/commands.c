@@ -90,9 +90,13 @@ static const sc_cli_opt cal_cases_opts[] = {
     {"--cases", "CASES.csv", "case file whose split=calibration rows are fitted; repeatable",
      0},
     {"-o", "FILE", "write the calibration YAML to FILE instead of stdout", 0},
-    {"--gpu", "NAME", "fit the rows of this GPU preset (default: the rows must share one)", 0},
-    {"--params", "P1,P2,...", "parameters to fit (default and maximum: gemm_eff, gemm_dim_half, "
-                              "attn_eff, mem_eff, kernel_overhead_us)",
+    {"--gpu", "NAME",
+     "fit the rows of this GPU preset and of the presets with its defaults (default: the rows "
+     "must share one set)",
+     0},
+    {"--params", "P1,P2,...",
+     "parameters to fit, of gemm_eff, gemm_dim_half, attn_eff, cudnn_attn_eff, mem_eff, "
+     "kernel_overhead_us (default: all but the attention kernels no row runs)",
      0},
     SET_OPT,
     {"--prior-weight", "W", "weight of the pull towards the defaults, >= 0 (default 1)", 0},
@@ -252,9 +256,10 @@ static const char calibrate_text[] =
     "profiler traces (--interference).";
 
 static const char cal_cases_text[] =
-    "Fits compute-model parameters (default and maximum set: gemm_eff,\n"
-    "gemm_dim_half, attn_eff, mem_eff, kernel_overhead_us) on the split=calibration\n"
-    "rows only and writes a `calibration:` YAML for --calibration / `calibration:`.\n"
+    "Fits compute-model parameters (default: gemm_eff, gemm_dim_half, mem_eff,\n"
+    "kernel_overhead_us and the efficiency of each attention kernel the rows run:\n"
+    "attn_eff for flash, cudnn_attn_eff for cudnn) on the split=calibration rows\n"
+    "only and writes a `calibration:` YAML for --calibration / `calibration:`.\n"
     "docs/VALIDATION.md.";
 
 static const char cal_nccl_text[] =

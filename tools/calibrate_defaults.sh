@@ -24,7 +24,30 @@ mkdir -p "$out"
 "$cli" calibrate --cases validation/cases/megatron_sc21_table1.csv \
   --cases validation/cases/korthikanti2022.csv \
   --params gemm_eff,gemm_dim_half,mem_eff,kernel_overhead_us -o "$out/a100.yaml"
-"$cli" calibrate --cases validation/cases/megatron_core_h100.csv -o "$out/h100.yaml"
+# H100 (and its die-mates), in two stages:
+# 1. the Megatron-Core rows (dense and MoE), which run Transformer Engine's
+#    cuDNN fused attention (the case loader's framework rule): GEMM, memory,
+#    per-kernel and cudnn_attn_eff;
+# 2. the rows that run FlashAttention-2 (torchtitan's SDPA, llm-foundry's
+#    flash-attn; h100-sxm and the 500 W h100-96gb-500w, one compute die):
+#    attn_eff alone, with stage 1's values held.
+# h100.yaml is stage 1's file with stage 2's attn_eff added.
+h100_fit() { # OUT [--set ...]: both stages into OUT
+  local dst=$1; shift
+  "$cli" calibrate --cases validation/cases/megatron_core_h100.csv \
+    --cases validation/cases/megatron_moe_h100.csv --gpu h100-sxm "$@" -o "$dst"
+  local held=()
+  while read -r k v; do held+=(--set "calibration.${k%:}=$v"); done < <(values "$dst")
+  "$cli" calibrate --cases validation/cases/torchtitan_h100.csv \
+    --cases validation/cases/llm_foundry_mpt.csv --gpu h100-sxm --params attn_eff \
+    "${held[@]}" "$@" -o "$dst.flash"
+  local a
+  a=$(values "$dst.flash" | sed -n 's/^  attn_eff: //p')
+  sed -i "/^calibration:/a\\  attn_eff: $a   # stage 2: the FlashAttention-2 rows (torchtitan, llm-foundry)" "$dst"
+  rm -f "$dst.flash"
+}
+values() { sed -n '/^calibration:/,/^[^ ]/p' "$1" | grep '^  ' ; }
+h100_fit "$out/h100.yaml"
 
 # The same fits with each interference model on (simulation.interference),
 # for runs that turn it on: the shipped defaults above are fitted with it off
@@ -37,15 +60,13 @@ for m in constant learned; do
     --cases validation/cases/korthikanti2022.csv \
     --params gemm_eff,gemm_dim_half,mem_eff,kernel_overhead_us \
     --set simulation.interference=$m -o "$out/a100-interference-$m.yaml"
-  "$cli" calibrate --cases validation/cases/megatron_core_h100.csv \
-    --set simulation.interference=$m -o "$out/h100-interference-$m.yaml"
+  h100_fit "$out/h100-interference-$m.yaml" --set simulation.interference=$m
   for g in a100 h100; do
     sed -i "1a # With simulation.interference: $m (every row simulated with it; use it with the same setting)." \
       "$out/$g-interference-$m.yaml"
   done
 done
 
-values() { sed -n '/^calibration:/,/^[^ ]/p' "$1" | grep '^  ' ; }
 {
   echo "# Shipped default calibration of stepcast's compute model (src/cost/cost.c,"
   echo "# compute_defaults). Produced by tools/calibrate_defaults.sh: a robust fit"
@@ -53,7 +74,9 @@ values() { sed -n '/^calibration:/,/^[^ ]/p' "$1" | grep '^  ' ; }
   echo "# kernel-data values of validation/kernels/) on the split=calibration rows"
   echo "# only: A100 = megatron_sc21_table1.csv (4 rows, <= 256 GPUs) +"
   echo "# korthikanti2022.csv (2 rows, 22B); H100 = megatron_core_h100.csv (3 rows,"
-  echo "# <= 192 GPUs). The loadable files are a100.yaml and h100.yaml beside this"
+  echo "# <= 192 GPUs) + megatron_moe_h100.csv (4 rows), then attn_eff on the 12"
+  echo "# FlashAttention rows of torchtitan_h100.csv and llm_foundry_mpt.csv (H100)."
+  echo "# The loadable files are a100.yaml and h100.yaml beside this"
   echo "# one; this file is the record (not itself a calibration file)."
   echo "defaults:"
   echo "  a100:   # a100-80gb, a100-40gb"

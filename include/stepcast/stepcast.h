@@ -152,7 +152,10 @@ typedef enum { SC_INTERF_NONE = 0, SC_INTERF_CONSTANT, SC_INTERF_LEARNED, SC_INT
 /* Attention kernels: fused FlashAttention-style, or the unfused path of
  * Megatron-LM before FlashAttention (batched GEMMs + softmax/dropout kernels
  * streaming the s x s scores through HBM). */
-typedef enum { SC_ATTN_FLASH = 0, SC_ATTN_UNFUSED } sc_attention;
+/* Attention kernels: FlashAttention-2 (flash), cuDNN fused attention
+ * (Transformer Engine's FusedAttention backend, cudnn), or the unfused
+ * GEMM + softmax kernels of Megatron-LM before FlashAttention. */
+typedef enum { SC_ATTN_FLASH = 0, SC_ATTN_UNFUSED, SC_ATTN_CUDNN } sc_attention;
 /* How a mixture-of-experts layer moves tokens to the experts of the
  * expert-parallel group (Megatron-Core --moe-token-dispatcher-type;
  * docs/MOE.md): NCCL all-to-all of the routed copies, all-gather of every
@@ -349,6 +352,7 @@ typedef struct sc_cost_params {
   double fp8_gemm_eff;      /* the same for FP8 GEMMs, of the FP8 dense peak */
   double gemm_dim_half;     /* GEMM reduction length K (elements) at which efficiency halves */
   double attn_eff;          /* FlashAttention forward fraction of peak at long sequences */
+  double cudnn_attn_eff;    /* the same for cuDNN fused attention (training.attention cudnn) */
   double mem_eff;           /* fraction of HBM bandwidth reached by memory-bound kernels */
   double kernel_overhead_us;/* fixed cost per kernel (launch + tail), microseconds */
   double host_op_us;        /* host time per operator dispatched from Python (ex-situ traces), us */

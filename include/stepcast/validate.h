@@ -151,7 +151,8 @@ void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const c
  * the n dense (MoE) cases with errors e_i = log(measured / predicted),
  * w = t(0.95, n - 1) * rms(e) * sqrt(1 + 1/n), a normal prediction interval
  * in log space (the interval is centred on the prediction, so a bias widens
- * it). A group with fewer than 2 cases gets 0 (no fit). */
+ * it). A group with fewer than 2 cases gets 0 (no fit). The MoE width is
+ * at least the dense one: an MoE step has every dense term and more. */
 typedef struct sc_interval_fit {
   double dense, moe;          /* half-widths, log space */
   size_t dense_n, moe_n;      /* cases used */

@@ -29,6 +29,7 @@ static const param_def param_defs[] = {
     {"gemm_eff", offsetof(sc_cost_params, gemm_eff), 0.30, 1.0, 0},
     {"gemm_dim_half", offsetof(sc_cost_params, gemm_dim_half), 1.0, 1024.0, 1},
     {"attn_eff", offsetof(sc_cost_params, attn_eff), 0.10, 1.0, 0},
+    {"cudnn_attn_eff", offsetof(sc_cost_params, cudnn_attn_eff), 0.10, 1.0, 0},
     {"mem_eff", offsetof(sc_cost_params, mem_eff), 0.30, 1.0, 0},
     {"kernel_overhead_us", offsetof(sc_cost_params, kernel_overhead_us), 0.1, 50.0, 1},
     /* Communication is calibrated from nccl-tests output (`calibrate
@@ -36,7 +37,10 @@ static const param_def param_defs[] = {
 };
 #define NPARAM_DEFS (sizeof param_defs / sizeof param_defs[0])
 
-static const char *const default_params[] = {"gemm_eff", "gemm_dim_half", "attn_eff", "mem_eff",
+/* Fitted when --params is not given: these, plus the efficiency of each
+ * fused attention kernel the calibration rows run (attn_eff for flash,
+ * cudnn_attn_eff for cudnn; a kernel no row runs stays at its prior). */
+static const char *const default_params[] = {"gemm_eff", "gemm_dim_half", "mem_eff",
                                              "kernel_overhead_us"};
 
 /* Scale of the soft-L1 loss on log(predicted/measured): errors well below 5 %
@@ -142,23 +146,24 @@ static void stats(const double *err, size_t n, double *mape, double *worst) {
   }
 }
 
-int sc_calibrate_cases(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_options *opt,
-                       sc_calibration_result *out) {
-  if (!ctx) return SC_EINVAL;
-  if (!set || !out) return sc__error(ctx, SC_EINVAL, "calibrate: no cases or output");
-  memset(out, 0, sizeof *out);
-  fit F;
-  memset(&F, 0, sizeof F);
-  F.ctx = ctx;
-  F.set = set;
-  F.opt = opt;
-  F.prior_weight = opt && opt->prior_weight >= 0 ? opt->prior_weight : DEFAULT_PRIOR_WEIGHT;
-  F.max_evals = opt && opt->max_evaluations > 0 ? opt->max_evaluations : DEFAULT_MAX_EVALS;
-
-  /* Parameters to fit. */
-  const char *const *names = opt && opt->params ? opt->params : default_params;
-  size_t nnames = opt && opt->params ? opt->nparams
-                                     : sizeof default_params / sizeof default_params[0];
+/* The parameters to fit: opt->params, or the defaults with the attention
+ * efficiency of each fused kernel the rows run. */
+static int choose_params(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_options *opt,
+                         const size_t *rows, size_t nrows, fit *F) {
+  const char *defaults[sizeof default_params / sizeof default_params[0] + 2];
+  size_t ndefaults = 0;
+  for (size_t i = 0; i < sizeof default_params / sizeof default_params[0]; i++)
+    defaults[ndefaults++] = default_params[i];
+  int flash = 0, cudnn = 0;
+  for (size_t i = 0; i < nrows; i++) {
+    sc_attention a = sc_caseset_case(set, rows[i])->resolved.training.attention;
+    flash |= a == SC_ATTN_FLASH;
+    cudnn |= a == SC_ATTN_CUDNN;
+  }
+  if (flash) defaults[ndefaults++] = "attn_eff";
+  if (cudnn) defaults[ndefaults++] = "cudnn_attn_eff";
+  const char *const *names = opt && opt->params ? opt->params : defaults;
+  size_t nnames = opt && opt->params ? opt->nparams : ndefaults;
   if (!nnames || nnames > SC_CALIB_MAX_PARAMS)
     return sc__error(ctx, SC_EINVAL, "calibrate: between 1 and %d parameters can be fitted",
                      SC_CALIB_MAX_PARAMS);
@@ -173,33 +178,53 @@ int sc_calibrate_cases(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_
       return sc__error(ctx, SC_EINVAL, "calibrate: cannot fit \"%s\" (fittable: %s)", names[i],
                        known);
     }
-    for (size_t j = 0; j < F.k; j++)
-      if (F.defs[j] == d)
+    for (size_t j = 0; j < F->k; j++)
+      if (F->defs[j] == d)
         return sc__error(ctx, SC_EINVAL, "calibrate: parameter \"%s\" given twice", names[i]);
-    F.defs[F.k++] = d;
+    F->defs[F->k++] = d;
   }
+  return SC_OK;
+}
 
-  /* Calibration rows, all on one GPU. */
+int sc_calibrate_cases(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_options *opt,
+                       sc_calibration_result *out) {
+  if (!ctx) return SC_EINVAL;
+  if (!set || !out) return sc__error(ctx, SC_EINVAL, "calibrate: no cases or output");
+  memset(out, 0, sizeof *out);
+  fit F;
+  memset(&F, 0, sizeof F);
+  F.ctx = ctx;
+  F.set = set;
+  F.opt = opt;
+  F.prior_weight = opt && opt->prior_weight >= 0 ? opt->prior_weight : DEFAULT_PRIOR_WEIGHT;
+  F.max_evals = opt && opt->max_evaluations > 0 ? opt->max_evaluations : DEFAULT_MAX_EVALS;
+
+  /* Calibration rows, all on GPUs that share one set of default compute
+   * parameters (one compute die: an H100 SXM and a 500 W H100 run the same
+   * efficiencies at their own peaks, so their rows fit one set). */
   size_t n = sc_caseset_count(set), nrows = 0;
-  const char *want = opt ? opt->gpu : NULL, *gpu = NULL;
-  if (want && !sc_hw_find(want))
+  const char *want = opt ? opt->gpu : NULL;
+  const sc_hw *hw = NULL;
+  if (want && !(hw = sc_hw_find(want)))
     return sc__error(ctx, SC_EINVAL, "calibrate: unknown gpu \"%s\"", want);
   for (size_t i = 0; i < n; i++) {
     const sc_case *c = sc_caseset_case(set, i);
     if (c->split != SC_SPLIT_CALIBRATION || c->unsupported[0]) continue;
-    if (want && strcmp(c->resolved.cluster.gpu, sc_hw_find(want)->name)) continue;
-    if (!gpu) gpu = c->resolved.cluster.gpu;
-    else if (strcmp(gpu, c->resolved.cluster.gpu))
+    const sc_hw *g = sc_hw_find(c->resolved.cluster.gpu);
+    if (!g) continue; /* a GPU file: not a preset with defaults */
+    if (!hw) hw = g;
+    else if (!sc__cost_same_defaults(hw, g)) {
+      if (want) continue;
       return sc__error(ctx, SC_EINVAL,
-                       "calibrate: calibration rows span gpus %s and %s (%s:%d); choose one "
-                       "with --gpu",
-                       gpu, c->resolved.cluster.gpu, c->file, c->line);
+                       "calibrate: calibration rows span gpus %s and %s (%s:%d), whose default "
+                       "compute parameters differ; choose one with --gpu",
+                       hw->name, g->name, c->file, c->line);
+    }
     nrows++;
   }
   if (!nrows)
     return sc__error(ctx, SC_EINVAL, "calibrate: no supported split=calibration rows%s%s",
                      want ? " on gpu " : "", want ? want : "");
-  const sc_hw *hw = sc_hw_find(gpu);
   sc__strlcpy(out->gpu, hw->name, sizeof out->gpu);
   size_t *rows = sc__malloc(ctx, nrows * sizeof *rows);
   double *err = sc__malloc(ctx, nrows * sizeof *err);
@@ -211,12 +236,20 @@ int sc_calibrate_cases(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_
   nrows = 0;
   for (size_t i = 0; i < n; i++) {
     const sc_case *c = sc_caseset_case(set, i);
-    if (c->split == SC_SPLIT_CALIBRATION && !c->unsupported[0] &&
-        !strcmp(c->resolved.cluster.gpu, hw->name))
+    const sc_hw *g = sc_hw_find(c->resolved.cluster.gpu);
+    if (c->split == SC_SPLIT_CALIBRATION && !c->unsupported[0] && g &&
+        sc__cost_same_defaults(hw, g))
       rows[nrows++] = i;
   }
   F.rows = rows;
   F.nrows = nrows;
+
+  int rc = choose_params(ctx, set, opt, rows, nrows, &F);
+  if (rc) {
+    sc__free(ctx, rows, nrows * sizeof *rows);
+    sc__free(ctx, err, nrows * sizeof *err);
+    return rc;
+  }
 
   /* Start and prior centre: kernel-data values, or the user's start. */
   sc_cost_params prior;
@@ -232,7 +265,6 @@ int sc_calibrate_cases(sc_ctx *ctx, const sc_caseset *set, const sc_calibration_
     u[j] = F.u0[j] = to_coord(F.defs[j], v);
   }
 
-  int rc = SC_OK;
   sc_cost_params p;
   params_at(&F, u, &p);
   if (isnan(data_loss(&F, &p, err))) goto done;

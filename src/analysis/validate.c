@@ -583,6 +583,14 @@ static void row_config_path(const row_ctx *rc, const char *id, char *out, size_t
   if (k < 0 || (size_t)k >= n || stat(out, &st) || !S_ISREG(st.st_mode)) out[0] = 0;
 }
 
+/* 1 for the GPU presets of Hopper (sm90) and Blackwell (sm100). */
+static int hopper_or_newer(const char *gpu) {
+  static const char *const names[] = {"h100", "h800", "h200", "h20", "gh200", "b200", "gb200"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strncasecmp(gpu, names[i], strlen(names[i]))) return 1;
+  return 0;
+}
+
 /* Builds c->cfg, c->resolved and c->defaults from the row's configuration
  * cells. Returns 0, or the first reason the row cannot be simulated, with
  * its message on the context: SC_EUNSUPPORTED (a feature not modelled) or an
@@ -634,6 +642,21 @@ static int build_config(const row_ctx *rc, sc_case *c) {
     }
     if (columns[k].def && (e = set_field(rc, cfg, k, columns[k].key, columns[k].def))) return e;
   }
+  /* Which fused attention kernel a blank attention cell means: Megatron-LM
+   * and NeMo run attention in Transformer Engine, which prefers cuDNN fused
+   * attention over FlashAttention on Hopper and newer GPUs when both apply
+   * (NeMo docs, "Flash Attention": "Transformer Engine prefers cuDNN flash
+   * attention on Hopper+ architectures"); other frameworks' rows (PyTorch
+   * SDPA, the flash-attn package) and older GPUs keep FlashAttention-2. */
+  char att_why[96] = "";
+  if (!cell(rc, COL_attention, buf, sizeof buf)[0] &&
+      !rc->base->field_line[SC_FIELD_training_attention] &&
+      (!strcasecmp(c->framework, "megatron") || !strcasecmp(c->framework, "nemo")) &&
+      hopper_or_newer(cfg->cluster.gpu)) {
+    cfg->training.attention = SC_ATTN_CUDNN;
+    snprintf(att_why, sizeof att_why, "Transformer Engine on %s: cuDNN fused attention",
+             cfg->cluster.gpu);
+  }
   /* Messages cite the row: fields the row (or base config) gave point at
    * its line; the rest keep 0 ("default"), which resolution relies on. */
   sc__strlcpy(cfg->origin, rc->name, sizeof cfg->origin);
@@ -681,7 +704,10 @@ static int build_config(const row_ctx *rc, sc_case *c) {
     if (fi < 0 || rc->base->field_line[fi] != 0 || !default_shown(columns[k].show, r)) continue;
     char v[64];
     if (sc__config_format_field(r, fi, v, sizeof v)) v[0] = 0;
-    const char *why = k == COL_micro_batch ? mb_why : k == COL_vpp ? vpp_why : columns[k].why;
+    const char *why = k == COL_micro_batch ? mb_why
+                      : k == COL_vpp           ? vpp_why
+                      : k == COL_attention && att_why[0] ? att_why
+                                                         : columns[k].why;
     append(d, dn, "%s%s=%s (%s)", d[0] ? "; " : "", columns[k].name, v, why);
   }
   return SC_OK;
@@ -1080,6 +1106,10 @@ void sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
     *rms[g] = sqrt(ss[g] / (double)n[g]);
     *w[g] = t95(n[g] - 1) * *rms[g] * sqrt(1.0 + 1.0 / (double)n[g]);
   }
+  /* An MoE step has every term of a dense one plus routing and dispatch:
+   * its interval is never narrower than the dense one (a few MoE rows that
+   * happen to fit well say little about the rest). */
+  if (out->moe > 0 && out->moe < out->dense) out->moe = out->dense;
 }
 
 /* ------------------------------------------------------------ output */

@@ -195,7 +195,7 @@ static int mix_speeds(sc_ctx *ctx, const sc_config *cfg, const sc_cost *cost, co
   sc__free(ctx, c2, sizeof *c2);
   if (rc) return rc;
   double gemm = other.peak_flops * other.p.gemm_eff / (cost->peak_flops * cost->p.gemm_eff);
-  double attn = other.attn_peak_flops * other.p.attn_eff / (cost->attn_peak_flops * cost->p.attn_eff);
+  double attn = other.attn_peak_flops * other.attn_eff / (cost->attn_peak_flops * cost->attn_eff);
   double mem = other.hbm_bytes_per_ns * other.p.mem_eff / (cost->hbm_bytes_per_ns * cost->p.mem_eff);
   for (int k = 0; k < SC_OP_KIND_COUNT; k++) vp->ev.mix_speed[k] = mem;
   vp->ev.mix_speed[SC_OP_GEMM] = gemm;

@@ -49,6 +49,8 @@ typedef struct sc_cost {
                                 training: what is not an FP8 GEMM runs in bf16) */
   double fp8_peak_flops;     /* dense FP8 peak, FLOP/s; 0 without FP8 */
   double attn_peak_flops;    /* attention's: the working dtype's, FP8 with fp8_attention */
+  double attn_eff;           /* the fused attention kernel's efficiency: p.attn_eff (flash)
+                                or p.cudnn_attn_eff (cudnn) */
   double elem_bytes;         /* bytes per element of the working dtype */
   double hbm_bytes_per_ns;   /* HBM bandwidth, bytes per ns */
   double nvlink_bytes_per_ns;/* intra-node bandwidth per GPU per direction */
@@ -83,8 +85,8 @@ double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl);
 #define SC_P2P_LATENCY_US_DEFAULT 10.0
 /* The shipped 90 % prediction-interval half-widths (log space), from
  * `stepcast validate --fit-interval` over every case file of validation/cases. */
-#define SC_INTERVAL_DENSE_DEFAULT 0.1479
-#define SC_INTERVAL_MOE_DEFAULT 0.6586
+#define SC_INTERVAL_DENSE_DEFAULT 0.1394
+#define SC_INTERVAL_MOE_DEFAULT 0.1394
 
 /* The registered models. */
 extern const sc_compute_model sc__roofline_model;
@@ -102,6 +104,9 @@ void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p);
  * step times (A100; H100 and its die-mates H800, H200), 0 for kernel-data
  * priors alone. */
 int sc__cost_fitted(const sc_hw *hw);
+/* 1 when a and b have the same default compute parameters (one compute die
+ * and calibration: h100-sxm and h100-96gb-500w), so one fit serves both. */
+int sc__cost_same_defaults(const sc_hw *a, const sc_hw *b);
 
 /* Overwrites the compute fields of *p (gemm_eff, gemm_dim_half, attn_eff,
  * mem_eff, kernel_overhead_us) with the values derived from kernel

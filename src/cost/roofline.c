@@ -68,7 +68,7 @@ static double roofline_fp8_gemm_ns(const sc_cost *c, double m, double n, double 
 
 static double roofline_attn_ns(const sc_cost *c, double flops, double seq, double head_dim) {
   if (flops <= 0) return 0;
-  double eff = c->p.attn_eff * seq / (seq + ATTN_SEQ_HALF) * head_dim / (head_dim + ATTN_DIM_HALF);
+  double eff = c->attn_eff * seq / (seq + ATTN_SEQ_HALF) * head_dim / (head_dim + ATTN_DIM_HALF);
   return flops / (c->attn_peak_flops * eff) * 1e9 + overhead_ns(c);
 }
 

@@ -23,7 +23,12 @@
     "layers' GEMMs).")                                                                            \
   X(gemm_dim_half, 0.5, 65536.0, "elements",                                                      \
     "GEMM reduction length K at which efficiency halves (per-tile fixed cost amortised over K).") \
-  X(attn_eff, 0.01, 1.0, "", "FlashAttention forward fraction of peak at long sequences.")        \
+  X(attn_eff, 0.01, 1.0, "",                                                                      \
+    "FlashAttention-2 (training.attention flash) fraction of peak at long sequences, forward "     \
+    "and backward.")                                                                              \
+  X(cudnn_attn_eff, 0.01, 1.0, "",                                                                \
+    "The same for cuDNN fused attention (training.attention cudnn: Transformer Engine's "          \
+    "FusedAttention, what Megatron-Core runs on Hopper).")                                        \
   X(mem_eff, 0.01, 1.0, "", "Fraction of HBM bandwidth reached by memory-bound kernels.")         \
   X(kernel_overhead_us, 0.01, 1000.0, "us", "Fixed cost per kernel (launch and tail).")           \
   X(host_op_us, 0.01, 10000.0, "us",                                                              \

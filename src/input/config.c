@@ -1909,9 +1909,10 @@ static int resolve_mla(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_model_kv_heads,
                                SC_FIELD_model_mla_kv_lora_rank, -1),
                      m->kv_heads, m->heads);
-  if (c->training.attention != SC_ATTN_FLASH)
+  if (c->training.attention == SC_ATTN_UNFUSED)
     return sc__error(ctx, SC_EINVAL,
-                     "%s: model.mla_kv_lora_rank needs training.attention=flash",
+                     "%s: model.mla_kv_lora_rank needs fused attention (training.attention=flash "
+                     "or cudnn)",
                      where_any(c, w, sizeof w, SC_FIELD_training_attention,
                                SC_FIELD_model_mla_kv_lora_rank, -1));
   if (c->parallel.cp > 1)
@@ -2229,9 +2230,9 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
    * the sequence (Megatron / Transformer Engine), so seq_len splits into
    * 2 * cp; Ulysses all-to-all splits the heads of a TP rank instead. */
   if (p->cp > 1) {
-    if (t->attention != SC_ATTN_FLASH)
+    if (t->attention == SC_ATTN_UNFUSED)
       return sc__error(ctx, SC_EINVAL,
-                       "%s: parallel.cp=%" PRId64 " needs training.attention=flash (context "
+                       "%s: parallel.cp=%" PRId64 " needs training.attention=flash or cudnn (context "
                        "parallelism runs on fused attention kernels)",
                        where_any(c, w, sizeof w, SC_FIELD_training_attention, SC_FIELD_parallel_cp,
                                  -1),

@@ -126,8 +126,10 @@
     "et al. 2022), layernorm (the two norms), moe_act (the experts' activation), moe (the whole " \
     "MoE FFN, its all-to-alls included). docs/MOE.md.")                                          \
   X(training, attention, ATTENTION, training.attention, "", "flash", 0, 0,                            \
-    "Attention implementation: flash (one fused kernel, the s x s scores never "                 \
-    "reach HBM, causal masking halves the work) or unfused (Megatron-LM before "                 \
+    "Attention implementation: flash (FlashAttention-2: one fused kernel, the s x s scores "     \
+    "never reach HBM, causal masking halves the work), cudnn (cuDNN fused attention, the same "  \
+    "work in faster kernels on Hopper: Transformer Engine's FusedAttention, which Megatron-Core " \
+    "and NeMo run there; calibration.cudnn_attn_eff) or unfused (Megatron-LM before "           \
     "FlashAttention, 2021-22: batched QK^T and PV GEMMs over the full s x s "                    \
     "scores, fused scale-mask-softmax and dropout kernels streaming them through "               \
     "HBM; selective recompute re-runs this part).")                                              \

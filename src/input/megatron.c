@@ -122,6 +122,7 @@ enum {
   S_NPROC,
   S_IMPL,           /* --transformer-impl */
   S_FLASH,          /* --use-flash-attn */
+  S_ATTN_BACKEND,   /* --attention-backend */
   S_DP_SHARDING,    /* --data-parallel-sharding-strategy */
   S_MOE_FREQ,       /* --moe-layer-freq */
 };
@@ -173,6 +174,7 @@ static const mflag flags[] = {
     {"--recompute-num-layers", K_SPECIAL, NULL, NULL, S_RECOMPUTE_NUM, 0},
     {"--use-flash-attn", K_SPECIAL, NULL, NULL, S_FLASH, 0},
     {"--transformer-impl", K_SPECIAL, NULL, NULL, S_IMPL, 0},
+    {"--attention-backend", K_SPECIAL, NULL, NULL, S_ATTN_BACKEND, 0},
     /* parallel */
     {"--tensor-model-parallel-size", K_VAL, "parallel.tp", NULL, 0, 0},
     {"--pipeline-model-parallel-size", K_VAL, "parallel.pp", NULL, 0, 0},
@@ -228,6 +230,8 @@ typedef struct importer {
   int shared_line;
   int64_t nnodes, nproc;
   int flash, impl_local, impl_line;
+  const char *backend; /* --attention-backend's stepcast name; NULL = auto */
+  int backend_line;
 } importer;
 
 /* Applies key=value, naming the flag and line on failure. */
@@ -355,6 +359,17 @@ static int special(importer *I, const mflag *f, int line, const char *v) {
     I->impl_line = line;
     return SC_OK;
   case S_FLASH: I->flash = 1; return SC_OK;
+  case S_ATTN_BACKEND: /* Megatron-Core's AttnBackend: fused is cuDNN's */
+    if (!strcmp(v, "auto")) I->backend = NULL;
+    else if (!strcmp(v, "flash")) I->backend = "flash";
+    else if (!strcmp(v, "fused")) I->backend = "cudnn";
+    else if (!strcmp(v, "unfused") || !strcmp(v, "local")) I->backend = "unfused";
+    else
+      return sc__error_at(I->ctx, SC_EINVAL, I->name, line,
+                          "%s: expected flash, fused, unfused, local or auto, got \"%s\"",
+                          f->flag, v);
+    I->backend_line = line;
+    return SC_OK;
   case S_DP_SHARDING: {
     const char *z = !strcmp(v, "no_shard") ? "0" : !strcmp(v, "optim") ? "1"
                     : !strcmp(v, "optim_grads") ? "2" : !strcmp(v, "optim_grads_params") ? "3"
@@ -423,10 +438,15 @@ static int finish(importer *I, int last_line) {
   DEFAULT("training.recompute", "none");
   DEFAULT("training.micro_batch", "1");
   /* Flash attention: Transformer Engine's (the default implementation) or
-   * --use-flash-attn; the local implementation without it is unfused. */
-  if ((rc = assign(I, I->impl_line ? I->impl_line : last_line, "--transformer-impl",
-                   "training.attention", I->impl_local && !I->flash ? "unfused" : "flash", 0)))
-    return rc;
+   * --use-flash-attn; the local implementation without it is unfused; an
+   * explicit --attention-backend other than auto names the kernel (fused =
+   * cuDNN fused attention). */
+  if (I->backend) rc = assign(I, I->backend_line, "--attention-backend", "training.attention",
+                              I->backend, 0);
+  else
+    rc = assign(I, I->impl_line ? I->impl_line : last_line, "--transformer-impl",
+                "training.attention", I->impl_local && !I->flash ? "unfused" : "flash", 0);
+  if (rc) return rc;
   if (I->recompute_method[0] && !strcmp(I->recompute_method, "block") &&
       c->training.recompute == SC_RECOMPUTE_FULL && I->recompute_num > 0) {
     int64_t per_stage = c->model.layers / (c->parallel.pp > 0 ? c->parallel.pp : 1);
@@ -655,6 +675,7 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
   if (t->recompute == SC_RECOMPUTE_SELECTIVE) W("  --recompute-granularity selective \\\n");
   W("  --transformer-impl %s \\\n",
     t->attention == SC_ATTN_UNFUSED ? "local" : "transformer_engine");
+  if (t->attention == SC_ATTN_CUDNN) W("  --attention-backend fused \\\n");
   W("  --tensor-model-parallel-size %" PRId64 " --pipeline-model-parallel-size %" PRId64
     " --context-parallel-size %" PRId64 " \\\n",
     p->tp, p->pp, p->cp);

@@ -25,7 +25,9 @@
 #define INTERFERENCE_NAMES(X)                                                       \
   X(SC_INTERF_NONE, "none", "none") X(SC_INTERF_CONSTANT, "constant", "constant")   \
   X(SC_INTERF_LEARNED, "learned", "learned") X(SC_INTERF_TREE, "tree", "tree")
-#define ATTENTION_NAMES(X) X(SC_ATTN_FLASH, "flash", "flash") X(SC_ATTN_UNFUSED, "unfused", "unfused")
+#define ATTENTION_NAMES(X)                                                          \
+  X(SC_ATTN_FLASH, "flash", "flash") X(SC_ATTN_UNFUSED, "unfused", "unfused")       \
+  X(SC_ATTN_CUDNN, "cudnn", "cudnn")
 #define CP_COMM_NAMES(X)                                                            \
   X(SC_CP_P2P, "p2p", "p2p") X(SC_CP_A2A, "a2a", "a2a")                             \
   X(SC_CP_ALLGATHER, "allgather", "allgather") X(SC_CP_A2A_P2P, "a2a+p2p", "a2a+p2p")

@@ -39,7 +39,7 @@ static void attention_forward(builder *B, const where *w) {
     sc__syn_cp_attention_forward(B, w, attn_fwd_flops(B) / (double)sh->cp);
     return;
   }
-  if (B->cfg->training.attention == SC_ATTN_FLASH) {
+  if (B->cfg->training.attention != SC_ATTN_UNFUSED) {
     sc__syn_compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, attn_fwd_flops(B)));
     return;
   }
@@ -57,7 +57,7 @@ static void attention_backward(builder *B, const where *w) {
     sc__syn_cp_attention_backward(B, w, 2.5 * attn_fwd_flops(B) / (double)sh->cp);
     return;
   }
-  if (B->cfg->training.attention == SC_ATTN_FLASH) {
+  if (B->cfg->training.attention != SC_ATTN_UNFUSED) {
     /* FlashAttention backward: ~2.5x the forward FLOPs (BLUEPRINT section 3). */
     sc__syn_compute(B, w, SC_OP_ATTN, SC_L_ATTN, attn_ns(B, 2.5 * attn_fwd_flops(B)));
     return;

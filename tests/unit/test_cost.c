@@ -145,6 +145,39 @@ static void test_fp8(void **state) {
   assert_true(c8a.compute->attn_ns(&c8a, 1e14, 8192, 128) < 0.6 * a16);
 }
 
+/* The attention kernels: cudnn prices at calibration.cudnn_attn_eff, flash
+ * at attn_eff, the same curve in s and d; the kernel-data priors put cuDNN
+ * 1.6x FlashAttention-2 on an H100 and 0.82x on an A100. */
+static void test_attention_kernels(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  assert_int_equal(sc_test_ctx_new(&ctx), 0);
+  static const char *const gpus[] = {"h100-sxm", "a100-80gb"};
+  for (int g = 0; g < 2; g++) {
+    sc_cost c[2];
+    for (int k = 0; k < 2; k++) {
+      sc_config cfg;
+      sc_test_example(&cfg);
+      snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "%s", gpus[g]);
+      cfg.training.precision = SC_PREC_BF16;
+      cfg.training.attention = k ? SC_ATTN_CUDNN : SC_ATTN_FLASH;
+      assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+      assert_int_equal(sc__cost_init(ctx, &cfg, &c[k]), 0);
+    }
+    assert_true(c[0].attn_eff == c[0].p.attn_eff && c[1].attn_eff == c[1].p.cudnn_attn_eff);
+    double oh = c[0].p.kernel_overhead_us * 1e3;
+    double tf = c[0].compute->attn_ns(&c[0], 1e14, 8192, 128) - oh;
+    double tc = c[1].compute->attn_ns(&c[1], 1e14, 8192, 128) - oh;
+    double want = c[0].p.attn_eff / c[0].p.cudnn_attn_eff;
+    assert_true(fabs(tc / tf - want) < 1e-9);
+    sc_cost_params prior;
+    sc__cost_compute_priors(c[0].hw, &prior);
+    double ratio = prior.cudnn_attn_eff / prior.attn_eff;
+    assert_true(fabs(ratio - (g == 0 ? 1.60 : 0.82)) < 1e-9);
+  }
+  sc_ctx_free(ctx);
+}
+
 static void test_registry(void **state) {
   (void)state;
   assert_non_null(sc__compute_model_find("roofline"));
@@ -158,6 +191,7 @@ int main(void) {
       cmocka_unit_test(test_defaults_filled),
       cmocka_unit_test(test_gemm_monotone_and_bounded),
       cmocka_unit_test(test_attention_efficiency_grows_with_seq),
+      cmocka_unit_test(test_attention_kernels),
       cmocka_unit_test(test_collective_monotone_and_bounded),
       cmocka_unit_test(test_p2p),
       cmocka_unit_test(test_registry),

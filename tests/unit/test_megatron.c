@@ -191,6 +191,43 @@ static void test_round_trips(void **state) {
                                         "parallel.ep=8",             "parallel.sequence_parallel=true",
                                         "model.moe_capacity_factor=1.25"};
   round_trip(mixtral, sizeof mixtral / sizeof mixtral[0]);
+  static const char *const cudnn[] = {"model.preset=llama3-8b", "cluster.gpu=h100-sxm",
+                                      "cluster.num_gpus=8", "training.global_batch=8",
+                                      "parallel.tp=1", "parallel.pp=1",
+                                      "training.attention=cudnn"};
+  round_trip(cudnn, sizeof cudnn / sizeof cudnn[0]); /* --attention-backend fused */
+}
+
+/* --attention-backend names the kernel; auto leaves Transformer Engine's
+ * choice to the implementation flags. */
+static void test_attention_backend(void **state) {
+  (void)state;
+  static const struct {
+    const char *flags;
+    sc_attention want;
+  } cases[] = {{"--attention-backend fused", SC_ATTN_CUDNN},
+               {"--attention-backend flash", SC_ATTN_FLASH},
+               {"--attention-backend=unfused", SC_ATTN_UNFUSED},
+               {"--attention-backend local", SC_ATTN_UNFUSED},
+               {"--attention-backend auto", SC_ATTN_FLASH},
+               {"--transformer-impl local", SC_ATTN_UNFUSED}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+             "--vocab-size 1000 --bf16 %s\n",
+             cases[i].flags);
+    sc_config c;
+    if (load(&c, text, NULL)) fail_msg("%s: %s", cases[i].flags, sc_errmsg(ctx));
+    assert_int_equal(c.training.attention, cases[i].want);
+  }
+  sc_config c;
+  assert_int_equal(load(&c, "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+                            "--seq-length 1024 --vocab-size 10\n--attention-backend fast\n",
+                        NULL),
+                   SC_EINVAL);
+  check_msg("args.sh:2: --attention-backend: expected flash, fused, unfused, local or auto, got "
+            "\"fast\"");
 }
 
 static void test_bad_input(void **state) {
@@ -249,6 +286,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_script),      cmocka_unit_test(test_megatron_defaults),
       cmocka_unit_test(test_round_trips), cmocka_unit_test(test_bad_input),
+cmocka_unit_test(test_attention_backend),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

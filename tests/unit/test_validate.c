@@ -425,6 +425,33 @@ static void test_new_columns_map(void **state) {
   sc_caseset_free(set);
 }
 
+/* A blank attention cell is the fused kernel the row's framework runs:
+ * Megatron-LM / NeMo (Transformer Engine) on Hopper: cudnn, listed with its
+ * reason; other frameworks, older GPUs and a given cell: as stated. */
+static void test_framework_attention(void **state) {
+  (void)state;
+  static const struct {
+    const char *vals;
+    sc_attention want;
+  } rows[] = {{"h100-sxm,8,1,1,1,megatron,", SC_ATTN_CUDNN},
+              {"h800,8,1,1,1,nemo,", SC_ATTN_CUDNN},
+              {"a100-80gb,8,1,1,1,megatron,", SC_ATTN_FLASH},
+              {"h100-96gb-500w,8,1,1,1,torchtitan,", SC_ATTN_FLASH},
+              {"h100-sxm,8,1,1,1,llm-foundry,", SC_ATTN_FLASH},
+              {"h100-sxm,8,1,1,1,megatron,flash", SC_ATTN_FLASH},
+              {"h100-sxm,8,1,1,1,megatron,unfused", SC_ATTN_UNFUSED},
+              {"a100-80gb,8,1,1,1,megatron,cudnn", SC_ATTN_CUDNN}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    sc_caseset *set;
+    const sc_case *c =
+        one_ok(&set, "gpu,num_gpus,tp,pp,micro_batch,framework,attention", rows[i].vals);
+    assert_int_equal(c->resolved.training.attention, rows[i].want);
+    int noted = strstr(c->defaults, "attention=cudnn (Transformer Engine on ") != NULL;
+    assert_int_equal(noted, i < 2);
+    sc_caseset_free(set);
+  }
+}
+
 /* Blank new columns: documented defaults, listed where they matter. */
 static void test_blank_new_columns_defaults(void **state) {
   (void)state;
@@ -904,6 +931,21 @@ static void test_calibration(void **state) {
   assert_int_equal(sc_calibrate_cases(ctx, s3, &opt, &r1), 0);
   assert_int_equal(r1.rows, 1);
   sc_caseset_free(s3);
+  /* One compute die, one fit: an H100 SXM row and a 500 W H100 row fit
+   * together; the default parameters add each attention kernel the rows
+   * run (cudnn for the Megatron row on Hopper, flash for the other). */
+  const char *die = ONE_COLS "gpu,num_gpus,tp,pp,micro_batch,split,framework\n"
+                    ONE_VALS "h100-sxm,8,1,1,1,calibration,megatron\n"
+                    "y,8,1024,16,4096,32000,16,0.6,test,h100-96gb-500w,8,1,1,1,calibration,"
+                    "torchtitan\n";
+  assert_int_equal(load(&s3, die), 0);
+  sc_calibration_options dopt = {NULL, NULL, 0, NULL, NULL, 0, -1, 8};
+  assert_int_equal(sc_calibrate_cases(ctx, s3, &dopt, &r1), 0);
+  assert_int_equal(r1.rows, 2);
+  assert_int_equal(r1.nfitted, 6);
+  assert_string_equal(r1.fitted[4], "attn_eff");
+  assert_string_equal(r1.fitted[5], "cudnn_attn_eff");
+  sc_caseset_free(s3);
   sc_caseset_free(s1);
   sc_caseset_free(s2);
 }
@@ -948,6 +990,7 @@ int main(void) {
       cmocka_unit_test(test_default_calibration_matches_files),
       cmocka_unit_test(test_calibration),
       cmocka_unit_test(test_prediction_interval),
+      cmocka_unit_test(test_framework_attention),
       cmocka_unit_test(test_allocation_failures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -160,7 +160,11 @@ static void test_gpu_mix(void **state) {
   assert_int_equal(run_with(&llama, &r, "variation.gpu_mix=gpu=a100-80gb count=1", NULL), 0);
   assert_int_equal(r.gpu_mix_ranks, 8);
   assert_string_equal(r.gpu_mix, "a100-80gb");
-  assert_true(r.step_time_s > 1.5 * r.step_time_nominal_s);
+  /* every kernel class is slower there: with the shipped efficiencies an
+   * A100 runs GEMMs at 0.39x, attention at 0.83x and streaming kernels at
+   * 0.71x of an H100, so the pipeline stage on it takes at least 1/0.83 of
+   * its time and sets the step (0.91 s against 0.62 s nominal) */
+  assert_true(r.step_time_s > 1.2 * r.step_time_nominal_s);
   assert_false(r.gpu_mix_oom);
   /* a stage that does not fit a 32 GB GPU: OOM */
   assert_int_equal(run_with(&llama, &r, "variation.gpu_mix=gpu=v100-32gb nodes=0",

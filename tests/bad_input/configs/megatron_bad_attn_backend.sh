@@ -1,0 +1,2 @@
+--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 --vocab-size 1000
+--attention-backend fast
