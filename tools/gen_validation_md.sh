@@ -83,6 +83,14 @@ Before this work (commit 7758cea: flash attention everywhere, no base
 configs, kernel-data parameters) the validation rows were at MAPE 14.2 %
 (SC21 12.9 %, Korthikanti 11.9 %, Megatron-Core H100 17.9 %, worst +61 %).
 
+Regression guards (`tests/unit/test_validate.c`, run by `make test` and CI)
+hold these figures from the best honest result, validation rows only:
+SC21 7.5 %, Korthikanti 13.5 %, Megatron-Core H100 6.5 %, torchtitan 13.0 %,
+llm-foundry 10.8 %, Megatron-Core MoE 14.5 %; the three Megatron files
+together 8 % (worst row 20 %); all six 11 %, with at least 70 % of the rows
+inside their 90 % interval. The collective model and the ex-situ DDP path
+have their own guards (below).
+
 ### Every case
 
 EOF

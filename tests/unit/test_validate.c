@@ -22,14 +22,34 @@
 
 #include "cost/cost_int.h"
 
-/* Accuracy regression guard (validation rows, shipped default calibration).
- * Best honest result when set: MAPE 7.3 % over the 18 validation rows
- * (megatron_sc21_table1 6.0 %, korthikanti2022 12.2 %, megatron_core_h100
- * 3.9 %), worst 17.3 %; the limits leave a little room for other models
- * (communication, engine) to move. */
-#define MAX_MAPE_ALL_PCT 8.5
-#define MAX_MAPE_FILE_PCT 14.0
+/* Accuracy regression guards (validation rows, shipped default calibration),
+ * set from the best honest result (2026-12-02, the two-stage H100 fit):
+ * the three Megatron files 7.5 % over their 18 validation rows
+ * (megatron_sc21_table1 5.9 %, korthikanti2022 12.0 %, megatron_core_h100
+ * 4.8 %), worst 16.7 %; per file below (GUARDS); all six files 10.1 % over
+ * 86 rows. The limits leave 1-1.5 points for other models (communication,
+ * engine) to move; the three-file limit is the dense-parallelism issue's
+ * 8 % target itself. */
+#define MAX_MAPE_ALL_PCT 8.0
 #define MAX_WORST_PCT 20.0
+#define MAX_MAPE_SIX_FILES_PCT 11.0
+#define MIN_COVERAGE_SIX_FILES_PCT 70.0
+static const struct {
+  const char *file;
+  double max_mape_pct; /* validation rows */
+} GUARDS[] = {{"megatron_sc21_table1.csv", 7.5}, {"korthikanti2022.csv", 13.5},
+              {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 13.0},
+              {"llm_foundry_mpt.csv", 10.8},     {"megatron_moe_h100.csv", 14.5}};
+
+/* The guard of file path (its last component), or fails. */
+static double guard_for(const char *path) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  for (size_t i = 0; i < sizeof GUARDS / sizeof GUARDS[0]; i++)
+    if (!strcmp(GUARDS[i].file, b)) return GUARDS[i].max_mape_pct;
+  fail_msg("no accuracy guard for %s", path);
+  return 0;
+}
 
 static sc_ctx *ctx;
 
@@ -783,15 +803,15 @@ static void test_shipped_cases_accuracy(void **state) {
     sc_error_stats st;
     sc_validate_stats(set, res, sc_caseset_file(set, f), SC_SPLIT_VALIDATION, &st);
     print_message("  %s: MAPE %.2f %%\n", sc_caseset_file(set, f), st.mape_pct);
-    assert_true(st.mape_pct < MAX_MAPE_FILE_PCT);
+    assert_true(st.mape_pct < guard_for(sc_caseset_file(set, f)));
   }
   free(res);
   sc_caseset_free(set);
 }
 
 /* The case files of issue 14 load with every column known; their rows are
- * simulated or listed with a reason, never dropped; the MoE file is listed
- * unsupported row by row. (Their accuracy is not guarded here yet.) */
+ * simulated or listed with a reason, never dropped; each file's validation
+ * rows stay under its guard, and all six files under theirs. */
 static void test_shipped_new_files(void **state) {
   (void)state;
   static const struct {
@@ -831,7 +851,30 @@ static void test_shipped_new_files(void **state) {
     assert_int_equal(st.n + st.unsupported + st.errors, files[f].rows);
     print_message("  %s: %zu simulated (MAPE %.1f %%), %zu unsupported, %zu errors\n",
                   files[f].file, st.n, st.mape_pct, st.unsupported, st.errors);
+    sc_validate_stats(set, res, sc_caseset_file(set, f), SC_SPLIT_VALIDATION, &st);
+    if (st.mape_pct >= guard_for(files[f].file))
+      fail_msg("%s: validation MAPE %.2f %% over its guard %.1f %%", files[f].file, st.mape_pct,
+               guard_for(files[f].file));
   }
+  free(res);
+  /* All six files together. */
+  static const char *const three[] = {"validation/cases/megatron_sc21_table1.csv",
+                                      "validation/cases/korthikanti2022.csv",
+                                      "validation/cases/megatron_core_h100.csv"};
+  for (size_t i = 0; i < 3; i++)
+    if (sc_caseset_load_file(set, src_path(path, sizeof path, three[i])))
+      fail_msg("%s", sc_errmsg(ctx));
+  n = sc_caseset_count(set);
+  res = calloc(n, sizeof *res);
+  assert_non_null(res);
+  assert_int_equal(sc_validate_run(ctx, set, NULL, res), 0);
+  sc_error_stats six;
+  sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &six);
+  print_message("  six files: MAPE %.2f %% over %zu validation rows\n", six.mape_pct, six.n);
+  assert_true(six.mape_pct < MAX_MAPE_SIX_FILES_PCT);
+  /* The 90 % interval covers 74 % of them (64 of 86) at best so far. */
+  print_message("  six files: %zu of %zu inside the 90 %% interval\n", six.in_interval, six.n);
+  assert_true(six.coverage_pct >= MIN_COVERAGE_SIX_FILES_PCT);
   free(res);
   sc_caseset_free(set);
 }
