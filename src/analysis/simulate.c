@@ -431,13 +431,14 @@ int sc_config_warnings(const sc_config *cfg, sc_write_fn w, void *ud) {
   const sc_cost_params *p = &cfg->costs;
   int given = p->gemm_eff > 0 || p->gemm_dim_half > 0 || p->attn_eff > 0 || p->mem_eff > 0 ||
               p->kernel_overhead_us > 0 || p->fp8_gemm_eff > 0;
+  char src[256];
+  if (!given && !sc__cost_fitted(hw)) sc__cost_prior_sources(hw, src, sizeof src);
   if (!given && !sc__cost_fitted(hw) &&
       (rc = sc__writef(w, ud,
-                       "gpu %s has no compute calibration fitted on measured step times: its "
-                       "GEMM, attention and memory efficiencies are kernel-data priors, so "
-                       "expect more error than on A100 / H100 (docs/VALIDATION.md; `stepcast "
-                       "calibrate --cases` fits one)\n",
-                       hw->name)))
+                       "gpu %s has no compute calibration fitted on measured step times, "
+                       "so expect more error than on A100 / H100: %s (docs/VALIDATION.md; "
+                       "`stepcast calibrate --cases` fits one)\n",
+                       hw->name, src)))
     return rc;
   return SC_OK;
 }

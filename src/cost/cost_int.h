@@ -107,6 +107,10 @@ int sc__cost_fitted(const sc_hw *hw);
 /* 1 when a and b have the same default compute parameters (one compute die
  * and calibration: h100-sxm and h100-96gb-500w), so one fit serves both. */
 int sc__cost_same_defaults(const sc_hw *a, const sc_hw *b);
+/* Where hw's uncalibrated compute priors come from, one sentence for the
+ * warning of a GPU without a fit (which are its own kernel data, which are
+ * assumed or borrowed from the A100). */
+void sc__cost_prior_sources(const sc_hw *hw, char *out, size_t n);
 
 /* Overwrites the compute fields of *p (gemm_eff, gemm_dim_half, attn_eff,
  * mem_eff, kernel_overhead_us) with the values derived from kernel

@@ -7,6 +7,7 @@
 #include "cost/cost_int.h"
 #include "cost/interf_int.h"
 
+#include <stdio.h>
 #include <strings.h>
 
 /* ------------------------------------------------------------ defaults */
@@ -117,6 +118,20 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
 int sc__cost_fitted(const sc_hw *hw) {
   return hw && (!strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
                 !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4));
+}
+
+void sc__cost_prior_sources(const sc_hw *hw, char *out, size_t n) {
+  int gemm_data = !strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
+                  !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4) ||
+                  !strncasecmp(hw->name, "b200", 4) || !strncasecmp(hw->name, "gb200", 5);
+  int attn_data = !strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
+                  !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4);
+  snprintf(out, n,
+           "GEMM efficiency %s; attention efficiency %s; memory-bound kernels at an assumed "
+           "80 %% of HBM bandwidth",
+           gemm_data ? "from its kernel data (gemm_mamf.csv)" : "an assumed 0.80 (no kernel data)",
+           attn_data ? "from its kernel data"
+                     : "the A100's FlashAttention-2 value (no kernel data for this GPU)");
 }
 
 int sc__cost_same_defaults(const sc_hw *a, const sc_hw *b) {
