@@ -67,6 +67,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_cli_list files = {0}, sets = {0};
   const char *calibration = NULL, *outpath = NULL, *html_path = NULL, *interval_path = NULL;
   sc_validate_format fmt = SC_VALIDATE_TEXT;
+  sc_validate_group by = SC_VALIDATE_BY_FILE;
   sc_cli_args a;
   sc_cli_args_init(&a, cmd, argc, argv);
   int r = 0, code = 0;
@@ -78,6 +79,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--html")) html_path = a.value;
     else if (sc_cli_is(&a, "--fit-interval")) interval_path = a.value;
     else if (sc_cli_is(&a, "--format")) fmt = (sc_validate_format)a.choice; /* text|json|csv|md */
+    else if (sc_cli_is(&a, "--by")) by = (sc_validate_group)a.choice; /* file|gpu|parallelism */
     else code = sc_cli_unhandled(&a);
   }
   if (!code && r < 0) code = a.exit;
@@ -129,7 +131,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   FILE *f = o.f;
   if (fmt == SC_VALIDATE_TEXT)
     fprintf(f, "calibration: %s\n", calibration ? calibration : "built-in defaults");
-  rc = sc_validate_write(set, res, fmt, sc_cli_write_file, f);
+  rc = sc_validate_write_by(set, res, fmt, by, sc_cli_write_file, f);
   code = sc_cli_out_close(&o, rc != 0);
   if (rc == SC_EWRITE) code = sc_cli_write_error(outpath ? outpath : "stdout", 1), rc = 0;
   if (!code && !rc && interval_path) code = write_interval(set, res, files, interval_path);

@@ -84,6 +84,10 @@ static const sc_cli_opt validate_opts[] = {
     {"--html", "FILE", "also write the HTML report (predicted vs measured, errors)", 0},
     {"--fit-interval", "FILE", "write the 90 % prediction-interval widths fitted on the "
                                "calibration rows' errors (a calibration file)", 0},
+    {"--by", "file|gpu|parallelism",
+     "group the summary by case file (default), GPU preset or parallelism mix (FSDP+TP, "
+     "DP+TP+PP+EP, ...)",
+     SC_CLI_CHOICE},
     {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt cal_cases_opts[] = {

@@ -73,6 +73,36 @@ apart (one H100 `attn_eff` for every framework, fitted on the three
 Megatron-Core rows) the validation rows were at 13.4 % overall, torchtitan
 13.7 %, llm-foundry 8.8 %, Megatron-Core 2.1 % and the MoE file 32.5 %.
 
+### By GPU and by parallelism mix
+
+The same rows grouped by GPU preset (`validate --by gpu`) and by the
+layout's parallelism mix (`validate --by parallelism`: the degrees above 1,
+data first: DP, or FSDP / HSDP with ZeRO-3):
+
+EOF
+"$cli" validate $SC21 $KOR $MC $TT $LF $MOE --by gpu --format markdown | summary
+echo
+"$cli" validate $SC21 $KOR $MC $TT $LF $MOE --by parallelism --format markdown | summary
+cat <<'EOF'
+
+What the groups say: the A100 rows are biased slow (+8 %, the
+Korthikanti rows above all), the H100 ones fast (-2 % on the SXM, -8 % on
+the 500 W part); the layouts with TP inside FSDP (torchtitan 2D) and with
+EP are the least accurate, the Megatron TP+PP(+DP) layouts the most.
+
+### The worst validation rows and what is wrong in each
+
+| row | error | the term that is wrong |
+|---|---:|---|
+| q235b-256gpu-tp4-pp8-vpp4-ep8-deepep | -43 % | none found: the measured 29.0 s is slower than any recompute mode predicts (17-23 s) for the layout the source prints; the neighbouring EP32 DeepEP row is within 4 % |
+| tt2506-8b-64gpu-fsdp8-tp8-fp8rw-asynctp, -fp8rw-tp (and the 70B pair) | -19 to -41 % | the FP8 rowwise GEMM: measured slower than bf16 with TP (torchtitan #1207, PyTorch #147971), priced like tensorwise; the case format cannot say rowwise |
+| mpt-a100-40gb-70b-s2048-64gpu | -23 % | not found: the model has this step compute-bound (11.1 s of compute at 146 TFLOP/s per GPU, the FSDP gathers over RoCE hidden behind it, 31.7 of 40 GiB used) where the run reached 111 TFLOP/s |
+| q235b ... cp1-s16k ... cp8-s128k-dropless | -13 to -18 % | the dropless routing penalty: no source publishes the expert load, so `moe_router_balance` stays 1 (the balanced rows beside them are within 6 %) |
+| tt2412-405b-512gpu-fsdp1-cp8-tp8-pp8-s256k | -17 % | the ring attention exchange at 256K tokens: the CP rows' error changes sign with the CP degree |
+| korthikanti-1t-full-recompute, -sp-selective | +17 % | the 2022 software ran the same 1T layout 8 % faster than SC21's (94.4 s against 102.6 s): one calibration cannot serve both sources |
+| mpt-h100-30b-s8192-8gpu, -13b/-70b-s2048-128gpu | -18 / +16 % | llm-foundry H100 rows of one size err together (13B -18 % at 16-64 GPUs before the refit): a per-model offset, not of scale; not found |
+| mcore-h100-462b-6144gpu | +14 % | the pipeline bubble: compute alone (12.7 s) equals the measured step; the predicted bubble is 1.5 s (0.5 s schedule, 1.0 s stage imbalance from the LM head on the last of 16 stages), so the published run splits or overlaps it better than the even split assumed |
+
 ### The three Megatron files
 
 EOF

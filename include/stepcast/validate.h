@@ -146,6 +146,25 @@ typedef struct sc_error_stats {
 void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const char *file,
                        int split, sc_error_stats *out);
 
+/* How the summary groups cases: by case file, by GPU preset, or by
+ * parallelism mix (sc_case_mix). */
+typedef enum {
+  SC_VALIDATE_BY_FILE = 0,
+  SC_VALIDATE_BY_GPU,
+  SC_VALIDATE_BY_MIX
+} sc_validate_group;
+
+/* The parallelism mix of a case's resolved layout: the degrees above 1 in
+ * the order data (DP, or FSDP / HSDP with ZeRO-3), TP, PP, CP, EP, joined by
+ * '+' ("FSDP+TP", "DP+TP+PP+EP"); "1 GPU" when none is. */
+#define SC_CASE_MIX_MAX 32
+void sc_case_mix(const sc_case *c, char *out, size_t n);
+
+/* sc_validate_stats over the cases of group `key` of kind `by` (a file
+ * path, a GPU preset name or a mix label; NULL: every case). */
+void sc_validate_stats_by(const sc_caseset *set, const sc_case_result *res, sc_validate_group by,
+                          const char *key, int split, sc_error_stats *out);
+
 /* The 90 % prediction-interval half-widths (calibration keys interval_dense
  * and interval_moe) fitted on the simulated split=calibration cases: for
  * the n dense (MoE) cases with errors e_i = log(measured / predicted),
@@ -175,6 +194,10 @@ typedef enum {
  * "validation rows" line) cover validation rows only. */
 int sc_validate_write(const sc_caseset *set, const sc_case_result *res, sc_validate_format fmt,
                       sc_write_fn w, void *ud);
+/* The same with the summary (text, JSON groups, markdown summary table)
+ * grouped by `by` instead of by file; the case listing stays per file. */
+int sc_validate_write_by(const sc_caseset *set, const sc_case_result *res,
+                         sc_validate_format fmt, sc_validate_group by, sc_write_fn w, void *ud);
 
 /* ---------------------------------------------------------------- calibration */
 

@@ -1015,19 +1015,44 @@ int sc_validate_run(sc_ctx *ctx, const sc_caseset *set, const sc_validate_option
 
 /* k-th smallest (0-based) of the selected absolute errors, by counting:
  * O(n^2) but allocation-free; case sets hold tens to hundreds of rows. */
-static double kth_abs(const sc_caseset *set, const sc_case_result *res, const char *file,
-                      int split, size_t k) {
+void sc_case_mix(const sc_case *c, char *out, size_t n) {
+  const sc_parallel_cfg *p = &c->resolved.parallel;
+  out[0] = 0;
+  if (n == 0) return;
+  if (p->zero_stage == 3) append(out, n, p->fsdp_shard > 0 && p->fsdp_shard < p->dp * p->cp
+                                             ? "HSDP" : "FSDP");
+  else if (p->dp > 1) append(out, n, "DP");
+  static const char *const dims[] = {"TP", "PP", "CP", "EP"};
+  const int64_t deg[] = {p->tp, p->pp, p->cp, p->ep};
+  for (int k = 0; k < 4; k++)
+    if (deg[k] > 1) append(out, n, "%s%s", out[0] ? "+" : "", dims[k]);
+  if (!out[0]) append(out, n, "1 GPU");
+}
+
+/* 1 when case i belongs to group `key` of kind `by` (NULL key: every case)
+ * and to split `split` (-1: any). */
+static int selected(const sc_caseset *set, size_t i, sc_validate_group by, const char *key,
+                    int split) {
+  const sc_case *c = &set->cases[i];
+  if (split >= 0 && (int)c->split != split) return 0;
+  if (!key) return 1;
+  if (by == SC_VALIDATE_BY_GPU) return !strcmp(c->resolved.cluster.gpu, key);
+  if (by == SC_VALIDATE_BY_MIX) {
+    char mix[SC_CASE_MIX_MAX];
+    sc_case_mix(c, mix, sizeof mix);
+    return !strcmp(mix, key);
+  }
+  return !strcmp(c->file, key);
+}
+
+static double kth_abs(const sc_caseset *set, const sc_case_result *res, sc_validate_group by,
+                      const char *key, int split, size_t k) {
   for (size_t i = 0; i < set->n; i++) {
-    const sc_case *c = &set->cases[i];
-    if (res[i].status || (file && strcmp(c->file, file)) || (split >= 0 && (int)c->split != split))
-      continue;
+    if (res[i].status || !selected(set, i, by, key, split)) continue;
     double v = fabs(res[i].error_pct);
     size_t less = 0, equal = 0;
     for (size_t j = 0; j < set->n; j++) {
-      const sc_case *o = &set->cases[j];
-      if (res[j].status || (file && strcmp(o->file, file)) ||
-          (split >= 0 && (int)o->split != split))
-        continue;
+      if (res[j].status || !selected(set, j, by, key, split)) continue;
       double u = fabs(res[j].error_pct);
       if (u < v) less++;
       else if (u == v) equal++;
@@ -1037,14 +1062,14 @@ static double kth_abs(const sc_caseset *set, const sc_case_result *res, const ch
   return 0;
 }
 
-void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const char *file,
-                       int split, sc_error_stats *out) {
+void sc_validate_stats_by(const sc_caseset *set, const sc_case_result *res, sc_validate_group by,
+                          const char *key, int split, sc_error_stats *out) {
   memset(out, 0, sizeof *out);
   if (!set || !res) return;
   double sum = 0, bias = 0;
   for (size_t i = 0; i < set->n; i++) {
     const sc_case *c = &set->cases[i];
-    if ((file && strcmp(c->file, file)) || (split >= 0 && (int)c->split != split)) continue;
+    if (!selected(set, i, by, key, split)) continue;
     if (res[i].status) {
       if (res[i].status == SC_EUNSUPPORTED) out->unsupported++;
       else out->errors++;
@@ -1069,7 +1094,12 @@ void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const c
   out->coverage_pct = 100.0 * (double)out->in_interval / (double)out->n;
   size_t lo = (out->n - 1) / 2, hi = out->n / 2;
   out->median_abs_pct =
-      0.5 * (kth_abs(set, res, file, split, lo) + kth_abs(set, res, file, split, hi));
+      0.5 * (kth_abs(set, res, by, key, split, lo) + kth_abs(set, res, by, key, split, hi));
+}
+
+void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const char *file,
+                       int split, sc_error_stats *out) {
+  sc_validate_stats_by(set, res, SC_VALIDATE_BY_FILE, file, split, out);
 }
 
 /* One-sided 95 % quantiles of Student's t by degrees of freedom (1-30, then
@@ -1142,20 +1172,69 @@ static int write_csv_field(sc_write_fn w, void *ud, const char *s) {
   return rc ? rc : w(ud, "\"", 1);
 }
 
-/* Scopes of the summary: each file by split, then all files by split. */
+/* Scopes of the summary: each group (file, GPU or parallelism mix, in the
+ * order of first appearance) by split, then all cases by split. */
 typedef struct scope {
-  const char *file; /* NULL = all files */
-  int split;        /* -1 = any */
+  char key[SC_CASE_MIX_MAX > 64 ? SC_CASE_MIX_MAX : 64]; /* "" = all cases */
+  int split;                                              /* -1 = any */
 } scope;
 
-static size_t scopes(const sc_caseset *set, scope *out, size_t max) {
-  size_t n = 0;
-  for (size_t f = 0; f < set->nfiles; f++)
-    for (int s = SC_SPLIT_CALIBRATION; s >= SC_SPLIT_VALIDATION; s--)
-      if (n < max) out[n++] = (scope){set->files[f].path, s};
+static const char *scope_key(const scope *s) { return s->key[0] ? s->key : NULL; }
+
+/* The group key of case i. */
+static void case_key(const sc_caseset *set, size_t i, sc_validate_group by, char *out, size_t n) {
+  const sc_case *c = &set->cases[i];
+  if (by == SC_VALIDATE_BY_GPU) sc__strlcpy(out, c->resolved.cluster.gpu, n);
+  else if (by == SC_VALIDATE_BY_MIX) sc_case_mix(c, out, n);
+  else sc__strlcpy(out, c->file, n);
+}
+
+static size_t scopes(const sc_caseset *set, sc_validate_group by, scope *out, size_t max) {
+  size_t n = 0, keys = 0;
+  if (by == SC_VALIDATE_BY_FILE) {
+    for (size_t f = 0; f < set->nfiles; f++)
+      for (int s = SC_SPLIT_CALIBRATION; s >= SC_SPLIT_VALIDATION; s--)
+        if (n < max) {
+          sc__strlcpy(out[n].key, set->files[f].path, sizeof out[n].key);
+          out[n++].split = s;
+        }
+  } else {
+    for (size_t i = 0; i < set->n; i++) {
+      char k[sizeof out->key];
+      case_key(set, i, by, k, sizeof k);
+      int seen = 0;
+      for (size_t j = 0; j < n && !seen; j++) seen = !strcmp(out[j].key, k);
+      if (seen || n + 2 > max) continue;
+      for (int s = SC_SPLIT_CALIBRATION; s >= SC_SPLIT_VALIDATION; s--) {
+        sc__strlcpy(out[n].key, k, sizeof out[n].key);
+        out[n++].split = s;
+      }
+      keys++;
+    }
+  }
+  (void)keys;
   for (int s = SC_SPLIT_CALIBRATION; s >= -1; s--)
-    if (n < max) out[n++] = (scope){NULL, s};
+    if (n < max) {
+      out[n].key[0] = 0;
+      out[n++].split = s;
+    }
   return n;
+}
+
+static const char *group_title(sc_validate_group by) {
+  return by == SC_VALIDATE_BY_GPU ? "gpu" : by == SC_VALIDATE_BY_MIX ? "parallelism" : "file";
+}
+
+static const char *all_title(sc_validate_group by) {
+  return by == SC_VALIDATE_BY_FILE ? "all files" : "all cases";
+}
+
+/* A scope's label: a file's last path component, a GPU or mix as it is. */
+static const char *scope_label(const scope *s, sc_validate_group by) {
+  if (!s->key[0]) return all_title(by);
+  if (by != SC_VALIDATE_BY_FILE) return s->key;
+  const char *b = strrchr(s->key, '/');
+  return b ? b + 1 : s->key;
 }
 
 #define MAX_SCOPES 256
@@ -1177,8 +1256,8 @@ static void without_text(const sc_error_stats *st, const char *lead, char *buf, 
   append(buf, n, ")");
 }
 
-static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
-                      void *ud) {
+static int write_text(const sc_caseset *set, const sc_case_result *res, sc_validate_group by,
+                      sc_write_fn w, void *ud) {
   int rc = 0;
   sc_error_stats all;
   sc_validate_stats(set, res, NULL, -1, &all);
@@ -1218,15 +1297,15 @@ static int write_text(const sc_caseset *set, const sc_case_result *res, sc_write
                           "\nsummary (|error| in %%, over the simulated cases: n; in90: "
                           "measured inside the 90 %% prediction interval)\n"
                           "  %-34s %-11s %4s %7s %7s %7s %7s %5s  %s\n",
-                          "file", "split", "n", "MAPE", "median", "worst", "bias", "in90",
-                          "worst case"));
+                          group_title(by), "split", "n", "MAPE", "median", "worst", "bias",
+                          "in90", "worst case"));
   scope sc[MAX_SCOPES];
-  size_t ns = scopes(set, sc, MAX_SCOPES);
+  size_t ns = scopes(set, by, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
     sc_error_stats st;
-    sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
+    sc_validate_stats_by(set, res, by, scope_key(&sc[k]), sc[k].split, &st);
     if (!st.n && !st.unsupported && !st.errors) continue;
-    const char *fname = sc[k].file ? base_name(sc[k].file) : "all files";
+    const char *fname = scope_label(&sc[k], by);
     char without[96];
     if (!st.n) {
       without_text(&st, "", without, sizeof without);
@@ -1274,8 +1353,8 @@ static int write_json_stats(sc_write_fn w, void *ud, const sc_error_stats *st) {
                     st->max_abs_pct, st->bias_pct, st->coverage_pct);
 }
 
-static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
-                      void *ud) {
+static int write_json(const sc_caseset *set, const sc_case_result *res, sc_validate_group by,
+                      sc_write_fn w, void *ud) {
   int rc = sc__writef(w, ud, "{\"cases\":[");
   for (size_t i = 0; i < set->n && !rc; i++) {
     const sc_case *c = &set->cases[i];
@@ -1323,15 +1402,16 @@ static int write_json(const sc_caseset *set, const sc_case_result *res, sc_write
   }
   SC_WRITE(rc, sc__writef(w, ud, "],\"groups\":["));
   scope sc[MAX_SCOPES];
-  size_t ns = scopes(set, sc, MAX_SCOPES);
+  size_t ns = scopes(set, by, sc, MAX_SCOPES);
   int first = 1;
   for (size_t k = 0; k < ns && !rc; k++) {
     sc_error_stats st;
-    sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
+    sc_validate_stats_by(set, res, by, scope_key(&sc[k]), sc[k].split, &st);
     if (!st.n && !st.unsupported && !st.errors) continue;
-    SC_WRITE(rc, sc__writef(w, ud, "%s{\"file\":", first ? "" : ","));
+    SC_WRITE(rc, sc__writef(w, ud, "%s{\"%s\":", first ? "" : ",",
+                            by == SC_VALIDATE_BY_MIX ? "parallelism" : group_title(by)));
     first = 0;
-    if (sc[k].file) SC_WRITE(rc, write_json_string(w, ud, sc[k].file));
+    if (sc[k].key[0]) SC_WRITE(rc, write_json_string(w, ud, sc[k].key));
     else SC_WRITE(rc, sc__writef(w, ud, "null"));
     SC_WRITE(rc, sc__writef(w, ud, ",\"split\":\"%s\",", scope_split(sc[k].split)));
     SC_WRITE(rc, write_json_stats(w, ud, &st));
@@ -1372,8 +1452,8 @@ static int write_md_cell(sc_write_fn w, void *ud, const char *s) {
   return rc;
 }
 
-static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_write_fn w,
-                          void *ud) {
+static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_validate_group by,
+                          sc_write_fn w, void *ud) {
   int rc = sc__writef(w, ud,
                       "| file | case | split | GPUs | measured s | predicted s | error %% |\n"
                       "|---|---|---|---:|---:|---:|---:|\n");
@@ -1393,17 +1473,20 @@ static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_w
     }
   }
   SC_WRITE(rc, sc__writef(w, ud,
-                          "\n| file | split | cases | MAPE %% | median %% | worst %% | bias %% | "
+                          "\n| %s | split | cases | MAPE %% | median %% | worst %% | bias %% | "
                           "in 90 %% interval | worst case |\n|---|---|---:|---:|---:|---:|---:|---:|"
-                          "---|\n"));
+                          "---|\n",
+                          group_title(by)));
   scope sc[MAX_SCOPES];
-  size_t ns = scopes(set, sc, MAX_SCOPES);
+  size_t ns = scopes(set, by, sc, MAX_SCOPES);
   for (size_t k = 0; k < ns; k++) {
     sc_error_stats st;
-    sc_validate_stats(set, res, sc[k].file, sc[k].split, &st);
+    sc_validate_stats_by(set, res, by, scope_key(&sc[k]), sc[k].split, &st);
     if (!st.n) continue;
     SC_WRITE(rc, sc__writef(w, ud, "| %s | %s | %zu | %.1f | %.1f | %.1f | %+.1f | %.0f %% | %s |\n",
-                            sc[k].file ? base_name(sc[k].file) : "**all files**",
+                            sc[k].key[0]               ? scope_label(&sc[k], by)
+                            : by == SC_VALIDATE_BY_FILE ? "**all files**"
+                                                        : "**all cases**",
                             scope_split(sc[k].split), st.n, st.mape_pct, st.median_abs_pct,
                             st.max_abs_pct, st.bias_pct, st.coverage_pct,
                             set->cases[st.worst].id));
@@ -1411,17 +1494,22 @@ static int write_markdown(const sc_caseset *set, const sc_case_result *res, sc_w
   return rc;
 }
 
-int sc_validate_write(const sc_caseset *set, const sc_case_result *res, sc_validate_format fmt,
-                      sc_write_fn w, void *ud) {
-  if (!set || !res || !w) return SC_EINVAL;
+int sc_validate_write_by(const sc_caseset *set, const sc_case_result *res,
+                         sc_validate_format fmt, sc_validate_group by, sc_write_fn w, void *ud) {
+  if (!set || !res || !w || by < SC_VALIDATE_BY_FILE || by > SC_VALIDATE_BY_MIX) return SC_EINVAL;
   switch (fmt) {
   case SC_VALIDATE_JSON:
-    return write_json(set, res, w, ud);
+    return write_json(set, res, by, w, ud);
   case SC_VALIDATE_CSV:
     return write_csv(set, res, w, ud);
   case SC_VALIDATE_MARKDOWN:
-    return write_markdown(set, res, w, ud);
+    return write_markdown(set, res, by, w, ud);
   default:
-    return write_text(set, res, w, ud);
+    return write_text(set, res, by, w, ud);
   }
+}
+
+int sc_validate_write(const sc_caseset *set, const sc_case_result *res, sc_validate_format fmt,
+                      sc_write_fn w, void *ud) {
+  return sc_validate_write_by(set, res, fmt, SC_VALIDATE_BY_FILE, w, ud);
 }

@@ -472,6 +472,57 @@ static void test_framework_attention(void **state) {
   }
 }
 
+/* Grouping by GPU and by parallelism mix: the labels, and per-group
+ * statistics that add up to the whole. */
+static void test_group_by(void **state) {
+  (void)state;
+  static const struct {
+    const char *vals, *mix;
+  } rows[] = {{"a100-80gb,8,2,2,1,0,1,1,0", "DP+TP+PP"}, {"h100-sxm,8,1,1,1,3,1,1,0", "FSDP"},
+              {"h100-sxm,8,2,1,1,3,1,1,2", "HSDP+TP"},  {"h100-sxm,8,1,1,1,0,8,1,0", "CP"},
+              {"a100-80gb,1,1,1,1,0,1,1,0", "1 GPU"}};
+  char text[4096];
+  int k = snprintf(text, sizeof text, ONE_COLS "gpu,num_gpus,tp,pp,micro_batch,zero_stage,cp,ep,"
+                                      "fsdp_shard\n");
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    k += snprintf(text + k, sizeof text - (size_t)k, "x%zu,8,1024,16,4096,32000,16,0.5,test,%s\n",
+                  i, rows[i].vals);
+  sc_caseset *set;
+  assert_int_equal(load(&set, text), 0);
+  size_t n = sc_caseset_count(set);
+  assert_int_equal(n, 5);
+  for (size_t i = 0; i < n; i++) {
+    char mix[SC_CASE_MIX_MAX];
+    sc_case_mix(sc_caseset_case(set, i), mix, sizeof mix);
+    assert_string_equal(mix, rows[i].mix);
+  }
+  sc_case_result res[5];
+  assert_int_equal(sc_validate_run(ctx, set, NULL, res), 0);
+  sc_error_stats all, a100, h100, fsdp;
+  sc_validate_stats(set, res, NULL, -1, &all);
+  sc_validate_stats_by(set, res, SC_VALIDATE_BY_GPU, "a100-80gb", -1, &a100);
+  sc_validate_stats_by(set, res, SC_VALIDATE_BY_GPU, "h100-sxm", -1, &h100);
+  sc_validate_stats_by(set, res, SC_VALIDATE_BY_MIX, "FSDP", -1, &fsdp);
+  assert_int_equal(all.n + all.unsupported + all.errors, 5);
+  assert_int_equal(a100.n + a100.unsupported + a100.errors, 2);
+  assert_int_equal(h100.n + h100.unsupported + h100.errors, 3);
+  assert_int_equal(fsdp.n + fsdp.unsupported + fsdp.errors, 1);
+  assert_true(fabs(a100.mape_pct * (double)a100.n + h100.mape_pct * (double)h100.n -
+                   all.mape_pct * (double)all.n) < 1e-9 * all.mape_pct * (double)all.n + 1e-12);
+  sc_test_buf b = {0};
+  assert_int_equal(
+      sc_validate_write_by(set, res, SC_VALIDATE_TEXT, SC_VALIDATE_BY_MIX, sc_test_buf_write, &b),
+      0);
+  assert_non_null(strstr(b.p, "  parallelism "));
+  assert_non_null(strstr(b.p, "  HSDP+TP "));
+  assert_non_null(strstr(b.p, "  all cases "));
+  free(b.p);
+  assert_int_equal(sc_validate_write_by(set, res, SC_VALIDATE_TEXT, (sc_validate_group)7,
+                                        sc_test_buf_write, &b),
+                   SC_EINVAL);
+  sc_caseset_free(set);
+}
+
 /* Blank new columns: documented defaults, listed where they matter. */
 static void test_blank_new_columns_defaults(void **state) {
   (void)state;
@@ -1034,6 +1085,7 @@ int main(void) {
       cmocka_unit_test(test_calibration),
       cmocka_unit_test(test_prediction_interval),
       cmocka_unit_test(test_framework_attention),
+      cmocka_unit_test(test_group_by),
       cmocka_unit_test(test_allocation_failures),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
