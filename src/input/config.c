@@ -1915,11 +1915,6 @@ static int resolve_mla(sc_ctx *ctx, sc_config *c) {
                      "or cudnn)",
                      where_any(c, w, sizeof w, SC_FIELD_training_attention,
                                SC_FIELD_model_mla_kv_lora_rank, -1));
-  if (c->parallel.cp > 1)
-    return sc__error(ctx, SC_EUNSUPPORTED,
-                     "%s: context parallelism over multi-head latent attention is not modelled",
-                     where_any(c, w, sizeof w, SC_FIELD_parallel_cp,
-                               SC_FIELD_model_mla_kv_lora_rank, -1));
   return SC_OK;
 }
 

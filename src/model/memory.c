@@ -232,10 +232,12 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
    * sequence's Q, K, V for a/cp heads (as many bytes as the local ones). */
   mm->cp_kv_bytes = 0;
   if (sh->cp > 1) {
-    double kv = 2.0 * e * sb * sh->g_rank * sh->d; /* this rank's K and V */
+    /* this rank's K and V (multi-head latent attention: up-projected) */
+    double kv = e * sb * sh->g_rank * (sh->attn_qk + sh->attn_v) / sh->a;
+    double qkv_w = sh->mla ? 2.0 * sh->attn_qk + sh->attn_v : sh->qkv_out;
     switch (cfg->parallel.cp_comm) {
     case SC_CP_ALLGATHER: mm->cp_kv_bytes = 2.0 * kv * (double)sh->cp; break;
-    case SC_CP_A2A: mm->cp_kv_bytes = e * sb * sh->qkv_out / sh->t; break;
+    case SC_CP_A2A: mm->cp_kv_bytes = e * sb * qkv_w / sh->t; break;
     default: mm->cp_kv_bytes = 4.0 * kv; break;
     }
   }

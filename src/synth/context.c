@@ -24,16 +24,19 @@
  */
 #include "synth/build_int.h"
 
-/* FlashAttention time of `flops` over keys of length seq (its efficiency
- * curve). */
+/* Fused attention time of `flops` over keys of length seq (its efficiency
+ * curve; multi-head latent attention's scores run over d + rope). */
 static double attn_ns(const builder *B, double flops, double seq) {
-  return B->cost->compute->attn_ns(B->cost, flops, seq, B->sh->d);
+  return B->cost->compute->attn_ns(B->cost, flops, seq, B->sh->mla ? B->sh->dq : B->sh->d);
 }
 
-/* K and V of `tokens` tokens for `heads` KV heads on this TP rank. */
+/* K and V of `tokens` tokens for `heads` KV heads on this TP rank: a head's
+ * key is attn_qk / a wide and its value attn_v / a (d and d; with
+ * multi-head latent attention the up-projected d + rope and dv, which is
+ * what Megatron-Core's context parallelism exchanges, not the latent). */
 static double kv_bytes(const builder *B, double tokens, double heads) {
   const sc_shape *sh = B->sh;
-  return 2.0 * sh->b * tokens * heads * sh->d * sh->elem_bytes;
+  return sh->b * tokens * heads * (sh->attn_qk + sh->attn_v) / sh->a * sh->elem_bytes;
 }
 
 static uint32_t cp_coll(builder *B, const where *w, int group, int coll, int label, double bytes,
@@ -74,8 +77,11 @@ static void blocking(builder *B, const where *w, int group, int coll, int label,
 static void cp_attention(builder *B, const where *w, double flops, int bwd) {
   const sc_shape *sh = B->sh;
   double T = sh->s_cp;                                   /* this rank's tokens */
-  double qkv = sh->b * T * sh->qkv_out / sh->t * sh->elem_bytes; /* Q, K, V */
-  double out = sh->b * T * sh->qd / sh->t * sh->elem_bytes;      /* the attention output */
+  /* Q, K, V (MLA: the up-projected Q and K of d + rope and V of dv a head)
+   * and the attention output */
+  double qkv_w = sh->mla ? 2.0 * sh->attn_qk + sh->attn_v : sh->qkv_out;
+  double qkv = sh->b * T * qkv_w / sh->t * sh->elem_bytes;
+  double out = sh->b * T * sh->attn_v / sh->t * sh->elem_bytes;
   int64_t cp = sh->cp, in = sh->cp_in, outer = cp / in;
   switch (B->cfg->parallel.cp_comm) {
   case SC_CP_P2P:

@@ -526,6 +526,36 @@ static void test_mla(void **state) {
     if (v == 2) cfg.parallel.schedule = SC_SCHED_ZB_H1, cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
     assert_fold_merge_exact(&cfg);
   }
+  /* context parallelism over MLA: the ring moves each head's up-projected
+   * K (d + rope) and V (dv), Ulysses the up-projected Q, K, V; exact
+   * folding and merging */
+  static const sc_cp_comm comms[] = {SC_CP_P2P, SC_CP_A2A, SC_CP_ALLGATHER};
+  for (int c = 0; c < 3; c++) {
+    mla_small(&cfg);
+    cfg.parallel.cp = 2;
+    cfg.parallel.cp_comm = comms[c];
+    resolve(&cfg);
+    shape(&cfg, &sh);
+    build(&cfg, &cost, &sh, &wl);
+    p = &wl.progs[0];
+    double tokens = s / 2, e = 2, heads = a / 2, bytes = 0;
+    if (comms[c] == SC_CP_P2P) {
+      assert_true(count(p, SC_ST_CP, SC_L_CP_KV, &bytes) > 0);
+      assert_near(bytes, tokens * heads * (d + r + dv) * e, 1e-12);
+    } else if (comms[c] == SC_CP_A2A) {
+      assert_true(count(p, SC_ST_CP, SC_L_CP_A2A, &bytes) > 0);
+      double qkv = tokens * a * (2 * (d + r) + dv) / 2 * e, out = tokens * a * dv / 2 * e;
+      assert_true(fabs(bytes - qkv) < 1e-9 * qkv || fabs(bytes - out) < 1e-9 * out);
+    } else {
+      assert_true(count(p, SC_ST_CP, SC_L_CP_AG, &bytes) > 0);
+      assert_near(bytes, s * heads * (d + r + dv) * e, 1e-12);
+    }
+    sc__workload_free(ctx, &wl);
+    mla_small(&cfg);
+    cfg.parallel.cp = 2;
+    cfg.parallel.cp_comm = comms[c];
+    assert_fold_merge_exact(&cfg);
+  }
   /* rules */
   mla_small(&cfg);
   cfg.model.kv_heads = 4;
