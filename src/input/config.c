@@ -442,7 +442,8 @@ int sc__recompute_modules_parse(const char *list, unsigned *mask, char *bad, siz
   } mods[] = {{"core_attn", SC_RC_CORE_ATTN},
               {"layernorm", SC_RC_LAYERNORM},
               {"moe_act", SC_RC_MOE_ACT},
-              {"moe", SC_RC_MOE}};
+              {"moe", SC_RC_MOE},
+              {"mla_up_proj", SC_RC_MLA_UP_PROJ}};
   *mask = 0;
   const char *p = list;
   while (*p) {
@@ -2274,8 +2275,14 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
     if (sc__recompute_modules_parse(t->recompute_modules, &mask, bad, sizeof bad))
       return sc__error(ctx, SC_EINVAL,
                        "%s: training.recompute_modules: unknown module \"%s\" (known: core_attn, "
-                       "layernorm, moe_act, moe)",
+                       "layernorm, moe_act, moe, mla_up_proj)",
                        sc__config_where(c, SC_FIELD_training_recompute_modules, w, sizeof w), bad);
+    if ((mask & SC_RC_MLA_UP_PROJ) && m->mla_kv_lora_rank <= 0)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: training.recompute_modules: mla_up_proj needs multi-head latent "
+                       "attention (model.mla_kv_lora_rank)",
+                       where_any(c, w, sizeof w, SC_FIELD_training_recompute_modules,
+                                 SC_FIELD_model_mla_kv_lora_rank, -1));
   }
   /* Derived values (dp, nodes, num_gpus, ...) within their ranges too. */
   for (int i = 0; i < SC_FIELD_COUNT; i++)

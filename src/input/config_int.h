@@ -124,7 +124,8 @@
     "With recompute selective: the parts re-run in the backward, Megatron-LM's "                 \
     "--recompute-modules names separated by commas: core_attn (the attention core, Korthikanti " \
     "et al. 2022), layernorm (the two norms), moe_act (the experts' activation), moe (the whole " \
-    "MoE FFN, its all-to-alls included). docs/MOE.md.")                                          \
+    "MoE FFN, its all-to-alls included), mla_up_proj (multi-head latent attention's query and "  \
+    "K/V up projections, as DeepSeek-V3 trains). docs/MOE.md.")                                  \
   X(training, attention, ATTENTION, training.attention, "", "flash", 0, 0,                            \
     "Attention implementation: flash (FlashAttention-2: one fused kernel, the s x s scores "     \
     "never reach HBM, causal masking halves the work), cudnn (cuDNN fused attention, the same "  \
@@ -360,7 +361,8 @@ enum {
   SC_RC_CORE_ATTN = 1,
   SC_RC_LAYERNORM = 2,
   SC_RC_MOE_ACT = 4,
-  SC_RC_MOE = 8
+  SC_RC_MOE = 8,
+  SC_RC_MLA_UP_PROJ = 16
 };
 /* Parses a recompute_modules list into *mask; 0, or SC_EINVAL with the
  * offending name copied into bad (n bytes). */

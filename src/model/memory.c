@@ -79,6 +79,10 @@ double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attenti
   if (sh->mla)
     qkv = e * sb * (2.0 * sh->attn_qk + sh->attn_v) / sh->t +
           2.0 * e * sb * (sh->q_lora + sh->kv_lora + sh->rope);
+  /* recompute_modules mla_up_proj: the up projections' outputs (the
+   * attention core's Q, K, V) are re-made in the backward; the latents stay */
+  if (sh->mla && recompute == SC_RECOMPUTE_SELECTIVE && (sh->rc_modules & SC_RC_MLA_UP_PROJ))
+    qkv = 2.0 * e * sb * (sh->q_lora + sh->kv_lora + sh->rope);
   double split = e * sb * sh->attn_v + e * sb * sh->f * (sh->swiglu ? 2.0 : 1.0) + e * sb * sh->f;
   double bytes = replicated / sh->shard + qkv + split / sh->t;
   /* Selective recompute by module (training.recompute_modules): the norms'

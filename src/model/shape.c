@@ -23,6 +23,7 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
   double qkv = 2.0 * h * (qd + 2.0 * g * d);
   double attn = 4.0 * s * qd;
   double proj = 2.0 * qd * h;
+  double up = 0; /* MLA's up projections (recompute_modules mla_up_proj) */
   if (m->mla_kv_lora_rank > 0) {
     /* Multi-head latent attention, as Megatron-LM counts it
      * (num_floating_point_operations, multi_latent_attention): the query
@@ -37,6 +38,7 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
           2.0 * kl * a * (d + dv);
     attn = 2.0 * s * a * (dq + dv);
     proj = 2.0 * a * dv * h;
+    up = (ql > 0 ? 2.0 * ql * a * dq : 0.0) + 2.0 * kl * a * (d + dv);
   }
   double gated = m->activation == SC_ACT_SWIGLU ? 3.0 : 2.0;
   double mlp = 2.0 * h * f * gated;
@@ -63,6 +65,7 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
   if (cfg->training.recompute == SC_RECOMPUTE_FULL) extra = tokens * all_layers;
   if (rc & SC_RC_CORE_ATTN) extra += tokens * L * attn;
   if (rc & SC_RC_MOE) extra += tokens * moe_layers * moe_mlp; /* the MoE FFN re-run */
+  if (rc & SC_RC_MLA_UP_PROJ) extra += tokens * L * up;
   *hw_flops = *model_flops + extra;
 }
 

@@ -249,6 +249,8 @@ void sc__syn_moe_weight_grads(builder *B, const where *w);
 void sc__syn_mla_forward(builder *B, const where *w);
 void sc__syn_mla_backward(builder *B, const where *w);
 void sc__syn_mla_weight_grads(builder *B, const where *w);
+/* recompute_modules mla_up_proj: the up projections re-run in the backward. */
+void sc__syn_mla_up_recompute(builder *B, const where *w);
 
 /* ------------------------------------------------------------ layers.c */
 

@@ -140,6 +140,7 @@ static void attn_block_backward(builder *B, const where *w) {
   sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 3.0 * act_l));
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 3.0 * act_l));
   sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->attn_v / sh->t);
+  if (sh->mla && (sh->rc & SC_RC_MLA_UP_PROJ)) sc__syn_mla_up_recompute(B, w);
   if (sh->rc & SC_RC_CORE_ATTN) {
     /* Selective recompute re-runs the attention core (Korthikanti et al.
      * 2022: QK^T, softmax, dropout, attention over V). */

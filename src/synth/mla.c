@@ -27,6 +27,17 @@ void sc__syn_mla_forward(builder *B, const where *w) {
   sc__syn_linear(B, w, SC_L_MLA_KV_UP, T, sh->a * (sh->d + sh->dv) / sh->t, sh->kv_lora);
 }
 
+/* recompute_modules mla_up_proj: the up projections again, before the
+ * attention backward needs their outputs (only the latents were kept). */
+void sc__syn_mla_up_recompute(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  double T = sc__syn_tokens(B);
+  where rw = *w;
+  rw.phase = SC_PH_RECOMPUTE;
+  if (sh->q_lora > 0) sc__syn_linear(B, &rw, SC_L_MLA_Q_UP, T, sh->a * sh->dq / sh->t, sh->q_lora);
+  sc__syn_linear(B, &rw, SC_L_MLA_KV_UP, T, sh->a * (sh->d + sh->dv) / sh->t, sh->kv_lora);
+}
+
 /* The weight grads of the up and down projections, from the inputs kept
  * since the forward. */
 static void mla_wgrads(builder *B, const where *w) {

@@ -556,6 +556,44 @@ static void test_mla(void **state) {
     cfg.parallel.cp_comm = comms[c];
     assert_fold_merge_exact(&cfg);
   }
+  /* recompute_modules mla_up_proj: the up projections re-run once per
+   * layer and micro-batch in the backward, their FLOPs in the hardware
+   * count; the activations lose the up-projected Q, K, V; exact folding */
+  double act[2], hwf[2];
+  size_t rec[2];
+  for (int v = 0; v < 2; v++) {
+    mla_small(&cfg);
+    cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+    sc__strlcpy(cfg.training.recompute_modules, v ? "core_attn,mla_up_proj" : "core_attn",
+                sizeof cfg.training.recompute_modules);
+    resolve(&cfg);
+    shape(&cfg, &sh);
+    act[v] = sc__memory_moe_layer_act(&sh, SC_RECOMPUTE_SELECTIVE, 1);
+    double m2;
+    sc__model_flops(&cfg, &m2, &hwf[v]);
+    build(&cfg, &cost, &sh, &wl);
+    p = &wl.progs[0];
+    rec[v] = 0;
+    for (size_t i = 0; i < p->nops[SC_ST_COMPUTE]; i++)
+      rec[v] += p->ops[SC_ST_COMPUTE][i].phase == SC_PH_RECOMPUTE &&
+                (p->ops[SC_ST_COMPUTE][i].label == SC_L_MLA_Q_UP ||
+                 p->ops[SC_ST_COMPUTE][i].label == SC_L_MLA_KV_UP);
+    sc__workload_free(ctx, &wl);
+  }
+  assert_int_equal(rec[0], 0);
+  assert_int_equal(rec[1], 4 * 2 * 2); /* 4 micro-batches x 2 layers x (Q, KV) */
+  assert_near(act[0] - act[1], 2 * s * a * (2 * (d + r) + dv) / 2, 1e-12);
+  assert_near(hwf[1] - hwf[0], B * s * L * (2 * ql * a * (d + r) + 2 * kl * a * (d + dv)), 1e-12);
+  mla_small(&cfg);
+  cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+  sc__strlcpy(cfg.training.recompute_modules, "mla_up_proj,layernorm",
+              sizeof cfg.training.recompute_modules);
+  assert_fold_merge_exact(&cfg);
+  small_moe(&cfg);
+  cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+  sc__strlcpy(cfg.training.recompute_modules, "mla_up_proj", sizeof cfg.training.recompute_modules);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "mla_up_proj needs multi-head latent attention"));
   /* rules */
   mla_small(&cfg);
   cfg.model.kv_heads = 4;
