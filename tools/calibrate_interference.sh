@@ -14,4 +14,4 @@ cd "$(dirname "$0")/.."
 out=validation/calibration/interference-hta.yaml
 "$cli" calibrate --interference validation/traces/hta/*.json.gz -o "$out"
 echo "shipped_w for src/cost/interf.c (SC_INTERF_FEATURE_LIST order):"
-sed -n '/^calibration:/,$p' "$out" | grep '^  ' | awk '{printf "%s%s", sep, $2; sep=", "} END {print ""}'
+sed -n '/^calibration:/,$p' "$out" | grep '^  interference_w_' | awk '{printf "%s%s", sep, $2; sep=", "} END {print ""}'

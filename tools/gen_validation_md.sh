@@ -354,9 +354,10 @@ not allow otherwise).
 ## Interference
 
 `simulation.interference` (docs/INTERFERENCE.md) slows a compute kernel while
-communication runs on its GPU: `constant` by a cited factor per kernel class
-(GEMM and attention 0.19, memory-bound kernels 0.5), `learned` by the model
-fitted on the HTA Kineto traces (`stepcast calibrate --interference`). The
+communication runs on its GPU: `constant` by one factor per kernel class
+(the per-class median of the HTA Kineto traces' overlapped pairs: GEMM
+0.030, attention 0.019, elementwise 0.045), `learned` by the linear model
+fitted on the same traces (`stepcast calibrate --interference`). The
 shipped compute calibration was fitted with interference off, so it has
 already absorbed the slowdown of overlapped kernels into its efficiencies:
 turning interference on with it counts the slowdown twice. The "refit"

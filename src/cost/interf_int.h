@@ -54,7 +54,7 @@ int sc__interf_coll_of(int coll);
  * interference_<class> parameter; 0 for non-compute kinds). */
 double sc__interf_constant_s(const sc_cost_params *p, int kind);
 
-/* Interference defaults (sc__cost_defaults): the cited constant table,
+/* Interference defaults (sc__cost_defaults): the constant table fitted on the HTA traces,
  * interference_comm and the shipped learned coefficients. */
 void sc__interf_defaults(sc_cost_params *p);
 

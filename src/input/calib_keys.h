@@ -58,13 +58,16 @@
     "The same for mixture-of-experts models (fitted on the MoE calibration rows).")              \
   X(interference_gemm, 0.0001, 10.0, "",                                                          \
     "Interference `constant`: slowdown s of GEMMs while communication runs on the GPU, T * (1 + " \
-    "r * s) for a fraction r of overlapped work (default 0.19, src/cost/interf.c).")              \
-  X(interference_attn, 0.0001, 10.0, "", "The same for fused attention kernels (default 0.19).")  \
+    "r * s) for a fraction r of overlapped work (default 0.0297, fitted on the HTA traces: "     \
+    "src/cost/interf.c).")                                                                        \
+  X(interference_attn, 0.0001, 10.0, "",                                                          \
+    "The same for fused attention kernels (default 0.0185).")                                     \
   X(interference_elementwise, 0.0001, 10.0, "",                                                   \
-    "The same for memory-bound elementwise kernels (default 0.5).")                               \
+    "The same for memory-bound elementwise kernels (default 0.0451).")                            \
   X(interference_norm, 0.0001, 10.0, "",                                                          \
-    "The same for norms, softmax, reductions and the loss (default 0.5).")                        \
-  X(interference_optimizer, 0.0001, 10.0, "", "The same for the optimizer step (default 0.5).")   \
+    "The same for norms, softmax, reductions and the loss (default 0.0001).")                     \
+  X(interference_optimizer, 0.0001, 10.0, "",                                                     \
+    "The same for the optimizer step (default 0.0185).")                                          \
   X(interference_comm, 0.0001, 10.0, "",                                                          \
     "Communication slowdown while compute runs on the GPU (models constant and learned; default " \
     "0.05).")
