@@ -11,7 +11,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cost/cost_int.h"
@@ -489,31 +488,10 @@ static void test_fsdp_ep_memory(void **state) {
     double unit = sh.moe_layer_params + sh.expert_params;
     assert_near(st.transient_bytes - plain.transient_bytes, 2.0 * unit * 2.0 + unit * 4.0, 1e-12);
     /* the trace's memory counter peaks at the estimate on every stage */
-    sc_test_buf g = {NULL, 0, 0};
-    sc_result r;
-    assert_int_equal(sc_simulate(ctx, &cfg, sc_test_buf_write, &g, &r), 0);
-    sc_test_buf js = {NULL, 0, 0};
-    assert_int_equal(sc_result_format(&cfg, &r, SC_FORMAT_JSON, sc_test_buf_write, &js), 0);
-    const char *q = js.p;
-    for (int64_t stg = 0; stg < cfg.parallel.pp; stg++) {
-      q = strstr(q, "\"peak_gib\":");
-      assert_non_null(q);
-      q += 11;
-      double want = atof(q), peak = 0;
-      char key[96];
-      snprintf(key, sizeof key, "\"name\":\"memory\",\"pid\":%lld,",
-               (long long)(stg * cfg.parallel.tp * cfg.parallel.dp));
-      for (const char *x = g.p; (x = strstr(x, key)); x++) {
-        const char *v = strstr(x, "\"GiB\":");
-        assert_non_null(v);
-        if (atof(v + 6) > peak) peak = atof(v + 6);
-      }
-      if (fabs(peak - want) > 1e-3)
-        fail_msg("case %d stage %lld: counter peak %.4f GiB, estimate %.4f GiB", k,
-                 (long long)stg, peak, want);
-    }
-    free(js.p);
-    free(g.p);
+    double peak = 0, want = 0;
+    int bad = sc_test_counter_peak_mismatch(ctx, &cfg, &peak, &want);
+    if (bad != -1)
+      fail_msg("case %d stage %d: counter peak %.4f GiB, estimate %.4f GiB", k, bad, peak, want);
   }
 }
 
