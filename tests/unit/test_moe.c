@@ -381,6 +381,13 @@ static void test_fold_and_merge(void **state) {
   }
 }
 
+/* small_moe with ZeRO-3 / FSDP in place of the distributed optimizer. */
+static void small_fsdp_moe(sc_config *cfg) {
+  small_moe(cfg);
+  cfg->parallel.zero_stage = 3;
+  cfg->parallel.distributed_optimizer = 0;
+}
+
 /* FSDP / ZeRO-3 with expert parallelism (Megatron-FSDP): on small_moe (TP2
  * PP2 DP8, EP 4, ETP 1, edp 4; stage 0 runs the embedding and two MoE
  * layers, 4 micro-batches) every MoE unit is gathered twice per
@@ -393,9 +400,7 @@ static void test_fsdp_ep_collectives(void **state) {
   (void)state;
   for (int k = 0; k < 4; k++) {
     sc_config cfg;
-    small_moe(&cfg);
-    cfg.parallel.zero_stage = 3;
-    cfg.parallel.distributed_optimizer = 0;
+    small_fsdp_moe(&cfg);
     if (k == 1) cfg.parallel.fsdp_shard = 2; /* hybrid: 4 replicas */
     if (k == 2) cfg.parallel.ep = 2;         /* EDP group = shard group */
     if (k == 3) cfg.parallel.fsdp_reshard_after_forward = 0;
@@ -450,9 +455,7 @@ static void test_fsdp_ep_memory(void **state) {
   (void)state;
   for (int k = 0; k < 2; k++) {
     sc_config cfg;
-    small_moe(&cfg);
-    cfg.parallel.zero_stage = 3;
-    cfg.parallel.distributed_optimizer = 0;
+    small_fsdp_moe(&cfg);
     if (k == 1) cfg.parallel.fsdp_shard = 2;
     resolve(&cfg);
     sc_shape sh;
