@@ -95,7 +95,7 @@ static int emit_megatron(sc_ctx *ctx, const sc_config *base, const sc_sweep_resu
   for (int64_t i = 0; i < n; i++) {
     const sc_sweep_row *w = &res->rows[i];
     sc_config c = *base;
-    char key[160], a[20][96];
+    char key[160], a[24][96];
     int k = 0;
     snprintf(a[k++], 96, "cluster.num_gpus=%lld", (long long)gpus);
     snprintf(a[k++], 96, "parallel.tp=%lld", (long long)w->tp);
@@ -114,6 +114,12 @@ static int emit_megatron(sc_ctx *ctx, const sc_config *base, const sc_sweep_resu
     snprintf(a[k++], 96, "parallel.pp_last_layers=%lld", (long long)w->pp_last_layers);
     snprintf(a[k++], 96, "parallel.pp_embedding_in_split=%d", w->pp_counted);
     snprintf(a[k++], 96, "parallel.pp_loss_in_split=%d", w->pp_counted);
+    if (base->model.moe_experts > 0) {
+      snprintf(a[k++], 96, "parallel.ep=%lld", (long long)w->ep);
+      snprintf(a[k++], 96, "parallel.etp=%lld", (long long)w->etp);
+      snprintf(a[k++], 96, "parallel.moe_dispatcher=%s",
+               sc_enum_name(SC_ENUM_MOE_DISPATCHER, (int)w->moe_dispatcher));
+    }
     int rc = 0;
     for (int j = 0; !rc && j < k; j++) rc = sc_config_set(ctx, &c, a[j]);
     if (!rc) rc = sc_config_resolve(ctx, &c);
@@ -136,7 +142,9 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
    * shard sizes), SC_SWEEP_SPLIT_PLAIN / _COUNTED. */
   static const char *const fsdp_words[] = {"off", "full", NULL};
   static const char *const split_words[] = {"plain", "counted", NULL};
-  const char *schedule_words[8] = {NULL};
+  const char *schedule_words[8] = {NULL}, *dispatcher_words[8] = {NULL};
+  for (int i = 0; i < sc_enum_count(SC_ENUM_MOE_DISPATCHER) && i < 7; i++)
+    dispatcher_words[i] = sc_enum_name(SC_ENUM_MOE_DISPATCHER, i);
   for (int i = 0; i < sc_enum_count(SC_ENUM_SCHEDULE) && i < 7; i++)
     schedule_words[i] = sc_enum_name(SC_ENUM_SCHEDULE, i);
   const char *config = NULL, *html_path = NULL;
@@ -189,6 +197,10 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--fsdp")) bad = parse_list(a.opt->name, v, &o.fsdp, fsdp_words);
     else if (sc_cli_is(&a, "--pp-split"))
       bad = parse_list(a.opt->name, v, &o.pp_split, split_words);
+    else if (sc_cli_is(&a, "--ep")) bad = parse_list(a.opt->name, v, &o.ep, NULL);
+    else if (sc_cli_is(&a, "--etp")) bad = parse_list(a.opt->name, v, &o.etp, NULL);
+    else if (sc_cli_is(&a, "--dispatcher"))
+      bad = parse_list(a.opt->name, v, &o.dispatcher, dispatcher_words);
     else code = sc_cli_unhandled(&a);
     if (bad) code = SC_CLI_EXIT_USAGE;
   }

@@ -67,6 +67,11 @@ static const sc_cli_opt sweep_opts[] = {
     {"--schedule", "LIST", "pipeline schedules: 1f1b, gpipe, interleaved, zb-h1, zbv", 0},
     {"--fsdp", "LIST", "ZeRO-3 / FSDP: off, full, or shard sizes (hybrid sharding)", 0},
     {"--pp-split", "LIST", "layer split: plain, counted (embedding and loss as layers)", 0},
+    {"--ep", "LIST", "expert-parallel sizes to try (MoE models; default: the divisors of "
+                     "the experts that fit the grid)", 0},
+    {"--etp", "LIST", "expert tensor-parallel sizes to try (MoE; default 1 and tp)", 0},
+    {"--dispatcher", "LIST", "MoE token dispatchers: alltoall, allgather, deepep (default: the "
+                             "config's)", 0},
     {"--no-progress", NULL, "no progress bar (drawn on stderr when it is a terminal)", 0},
     {"--stop-after", "N", "stop as if killed after N new rows (a testing aid)", 0},
     {"--html", "FILE", "write the HTML report (step time vs memory, Pareto front, top K)", 0},

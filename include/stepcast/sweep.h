@@ -3,7 +3,8 @@
  * enumerates the parallel layouts and training knobs (TP, PP, CP, DP,
  * interleaving and pipeline schedule, the layer split over stages,
  * micro-batch, sequence parallelism, recompute, distributed optimizer or
- * ZeRO-3/FSDP with its shard size), prunes those that violate divisibility or
+ * ZeRO-3/FSDP with its shard size; for mixture-of-experts models expert
+ * parallelism, expert tensor parallelism and the token dispatcher), prunes those that violate divisibility or
  * do not fit memory (counting each reason), simulates the rest (folded),
  * counts the ones the library cannot simulate by reason, and ranks the others
  * by throughput. Results can be
@@ -37,6 +38,8 @@ extern "C" {
   X(SC_SWEEP_SP_SEQ, "sp_seq", "seq_len not divisible by tp (sequence parallel)")         \
   X(SC_SWEEP_CP_SEQ, "cp_seq", "seq_len does not split into 2*cp chunks (cp for a2a)")   \
   X(SC_SWEEP_FSDP_SHARD, "fsdp_shard", "fsdp shard size does not divide dp")              \
+  X(SC_SWEEP_MOE_GRID, "moe_grid",                                                        \
+    "ep does not divide the experts, etp the expert FFN, or ep*etp the tp*cp*dp ranks")   \
   X(SC_SWEEP_INVALID, "invalid", "rejected by config validation")                         \
   X(SC_SWEEP_MEMORY, "memory", "does not fit GPU memory")                                 \
   X(SC_SWEEP_NOT_MODELLED, "unmodelled", "a feature the library does not model")        \
@@ -100,6 +103,14 @@ typedef struct sc_sweep_opts {
    * an even split). Default: plain, and counted where the layers plus the
    * embedding and the loss split evenly over pp*vpp chunks. */
   sc_sweep_dim pp_split;
+  /* Mixture-of-experts models (model.moe_experts > 0) only; a dense model
+   * keeps ep 1 (other values count under moe_grid). ep: expert-parallel
+   * sizes, default the divisors of moe_experts whose expert grid fits the
+   * stage (ep * etp divides tp * cp * dp, Megatron-Core's rule). etp: expert
+   * tensor-parallel sizes, default 1 and tp (Megatron-Core's default) where
+   * tp divides the expert FFN. dispatcher: sc_moe_dispatcher values, default
+   * the base's; with ep = etp = 1 (no expert communication) only the first. */
+  sc_sweep_dim ep, etp, dispatcher;
   /* Testing aid: stop as if killed after appending this many new rows to
    * out_path (sc_sweep_run returns SC_ESTOPPED); 0 = never. */
   int64_t stop_after;
@@ -126,6 +137,8 @@ typedef struct sc_sweep_row {
   int64_t fsdp_shard;      /* zero_stage 3: ranks a parameter is sharded over; else 0 */
   int64_t pp_first_layers, pp_last_layers; /* as resolved; 0 when the split is even */
   int pp_counted;          /* 1: embedding and loss counted in the split */
+  int64_t ep, etp;         /* expert parallel and expert tensor parallel sizes (1, 1 dense) */
+  sc_moe_dispatcher moe_dispatcher; /* token dispatcher (alltoall for dense models) */
 } sc_sweep_row;
 
 typedef struct sc_sweep_result {
@@ -191,8 +204,9 @@ const char *sc_sweep_why_unranked(const sc_sweep_result *r, char *buf, size_t n)
 
 /* Key of a row ("tp8-pp16-vpp1-mb1-sp1-full-do1", then "-cp2", the schedule
  * when it is not the one vpp implies (1f1b for one chunk, interleaved for
- * more), "-fsdp64" and "-elsplit" where they apply), as in the CSV's first
- * column. Returns buf. */
+ * more), "-fsdp64" and "-elsplit" where they apply, then
+ * "-ep8-etp1-deepep" unless ep = etp = 1 with alltoall), as in the CSV's
+ * first column. Returns buf. */
 const char *sc_sweep_row_key(const sc_sweep_row *row, char *buf, size_t n);
 
 /* Process group of multi-process sweeps. Serial builds: one process, the

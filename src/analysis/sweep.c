@@ -67,7 +67,11 @@ const char *sc_sweep_row_key(const sc_sweep_row *r, char *buf, size_t n) {
   }
   if (r->zero_stage >= 3 && len < n)
     len += (size_t)snprintf(buf + len, n - len, "-fsdp%" PRId64, r->fsdp_shard);
-  if (r->pp_counted && len < n) snprintf(buf + len, n - len, "-elsplit");
+  if (r->pp_counted && len < n) len += (size_t)snprintf(buf + len, n - len, "-elsplit");
+  if ((r->ep > 1 || r->etp > 1 || r->moe_dispatcher != SC_MOE_ALLTOALL) && len < n) {
+    const char *d = sc_enum_name(SC_ENUM_MOE_DISPATCHER, (int)r->moe_dispatcher);
+    snprintf(buf + len, n - len, "-ep%" PRId64 "-etp%" PRId64 "-%s", r->ep, r->etp, d ? d : "?");
+  }
   return buf;
 }
 
@@ -84,6 +88,8 @@ typedef struct cand {
   uint8_t split_ok; /* the layers split over (pp, vpp, sched, counted): see pipeline_split_ok */
   int64_t cp;
   int64_t fsdp;     /* ZeRO-3 shard size; 0 = no ZeRO-3 */
+  int64_t ep, etp;  /* expert grid (1, 1 for a dense model) */
+  uint8_t disp;     /* sc_moe_dispatcher (alltoall for a dense model) */
 } cand;
 
 typedef struct sweep {
@@ -94,6 +100,8 @@ typedef struct sweep {
   int fp8_allgather;     /* the base's parallel.fsdp_fp8_allgather (ZeRO-3 candidates only) */
   int sched1;            /* the base's one-chunk schedule (1f1b, gpipe or zb-h1) */
   int base_zbv;          /* the base asks for zbv */
+  int moe;               /* the model has routed experts (model.moe_experts > 0) */
+  int base_disp;         /* the base's parallel.moe_dispatcher */
   uint64_t fingerprint;  /* of the probe: rows of another base are refused */
   cand *todo;
   size_t ntodo, cap;
@@ -156,10 +164,20 @@ static void apply(const sweep *S, const cand *c, sc_config *cfg) {
   p->pp_first_layers = p->pp_last_layers = 0; /* even, or the config's derived split */
   p->pp_embedding_in_split = p->pp_loss_in_split = c->counted;
   p->sequence_parallel = c->sp;
+  /* as if the config said so: resolve_moe refuses MoE with tp > 1 without
+   * SP instead of switching it on (which would duplicate the SP candidate) */
+  if (S->moe) cfg->field_line[SC_FIELD_parallel_sequence_parallel] = 1;
   p->distributed_optimizer = c->dopt;
   p->zero_stage = c->fsdp ? 3 : 0;
   p->fsdp_shard = c->fsdp;
   p->fsdp_fp8_allgather = c->fsdp && S->fp8_allgather;
+  if (S->moe) {
+    p->ep = c->ep;
+    p->etp = c->etp;
+    p->moe_dispatcher = (sc_moe_dispatcher)c->disp;
+  } else {
+    p->ep = c->ep; /* > 1 only from a user's list, refused as moe_grid */
+  }
   cfg->training.micro_batch = c->mb;
   cfg->training.recompute = (sc_recompute)c->rc;
 }
@@ -199,6 +217,16 @@ int sc__sweep_refusal_reason(int rc, const char *msg) {
   return SC_SWEEP_SIM_ERROR;
 }
 
+/* 1 when an expert grid does not fit (resolve_moe's rules): ep divides the
+ * experts, etp the expert FFN, and ep * etp the block of tp * cp * dp ranks
+ * of a stage. */
+static int moe_grid_bad(const sweep *S, int64_t block, int64_t ep, int64_t etp) {
+  const sc_model_cfg *m = &S->probe.model;
+  int64_t fe = m->moe_ffn_hidden > 0 ? m->moe_ffn_hidden : m->ffn_hidden;
+  return ep < 1 || etp < 1 || m->moe_experts % ep || fe % etp || ep * etp > block ||
+         block % (ep * etp);
+}
+
 /* First reason a candidate cannot run, or -1 when it is worth simulating.
  * The cheap arithmetic checks come first so the counts name the real cause;
  * sc_config_resolve then catches anything else; memory last. Every check
@@ -214,6 +242,8 @@ static int prune(sweep *S, const cand *c) {
   if (c->cp > 1 && m->seq_len % (S->probe.parallel.cp_comm == SC_CP_A2A ? c->cp : 2 * c->cp))
     return SC_SWEEP_CP_SEQ;
   if (c->fsdp && (c->fsdp > c->dp || c->dp % c->fsdp)) return SC_SWEEP_FSDP_SHARD;
+  if (!S->moe ? c->ep != 1 || c->etp != 1 : moe_grid_bad(S, c->tp * c->cp * c->dp, c->ep, c->etp))
+    return SC_SWEEP_MOE_GRID;
   sc_config cfg;
   apply(S, c, &cfg);
   sc_plan plan;
@@ -282,10 +312,47 @@ static int schedules_for(int64_t pp, int64_t vpp, const int64_t *list, int nlist
   return n;
 }
 
+/* The expert grids (ep, etp) tried on a stage of `block` = tp * cp * dp
+ * ranks, in list order (ep outer), into ep[] / etp[] (at most max); returns
+ * how many. A dense model: ep 1, etp 1, or the user's values (refused later
+ * as moe_grid unless 1). An MoE model: by default ep the divisors of the
+ * experts and etp 1 and tp (where tp divides the expert FFN), only the
+ * combinations that fit; a combination that does not fit is a leaf (counted
+ * under moe_grid) only when a value the user listed does not fit on its
+ * own, or both values are the user's. */
+static int expert_grids(const sweep *S, int64_t tp, int64_t block, int64_t *ep, int64_t *etp,
+                        int max) {
+  const sc_sweep_opts *o = S->opts;
+  const sc_model_cfg *m = &S->probe.model;
+  int64_t eps[SC_SWEEP_DIM_MAX], etps[SC_SWEEP_DIM_MAX], def_ep[SC_SWEEP_DIM_MAX], def_etp[2];
+  int ndef_ep = 0, ndef_etp = 0, user_ep = o->ep.n > 0, user_etp = o->etp.n > 0;
+  def_etp[ndef_etp++] = 1;
+  if (!S->moe) {
+    def_ep[ndef_ep++] = 1;
+  } else {
+    int64_t fe = m->moe_ffn_hidden > 0 ? m->moe_ffn_hidden : m->ffn_hidden;
+    if (tp > 1 && fe % tp == 0) def_etp[ndef_etp++] = tp;
+    ndef_ep = divisors(m->moe_experts, def_ep, SC_SWEEP_DIM_MAX);
+  }
+  int nep = dim_values(&o->ep, def_ep, ndef_ep, eps);
+  int netp = dim_values(&o->etp, def_etp, ndef_etp, etps);
+  int n = 0;
+  for (int i = 0; i < nep; i++)
+    for (int j = 0; j < netp && n < max; j++) {
+      if (S->moe && moe_grid_bad(S, block, eps[i], etps[j]) && !(user_ep && user_etp) &&
+          !(user_ep && moe_grid_bad(S, block, eps[i], 1)) &&
+          !(user_etp && moe_grid_bad(S, block, 1, etps[j])))
+        continue;
+      ep[n] = eps[i], etp[n] = etps[j], n++;
+    }
+  return n;
+}
+
 /* Enumerates every leaf in the documented order, outermost first: tp, pp,
  * cp, vpp, schedule, layer split, micro-batch, sequence parallel,
- * recompute, then sharding (distributed optimizer off/on, then the ZeRO-3
- * shard sizes), each dimension in the order of its value list. With the
+ * recompute, sharding (distributed optimizer off/on, then the ZeRO-3
+ * shard sizes), then for MoE models the expert grid (ep, then etp) and the
+ * dispatcher, each dimension in the order of its value list. With the
  * default lists of the new dimensions holding one value where they do not
  * apply, the default space of a GPT without long sequences keeps its
  * former order. */
@@ -311,6 +378,11 @@ static int enumerate(sweep *S) {
   int user_split = o->pp_split.n > 0, user_fsdp = o->fsdp.n > 0;
   int64_t fsdp_list[SC_SWEEP_DIM_MAX];
   int nfsdp = dim_values(&o->fsdp, NULL, 0, fsdp_list);
+  /* Dispatchers: MoE models the list (default the base's), dense alltoall. */
+  int64_t disps[SC_SWEEP_DIM_MAX], def_disp[1] = {S->moe ? S->base_disp : SC_MOE_ALLTOALL};
+  int ndisp = S->moe ? dim_values(&o->dispatcher, def_disp, 1, disps) : 1;
+  if (!S->moe) disps[0] = SC_MOE_ALLTOALL;
+  int64_t grid_ep[SC_SWEEP_DIM_MAX * SC_SWEEP_DIM_MAX], grid_etp[SC_SWEEP_DIM_MAX * SC_SWEEP_DIM_MAX];
   for (int i = 0; i < ntp; i++) {
     int64_t tp = tps[i];
     if (tp < 1 || N % tp) {
@@ -320,7 +392,12 @@ static int enumerate(sweep *S) {
     int64_t dpp[SC_SWEEP_DIM_MAX];
     int ndpp = divisors(N / tp, dpp, SC_SWEEP_DIM_MAX);
     int npp = dim_values(&o->pp, dpp, ndpp, pps);
-    int nsp = tp > 1 ? dim_values(&o->sequence_parallel, def_sp, 2, sps) : 1;
+    /* MoE models with tp > 1 run sequence parallel (Megatron-Core's token
+     * dispatchers take SP-split tokens): by default only on; off from a
+     * user's list is refused by the resolver (apply). */
+    int nsp = tp > 1 ? dim_values(&o->sequence_parallel, S->moe ? def_sp + 1 : def_sp,
+                                  S->moe ? 1 : 2, sps)
+                     : 1;
     if (tp == 1) sps[0] = 0;
     for (int j = 0; j < npp; j++) {
       int64_t pp = pps[j];
@@ -336,6 +413,8 @@ static int enumerate(sweep *S) {
           continue;
         }
         int64_t dp = N / (tp * pp * cp);
+        int ngrid = expert_grids(S, tp, tp * cp * dp, grid_ep, grid_etp,
+                                 SC_SWEEP_DIM_MAX * SC_SWEEP_DIM_MAX);
         /* vpp: divisors of the layers per stage (of the middle stages'
          * ceil(layers / pp) when pp does not divide the layers). */
         int64_t dv[SC_SWEEP_DIM_MAX];
@@ -406,8 +485,20 @@ static int enumerate(sweep *S) {
                         invalid_leaf(S);
                         continue;
                       }
-                      int rc = add_leaf(S, &c);
-                      if (rc) return rc;
+                      for (int gi = 0; gi < ngrid; gi++) {
+                        c.ep = grid_ep[gi], c.etp = grid_etp[gi];
+                        /* no expert communication: the dispatcher changes nothing */
+                        int ndi = c.ep == 1 && c.etp == 1 ? 1 : ndisp;
+                        for (int di = 0; di < ndi; di++) {
+                          if (disps[di] < 0 || disps[di] > SC_MOE_DEEPEP) {
+                            invalid_leaf(S);
+                            continue;
+                          }
+                          c.disp = (uint8_t)disps[di];
+                          int rc = add_leaf(S, &c);
+                          if (rc) return rc;
+                        }
+                      }
                     }
             }
           }
@@ -438,8 +529,9 @@ static int hash_sink(void *ud, const char *buf, size_t len) {
 /* Columns: the key and the knobs of issue <= 13, the figures, the
  * breakdown, memory and base fingerprint, then (appended with issue 14, so
  * the older columns keep their places) cp, schedule, zero_stage, fsdp_shard,
- * pp_first_layers, pp_last_layers, pp_counted. */
-#define CSV_NEW_COLS 7
+ * pp_first_layers, pp_last_layers, pp_counted, and (issue 15) ep, etp,
+ * moe_dispatcher. */
+#define CSV_NEW_COLS 10
 #define CSV_COLS (9 + 4 + SC_CAT_COUNT + 2 + CSV_NEW_COLS)
 
 static int csv_header(char *buf, size_t n) {
@@ -456,7 +548,7 @@ static int csv_header(char *buf, size_t n) {
   }
   k = snprintf(buf + len, n - len,
                ",memory_gib,base,cp,schedule,zero_stage,fsdp_shard,pp_first_layers,"
-               "pp_last_layers,pp_counted\n");
+               "pp_last_layers,pp_counted,ep,etp,moe_dispatcher\n");
   if (k < 0 || (size_t)k >= n - len) return -1;
   return (int)(len + (size_t)k);
 }
@@ -482,11 +574,13 @@ static int csv_row(const sc_sweep_row *r, uint64_t fp, char *buf, size_t n) {
     len += (size_t)k;
   }
   const char *sched = sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule);
+  const char *disp = sc_enum_name(SC_ENUM_MOE_DISPATCHER, (int)r->moe_dispatcher);
   k = snprintf(buf + len, n - len,
                ",%.3f,%016" PRIx64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-               ",%d\n",
+               ",%d,%" PRId64 ",%" PRId64 ",%s\n",
                r->memory_gib, fp, r->cp, sched ? sched : "?", r->zero_stage, r->fsdp_shard,
-               r->pp_first_layers, r->pp_last_layers, r->pp_counted);
+               r->pp_first_layers, r->pp_last_layers, r->pp_counted, r->ep, r->etp,
+               disp ? disp : "?");
   if (k < 0 || (size_t)k >= n - len) return -1;
   return (int)(len + (size_t)k);
 }
@@ -549,6 +643,9 @@ static int csv_parse(char *line, sc_sweep_row *r, uint64_t *fp) {
     return -1;
   r->schedule = (sc_schedule)sched;
   r->pp_counted = counted != 0;
+  int disp = sc_enum_parse(SC_ENUM_MOE_DISPATCHER, more[9]);
+  if (parse_i64(more[7], &r->ep) || parse_i64(more[8], &r->etp) || disp < 0) return -1;
+  r->moe_dispatcher = (sc_moe_dispatcher)disp;
   char key[128];
   if (strcmp(f[0], sc_sweep_row_key(r, key, sizeof key))) return -1;
   return 0;
@@ -609,7 +706,7 @@ static int cmp_tuple(const cand *a, const cand *b) {
 #define CMP(f)                         \
   if (a->f != b->f) return a->f < b->f ? -1 : 1;
   CMP(tp) CMP(pp) CMP(cp) CMP(vpp) CMP(sched) CMP(counted) CMP(mb) CMP(sp) CMP(rc) CMP(dopt)
-  CMP(fsdp)
+  CMP(fsdp) CMP(ep) CMP(etp) CMP(disp)
 #undef CMP
   return 0;
 }
@@ -626,6 +723,7 @@ static int64_t find_row(const cand *sorted, size_t n, const sc_sweep_row *r) {
   key.dopt = (uint8_t)r->distributed_optimizer, key.sched = (uint8_t)r->schedule;
   key.counted = (uint8_t)r->pp_counted, key.cp = r->cp;
   key.fsdp = r->zero_stage >= 3 ? r->fsdp_shard : 0;
+  key.ep = r->ep, key.etp = r->etp, key.disp = (uint8_t)r->moe_dispatcher;
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -764,6 +862,9 @@ static int work(void *ud, int64_t pos, void *rec) {
   r->pp_first_layers = cfg.parallel.pp_first_layers;
   r->pp_last_layers = cfg.parallel.pp_last_layers;
   r->pp_counted = c->counted;
+  r->ep = c->ep;
+  r->etp = c->etp;
+  r->moe_dispatcher = (sc_moe_dispatcher)c->disp;
   r->step_time_s = res.step_time_s;
   r->tokens_per_s = res.tokens_per_s;
   r->tflops_per_gpu = res.tflops_per_gpu;
@@ -826,6 +927,11 @@ static int make_probe(sweep *S, const sc_config *base) {
   S->sched1 = bs == SC_SCHED_GPIPE || bs == SC_SCHED_ZB_H1 ? (int)bs : SC_SCHED_1F1B;
   S->base_zbv = bs == SC_SCHED_ZBV;
   S->fp8_allgather = p->parallel.fsdp_fp8_allgather;
+  S->base_disp = (int)p->parallel.moe_dispatcher;
+  /* The expert grid and the dispatcher are swept (MoE models). */
+  p->parallel.ep = 1;
+  p->parallel.etp = 0;
+  p->parallel.moe_dispatcher = SC_MOE_ALLTOALL;
   p->parallel.tp = p->parallel.pp = p->parallel.vpp = p->parallel.cp = 1;
   p->parallel.dp = 0;
   p->parallel.schedule = bs == SC_SCHED_GPIPE ? SC_SCHED_GPIPE : SC_SCHED_1F1B;
@@ -855,6 +961,7 @@ static int make_probe(sweep *S, const sc_config *base) {
   p->training.global_batch = batch;
   p->parallel.dp = 0;
   S->gpus = p->cluster.num_gpus;
+  S->moe = p->model.moe_experts > 0;
   hasher H = {UINT64_C(14695981039346656037)};
   sc_config_write_yaml(p, hash_sink, &H);
   S->fingerprint = H.h;
@@ -1033,6 +1140,11 @@ static void row_config(const sc_config *base, const sc_sweep_result *r, const sc
   p->zero_stage = w->zero_stage >= 3 ? 3 : 0;
   p->fsdp_shard = w->zero_stage >= 3 ? w->fsdp_shard : 0;
   if (w->zero_stage < 3) p->fsdp_fp8_allgather = 0;
+  if (cfg->model.moe_experts > 0) {
+    p->ep = w->ep;
+    p->etp = w->etp;
+    p->moe_dispatcher = w->moe_dispatcher;
+  }
   cfg->training.micro_batch = w->micro_batch;
   cfg->training.recompute = w->recompute;
   cfg->simulation.fold = 1;
@@ -1184,7 +1296,8 @@ int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_
                            ", \"micro_batch\": %" PRId64
                            ", \"sequence_parallel\": %s, \"recompute\": \"%s\", "
                            "\"distributed_optimizer\": %s, \"zero_stage\": %" PRId64
-                           ", \"fsdp_shard\": %" PRId64 ", \"step_time_s\": %.9f, "
+                           ", \"fsdp_shard\": %" PRId64 ", \"ep\": %" PRId64 ", \"etp\": %" PRId64
+                           ", \"moe_dispatcher\": \"%s\", \"step_time_s\": %.9f, "
                            "\"tokens_per_s\": %.1f, \"tflops_per_gpu\": %.3f, \"mfu\": %.6f, "
                            "\"memory_gib\": %.3f, \"breakdown\": {",
                            i ? ", " : "", i + 1, sc_sweep_row_key(w, key, sizeof key), w->tp,
@@ -1193,7 +1306,9 @@ int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_
                            w->sequence_parallel ? "true" : "false",
                            sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute),
                            w->distributed_optimizer ? "true" : "false", w->zero_stage,
-                           w->fsdp_shard, w->step_time_s, w->tokens_per_s, w->tflops_per_gpu,
+                           w->fsdp_shard, w->ep, w->etp,
+                           sc_enum_name(SC_ENUM_MOE_DISPATCHER, (int)w->moe_dispatcher),
+                           w->step_time_s, w->tokens_per_s, w->tflops_per_gpu,
                            w->mfu, w->memory_gib)))
         return rc;
       for (int c = 0; c < SC_CAT_COUNT; c++)
@@ -1245,12 +1360,20 @@ int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_
                        "communication; memory: peak stage; fsdp: ZeRO-3 shard size)\n",
                        ntop)))
     return rc;
+  /* MoE models: the expert grid and dispatcher after the sharding, and the
+   * exposed EP communication after x-pp. */
+  int moe = base->model.moe_experts > 0;
+  char moe_head[64] = "", ep_head[16] = "";
+  if (moe) {
+    snprintf(moe_head, sizeof moe_head, " %3s %3s %-8s", "ep", "etp", "dispatch");
+    snprintf(ep_head, sizeof ep_head, " %7s", "x-ep");
+  }
   if ((rc = sc__writef(out, ud,
-                       "  %4s %3s %3s %3s %4s %3s %-11s %3s %2s %-9s %2s %4s %9s %9s %7s %6s %8s "
-                       "%7s %7s %7s %7s %6s %7s\n",
+                       "  %4s %3s %3s %3s %4s %3s %-11s %3s %2s %-9s %2s %4s%s %9s %9s %7s %6s %8s "
+                       "%7s %7s%s %7s %7s %6s %7s\n",
                        "rank", "tp", "cp", "pp", "dp", "vpp", "schedule", "mb", "sp", "recompute",
-                       "do", "fsdp", "step s", "tokens/s", "TFLOP/s", "MFU", "compute", "x-tp",
-                       "x-pp", "x-dp", "bubble", "optim", "mem GiB")))
+                       "do", "fsdp", moe_head, "step s", "tokens/s", "TFLOP/s", "MFU", "compute",
+                       "x-tp", "x-pp", ep_head, "x-dp", "bubble", "optim", "mem GiB")))
     return rc;
   for (int64_t i = 0; i < ntop; i++) {
     const sc_sweep_row *w = &r->rows[i];
@@ -1260,17 +1383,25 @@ int sc_sweep_format_ex(const sc_config *base, const sc_sweep_result *r, int top_
              w->pp_counted ? "+el" : "");
     if (w->zero_stage >= 3) snprintf(fsdp, sizeof fsdp, "%" PRId64, w->fsdp_shard);
     else snprintf(fsdp, sizeof fsdp, "-");
+    char moe_cells[64] = "", ep_cell[16] = "";
+    if (moe) {
+      const char *dn = sc_enum_name(SC_ENUM_MOE_DISPATCHER, (int)w->moe_dispatcher);
+      snprintf(moe_cells, sizeof moe_cells, " %3" PRId64 " %3" PRId64 " %-8s", w->ep, w->etp,
+               dn ? dn : "?");
+      snprintf(ep_cell, sizeof ep_cell, " %7.3f", w->breakdown_s[SC_CAT_EP]);
+    }
     if ((rc = sc__writef(out, ud,
                          "  %4" PRId64 " %3" PRId64 " %3" PRId64 " %3" PRId64 " %4" PRId64
-                         " %3" PRId64 " %-11s %3" PRId64 " %2d %-9s %2d %4s %9.3f %9.0f %7.1f "
-                         "%5.1f%% %8.3f %7.3f %7.3f %7.3f %7.3f %6.3f %7.1f\n",
+                         " %3" PRId64 " %-11s %3" PRId64 " %2d %-9s %2d %4s%s %9.3f %9.0f %7.1f "
+                         "%5.1f%% %8.3f %7.3f %7.3f%s %7.3f %7.3f %6.3f %7.1f\n",
                          i + 1, w->tp, w->cp, w->pp, w->dp, w->vpp, sched, w->micro_batch,
                          w->sequence_parallel, sc_enum_name(SC_ENUM_RECOMPUTE, w->recompute),
-                         w->distributed_optimizer, fsdp, w->step_time_s, w->tokens_per_s,
-                         w->tflops_per_gpu, 100.0 * w->mfu, w->breakdown_s[SC_CAT_COMPUTE],
-                         w->breakdown_s[SC_CAT_TP], w->breakdown_s[SC_CAT_PP],
-                         w->breakdown_s[SC_CAT_DP], w->breakdown_s[SC_CAT_BUBBLE],
-                         w->breakdown_s[SC_CAT_OPTIMIZER], w->memory_gib)))
+                         w->distributed_optimizer, fsdp, moe_cells, w->step_time_s,
+                         w->tokens_per_s, w->tflops_per_gpu, 100.0 * w->mfu,
+                         w->breakdown_s[SC_CAT_COMPUTE], w->breakdown_s[SC_CAT_TP],
+                         w->breakdown_s[SC_CAT_PP], ep_cell, w->breakdown_s[SC_CAT_DP],
+                         w->breakdown_s[SC_CAT_BUBBLE], w->breakdown_s[SC_CAT_OPTIMIZER],
+                         w->memory_gib)))
       return rc;
   }
   if (rb) return robust_write(r, rb, nrb, fmt, out, ud);

@@ -1874,11 +1874,6 @@ static int resolve_moe(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_parallel_sequence_parallel,
                                SC_FIELD_parallel_tp, SC_FIELD_model_moe_experts),
                      p->tp);
-  if (p->zero_stage >= 3 && p->ep > 1)
-    return sc__error(ctx, SC_EUNSUPPORTED,
-                     "%s: parallel.zero_stage=3 (FSDP) with parallel.ep > 1 is not modelled",
-                     where_any(c, w, sizeof w, SC_FIELD_parallel_zero_stage, SC_FIELD_parallel_ep,
-                               -1));
   return SC_OK;
 }
 

@@ -187,14 +187,18 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
   /* Sharded over the data-parallel ranks with the context-parallel ones
    * (Megatron-LM's distributed optimizer and FSDP both shard over dp x cp). */
   double dp = (double)(sh->dp * sh->cp);
-  /* ZeRO-3 / FSDP shards everything over its shard group (fsdp_shard x cp;
-   * hybrid sharding replicates the shards across the other dp ranks). */
-  if (o->zero_stage >= 3 && cfg->parallel.fsdp_shard > 0)
-    dp = (double)(cfg->parallel.fsdp_shard * sh->cp);
+  /* ZeRO-3 / FSDP shards the dense parameters over its shard group
+   * (fsdp_shard x cp; hybrid sharding replicates the shards across the
+   * other dp ranks). */
+  if (o->zero_stage >= 3) dp = (double)sc__shape_fsdp_shard_ranks(sh);
   /* Routed experts shard over their expert-data-parallel group (edp ranks
-   * hold the same experts; FSDP with expert parallelism is refused). */
+   * hold the same experts); under FSDP over it where it is another group
+   * than the shard group (Megatron-FSDP with EP), else with the rest. */
   double edp = sh->moe ? (double)sh->edp : dp;
-  if (o->zero_stage >= 3) edp = dp;
+  if (o->zero_stage >= 3) {
+    int64_t er = sc__shape_fsdp_expert_ranks(sh);
+    edp = er > 0 ? (double)er : dp;
+  }
   mm->expert_weight_bpp = mm->weight_bpp;
   mm->expert_grad_bpp = mm->grad_bpp;
   mm->expert_opt_bpp = mm->opt_bpp;
@@ -401,7 +405,10 @@ static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *byte
  * (the one computing and fsdp_prefetch ahead, in the compute dtype or fp8;
  * without resharding after the forward, every unit of the stage stays
  * gathered until its backward) and one unit's unsharded gradients before
- * their reduce-scatter (in the reduce dtype). */
+ * their reduce-scatter (in the reduce dtype). A unit is the largest layer:
+ * an MoE layer's gathers bring its dense part and its E/ep local experts
+ * (over EDP with expert parallelism), so it is priced at
+ * moe_layer_params + expert_params. */
 static double fsdp_gathered(const sc_memory_model *mm, int64_t stage) {
   const sc_parallel_cfg *par = &mm->cfg->parallel;
   const sc_shape *sh = mm->sh;
@@ -413,7 +420,13 @@ static double fsdp_gathered(const sc_memory_model *mm, int64_t stage) {
       layers += sc__shape_vs_layers(sh, sc__shape_vstage(sh, stage, c));
     if ((double)layers > units) units = (double)layers;
   }
-  return units * mm->layer_params * pbytes + mm->layer_params * sh->grad_bytes;
+  double unit = mm->layer_params;
+  if (sh->moe) {
+    double moe_unit = sh->moe_layer_params + sh->expert_params;
+    int dense_layers = sh->dense_layers > 0 || sh->moe_freq > 1;
+    unit = dense_layers && unit > moe_unit ? unit : moe_unit;
+  }
+  return units * unit * pbytes + unit * sh->grad_bytes;
 }
 
 void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage *out) {

@@ -293,6 +293,21 @@ double sc__shape_stage_expert_params(const sc_shape *sh, int64_t stage) {
   return n * sh->expert_params;
 }
 
+int64_t sc__shape_fsdp_shard_ranks(const sc_shape *sh) {
+  const sc_parallel_cfg *par = &sh->cfg->parallel;
+  return (par->fsdp_shard > 0 ? par->fsdp_shard : par->dp) * sh->cp;
+}
+
+int64_t sc__shape_fsdp_expert_ranks(const sc_shape *sh) {
+  if (!sh->moe) return 0;
+  /* The EDP group is the ranks of a stage with the same expert-grid
+   * position jj % (ep etp); the shard group those with the same tp rank in
+   * one block of fsdp_shard x cp: the same ranks exactly when ep etp = tp
+   * and the block is the whole stage. */
+  if ((double)(sh->ep * sh->etp) == sh->t && sc__shape_fsdp_shard_ranks(sh) == sh->dp * sh->cp) return 0;
+  return sh->edp;
+}
+
 double sc__shape_stage_params(const sc_shape *sh, int64_t stage) {
   int64_t last_vs = sh->pp * sh->vpp - 1;
   double params = 0;

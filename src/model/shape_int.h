@@ -153,6 +153,17 @@ double sc__shape_stage_params(const sc_shape *sh, int64_t stage);
  * expert-data-parallel group). */
 double sc__shape_stage_expert_params(const sc_shape *sh, int64_t stage);
 
+/* FSDP / ZeRO-3 (parallel.zero_stage 3): the ranks the dense parameters are
+ * sharded over (fsdp_shard, or dp, times cp), and those the routed experts
+ * are: edp when the expert-data-parallel group is another group than the
+ * shard group, Megatron-FSDP's layout with expert parallelism (expert
+ * parameters live in buffers of their own, sharded and reduced over the EDP
+ * group); 0 when the two groups are the same ranks (ep x etp = tp and no
+ * hybrid sharding, or a dense model): the experts are then sharded with the
+ * rest of their unit. */
+int64_t sc__shape_fsdp_shard_ranks(const sc_shape *sh);
+int64_t sc__shape_fsdp_expert_ranks(const sc_shape *sh);
+
 /* Megatron model FLOPs per step (no recompute) and hardware FLOPs (with the
  * configured recompute), general form for GQA/SwiGLU, of a config's model
  * and training sections (used by sc__shape_init). */

@@ -69,10 +69,12 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   item *sched_all = sc__malloc(ctx, sizeof(item) * nitems * (size_t)B.pp);
   B.param_ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
   B.fsdp.on = par->zero_stage >= 3;
-  B.fsdp.shard_ranks = (par->fsdp_shard > 0 ? par->fsdp_shard : par->dp) * sh->cp;
+  B.fsdp.shard_ranks = sc__shape_fsdp_shard_ranks(sh);
+  B.fsdp.expert_ranks = sc__shape_fsdp_expert_ranks(sh);
   B.fsdp.replicas = par->dp * sh->cp / B.fsdp.shard_ranks;
   B.fsdp.cap = sh->lpc_max + 2;
   B.fsdp.params = sc__malloc(ctx, sizeof(double) * (size_t)B.fsdp.cap);
+  B.fsdp.eparams = sc__malloc(ctx, sizeof(double) * (size_t)B.fsdp.cap);
   B.fsdp.ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)B.fsdp.cap);
   B.item_end = sc__malloc(ctx, sizeof(uint32_t) * nitems);
   B.item_send = sc__malloc(ctx, sizeof(uint32_t) * nitems);
@@ -82,7 +84,7 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.lag = cfg->parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : sc__schedule_split(sh) ? 0 : 1;
   wl->progs = sc__calloc(ctx, (size_t)B.pp, sizeof(sc_program));
   if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs ||
-      !B.fsdp.params || !B.fsdp.ag)
+      !B.fsdp.params || !B.fsdp.eparams || !B.fsdp.ag)
     goto done;
   if ((rc = sc__schedule_all(ctx, sh, sched_all))) goto done;
   rc = SC_ENOMEM;
@@ -112,6 +114,7 @@ done:
   sc__free(ctx, sched_all, sizeof(item) * nitems * (size_t)B.pp);
   sc__free(ctx, B.param_ag, sizeof(uint32_t) * (size_t)layers_total);
   sc__free(ctx, B.fsdp.params, sizeof(double) * (size_t)B.fsdp.cap);
+  sc__free(ctx, B.fsdp.eparams, sizeof(double) * (size_t)B.fsdp.cap);
   sc__free(ctx, B.fsdp.ag, sizeof(uint32_t) * (size_t)B.fsdp.cap);
   sc__free(ctx, B.item_end, sizeof(uint32_t) * nitems);
   sc__free(ctx, B.item_send, sizeof(uint32_t) * nitems);

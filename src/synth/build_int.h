@@ -71,9 +71,13 @@ typedef struct fsdp_state {
   int gather;             /* this pass gathers its units' parameters */
   int64_t shard_ranks;    /* ranks a parameter is sharded over: fsdp_shard x cp */
   int64_t replicas;       /* copies of each shard (hybrid sharding) */
+  int64_t expert_ranks;   /* ranks routed experts are sharded over apart from the rest
+                             (the EDP group), or 0: with the rest of their unit
+                             (sc__shape_fsdp_expert_ranks) */
   int64_t nunits, issued, unit; /* units of the pass, gathers issued, next unit */
   int64_t cap;            /* entries of params and ag */
-  double *params;         /* per unit, in compute order */
+  double *params;         /* per unit, in compute order: gathered over the shard group */
+  double *eparams;        /* per unit: routed experts' over EDP (0 if expert_ranks 0) */
   uint32_t *ag;           /* its all-gather */
 } fsdp_state;
 

@@ -131,10 +131,12 @@ void sc__syn_dp_optimizer(builder *B, double params, double expert_params) {
    * zero_grad_buffer, grad_bytes per param). The distributed optimizer
    * shards routed experts over their expert-data-parallel group. */
   double dense = params - expert_params;
-  double local = B->fsdp.on ? params / (double)B->fsdp.shard_ranks
-                 : dist     ? dense / (double)sc__syn_dp_ranks(B) +
-                              expert_params / (double)sh->edp
-                            : params;
+  const fsdp_state *F = &B->fsdp;
+  double local = F->on && F->expert_ranks > 0
+                     ? dense / (double)F->shard_ranks + expert_params / (double)F->expert_ranks
+                 : F->on ? params / (double)F->shard_ranks
+                 : dist  ? dense / (double)sc__syn_dp_ranks(B) + expert_params / (double)sh->edp
+                         : params;
   sc__syn_compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
                   sc__syn_mem(B, local * B->cost->p.optimizer_bytes_per_param +
                                      params * sh->grad_bytes));

@@ -2,7 +2,8 @@
  * sctest.h: helpers shared by the unit tests: a growing in-memory output
  * sink (for traces, reports, .scw files), shared test configs, a checking
  * allocator that verifies every free's size, finds leaks and fails chosen
- * allocations, contexts with the IR checkers on, and the data directory.
+ * allocations, contexts with the IR checkers on, the data directory, and
+ * the memory counter track's agreement with the estimate.
  * Header-only, test code only.
  */
 #ifndef SC_TEST_H
@@ -49,6 +50,43 @@ static inline void sc_test_example(sc_config *cfg) {
     abort();
   }
   sc_ctx_free(ex);
+}
+
+/* Simulates a resolved cfg with the Chrome trace and compares, per pipeline
+ * stage, the peak of the trace's memory counter (the stage's first rank)
+ * with the result's peak_gib estimate. Returns -1 when every stage agrees
+ * within 1e-3 GiB, else the first stage that does not (its two figures in
+ * *peak and *want), or -2 when the simulation or formatting fails. */
+static inline int sc_test_counter_peak_mismatch(sc_ctx *ctx, const sc_config *cfg, double *peak,
+                                                double *want) {
+  sc_test_buf g = {NULL, 0, 0}, js = {NULL, 0, 0};
+  sc_result r;
+  int bad = -1;
+  if (sc_simulate(ctx, cfg, sc_test_buf_write, &g, &r) ||
+      sc_result_format(cfg, &r, SC_FORMAT_JSON, sc_test_buf_write, &js))
+    bad = -2;
+  const char *q = js.p;
+  for (int64_t st = 0; bad == -1 && st < cfg->parallel.pp; st++) {
+    q = q ? strstr(q, "\"peak_gib\":") : NULL;
+    if (!q) {
+      bad = -2;
+      break;
+    }
+    q += 11;
+    *want = atof(q);
+    *peak = 0;
+    char key[96];
+    snprintf(key, sizeof key, "\"name\":\"memory\",\"pid\":%lld,",
+             (long long)(st * cfg->parallel.tp * cfg->parallel.dp));
+    for (const char *p = g.p; (p = strstr(p, key)); p++) {
+      const char *v = strstr(p, "\"GiB\":");
+      if (v && atof(v + 6) > *peak) *peak = atof(v + 6);
+    }
+    if (*peak - *want > 1e-3 || *want - *peak > 1e-3) bad = (int)st;
+  }
+  free(js.p);
+  free(g.p);
+  return bad;
 }
 
 /* Test configs shared by the engine, workload and memory tests; callers then

@@ -336,7 +336,7 @@ static void assert_fold_merge_exact(sc_config *cfg) {
 
 static void test_fold_and_merge(void **state) {
   (void)state;
-  for (int k = 0; k < 10; k++) {
+  for (int k = 0; k < 12; k++) {
     sc_config cfg;
     small_moe(&cfg);
     cfg.model.moe_router_balance = 1.3;
@@ -368,8 +368,133 @@ static void test_fold_and_merge(void **state) {
       cfg.parallel.cp = 2, cfg.parallel.ep = 8, cfg.parallel.etp = 2;
       cfg.model.moe_shared_experts = 1, cfg.parallel.moe_shared_expert_overlap = 1;
       break;
+    case 10: /* FSDP with EP across nodes: dense over the shard group, experts over EDP */
+      cfg.parallel.zero_stage = 3, cfg.parallel.ep = 8, cfg.parallel.etp = 2;
+      cfg.parallel.moe_dispatcher = SC_MOE_DEEPEP;
+      break;
+    case 11: /* hybrid FSDP with EP, prefetch 2, full recompute */
+      cfg.parallel.zero_stage = 3, cfg.parallel.fsdp_shard = 2, cfg.parallel.fsdp_prefetch = 2;
+      cfg.training.recompute = SC_RECOMPUTE_FULL;
+      break;
     }
     assert_fold_merge_exact(&cfg);
+  }
+}
+
+/* small_moe with ZeRO-3 / FSDP in place of the distributed optimizer. */
+static void small_fsdp_moe(sc_config *cfg) {
+  small_moe(cfg);
+  cfg->parallel.zero_stage = 3;
+  cfg->parallel.distributed_optimizer = 0;
+}
+
+/* FSDP / ZeRO-3 with expert parallelism (Megatron-FSDP): on small_moe (TP2
+ * PP2 DP8, EP 4, ETP 1, edp 4; stage 0 runs the embedding and two MoE
+ * layers, 4 micro-batches) every MoE unit is gathered twice per
+ * micro-batch, forward and backward, as a dense all-gather over the shard
+ * group and an expert one over EDP, and its gradients reduce-scattered over
+ * each; hybrid sharding all-reduces the dense shards only; with ep x etp =
+ * tp (EP 2) the two groups are the same ranks and one gather serves the
+ * unit; without resharding after the forward no backward gathers. */
+static void test_fsdp_ep_collectives(void **state) {
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    sc_config cfg;
+    small_fsdp_moe(&cfg);
+    if (k == 1) cfg.parallel.fsdp_shard = 2; /* hybrid: 4 replicas */
+    if (k == 2) cfg.parallel.ep = 2;         /* EDP group = shard group */
+    if (k == 3) cfg.parallel.fsdp_reshard_after_forward = 0;
+    sc_cost cost;
+    sc_shape sh;
+    sc_workload wl;
+    build(&cfg, &cost, &sh, &wl);
+    int own = k != 2;
+    assert_int_equal(sc__shape_fsdp_expert_ranks(&sh), own ? 4 : 0);
+    const sc_program *p = &wl.progs[0];
+    size_t ag[2][2] = {{0, 0}, {0, 0}}; /* [dense, expert][fwd, bwd] */
+    for (size_t i = 0; i < p->nops[SC_ST_FSDP]; i++) {
+      const sc_op *op = &p->ops[SC_ST_FSDP][i];
+      assert_int_equal(op->coll, SC_COLL_ALLGATHER);
+      int ex = op->group == SC_GRP_EDP;
+      if (!ex) assert_int_equal(op->group, SC_GRP_SHARD);
+      ag[ex][op->phase != SC_PH_FWD]++;
+      if (ex) assert_near(op->work, 2.0 * sh.expert_params, 1e-15);
+      else if (op->work != 2.0 * sh.embed_params)
+        assert_near(op->work, 2.0 * (sh.moe_layer_params + (own ? 0.0 : sh.expert_params)), 1e-15);
+    }
+    size_t rs[2] = {0, 0}, ar = 0;
+    for (size_t i = 0; i < p->nops[SC_ST_DP]; i++) {
+      const sc_op *op = &p->ops[SC_ST_DP][i];
+      if (op->label == SC_L_FSDP_RS) {
+        int ex = op->group == SC_GRP_EDP;
+        rs[ex]++;
+        if (ex) assert_near(op->work, 4.0 * sh.expert_params, 1e-15);
+      } else {
+        assert_int_equal(op->label, SC_L_FSDP_AR);
+        assert_int_equal(op->group, SC_GRP_REPLICA);
+        ar++;
+      }
+    }
+    size_t mb = 4, units = mb * 3, moe = mb * 2; /* embedding + 2 layers */
+    assert_int_equal(ag[0][0], units);
+    assert_int_equal(ag[0][1], k == 3 ? 0 : units);
+    assert_int_equal(ag[1][0], own ? moe : 0);
+    assert_int_equal(ag[1][1], own && k != 3 ? moe : 0);
+    assert_int_equal(rs[0], units);
+    assert_int_equal(rs[1], own ? moe : 0);
+    assert_int_equal(ar, k == 1 ? units : 0);
+    sc__workload_free(ctx, &wl);
+  }
+}
+
+/* FSDP with EP memory: dense states over the shard group (dp x cp = 8, or
+ * fsdp_shard), the routed experts' over edp = 4, and the gathered units
+ * (current + prefetched) at the size of an MoE layer with its local
+ * experts; the memory counter track peaks at the estimate. */
+static void test_fsdp_ep_memory(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    sc_config cfg;
+    small_fsdp_moe(&cfg);
+    if (k == 1) cfg.parallel.fsdp_shard = 2;
+    resolve(&cfg);
+    sc_shape sh;
+    shape(&cfg, &sh);
+    sc_memory_opts o;
+    sc__memory_opts_of(&cfg, &o);
+    sc_memory_model mm;
+    assert_int_equal(sc__memory_model_init(ctx, &mm, &sh, &o), 0);
+    double shard = k == 1 ? 2.0 : 8.0;
+    assert_near(mm.weight_bpp, 2.0 / shard, 1e-15);
+    assert_near(mm.grad_bpp, 4.0 / shard, 1e-15);
+    assert_near(mm.opt_bpp, 12.0 / shard, 1e-15);
+    assert_near(mm.expert_weight_bpp, 2.0 / 4.0, 1e-15);
+    assert_near(mm.expert_grad_bpp, 4.0 / 4.0, 1e-15);
+    assert_near(mm.expert_opt_bpp, 12.0 / 4.0, 1e-15);
+    sc_memory_stage st, plain;
+    sc__memory_stage(&mm, 0, &st);
+    double pe = sc__shape_stage_expert_params(&sh, 0), pd = st.params - pe;
+    assert_near(st.weights_bytes, pd * 2.0 / shard + pe * 2.0 / 4.0, 1e-12);
+    /* the same config without ZeRO-3: the difference in transients is the
+     * gathered units and one unit's unsharded grads */
+    sc_config c0 = cfg;
+    c0.parallel.zero_stage = 0;
+    c0.parallel.fsdp_shard = 0;
+    resolve(&c0);
+    sc_shape sh0;
+    shape(&c0, &sh0);
+    sc_memory_opts o0;
+    sc__memory_opts_of(&c0, &o0);
+    sc_memory_model mm0;
+    assert_int_equal(sc__memory_model_init(ctx, &mm0, &sh0, &o0), 0);
+    sc__memory_stage(&mm0, 0, &plain);
+    double unit = sh.moe_layer_params + sh.expert_params;
+    assert_near(st.transient_bytes - plain.transient_bytes, 2.0 * unit * 2.0 + unit * 4.0, 1e-12);
+    /* the trace's memory counter peaks at the estimate on every stage */
+    double peak = 0, want = 0;
+    int bad = sc_test_counter_peak_mismatch(ctx, &cfg, &peak, &want);
+    if (bad != -1)
+      fail_msg("case %d stage %d: counter peak %.4f GiB, estimate %.4f GiB", k, bad, peak, want);
   }
 }
 
@@ -694,7 +819,8 @@ int main(void) {
       cmocka_unit_test(test_fold_and_merge), cmocka_unit_test(test_dispatcher_effects),
       cmocka_unit_test(test_config_rules),   cmocka_unit_test(test_presets_run),
       cmocka_unit_test(test_mla),            cmocka_unit_test(test_recompute_modules),
-      cmocka_unit_test(test_presets_match_hf),
+      cmocka_unit_test(test_presets_match_hf), cmocka_unit_test(test_fsdp_ep_collectives),
+      cmocka_unit_test(test_fsdp_ep_memory),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

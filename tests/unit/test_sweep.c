@@ -1,7 +1,8 @@
 /* test_sweep.c: configuration sweeps: enumeration and pruning counts on a
  * small case against an independent count, restrictions of the space, the
  * dimensions of issue 14 (schedules, cp, ZeRO-3 and its shard, uneven and
- * counted layer splits, flexible interleaving), reasons for what was not
+ * counted layer splits, flexible interleaving), the expert grid and
+ * dispatcher of MoE models (issue 15), reasons for what was not
  * ranked and why nothing ranked, deterministic ranking, memory pruning,
  * results file round trip, the GPT-3 175B / 1,024 A100 search (reduced),
  * input errors, allocation failures. */
@@ -408,7 +409,7 @@ static void test_new_dimensions(void **state) {
   fclose(f);
   assert_true(!strncmp(header, "key,tp,pp,dp,vpp,micro_batch,sequence_parallel,recompute,", 57));
   assert_non_null(strstr(header, ",memory_gib,base,cp,schedule,zero_stage,fsdp_shard,"
-                                 "pp_first_layers,pp_last_layers,pp_counted\n"));
+                                 "pp_first_layers,pp_last_layers,pp_counted,"));
   sc_sweep_result r2;
   o.resume = 1;
   run_sweep(&base, &o, &r2);
@@ -418,6 +419,138 @@ static void test_new_dimensions(void **state) {
   sc_sweep_result_free(ctx, &r2);
   sc_sweep_result_free(ctx, &r);
   unlink(path);
+}
+
+/* Mixtral 8x7B cut to 4 layers of 1,024 tokens on 16 H100s (TP 2, PP 1,
+ * DP 8), one value on every dense dimension: the expert grid and the
+ * dispatcher (issue 15). */
+static void moe_base(sc_config *cfg, sc_sweep_opts *o) {
+  sc_test_example(cfg);
+  assert_int_equal(sc_model_preset(ctx, cfg, "mixtral-8x7b"), 0);
+  cfg->model.layers = 4;
+  cfg->model.seq_len = 1024;
+  cfg->training.global_batch = 32;
+  cfg->training.precision = SC_PREC_BF16;
+  snprintf(cfg->cluster.gpu, sizeof cfg->cluster.gpu, "%s", "h100-sxm");
+  cfg->cluster.num_gpus = 16;
+  cfg->cluster.nodes = 0;
+  memset(o, 0, sizeof *o);
+  o->tp.n = 1, o->tp.v[0] = 2;
+  o->pp.n = 1, o->pp.v[0] = 1;
+  o->cp.n = 1, o->cp.v[0] = 1;
+  o->micro_batch.n = 1, o->micro_batch.v[0] = 1;
+  o->recompute.n = 1, o->recompute.v[0] = SC_RECOMPUTE_NONE;
+  o->distributed_optimizer.n = 1, o->distributed_optimizer.v[0] = 1;
+  o->fsdp.n = 1, o->fsdp.v[0] = SC_SWEEP_FSDP_OFF;
+}
+
+/* The expert grid: by default ep over the divisors of the 8 experts and
+ * etp 1 and tp (2), every pair fitting the 16 ranks (8 candidates, SP on
+ * only: Megatron-Core's MoE needs it); a second dispatcher doubles all but
+ * ep = etp = 1; --ep 3 (not dividing the experts) counts under moe_grid and
+ * nothing ranks; a dense model keeps ep 1 and counts ep 2 under moe_grid;
+ * the results file round-trips the new columns and keys. */
+static void test_moe_dimensions(void **state) {
+  (void)state;
+  sc_config base;
+  sc_sweep_opts o;
+  moe_base(&base, &o);
+  char path[] = "/tmp/stepcast_test_sweep_moe_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  unlink(path);
+  o.out_path = path;
+  sc_sweep_result r;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 8);
+  assert_int_equal(r.simulated + total_excluded(&r), 8);
+  assert_true(r.simulated > 0);
+  char key[160];
+  for (int64_t i = 0; i < r.simulated; i++) {
+    const sc_sweep_row *w = &r.rows[i];
+    assert_int_equal(w->sequence_parallel, 1);
+    assert_int_equal(w->moe_dispatcher, SC_MOE_ALLTOALL);
+    assert_true(w->ep >= 1 && 8 % w->ep == 0 && (w->etp == 1 || w->etp == 2));
+    sc_sweep_row_key(w, key, sizeof key);
+    if (w->ep > 1 || w->etp > 1) {
+      char want[48];
+      snprintf(want, sizeof want, "-ep%lld-etp%lld-alltoall", (long long)w->ep,
+               (long long)w->etp);
+      assert_non_null(strstr(key, want));
+    } else {
+      assert_null(strstr(key, "-ep"));
+    }
+  }
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char header[1024];
+  assert_non_null(fgets(header, sizeof header, f));
+  fclose(f);
+  assert_non_null(strstr(header, ",pp_counted,ep,etp,moe_dispatcher\n"));
+  sc_sweep_result r2;
+  o.resume = 1;
+  run_sweep(&base, &o, &r2);
+  assert_int_equal(r2.resumed, r.simulated);
+  assert_memory_equal(r.rows, r2.rows, (size_t)r.simulated * sizeof *r.rows);
+  sc_sweep_result_free(ctx, &r2);
+  sc_sweep_result_free(ctx, &r);
+  unlink(path);
+
+  /* two dispatchers: 1 + 7 x 2 */
+  moe_base(&base, &o);
+  o.dispatcher.n = 2, o.dispatcher.v[0] = SC_MOE_ALLTOALL, o.dispatcher.v[1] = SC_MOE_DEEPEP;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 15);
+  int deepep = 0;
+  for (int64_t i = 0; i < r.simulated; i++) deepep += r.rows[i].moe_dispatcher == SC_MOE_DEEPEP;
+  assert_true(deepep > 0);
+  sc_sweep_result_free(ctx, &r);
+
+  /* --ep 3,4 --etp 1: ep 3 does not divide 8 experts */
+  moe_base(&base, &o);
+  o.ep.n = 2, o.ep.v[0] = 3, o.ep.v[1] = 4;
+  o.etp.n = 1, o.etp.v[0] = 1;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 2);
+  assert_int_equal(r.excluded[SC_SWEEP_MOE_GRID], 1);
+  for (int64_t i = 0; i < r.simulated; i++) assert_int_equal(r.rows[i].ep, 4);
+  sc_sweep_result_free(ctx, &r);
+  /* --ep 3 alone: with the default etp {1, 2} two leaves, nothing ranks */
+  moe_base(&base, &o);
+  o.ep.n = 1, o.ep.v[0] = 3;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 2);
+  assert_int_equal(r.excluded[SC_SWEEP_MOE_GRID], 2);
+  assert_int_equal(r.simulated, 0);
+  char why[512];
+  assert_non_null(strstr(sc_sweep_why_unranked(&r, why, sizeof why), "moe_grid 2"));
+  sc_sweep_result_free(ctx, &r);
+
+  /* a dense model: ep 1 only; a listed ep 2 is a moe_grid leaf */
+  small_base(&base);
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 2;
+  o.pp.n = 1, o.pp.v[0] = 1;
+  o.micro_batch.n = 1, o.micro_batch.v[0] = 1;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_NONE;
+  o.sequence_parallel.n = 1, o.sequence_parallel.v[0] = 1;
+  o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 1;
+  o.fsdp.n = 1, o.fsdp.v[0] = SC_SWEEP_FSDP_OFF;
+  o.dispatcher.n = 1, o.dispatcher.v[0] = SC_MOE_DEEPEP; /* no effect on a dense model */
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 1);
+  assert_int_equal(r.simulated, 1);
+  assert_int_equal(r.rows[0].ep, 1);
+  assert_int_equal(r.rows[0].etp, 1);
+  assert_int_equal(r.rows[0].moe_dispatcher, SC_MOE_ALLTOALL);
+  sc_sweep_result_free(ctx, &r);
+  o.ep.n = 2, o.ep.v[0] = 1, o.ep.v[1] = 2;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 2);
+  assert_int_equal(r.excluded[SC_SWEEP_MOE_GRID], 1);
+  assert_int_equal(r.simulated, 1);
+  sc_sweep_result_free(ctx, &r);
 }
 
 /* pp that does not divide the layers: the config's derived uneven split
@@ -703,6 +836,7 @@ int main(void) {
       cmocka_unit_test(test_determinism_and_file),
       cmocka_unit_test(test_gpt3_175b_1024),
       cmocka_unit_test(test_new_dimensions),
+      cmocka_unit_test(test_moe_dimensions),
       cmocka_unit_test(test_uneven_pp),
       cmocka_unit_test(test_interleave_any_count),
       cmocka_unit_test(test_nothing_ranks),

@@ -889,12 +889,8 @@ static void test_shipped_new_files(void **state) {
     const sc_case *c = sc_caseset_case(set, i);
     if (res[i].status == SC_OK) assert_true(res[i].predicted_step_s > 0);
     else assert_true(res[i].reason[0] != 0);
-    /* Every MoE row simulates but the one with FSDP over expert
-     * parallelism (not modelled). */
-    if (strstr(c->file, "megatron_moe_h100")) {
-      if (strstr(c->id, "fsdp")) assert_int_equal(res[i].status, SC_EUNSUPPORTED);
-      else assert_int_equal(res[i].status, SC_OK);
-    }
+    /* Every MoE row simulates, FSDP over expert parallelism included. */
+    if (strstr(c->file, "megatron_moe_h100")) assert_int_equal(res[i].status, SC_OK);
   }
   for (size_t f = 0; f < 3; f++) {
     sc_error_stats st;
