@@ -18,7 +18,7 @@ static int distributed(const builder *B) {
 void sc__syn_dp_param_gathers(builder *B) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
-  int64_t stage = B->stage, v = B->vpp;
+  int64_t stage = B->stage, v = sc__shape_chunks(B->sh);
   int64_t layers_total = sh->layers;
   for (int64_t l = 0; l < layers_total; l++) B->param_ag[l] = NONE;
   if (!distributed(B) || !cfg->parallel.overlap_param_gather) return;
