@@ -294,10 +294,12 @@ double sc__memory_item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int
 }
 
 /* Communicators a rank of `stage` belongs to: TP, DP, the pipeline's p2p
- * and, for tied embeddings across the pipeline, the first/last-stage group. */
+ * and, for tied embeddings across the pipeline, the first/last-stage group;
+ * DualPipe's pair of mirrored stages. */
 static int communicators(const sc_memory_model *mm, int64_t stage) {
   int n = (mm->tp > 1) + (mm->dp * mm->sh->cp > 1) + (mm->pp > 1) + (mm->sh->cp > 1);
   if (mm->cfg->model.tied_embeddings && mm->pp > 1 && (stage == 0 || stage == mm->pp - 1)) n++;
+  n += mm->sh->dual; /* DualPipe's mirror pair */
   /* MoE: the EP, expert tensor-parallel and expert-data-parallel groups */
   if (mm->sh->moe) n += (mm->sh->ep > 1) + (mm->sh->etp > 1) + (mm->sh->edp > 1);
   return n;

@@ -664,6 +664,44 @@ static void test_trace_memory_counter(void **state) {
  * split backward under full recomputation (ZB-H1, ZB-V), whose peak can
  * fall after an input-grad pass, and for ZB-V's list-scheduled order with
  * and without recomputation (docs/MEMORY.md). */
+/* DualPipe: every stage holds two stages' parameters (stage s of the model
+ * and pp - 1 - s of its mirrored copy) and sums the copies' gradients with
+ * its mirror stage in one all-reduce of all its grads; 1F1B has neither. */
+static void test_dualpipe_mirror_grads(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    sc_config cfg;
+    small_config(&cfg);
+    cfg.parallel.distributed_optimizer = 0;
+    cfg.parallel.schedule = k ? SC_SCHED_DUALPIPE : SC_SCHED_1F1B;
+    if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
+    sc_cost cost;
+    sc_workload wl;
+    sc_shape sh;
+    assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+    if (sc_test_build(ctx, &cfg, &cost, 0, &sh, &wl)) fail_msg("%s", sc_errmsg(ctx));
+    for (int64_t s = 0; s < wl.nprogs; s++) {
+      double mirror = 0;
+      int n = 0;
+      for (size_t i = 0; i < wl.progs[s].nops[SC_ST_DP]; i++) {
+        const sc_op *op = &wl.progs[s].ops[SC_ST_DP][i];
+        if (op->kind == SC_OP_COLL && op->group == SC_GRP_MIRROR) mirror += op->work, n++;
+      }
+      double want = sc__shape_stage_params(&sh, s) * sh.grad_bytes;
+      assert_int_equal(n, k);
+      if (k && fabs(mirror - want) > 1e-6 * want)
+        fail_msg("stage %lld: mirror all-reduce of %.0f bytes, want %.0f", (long long)s, mirror,
+                 want);
+      /* both chunks' layers: twice a 1F1B stage's */
+      double layers = 0;
+      for (int64_t c = 0; c < sc__shape_chunks(&sh); c++)
+        layers += (double)sc__shape_vs_layers(&sh, sc__shape_vstage(&sh, s, c));
+      assert_true(layers == (double)(k + 1) * (double)cfg.model.layers / (double)cfg.parallel.pp);
+    }
+    sc__workload_free(ctx, &wl);
+  }
+}
+
 static void test_counter_peak_is_estimate(void **state) {
   (void)state;
   static const struct {
@@ -778,6 +816,7 @@ int main(void) {
       cmocka_unit_test(test_trace_write_error),
       cmocka_unit_test(test_trace_memory_counter),
       cmocka_unit_test(test_counter_peak_is_estimate),
+      cmocka_unit_test(test_dualpipe_mirror_grads),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
