@@ -129,9 +129,15 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
     }
     B->item_send[i] = NONE;
     /* MoE all-to-alls hidden behind compute (moe_a2a_overlap) are done
-     * before the next pass starts. */
-    sc__syn_add_wait(B, B->ep_pending);
-    B->ep_pending = NONE;
+     * before the next pass starts; in a DualPipe F&B chunk only before the
+     * pass after it: the backward's compute runs under the forward's
+     * dispatches and combines (another micro-batch's, no data between them),
+     * and its own all-to-alls follow them on the EP stream. */
+    int fb_second = dualpipe && it->fb && it->pass == SC_PASS_B && i > 0 && sched[i - 1].fb;
+    if (!fb_second) {
+      sc__syn_add_wait(B, B->ep_pending);
+      B->ep_pending = NONE;
+    }
     /* Megatron's 1F1B all-to-all overlap (--overlap-moe-expert-parallel-comm)
      * runs a forward and a backward of different micro-batches together, so
      * a pass hides its EP communication only where the schedule alternates
