@@ -64,7 +64,8 @@ static const sc_cli_opt sweep_opts[] = {
     {"--emit", "megatron", "after the ranking, the Megatron-LM launch line of each top layout "
                            "(text output)", SC_CLI_CHOICE},
     {"--cp", "LIST", "context-parallel sizes to try", 0},
-    {"--schedule", "LIST", "pipeline schedules: 1f1b, gpipe, interleaved, zb-h1, zbv", 0},
+    {"--schedule", "LIST",
+     "pipeline schedules: 1f1b, gpipe, interleaved, zb-h1, zbv, dualpipe, dualpipev", 0},
     {"--fsdp", "LIST", "ZeRO-3 / FSDP: off, full, or shard sizes (hybrid sharding)", 0},
     {"--pp-split", "LIST", "layer split: plain, counted (embedding and loss as layers)", 0},
     {"--ep", "LIST", "expert-parallel sizes to try (MoE models; default: the divisors of "

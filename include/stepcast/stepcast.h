@@ -129,13 +129,18 @@ typedef enum { SC_RECOMPUTE_NONE = 0, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL 
 /* Pipeline schedules: 1F1B, GPipe, Megatron's interleaved 1F1B (vpp > 1),
  * and the zero-bubble schedules of Qi et al. 2024 that split the backward
  * into input-grad (B) and weight-grad (W) passes: ZB-H1 (1F1B order, W
- * deferred into the bubbles) and ZB-V (two chunks per stage in a V). */
+ * deferred into the bubbles) and ZB-V (two chunks per stage in a V); and
+ * DeepSeek-V3's DualPipe (two mirrored model copies, micro-batches fed from
+ * both ends, forward and backward chunks of different micro-batches
+ * overlapped) and its cut-in-half DualPipe-V (ZB-V's placement). */
 typedef enum {
   SC_SCHED_1F1B = 0,
   SC_SCHED_GPIPE,
   SC_SCHED_INTERLEAVED,
   SC_SCHED_ZB_H1,
-  SC_SCHED_ZBV
+  SC_SCHED_ZBV,
+  SC_SCHED_DUALPIPE,
+  SC_SCHED_DUALPIPEV
 } sc_schedule;
 /* Context-parallel attention exchange (Megatron / Transformer Engine
  * cp_comm_type): ring of K/V chunks, all-to-all over heads (Ulysses), K/V

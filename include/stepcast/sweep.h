@@ -88,10 +88,11 @@ typedef struct sc_sweep_opts {
   sc_sweep_dim distributed_optimizer; /* values 0/1 */
   sc_sweep_dim cp;                    /* context-parallel sizes */
   /* sc_schedule values; each (pp, vpp) takes those valid for it: vpp 1 the
-   * one-chunk schedules (1f1b, gpipe, zb-h1), vpp > 1 interleaved and, for
-   * vpp 2, zbv; pp 1 runs no schedule (one candidate). Default: the base's
-   * one-chunk schedule (1f1b unless it says gpipe or zb-h1) and interleaved,
-   * plus zbv when the base says zbv. */
+   * one-chunk schedules (1f1b, gpipe, zb-h1, and dualpipe for an even pp),
+   * vpp > 1 interleaved and, for vpp 2, zbv and dualpipev; pp 1 runs no
+   * schedule (one candidate). Default: the base's one-chunk schedule (1f1b
+   * unless it says gpipe, zb-h1 or dualpipe) and interleaved, plus zbv or
+   * dualpipev when the base says so. */
   sc_sweep_dim schedule;
   /* SC_SWEEP_FSDP_OFF, SC_SWEEP_FSDP_FULL or a shard size >= 2 (hybrid
    * sharding when below dp); tried where dp > 1; a shard size that does not
@@ -99,8 +100,8 @@ typedef struct sc_sweep_opts {
    * pp = 1 also full sharding and sharding within a node (gpus_per_node /
    * (tp cp) ranks, when that is between 2 and dp). */
   sc_sweep_dim fsdp;
-  /* SC_SWEEP_SPLIT_*; counted is tried where pp > 1 (for zbv never: it keeps
-   * an even split). Default: plain, and counted where the layers plus the
+  /* SC_SWEEP_SPLIT_*; counted is tried where pp > 1 (for zbv and dualpipev
+   * never: they keep an even split). Default: plain, and counted where the layers plus the
    * embedding and the loss split evenly over pp*vpp chunks. */
   sc_sweep_dim pp_split;
   /* Mixture-of-experts models (model.moe_experts > 0) only; a dense model

@@ -532,7 +532,10 @@ int sc_report_html_run(sc_ctx *ctx, const sc_config *cfg, const sc_result *res, 
                   "micro-batch %lld, sequence %lld, recompute %s, %s.</p>\n",
               (long long)p->tp, (long long)p->pp, (long long)p->dp, (long long)p->cp,
               (long long)(p->vpp > 0 ? p->vpp : 1),
-              sc_enum_label(SC_ENUM_SCHEDULE, p->vpp > 1 ? SC_SCHED_INTERLEAVED : p->schedule),
+              sc_enum_label(SC_ENUM_SCHEDULE, p->vpp > 1 && p->schedule != SC_SCHED_ZBV &&
+                                                      p->schedule != SC_SCHED_DUALPIPEV
+                                                  ? SC_SCHED_INTERLEAVED
+                                                  : p->schedule),
               (long long)cfg->training.global_batch, (long long)cfg->training.micro_batch,
               (long long)cfg->model.seq_len, sc_enum_name(SC_ENUM_RECOMPUTE, cfg->training.recompute),
               sc_enum_name(SC_ENUM_PRECISION, cfg->training.precision));

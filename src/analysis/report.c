@@ -186,10 +186,12 @@ static int unstated_json(const sc_config *cfg, int state, const char *name, sc_w
   return rc;
 }
 
-/* The schedule a config runs: interleaved whenever vpp > 1. */
+/* The schedule a config runs: interleaved whenever vpp > 1, but for the
+ * two-chunk V schedules (zbv, dualpipev). */
 static const char *schedule_name(const sc_config *cfg) {
-  return sc_enum_label(SC_ENUM_SCHEDULE,
-                       cfg->parallel.vpp > 1 ? SC_SCHED_INTERLEAVED : cfg->parallel.schedule);
+  sc_schedule k = cfg->parallel.schedule;
+  int v = k == SC_SCHED_ZBV || k == SC_SCHED_DUALPIPEV;
+  return sc_enum_label(SC_ENUM_SCHEDULE, cfg->parallel.vpp > 1 && !v ? SC_SCHED_INTERLEAVED : k);
 }
 
 static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, void *ud) {

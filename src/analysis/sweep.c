@@ -98,8 +98,8 @@ typedef struct sweep {
   sc_config probe;       /* base resolved with neutral knobs */
   int64_t gpus;
   int fp8_allgather;     /* the base's parallel.fsdp_fp8_allgather (ZeRO-3 candidates only) */
-  int sched1;            /* the base's one-chunk schedule (1f1b, gpipe or zb-h1) */
-  int base_zbv;          /* the base asks for zbv */
+  int sched1;            /* the base's one-chunk schedule (1f1b, gpipe, zb-h1 or dualpipe) */
+  int sched_v;           /* the base's V schedule (zbv or dualpipev), or -1 */
   int moe;               /* the model has routed experts (model.moe_experts > 0) */
   int base_disp;         /* the base's parallel.moe_dispatcher */
   uint64_t fingerprint;  /* of the probe: rows of another base are refused */
@@ -290,14 +290,17 @@ static int default_cps(const sweep *S, int64_t *out) {
   return n;
 }
 
-/* The schedules of the list valid for (pp, vpp), into out. pp 1 runs no
- * schedule: the first one-chunk schedule of the list (1f1b if none). */
+/* The schedules of the list valid for (pp, vpp), into out: vpp 1 the
+ * one-chunk ones (dualpipe where pp is even), vpp 2 also zbv and dualpipev.
+ * pp 1 runs no schedule: the first one-chunk schedule of the list (1f1b if
+ * none). */
 static int schedules_for(int64_t pp, int64_t vpp, const int64_t *list, int nlist, int64_t *out) {
   int n = 0;
   if (pp == 1) {
     out[0] = SC_SCHED_1F1B;
     for (int i = 0; i < nlist; i++)
-      if (list[i] == SC_SCHED_GPIPE || list[i] == SC_SCHED_1F1B || list[i] == SC_SCHED_ZB_H1) {
+      if (list[i] == SC_SCHED_GPIPE || list[i] == SC_SCHED_1F1B || list[i] == SC_SCHED_ZB_H1 ||
+          list[i] == SC_SCHED_DUALPIPE) {
         out[0] = list[i] == SC_SCHED_GPIPE ? SC_SCHED_GPIPE : SC_SCHED_1F1B;
         break;
       }
@@ -305,8 +308,10 @@ static int schedules_for(int64_t pp, int64_t vpp, const int64_t *list, int nlist
   }
   for (int i = 0; i < nlist; i++) {
     int64_t s = list[i];
-    int ok = vpp == 1 ? (s == SC_SCHED_1F1B || s == SC_SCHED_GPIPE || s == SC_SCHED_ZB_H1)
-                      : (s == SC_SCHED_INTERLEAVED || (s == SC_SCHED_ZBV && vpp == 2));
+    int ok = vpp == 1 ? (s == SC_SCHED_1F1B || s == SC_SCHED_GPIPE || s == SC_SCHED_ZB_H1 ||
+                         (s == SC_SCHED_DUALPIPE && pp % 2 == 0))
+                      : (s == SC_SCHED_INTERLEAVED ||
+                         ((s == SC_SCHED_ZBV || s == SC_SCHED_DUALPIPEV) && vpp == 2));
     if (ok) out[n++] = s;
   }
   return n;
@@ -366,14 +371,14 @@ static int enumerate(sweep *S) {
   static const int64_t def_mb[] = {1, 2, 4, 8}, def_sp[] = {0, 1}, def_do[] = {0, 1};
   static const int64_t def_rc[] = {SC_RECOMPUTE_NONE, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL};
   static const int64_t def_split[] = {SC_SWEEP_SPLIT_PLAIN, SC_SWEEP_SPLIT_COUNTED};
-  int64_t def_sched[3] = {S->sched1, SC_SCHED_INTERLEAVED, SC_SCHED_ZBV};
+  int64_t def_sched[3] = {S->sched1, SC_SCHED_INTERLEAVED, S->sched_v};
   int64_t def_cp[4];
   int ndef_cp = default_cps(S, def_cp);
   int nd = divisors(gcd64(S->probe.cluster.gpus_per_node, N), d, SC_SWEEP_DIM_MAX);
   int ntp = dim_values(&o->tp, d, nd, tps);
   int nmb = dim_values(&o->micro_batch, def_mb, 4, mbs);
   int nrc = dim_values(&o->recompute, def_rc, 3, rcs);
-  int nsched = dim_values(&o->schedule, def_sched, S->base_zbv ? 3 : 2, scheds);
+  int nsched = dim_values(&o->schedule, def_sched, S->sched_v >= 0 ? 3 : 2, scheds);
   int nsplit = dim_values(&o->pp_split, def_split, 2, splits);
   int user_split = o->pp_split.n > 0, user_fsdp = o->fsdp.n > 0;
   int64_t fsdp_list[SC_SWEEP_DIM_MAX];
@@ -462,9 +467,11 @@ static int enumerate(sweep *S) {
                 invalid_leaf(S);
                 continue;
               }
-              /* Counted splits only with a pipeline, never for zbv (it keeps
-               * the even split); by default only where they are even. */
-              if (counted && (pp == 1 || sv[h] == SC_SCHED_ZBV)) continue;
+              /* Counted splits only with a pipeline, never for zbv or
+               * dualpipev (they keep the even split); by default only where
+               * they are even. */
+              if (counted && (pp == 1 || sv[h] == SC_SCHED_ZBV || sv[h] == SC_SCHED_DUALPIPEV))
+                continue;
               if (counted && !user_split && (L + 2) % (pp * vpp)) continue;
               int split_ok = pipeline_split_ok(S, pp, vpp, (int)sv[h], counted);
               for (int b = 0; b < nmb; b++)
@@ -924,8 +931,10 @@ static int make_probe(sweep *S, const sc_config *base) {
   }
   int64_t batch = p->training.global_batch;
   sc_schedule bs = p->parallel.schedule;
-  S->sched1 = bs == SC_SCHED_GPIPE || bs == SC_SCHED_ZB_H1 ? (int)bs : SC_SCHED_1F1B;
-  S->base_zbv = bs == SC_SCHED_ZBV;
+  S->sched1 = bs == SC_SCHED_GPIPE || bs == SC_SCHED_ZB_H1 || bs == SC_SCHED_DUALPIPE
+                  ? (int)bs
+                  : SC_SCHED_1F1B;
+  S->sched_v = bs == SC_SCHED_ZBV || bs == SC_SCHED_DUALPIPEV ? (int)bs : -1;
   S->fp8_allgather = p->parallel.fsdp_fp8_allgather;
   S->base_disp = (int)p->parallel.moe_dispatcher;
   /* The expert grid and the dispatcher are swept (MoE models). */

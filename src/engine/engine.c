@@ -697,6 +697,13 @@ static gspan group_of(const sim *S, int kind, int64_t r) {
     g = (gspan){r % S->stride, r % S->stride, (m->pp - 1) * S->stride, m->pp > 1 ? 2 : 1};
     if (g.step == 0) g.step = 1;
     break;
+  case SC_GRP_MIRROR: { /* stage s and pp - 1 - s (DualPipe: pp even) */
+    int64_t lo = stage < m->pp - 1 - stage ? stage : m->pp - 1 - stage;
+    if (m->pp < 2 || m->pp % 2) break;
+    g = (gspan){lo * S->stride + r % S->stride, lo * S->stride + r % S->stride,
+                (m->pp - 1 - 2 * lo) * S->stride, 2};
+    break;
+  }
   }
   return g;
 }
@@ -719,6 +726,7 @@ static int64_t group_nkeys(const sim *S, int kind) {
   case SC_GRP_EP: return pp * (S->stride / m->ep);
   case SC_GRP_ETP: return m->world / m->etp;
   case SC_GRP_EDP: return pp * m->ep * m->etp;
+  case SC_GRP_MIRROR: return pp / 2 * S->stride;
   default: return S->stride;
   }
 }

@@ -1713,13 +1713,13 @@ static int resolve_pipeline_split(sc_ctx *ctx, sc_config *c) {
   }
   int given = F || Z;
   if (!given && L % mul_sat(pp, v) == 0 && L >= pp * v) return SC_OK;
-  if (!given && p->schedule == SC_SCHED_ZBV)
+  if (!given && (p->schedule == SC_SCHED_ZBV || p->schedule == SC_SCHED_DUALPIPEV))
     return sc__error(ctx, SC_EINVAL,
-                     "%s: parallel.schedule=zbv splits model.layers=%" PRId64
+                     "%s: parallel.schedule=%s splits model.layers=%" PRId64
                      " evenly over 2 * pp = %" PRId64 " model chunks: it must divide them",
                      where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
                                SC_FIELD_model_layers),
-                     L, 2 * pp);
+                     sc_enum_name(SC_ENUM_SCHEDULE, p->schedule), L, 2 * pp);
   if (!given) { /* derive: equal middle stages, the rest at the ends */
     int64_t mid = (L + pp - 1) / pp;
     mid = (mid + v - 1) / v * v;
@@ -2112,29 +2112,51 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_parallel_tp, SC_FIELD_model_ffn_hidden, -1),
                      p->tp, m->ffn_hidden);
 
-  /* Schedules and model chunks: vpp > 1 means interleaved unless zbv is
-   * named; zbv is always two chunks per stage (the V). */
-  if (p->schedule == SC_SCHED_ZBV) {
+  /* Schedules and model chunks: vpp > 1 means interleaved unless zbv or
+   * dualpipev is named; those are always two chunks per stage (the V). */
+  int vsched = p->schedule == SC_SCHED_ZBV || p->schedule == SC_SCHED_DUALPIPEV;
+  const char *sname = sc_enum_name(SC_ENUM_SCHEDULE, p->schedule);
+  if (vsched) {
     if (p->vpp > 2)
       return sc__error(ctx, SC_EINVAL,
-                       "%s: parallel.schedule=zbv places two model chunks per stage: "
+                       "%s: parallel.schedule=%s places two model chunks per stage: "
                        "parallel.vpp must be 2 or unset, got %" PRId64,
                        where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_schedule,
                                  -1),
-                       p->vpp);
+                       sname, p->vpp);
     if (p->pp < 2)
-      return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=zbv requires parallel.pp > 1",
+      return sc__error(ctx, SC_EINVAL, "%s: parallel.schedule=%s requires parallel.pp > 1",
                        where_any(c, w, sizeof w, SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp,
-                                 -1));
+                                 -1),
+                       sname);
     if (p->pp_first_layers || p->pp_last_layers || p->pp_embedding_in_split ||
         p->pp_loss_in_split)
       return sc__error(ctx, SC_EINVAL,
-                       "%s: parallel.schedule=zbv puts the first and last layers on one stage: "
+                       "%s: parallel.schedule=%s puts the first and last layers on one stage: "
                        "it takes an even split (no pp_first_layers, pp_last_layers, "
                        "pp_embedding_in_split or pp_loss_in_split)",
                        where_any(c, w, sizeof w, SC_FIELD_parallel_pp_first_layers,
-                                 SC_FIELD_parallel_pp_last_layers, SC_FIELD_parallel_schedule));
+                                 SC_FIELD_parallel_pp_last_layers, SC_FIELD_parallel_schedule),
+                       sname);
     p->vpp = 2;
+  }
+  /* DualPipe (DeepSeek-V3 report section 3.2.1; deepseek-ai/DualPipe's
+   * dualpipe.py asserts an even rank count): two mirrored copies of a
+   * pp-stage pipeline, one model chunk of each per stage. */
+  if (p->schedule == SC_SCHED_DUALPIPE) {
+    if (p->vpp > 1)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.schedule=dualpipe holds one stage of each of two model "
+                       "copies: parallel.vpp must be 1 or unset, got %" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_schedule,
+                                 -1),
+                       p->vpp);
+    if (p->pp < 2 || p->pp % 2)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.schedule=dualpipe needs an even parallel.pp >= 2, got %" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_parallel_pp, SC_FIELD_parallel_schedule,
+                                 -1),
+                       p->pp);
   }
   if (p->schedule == SC_SCHED_ZB_H1 && p->vpp > 1)
     return sc__error(ctx, SC_EINVAL,
@@ -2142,7 +2164,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      " needs schedule interleaved (or zbv for two chunks in a V)",
                      where_any(c, w, sizeof w, SC_FIELD_parallel_vpp, SC_FIELD_parallel_schedule, -1),
                      p->vpp);
-  if (p->vpp > 1 && p->schedule != SC_SCHED_INTERLEAVED && p->schedule != SC_SCHED_ZBV) {
+  if (p->vpp > 1 && p->schedule != SC_SCHED_INTERLEAVED && !vsched) {
     if (c->field_line[SC_FIELD_parallel_schedule] != 0)
       return sc__error(ctx, SC_EINVAL,
                        "%s: parallel.vpp=%" PRId64
@@ -2181,6 +2203,22 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      where_any(c, w, sizeof w, SC_FIELD_training_global_batch,
                                SC_FIELD_training_micro_batch, SC_FIELD_parallel_dp),
                      t->global_batch, t->micro_batch, p->dp, per_step);
+  /* DualPipe and DualPipe-V need at least two micro-batches per rank
+   * (deepseek-ai/DualPipe asserts num_chunks >= 2 * num_ranks), DualPipe an
+   * even count, half fed from each end. */
+  if (p->schedule == SC_SCHED_DUALPIPE || p->schedule == SC_SCHED_DUALPIPEV) {
+    int64_t mb = t->global_batch / per_step;
+    int dual = p->schedule == SC_SCHED_DUALPIPE;
+    if (mb < 2 * p->pp || (dual && mb % 2))
+      return sc__error(ctx, SC_EINVAL,
+                       "%s: parallel.schedule=%s needs at least 2 * pp = %" PRId64
+                       " micro-batches per replica%s, got global_batch / (micro_batch * dp) = "
+                       "%" PRId64,
+                       where_any(c, w, sizeof w, SC_FIELD_training_global_batch,
+                                 SC_FIELD_parallel_schedule, SC_FIELD_parallel_pp),
+                       sc_enum_name(SC_ENUM_SCHEDULE, p->schedule), 2 * p->pp,
+                       dual ? ", an even number" : "", mb);
+  }
 
   /* ZeRO stages: 1 and up shard the optimizer state like Megatron's
    * distributed optimizer (the same reduce-scatter / all-gather traffic). */

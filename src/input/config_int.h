@@ -224,7 +224,12 @@
     "micro-batch count: a last group of fewer than pp micro-batches is allowed as in Megatron's " \
     "flexible interleaving), zb-h1 or zbv (zero-bubble, Qi et al. 2024: the backward split into " \
     "input-grad and weight-grad passes, weight grads filling the bubbles; zbv places two chunks " \
-    "per stage in a V and needs vpp = 2 or unset).")                                             \
+    "per stage in a V and needs vpp = 2 or unset), dualpipe (DeepSeek-V3's DualPipe: every "     \
+    "stage holds stage i of one model copy and stage pp-1-i of a mirrored one, micro-batches "   \
+    "fed from both ends, forward and backward chunks of two micro-batches overlapped so that "   \
+    "the EP all-to-alls hide behind compute; pp even, vpp 1, an even number of at least 2 pp "   \
+    "micro-batches) or dualpipev (DualPipe-V, its cut-in-half form on zbv's V placement, at "    \
+    "least 2 pp micro-batches).")                                                                \
   X(parallel, overlap_grad_reduce, BOOL, parallel.overlap_grad_reduce, "", "false", 0, 0,       \
     "Overlap the DP gradient reduction with the backward pass (off by default, as Megatron-LM's " \
     "--overlap-grad-reduce; FSDP / ZeRO-3 always overlaps its reduce-scatters).")                                 \

@@ -623,7 +623,8 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
                      "over all data-parallel ranks)",
                      p->fsdp_shard, p->dp);
   if (p->schedule == SC_SCHED_GPIPE || p->schedule == SC_SCHED_ZB_H1 ||
-      p->schedule == SC_SCHED_ZBV)
+      p->schedule == SC_SCHED_ZBV || p->schedule == SC_SCHED_DUALPIPE ||
+      p->schedule == SC_SCHED_DUALPIPEV)
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "parallel.schedule=%s is not a Megatron-LM schedule (1f1b, interleaved)",
                      sc_enum_name(SC_ENUM_SCHEDULE, (int)p->schedule));

@@ -21,7 +21,8 @@
 #define SCHEDULE_NAMES(X)                                                           \
   X(SC_SCHED_1F1B, "1f1b", "1f1b") X(SC_SCHED_GPIPE, "gpipe", "gpipe")              \
   X(SC_SCHED_INTERLEAVED, "interleaved", "interleaved-1f1b")                        \
-  X(SC_SCHED_ZB_H1, "zb-h1", "zb-h1") X(SC_SCHED_ZBV, "zbv", "zb-v")
+  X(SC_SCHED_ZB_H1, "zb-h1", "zb-h1") X(SC_SCHED_ZBV, "zbv", "zb-v")                 \
+  X(SC_SCHED_DUALPIPE, "dualpipe", "dualpipe") X(SC_SCHED_DUALPIPEV, "dualpipev", "dualpipe-v")
 #define INTERFERENCE_NAMES(X)                                                       \
   X(SC_INTERF_NONE, "none", "none") X(SC_INTERF_CONSTANT, "constant", "constant")   \
   X(SC_INTERF_LEARNED, "learned", "learned") X(SC_INTERF_TREE, "tree", "tree")

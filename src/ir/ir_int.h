@@ -106,7 +106,10 @@ enum {
  *          expert-parallel ranks that exchange tokens, the expert
  *          tensor-parallel ranks that split each expert, and the
  *          expert-data-parallel ranks that hold the same experts and reduce
- *          their gradients.
+ *          their gradients;
+ *   mirror  DualPipe's stage s and pp - 1 - s (same position): each holds
+ *          the other's stage of the mirrored model copy, and they sum those
+ *          copies' gradients.
  * A send_recv collective (every member sends to the next and receives from
  * the previous one) is a ring exchange, as context parallelism runs it. */
 #define SC_GROUP_LIST(X)     \
@@ -120,7 +123,8 @@ enum {
   X(SC_GRP_REPLICA, "replica") \
   X(SC_GRP_EP, "ep")           \
   X(SC_GRP_ETP, "etp")         \
-  X(SC_GRP_EDP, "edp")
+  X(SC_GRP_EDP, "edp")         \
+  X(SC_GRP_MIRROR, "mirror")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -156,7 +160,8 @@ enum {
   X(SC_L_ETP_AG, "etp-all-gather") X(SC_L_ETP_RS, "etp-reduce-scatter")    \
   X(SC_L_EXPERT_GRAD, "expert-grad-reduce")                                \
   X(SC_L_MLA_DOWN, "mla-down-proj") X(SC_L_MLA_Q_UP, "mla-q-up-proj")       \
-  X(SC_L_MLA_KV_UP, "mla-kv-up-proj") X(SC_L_MLA_NORM, "mla-latent-norm")
+  X(SC_L_MLA_KV_UP, "mla-kv-up-proj") X(SC_L_MLA_NORM, "mla-latent-norm")  \
+  X(SC_L_MIRROR_AR, "mirror-grad-all-reduce")
 
 enum {
 #define SC_X_ENUM(id, name) id,

@@ -156,7 +156,7 @@ void sc__memory_opts_of(const sc_config *cfg, sc_memory_opts *o) {
   o->flash_attention = cfg->training.attention != SC_ATTN_UNFUSED;
 }
 
-static int zbv_walk(sc_ctx *ctx, sc_memory_model *mm);
+static int whole_walk(sc_ctx *ctx, sc_memory_model *mm);
 
 int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
                           const sc_memory_opts *o) {
@@ -251,12 +251,12 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
   }
   mm->logits16_bytes = e * sb * sh->v / sh->t;
   mm->capacity_bytes = sh->hw->hbm_gib * GIB;
-  return cfg->parallel.schedule == SC_SCHED_ZBV ? zbv_walk(ctx, mm) : SC_OK;
+  return sc__schedule_whole(sh) ? whole_walk(ctx, mm) : SC_OK;
 }
 
 void sc__memory_model_free(sc_ctx *ctx, sc_memory_model *mm) {
-  if (mm->zbv_peak) sc__free(ctx, mm->zbv_peak, (size_t)mm->pp * 3 * sizeof *mm->zbv_peak);
-  mm->zbv_peak = NULL;
+  if (mm->sched_peak) sc__free(ctx, mm->sched_peak, (size_t)mm->pp * 3 * sizeof *mm->sched_peak);
+  mm->sched_peak = NULL;
 }
 
 static double stage_params(const sc_memory_model *mm, int64_t stage) {
@@ -298,10 +298,12 @@ double sc__memory_item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int
 }
 
 /* Communicators a rank of `stage` belongs to: TP, DP, the pipeline's p2p
- * and, for tied embeddings across the pipeline, the first/last-stage group. */
+ * and, for tied embeddings across the pipeline, the first/last-stage group;
+ * DualPipe's pair of mirrored stages. */
 static int communicators(const sc_memory_model *mm, int64_t stage) {
   int n = (mm->tp > 1) + (mm->dp * mm->sh->cp > 1) + (mm->pp > 1) + (mm->sh->cp > 1);
   if (mm->cfg->model.tied_embeddings && mm->pp > 1 && (stage == 0 || stage == mm->pp - 1)) n++;
+  n += mm->sh->dual; /* DualPipe's mirror pair */
   /* MoE: the EP, expert tensor-parallel and expert-data-parallel groups */
   if (mm->sh->moe) n += (mm->sh->ep > 1) + (mm->sh->etp > 1) + (mm->sh->edp > 1);
   return n;
@@ -329,7 +331,7 @@ typedef struct peak_walk {
 
 static void walk_begin(const sc_memory_model *mm, int64_t stage, peak_walk *p) {
   memset(p, 0, sizeof *p);
-  for (int64_t c = 0; c < mm->vpp; c++) {
+  for (int64_t c = 0; c < sc__shape_chunks(mm->sh); c++) {
     p->bytes[c] = sc__memory_item_bytes(mm, stage, c);
     p->eh[c] = item_embed_head(mm, stage, c);
     p->w[c] = item_wgrad_bytes(mm, stage, c);
@@ -361,21 +363,21 @@ static void walk_item(peak_walk *p, const sc_sched_item *x) {
   }
 }
 
-/* ZB-V: every stage's order from the list schedule of the whole pipeline
+/* ZB-V, DualPipe, DualPipe-V: every stage's order from sc__schedule_all
  * (the one the synthesiser builds its programs along), walked once. */
-static int zbv_walk(sc_ctx *ctx, sc_memory_model *mm) {
+static int whole_walk(sc_ctx *ctx, sc_memory_model *mm) {
   const sc_shape *sh = mm->sh;
   size_t len = sc__schedule_len(sh), n = (size_t)mm->pp * len;
   sc_sched_item *items = sc__malloc(ctx, n * sizeof *items);
-  mm->zbv_peak = sc__malloc(ctx, (size_t)mm->pp * 3 * sizeof *mm->zbv_peak);
-  int rc = items && mm->zbv_peak ? sc__schedule_all(ctx, sh, items) : SC_ENOMEM;
+  mm->sched_peak = sc__malloc(ctx, (size_t)mm->pp * 3 * sizeof *mm->sched_peak);
+  int rc = items && mm->sched_peak ? sc__schedule_all(ctx, sh, items) : SC_ENOMEM;
   for (int64_t s = 0; !rc && s < mm->pp; s++) {
     peak_walk p;
     walk_begin(mm, s, &p);
     for (size_t k = 0; k < len; k++) walk_item(&p, &items[(size_t)s * len + k]);
-    mm->zbv_peak[3 * s] = p.best;
-    mm->zbv_peak[3 * s + 1] = p.best_eh;
-    mm->zbv_peak[3 * s + 2] = (double)p.best_items;
+    mm->sched_peak[3 * s] = p.best;
+    mm->sched_peak[3 * s + 1] = p.best_eh;
+    mm->sched_peak[3 * s + 2] = (double)p.best_items;
   }
   sc__free(ctx, items, n * sizeof *items);
   if (rc) sc__memory_model_free(ctx, mm);
@@ -384,10 +386,10 @@ static int zbv_walk(sc_ctx *ctx, sc_memory_model *mm) {
 
 static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *bytes,
                           double *embed_head, double *items) {
-  if (mm->zbv_peak) {
-    *bytes = mm->zbv_peak[3 * stage];
-    *embed_head = mm->zbv_peak[3 * stage + 1];
-    *items = mm->zbv_peak[3 * stage + 2];
+  if (mm->sched_peak) {
+    *bytes = mm->sched_peak[3 * stage];
+    *embed_head = mm->sched_peak[3 * stage + 1];
+    *items = mm->sched_peak[3 * stage + 2];
     return;
   }
   peak_walk p;
@@ -416,7 +418,7 @@ static double fsdp_gathered(const sc_memory_model *mm, int64_t stage) {
   double units = (double)(1 + par->fsdp_prefetch);
   if (!par->fsdp_reshard_after_forward) {
     int64_t layers = 0;
-    for (int64_t c = 0; c < mm->vpp; c++)
+    for (int64_t c = 0; c < sc__shape_chunks(sh); c++)
       layers += sc__shape_vs_layers(sh, sc__shape_vstage(sh, stage, c));
     if ((double)layers > units) units = (double)layers;
   }

@@ -50,11 +50,12 @@ typedef struct sc_memory_model {
   double expert_weight_bpp, expert_grad_bpp, expert_opt_bpp;
   double logits16_bytes;      /* 16-bit logits before the fp32 loss */
   double capacity_bytes;      /* HBM of the GPU */
-  /* ZB-V only (else NULL): per stage the peak of its walk along the list-
-   * scheduled order the synthesiser runs (sc__schedule_all), three doubles
+  /* ZB-V, DualPipe, DualPipe-V only (sc__schedule_whole; else NULL): per
+   * stage the peak of its walk along the order the synthesiser runs
+   * (sc__schedule_all), three doubles
    * a stage: activations, embedding and LM head of them, items held. Owned;
    * sc__memory_model_free releases it. */
-  double *zbv_peak;
+  double *sched_peak;
 } sc_memory_model;
 
 /* Prepares the model for a shape (sc__shape_init). Returns 0, or SC_ENOMEM

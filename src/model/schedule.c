@@ -5,14 +5,16 @@
  * schedules of Qi et al. 2024 ("Zero Bubble Pipeline Parallelism"): ZB-H1
  * (1F1B with the weight-grad pass W of stage i deferred by i micro-batches,
  * so every stage holds pp micro-batches and W passes fill the cool-down) and
- * ZB-V (two chunks per stage in a V, ordered by a unit-time list schedule).
+ * ZB-V (two chunks per stage in a V, ordered by a unit-time list schedule);
+ * DeepSeek-V3's DualPipe and DualPipe-V (their eight-step tables, with the
+ * overlapped forward-and-backward chunks marked).
  */
 #include "model/schedule_int.h"
 
 #include <string.h>
 
 static sc_sched_item pass_item(int64_t mb, int64_t chunk, int pass) {
-  sc_sched_item it = {(uint32_t)mb, (uint16_t)chunk, (uint8_t)pass};
+  sc_sched_item it = {(uint32_t)mb, (uint16_t)chunk, (uint8_t)pass, 0};
   return it;
 }
 
@@ -45,8 +47,8 @@ void sc__schedule_begin(const sc_shape *sh, int64_t stage, sc_sched_iter *it) {
   memset(it, 0, sizeof *it);
   it->sh = sh;
   it->stage = stage;
-  it->kind = sh->vpp > 1 && sh->cfg->parallel.schedule != SC_SCHED_ZBV ? SC_SCHED_INTERLEAVED
-                                                                        : sh->cfg->parallel.schedule;
+  it->kind = sh->vpp > 1 && !sc__schedule_whole(sh) ? SC_SCHED_INTERLEAVED
+                                                    : sh->cfg->parallel.schedule;
   it->total = (it->kind == SC_SCHED_INTERLEAVED ? padded_m(sh) : sh->m) * sh->vpp;
   it->warm = sc__schedule_warmup(sh, stage);
   it->defer = it->kind == SC_SCHED_ZB_H1 ? stage : -1;
@@ -61,7 +63,7 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out) {
   const sc_shape *sh = it->sh;
   uint32_t mb;
   uint16_t c;
-  if (it->kind == SC_SCHED_ZBV) return 0;
+  if (sc__schedule_whole(sh)) return 0;
   if (it->kind == SC_SCHED_GPIPE) {
     if (it->f < sh->m) *out = pass_item(it->f++, 0, SC_PASS_F);
     else if (it->b < sh->m) *out = pass_item(it->b++, 0, SC_PASS_B);
@@ -261,12 +263,163 @@ out:
   return rc;
 }
 
+/* ------------------------------------------------------------ DualPipe */
+
+/* DualPipe and DualPipe-V share one step table (the DeepSeek-V3 report's
+ * figure 5 and deepseek-ai/DualPipe's dualpipe.py / dualpipev.py, whose
+ * step counts this follows; the order is our own code). It is written for
+ * "rank" r of n ranks with M micro-batches per phase: DualPipe-V runs it
+ * with r = stage, n = pp, M = m, phase 0 the first leg of the V (chunk 0)
+ * and phase 1 the way back; DualPipe with r = min(s, pp - 1 - s), n = pp/2,
+ * M = m / 2, and on the second half of the stages the phases swapped, so
+ * phase 0 is always the direction whose micro-batches reach the stage
+ * first. Per stage:
+ *   1. 2 (n - r - 1) forwards of phase 0;
+ *   2. r + 1 pairs F0 F1;
+ *   3. n - r - 1 times B1, its W1, F1 (zero-bubble: W right away);
+ *   4. M - 2n + r + 1 times F0&B1, F1&B0 (F&B chunks; on the middle
+ *      stages the first F0, B1 run apart, which shortens the bubble);
+ *   5. n - r - 1 times B1, F1&B0;
+ *   6. r + 1 times B1, B0, the later half with W deferred;
+ *   7. n - r - 1 times a deferred W, B0 with W deferred;
+ *   8. r + 1 deferred W.
+ * A backward whose W is not deferred is a B item followed by its W item;
+ * deferred W run first in, first out (dualpipe's WeightGradStore queue). */
+typedef struct dp_table {
+  const sc_shape *sh;
+  sc_sched_item *out;
+  size_t n, cap;
+  int64_t f[2], b[2];       /* next micro-batch per phase */
+  int swap;                 /* phase 1 is chunk 0 (DualPipe's second half) */
+  int64_t base[2];          /* first micro-batch of each chunk */
+  sc_sched_item *q;         /* deferred W, a ring: at most r + 1 <= n pending */
+  size_t qcap, qhead, qlen;
+} dp_table;
+
+static void dp_put(dp_table *t, sc_sched_item x) {
+  if (t->n < t->cap) t->out[t->n] = x;
+  t->n++;
+}
+
+static int dp_chunk(const dp_table *t, int phase) { return phase ^ t->swap; }
+
+static void dp_forward(dp_table *t, int phase, int fb) {
+  int c = dp_chunk(t, phase);
+  sc_sched_item x = pass_item(t->base[c] + t->f[phase]++, c, SC_PASS_F);
+  x.fb = (uint8_t)fb;
+  dp_put(t, x);
+}
+
+/* A backward of `phase`: its W at once, or queued (defer). */
+static void dp_backward(dp_table *t, int phase, int defer, int fb) {
+  int c = dp_chunk(t, phase);
+  int64_t mb = t->base[c] + t->b[phase]++;
+  sc_sched_item x = pass_item(mb, c, SC_PASS_B);
+  x.fb = (uint8_t)fb;
+  dp_put(t, x);
+  if (!defer) {
+    dp_put(t, pass_item(mb, c, SC_PASS_W));
+  } else if (t->qlen < t->qcap) {
+    t->q[(t->qhead + t->qlen++) % t->qcap] = pass_item(mb, c, SC_PASS_W);
+  } else {
+    t->n = t->cap + 1; /* cannot happen: reported as a length mismatch */
+  }
+}
+
+static void dp_weight(dp_table *t) {
+  if (!t->qlen) {
+    t->n = t->cap + 1;
+    return;
+  }
+  dp_put(t, t->q[t->qhead]);
+  t->qhead = (t->qhead + 1) % t->qcap;
+  t->qlen--;
+}
+
+/* An F&B chunk: the forward of phase pf, the backward of the other. */
+static void dp_fb(dp_table *t, int pf) {
+  dp_forward(t, pf, 1);
+  dp_backward(t, !pf, 0, 1);
+}
+
+static void dp_stage(dp_table *t, int64_t r, int64_t n, int64_t M) {
+  int64_t i, k6 = r + 1;
+  for (i = 0; i < 2 * (n - r - 1); i++) dp_forward(t, 0, 0);
+  for (i = 0; i < r + 1; i++) dp_forward(t, 0, 0), dp_forward(t, 1, 0);
+  for (i = 0; i < n - r - 1; i++) {
+    dp_backward(t, 1, 1, 0);
+    dp_weight(t);
+    dp_forward(t, 1, 0);
+  }
+  for (i = 0; i < M - 2 * n + r + 1; i++) {
+    if (i == 0 && r == n - 1) { /* the middle stages: apart */
+      dp_forward(t, 0, 0);
+      dp_backward(t, 1, 0, 0);
+    } else {
+      dp_fb(t, 0);
+    }
+    dp_fb(t, 1);
+  }
+  for (i = 0; i < n - r - 1; i++) {
+    dp_backward(t, 1, 0, 0);
+    dp_fb(t, 1);
+  }
+  /* Step 6: the W of the later half deferred, switching before B1 (odd r)
+   * or between B1 and B0 (even r), so r + 1 W are queued. */
+  int defer = 0;
+  for (i = 0; i < k6; i++) {
+    if (i == k6 / 2 && r % 2 == 1) defer = 1;
+    dp_backward(t, 1, defer, 0);
+    if (i == k6 / 2 && r % 2 == 0) defer = 1;
+    dp_backward(t, 0, defer, 0);
+  }
+  for (i = 0; i < n - r - 1; i++) {
+    dp_weight(t);
+    dp_backward(t, 0, 1, 0);
+  }
+  for (i = 0; i < r + 1; i++) dp_weight(t);
+}
+
+static int dualpipe(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items) {
+  int64_t pp = sh->pp, m = sh->m;
+  int dual = sh->cfg->parallel.schedule == SC_SCHED_DUALPIPE;
+  int64_t n = dual ? pp / 2 : pp, M = dual ? m / 2 : m;
+  size_t len = sc__schedule_len(sh);
+  if ((dual && (pp % 2 || m % 2)) || M < 2 * n)
+    return sc__error(ctx, SC_EINTERNAL, "%s schedule: pp %lld, %lld micro-batches",
+                     dual ? "dualpipe" : "dualpipev", (long long)pp, (long long)m);
+  size_t qcap = (size_t)n + 1;
+  sc_sched_item *q = sc__malloc(ctx, qcap * sizeof *q);
+  if (!q) return SC_ENOMEM;
+  int rc = SC_OK;
+  for (int64_t s = 0; s < pp && !rc; s++) {
+    dp_table t;
+    memset(&t, 0, sizeof t);
+    t.sh = sh;
+    t.out = items + (size_t)s * len;
+    t.cap = len;
+    t.q = q;
+    t.qcap = qcap;
+    t.swap = dual && s >= pp / 2;
+    /* DualPipe's mirrored copy runs micro-batches m/2 .. m - 1; DualPipe-V
+     * takes each micro-batch through both chunks */
+    t.base[1] = dual ? M : 0;
+    dp_stage(&t, dual ? (s < pp - 1 - s ? s : pp - 1 - s) : s, n, M);
+    if (t.n != len || t.qlen)
+      rc = sc__error(ctx, SC_EINTERNAL, "stage %lld's %s schedule has %zu items, not %zu",
+                     (long long)s, dual ? "dualpipe" : "dualpipev", t.n, len);
+  }
+  sc__free(ctx, q, qcap * sizeof *q);
+  return rc;
+}
+
 /* ------------------------------------------------------------ entry */
 
 int sc__schedule_all(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items) {
   size_t len = sc__schedule_len(sh);
   sc_schedule kind = sh->cfg->parallel.schedule;
   if (kind == SC_SCHED_ZBV) return zbv(ctx, sh, items);
+  if (kind == SC_SCHED_DUALPIPE || kind == SC_SCHED_DUALPIPEV) return dualpipe(ctx, sh, items);
   for (int64_t s = 0; s < sh->pp; s++) {
     sc_sched_item *out = items + (size_t)s * len, x;
     size_t n = 0;

@@ -1,7 +1,8 @@
 /*
  * schedule_int.h: pipeline schedules. The order in which one pipeline stage
  * runs the forward and backward passes of its micro-batches and model chunks
- * (GPipe, 1F1B, interleaved 1F1B, the zero-bubble ZB-H1 and ZB-V), derived
+ * (GPipe, 1F1B, interleaved 1F1B, the zero-bubble ZB-H1 and ZB-V,
+ * DeepSeek-V3's DualPipe and its cut-in-half DualPipe-V), derived
  * from the shape alone, so that the workload synthesiser and the memory
  * model walk the same order.
  */
@@ -15,27 +16,42 @@
 enum { SC_PASS_F = 0, SC_PASS_B, SC_PASS_W };
 
 /* One schedule item: pass `pass` of micro-batch mb through model chunk
- * `chunk` of the stage. */
+ * `chunk` of the stage. fb is 1 on the two items of a DualPipe F&B chunk
+ * (a forward, then the backward of another micro-batch it overlaps with:
+ * each hides its EP all-to-alls behind the other's compute), else 0. */
 typedef struct sc_sched_item {
   uint32_t mb;
   uint16_t chunk;
   uint8_t pass;
+  uint8_t fb;
 } sc_sched_item;
 
-/* 1 when the schedule splits the backward into B and W passes (ZB-H1, ZB-V). */
+/* 1 when the schedule splits the backward into B and W passes (ZB-H1, ZB-V,
+ * DualPipe, DualPipe-V; DualPipe runs most backwards whole, as a B item
+ * followed at once by its W). */
 static inline int sc__schedule_split(const sc_shape *sh) {
   sc_schedule k = sh->cfg->parallel.schedule;
-  return k == SC_SCHED_ZB_H1 || k == SC_SCHED_ZBV;
+  return k == SC_SCHED_ZB_H1 || k == SC_SCHED_ZBV || k == SC_SCHED_DUALPIPE ||
+         k == SC_SCHED_DUALPIPEV;
 }
 
-/* Items per stage: 2 * m * vpp, or 3 * m * vpp with split backwards. */
+/* 1 when the stage orders come only from sc__schedule_all (ZB-V's list
+ * schedule; DualPipe's and DualPipe-V's per-stage step tables, built there
+ * with their F&B marks): the iterator then gives nothing. */
+static inline int sc__schedule_whole(const sc_shape *sh) {
+  sc_schedule k = sh->cfg->parallel.schedule;
+  return k == SC_SCHED_ZBV || k == SC_SCHED_DUALPIPE || k == SC_SCHED_DUALPIPEV;
+}
+
+/* Items per stage: 2 * m * vpp, or 3 * m * vpp with split backwards
+ * (DualPipe: vpp 1, its two chunks running m / 2 micro-batches each). */
 static inline size_t sc__schedule_len(const sc_shape *sh) {
   return (size_t)((sc__schedule_split(sh) ? 3 : 2) * sh->m * sh->vpp);
 }
 
 /* Walks stage `stage`'s order one item at a time, in constant memory (every
- * schedule but ZB-V, whose order needs the whole pipeline: next returns 0
- * at once). next returns 1 and the item, or 0 after the last. */
+ * schedule but those of sc__schedule_whole: next returns 0 at once). next
+ * returns 1 and the item, or 0 after the last. */
 typedef struct sc_sched_iter {
   const sc_shape *sh;
   int64_t stage, total, warm, defer, f, b, w;
@@ -46,8 +62,9 @@ int sc__schedule_next(sc_sched_iter *it, sc_sched_item *out);
 
 /* Fills items[pp * sc__schedule_len(sh)] with every stage's order, stage by
  * stage: the config's parallel.schedule (interleaved whenever vpp > 1 and
- * the schedule is not zbv). ZB-V's order comes from a unit-time list
- * schedule of the whole pipeline, the others from their formulas. 0,
+ * the schedule is not zbv or dualpipev). ZB-V's order comes from a
+ * unit-time list schedule of the whole pipeline, DualPipe's and
+ * DualPipe-V's from their step tables, the others from their formulas. 0,
  * SC_ENOMEM or SC_EINTERNAL (with a message). */
 int sc__schedule_all(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items);
 

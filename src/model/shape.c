@@ -260,7 +260,8 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
   sh->shard = sh->sp ? sh->t : 1.0;
   sh->swiglu = m->activation == SC_ACT_SWIGLU;
   sh->relu2 = m->activation == SC_ACT_RELU2;
-  sh->vshape = par->schedule == SC_SCHED_ZBV;
+  sh->vshape = par->schedule == SC_SCHED_ZBV || par->schedule == SC_SCHED_DUALPIPEV;
+  sh->dual = par->schedule == SC_SCHED_DUALPIPE;
   sh->tied = m->tied_embeddings;
   sh->dropout = m->dropout > 0;
 
@@ -285,7 +286,7 @@ int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *sh) {
 
 double sc__shape_stage_expert_params(const sc_shape *sh, int64_t stage) {
   double n = 0;
-  for (int64_t c = 0; c < sh->vpp; c++) {
+  for (int64_t c = 0; c < sc__shape_chunks(sh); c++) {
     int64_t vs = sc__shape_vstage(sh, stage, c);
     n += (double)sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs),
                                          sc__shape_vs_layers(sh, vs));
@@ -311,7 +312,7 @@ int64_t sc__shape_fsdp_expert_ranks(const sc_shape *sh) {
 double sc__shape_stage_params(const sc_shape *sh, int64_t stage) {
   int64_t last_vs = sh->pp * sh->vpp - 1;
   double params = 0;
-  for (int64_t c = 0; c < sh->vpp; c++) {
+  for (int64_t c = 0; c < sc__shape_chunks(sh); c++) {
     int64_t vs = sc__shape_vstage(sh, stage, c);
     int64_t nl = sc__shape_vs_layers(sh, vs);
     int64_t nm = sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs), nl);

@@ -64,7 +64,9 @@ typedef struct sc_shape {
   int64_t lpc_first, lpc_mid, lpc_last;
   int short_first, short_last;
   int64_t lpc_max; /* most layers of any model chunk */
-  int vshape;      /* ZB-V: chunk 1 of stage s is virtual stage 2 pp - 1 - s */
+  int vshape;      /* ZB-V, DualPipe-V: chunk 1 of stage s is virtual stage 2 pp - 1 - s */
+  int dual;        /* DualPipe: vpp 1, and a second chunk per stage, stage pp - 1 - s of a
+                      mirrored model copy whose micro-batches enter at the last stage */
 
   /* Bytes per element. */
   double elem_bytes; /* activations and GEMM operands: 4 for fp32, else 2 (fp8
@@ -110,9 +112,23 @@ typedef struct sc_shape {
 int sc__shape_init(sc_ctx *ctx, const sc_config *cfg, sc_shape *out);
 
 /* Virtual stage (position in the pipeline) of model chunk `chunk` of
- * `stage`: chunk * pp + stage (interleaved), or the V of ZB-V. */
+ * `stage`: chunk * pp + stage (interleaved), the V of ZB-V, or for
+ * DualPipe's chunk 1 the mirrored copy's stage pp - 1 - stage (its pipeline
+ * runs from the last stage to the first). */
 static inline int64_t sc__shape_vstage(const sc_shape *sh, int64_t stage, int64_t chunk) {
+  if (sh->dual) return chunk == 1 ? sh->pp - 1 - stage : stage;
   return sh->vshape && chunk == 1 ? 2 * sh->pp - 1 - stage : chunk * sh->pp + stage;
+}
+
+/* Model chunks one stage holds: vpp, or 2 for DualPipe (vpp 1 for the layer
+ * split: each chunk is one stage of a pp-stage copy). */
+static inline int64_t sc__shape_chunks(const sc_shape *sh) { return sh->dual ? 2 : sh->vpp; }
+
+/* 1 when chunk 1 of a stage runs its pipeline from the last stage towards
+ * the first (ZB-V's and DualPipe-V's V, DualPipe's mirrored copy): it uses
+ * the reverse p2p streams. */
+static inline int sc__shape_reverse_chunk(const sc_shape *sh, int64_t chunk) {
+  return (sh->vshape || sh->dual) && chunk == 1;
 }
 
 /* 1 when one stage holds both the first and the last virtual stage (pp = 1,

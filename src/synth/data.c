@@ -18,7 +18,7 @@ static int distributed(const builder *B) {
 void sc__syn_dp_param_gathers(builder *B) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
-  int64_t stage = B->stage, v = B->vpp;
+  int64_t stage = B->stage, v = sc__shape_chunks(B->sh);
   int64_t layers_total = sh->layers;
   for (int64_t l = 0; l < layers_total; l++) B->param_ag[l] = NONE;
   if (!distributed(B) || !cfg->parallel.overlap_param_gather) return;
@@ -102,6 +102,22 @@ uint32_t sc__syn_dp_grads_done(builder *B, double params, double expert_params) 
     double emb_params = sh->v * sh->h / sh->t;
     dp_last = sc__syn_collective(B, &ws, SC_ST_DP, SC_GRP_EMBED, SC_COLL_ALLREDUCE,
                                  SC_L_EMBED_AR, SC_CAT_DP, emb_params * sh->grad_bytes,
+                                 sc__syn_last_compute(B));
+  }
+  /* DualPipe: stages s and pp - 1 - s hold each other's stage of the
+   * mirrored model copy and sum the two copies' gradients (as
+   * deepseek-ai/DualPipe's example_dualpipe.py does before comparing with
+   * the reference: each chunk's grad plus the mirror rank's other chunk's),
+   * after the data-parallel reduction, so over the local shard where that
+   * shards them. Both chunks' grads, params of them. */
+  if (sh->dual) {
+    double dense = params - expert_params;
+    double elems = B->fsdp.on    ? params / (double)B->fsdp.shard_ranks
+                   : distributed(B) ? dense / (double)sc__syn_dp_ranks(B) +
+                                        expert_params / (double)(sh->moe ? sh->edp : 1)
+                                    : params;
+    dp_last = sc__syn_collective(B, &ws, SC_ST_DP, SC_GRP_MIRROR, SC_COLL_ALLREDUCE,
+                                 SC_L_MIRROR_AR, SC_CAT_DP, elems * sh->grad_bytes,
                                  sc__syn_last_compute(B));
   }
   return dp_last;

@@ -1,6 +1,7 @@
 /*
  * pipeline.c: one pipeline stage's program. Walks the stage's schedule
- * (model/schedule.c: GPipe, 1F1B, interleaved 1F1B) and emits each pass
+ * (model/schedule.c: GPipe, 1F1B, interleaved 1F1B, the zero-bubble ones,
+ * DualPipe and DualPipe-V) and emits each pass
  * with its blocking p2p receive and send (Megatron's default pipeline
  * communication), the layers of its model chunk, the embedding or LM head
  * where the chunk holds them, and the gradient buckets as they become final.
@@ -44,14 +45,14 @@ static void receive_activation(builder *B, const where *w, int stream, int label
 }
 
 /* The p2p streams of a model chunk: forward receive and send, backward
- * receive and send. Chunk 1 of ZB-V runs from the last stage back to the
- * first, so it uses the reverse pair. */
+ * receive and send. Chunk 1 of ZB-V and DualPipe-V, and DualPipe's mirrored
+ * copy, run from the last stage back to the first, so use the reverse pair. */
 typedef struct chunk_streams {
   int frecv, fsend, brecv, bsend;
 } chunk_streams;
 
 static chunk_streams streams_of(const builder *B, int64_t chunk) {
-  if (B->sh->vshape && chunk == 1)
+  if (sc__shape_reverse_chunk(B->sh, chunk))
     return (chunk_streams){SC_ST_RFWD_RECV, SC_ST_RFWD_SEND, SC_ST_RBWD_RECV, SC_ST_RBWD_SEND};
   return (chunk_streams){SC_ST_FWD_RECV, SC_ST_FWD_SEND, SC_ST_BWD_RECV, SC_ST_BWD_SEND};
 }
@@ -81,9 +82,11 @@ static void layer_grads(builder *B, bucketer *bk, bucketer *ek, int64_t layer) {
 int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *stage_params) {
   const sc_shape *sh = B->sh;
   const sc_config *cfg = B->cfg;
-  int64_t stage = B->stage, v = B->vpp;
-  int64_t last_vs = B->pp * v - 1;
+  int64_t stage = B->stage, v = sc__shape_chunks(sh);
+  int64_t last_vs = B->pp * B->vpp - 1;
   int split = B->bw_input;
+  int dualpipe = cfg->parallel.schedule == SC_SCHED_DUALPIPE ||
+                 cfg->parallel.schedule == SC_SCHED_DUALPIPEV;
   /* Pipeline messages are split over the TP ranks of a stage, each sending
    * b*s*h/t over its own NIC: with SP the activations are already scattered;
    * without it Megatron-LM's scatter/gather optimisation (SC21 section 4.1,
@@ -126,9 +129,15 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
     }
     B->item_send[i] = NONE;
     /* MoE all-to-alls hidden behind compute (moe_a2a_overlap) are done
-     * before the next pass starts. */
-    sc__syn_add_wait(B, B->ep_pending);
-    B->ep_pending = NONE;
+     * before the next pass starts; in a DualPipe F&B chunk only before the
+     * pass after it: the backward's compute runs under the forward's
+     * dispatches and combines (another micro-batch's, no data between them),
+     * and its own all-to-alls follow them on the EP stream. */
+    int fb_second = dualpipe && it->fb && it->pass == SC_PASS_B && i > 0 && sched[i - 1].fb;
+    if (!fb_second) {
+      sc__syn_add_wait(B, B->ep_pending);
+      B->ep_pending = NONE;
+    }
     /* Megatron's 1F1B all-to-all overlap (--overlap-moe-expert-parallel-comm)
      * runs a forward and a backward of different micro-batches together, so
      * a pass hides its EP communication only where the schedule alternates
@@ -137,6 +146,11 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
     B->ep_overlap = cfg->parallel.moe_a2a_overlap &&
                     ((i > 0 && sched[i - 1].pass != it->pass) ||
                      (i + 1 < nsched && sched[i + 1].pass != it->pass));
+    /* DualPipe and DualPipe-V overlap exactly their F&B chunks (the
+     * DeepSeek-V3 report's figure 4: the forward's dispatch and combine run
+     * under the paired backward's compute and the other way round), with or
+     * without moe_a2a_overlap. */
+    if (dualpipe) B->ep_overlap = it->fb;
     int final = (i == last_b[it->chunk]);
     sc__syn_fsdp_pass(B, &w, vs, it->pass);
     if (it->pass == SC_PASS_F) {

@@ -416,7 +416,7 @@ static void test_field_lines(void **state) {
 /* The enum name table: rows in value order, names parse back, labels. */
 static void test_enum_names(void **state) {
   (void)state;
-  static const int counts[SC_ENUM_COUNT] = {3, 4, 3, 5, 4, 3, 4, 3, 3};
+  static const int counts[SC_ENUM_COUNT] = {3, 4, 3, 7, 4, 3, 4, 3, 3};
   for (int e = 0; e < SC_ENUM_COUNT; e++) {
     assert_int_equal(sc_enum_count((sc_enum)e), counts[e]);
     for (int v = 0; v < counts[e]; v++) {
@@ -597,7 +597,7 @@ static const error_case error_cases[] = {
     {"model:\n  activation: relu\n", SC_EINVAL, "t.yaml:2: model.activation: unknown value \"relu\" (allowed: gelu, swiglu, relu2)"},
     {"training:\n  precision: int8\n", SC_EINVAL, "(allowed: bf16, fp16, fp8, fp32)"},
     {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full)"},
-    {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved, zb-h1, zbv)"},
+    {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved, zb-h1, zbv, dualpipe, dualpipev)"},
     {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned, tree)"},
     {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: 11 out of range [-10, 10]"},
     {"calibration:\n  interference_w_gemm: 1\n  interference_w_gemm: 2\n", SC_EINVAL, "t.yaml:3: duplicate key \"calibration.interference_w_gemm\" (first given on line 2)"},
@@ -653,6 +653,14 @@ static const error_case error_cases[] = {
     {"parallel:\n  schedule: zb-h1\n  vpp: 2\n", SC_EINVAL, "t.yaml:3: parallel.schedule=zb-h1 runs one model chunk per stage"},
     {"parallel:\n  schedule: zbv\n  vpp: 3\n", SC_EINVAL, "t.yaml:3: parallel.schedule=zbv places two model chunks per stage"},
     {"parallel:\n  schedule: zbv\n  pp: 1\n  dp: 128\n", SC_EINVAL, "t.yaml:2: parallel.schedule=zbv requires parallel.pp > 1"},
+    {"parallel:\n  schedule: dualpipe\n  pp: 1\n  dp: 128\n", SC_EINVAL, "t.yaml:3: parallel.schedule=dualpipe needs an even parallel.pp >= 2, got 1"},
+    {"parallel:\n  schedule: dualpipe\n  vpp: 2\n", SC_EINVAL, "t.yaml:3: parallel.schedule=dualpipe holds one stage of each of two model copies: parallel.vpp must be 1 or unset, got 2"},
+    {"training:\n  global_batch: 128\nparallel:\n  schedule: dualpipe\n", SC_EINVAL, "t.yaml:2: parallel.schedule=dualpipe needs at least 2 * pp = 32 micro-batches per replica, an even number, got global_batch / (micro_batch * dp) = 16"},
+    {"training:\n  global_batch: 264\nparallel:\n  schedule: dualpipe\n", SC_EINVAL, "t.yaml:2: parallel.schedule=dualpipe needs at least 2 * pp = 32 micro-batches per replica, an even number, got global_batch / (micro_batch * dp) = 33"},
+    {"parallel:\n  schedule: dualpipev\n  vpp: 3\n", SC_EINVAL, "t.yaml:3: parallel.schedule=dualpipev places two model chunks per stage"},
+    {"parallel:\n  schedule: dualpipev\n  pp: 1\n  dp: 128\n", SC_EINVAL, "t.yaml:2: parallel.schedule=dualpipev requires parallel.pp > 1"},
+    {"training:\n  global_batch: 128\nparallel:\n  schedule: dualpipev\n", SC_EINVAL, "t.yaml:2: parallel.schedule=dualpipev needs at least 2 * pp = 32 micro-batches per replica, got global_batch / (micro_batch * dp) = 16"},
+    {"model:\n  layers: 80\nparallel:\n  schedule: dualpipev\n", SC_EINVAL, "t.yaml:4: parallel.schedule=dualpipev splits model.layers=80 evenly over 2 * pp = 32 model chunks"},
     {"parallel:\n  cp: 8\n  cp_comm: a2a\n  dp: 1\n", SC_EINVAL, "t.yaml:3: parallel.cp_comm=a2a splits the 12 heads of a TP rank over parallel.cp=8: cp must divide them"},
     {"model:\n  seq_len: 2052\nparallel:\n  cp: 4\n  dp: 2\n", SC_EINVAL, "t.yaml:4: model.seq_len=2052 is not divisible by 2 * cp = 8"},
     {"parallel:\n  fsdp_shard: 4\n", SC_EINVAL, "t.yaml:2: parallel.fsdp_shard=4 needs parallel.zero_stage=3"},

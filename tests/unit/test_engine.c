@@ -106,7 +106,7 @@ static void test_fold_large_dp_histogram(void **state) {
  * and flexible interleaving: folded == unfolded too. */
 static void test_fold_uneven_and_zero_bubble(void **state) {
   (void)state;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 6; k++) {
     sc_config cfg;
     small_config(&cfg);
     cfg.model.layers = 22; /* 5 + 6 + 6 + 5 over pp 4: derived split */
@@ -120,6 +120,9 @@ static void test_fold_uneven_and_zero_bubble(void **state) {
       cfg.parallel.pp_last_layers = 4;
       cfg.training.global_batch = 80;
     }
+    /* DualPipe: uneven stages of both copies on every stage; DualPipe-V */
+    if (k == 4) cfg.parallel.schedule = SC_SCHED_DUALPIPE, cfg.training.global_batch = 96;
+    if (k == 5) cfg.model.layers = 24, cfg.parallel.schedule = SC_SCHED_DUALPIPEV;
     assert_fold_equal(&cfg);
   }
 }
@@ -308,6 +311,57 @@ static void test_schedule_bubbles(void **state) {
           h.idle < f.idle))
       fail_msg("p=%lld m=%lld: zbv idle %.0f ns (floor %.0f), zb-h1 %.0f, 1f1b %.0f",
                (long long)p, (long long)m, z.idle, zbv_floor, h.idle, f.idle);
+  }
+}
+
+/* DualPipe and DualPipe-V on the uniform model against the DualPipe
+ * README's bubble, (S/2 - 1) (F&B + B - 3W) for S pipeline stages (pp for
+ * DualPipe, 2 pp for DualPipe-V: pp - 1), F, B (a whole backward), W the
+ * times of one chunk and F&B an overlapped pair's; without EP traffic a
+ * pair runs its passes one after the other, F&B = F + B. Per chunk: a
+ * stage's forward per micro-batch is one chunk (DualPipe) or two
+ * (DualPipe-V). The formula is an upper bound here (a unit-time replay of
+ * the step table meets it only once W is about twice F; shorter weight
+ * grads leave the cool-down less to fill than the formula's - 3W assumes);
+ * the floor is the start-up of the middle stages, S/2 - 1 chunk forwards
+ * before their first micro-batch arrives. Both schedules leave a smaller
+ * share of the step idle than 1F1B and ZB-H1 on the same pipeline. */
+static void test_dualpipe_bubbles(void **state) {
+  (void)state;
+  static const int64_t cases[][2] = {{4, 16}, {8, 32}, {4, 8}, {8, 16}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int64_t p = cases[i][0], m = cases[i][1];
+    uniform_run f = run_uniform(p, m, SC_SCHED_1F1B, 1);
+    uniform_run h = run_uniform(p, m, SC_SCHED_ZB_H1, 1);
+    uniform_run d = run_uniform(p, m, SC_SCHED_DUALPIPE, 1);
+    uniform_run v = run_uniform(p, m, SC_SCHED_DUALPIPEV, 2);
+    /* the same work per micro-batch and stage as 1F1B (DualPipe: per stage
+     * of one copy; its stage holds two, m / 2 micro-batches each; run_uniform
+     * gives DualPipe-V's two chunks the layers of one 1F1B stage each) */
+    double work = f.tf + f.tb + f.tw;
+    if (fabs((d.tf + d.tb + d.tw) - work) > 0.001 * work ||
+        fabs((v.tf + v.tb + v.tw) - 2.0 * work) > 0.002 * work)
+      fail_msg("p=%lld m=%lld: work per micro-batch 1f1b %.0f, dualpipe %.0f, dualpipev %.0f",
+               (long long)p, (long long)m, work, d.tf + d.tb + d.tw, v.tf + v.tb + v.tw);
+    for (int k = 0; k < 2; k++) {
+      const uniform_run *u = k ? &v : &d;
+      double chunks = k ? 2.0 : 1.0;
+      double F = u->tf / chunks, Bw = (u->tb + u->tw) / chunks, W = u->tw / chunks;
+      double stages = k ? 2.0 * (double)p : (double)p;
+      double want = (stages / 2.0 - 1.0) * ((F + Bw) + Bw - 3.0 * W);
+      if (getenv("SC_TEST_VERBOSE"))
+        print_message("p=%lld m=%lld %s: idle %.0f floor %.0f formula %.0f step %.0f (1f1b "
+                      "idle %.0f, zb-h1 %.0f)\n",
+                      (long long)p, (long long)m, k ? "dualpipev" : "dualpipe", u->idle,
+                      (stages / 2.0 - 1.0) * F, want, u->step, f.idle, h.idle);
+      double floor = (stages / 2.0 - 1.0) * F;
+      if (!(u->idle >= 0.99 * floor && u->idle <= 1.02 * want &&
+            u->idle / u->step < h.idle / h.step && h.idle / h.step < f.idle / f.step))
+        fail_msg("p=%lld m=%lld %s: idle %.0f ns, floor %.0f, formula %.0f ns, zb-h1 %.0f, "
+                 "1f1b %.0f",
+                 (long long)p, (long long)m, k ? "dualpipev" : "dualpipe", u->idle, floor, want,
+                 h.idle, f.idle);
+    }
   }
 }
 
@@ -610,6 +664,44 @@ static void test_trace_memory_counter(void **state) {
  * split backward under full recomputation (ZB-H1, ZB-V), whose peak can
  * fall after an input-grad pass, and for ZB-V's list-scheduled order with
  * and without recomputation (docs/MEMORY.md). */
+/* DualPipe: every stage holds two stages' parameters (stage s of the model
+ * and pp - 1 - s of its mirrored copy) and sums the copies' gradients with
+ * its mirror stage in one all-reduce of all its grads; 1F1B has neither. */
+static void test_dualpipe_mirror_grads(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    sc_config cfg;
+    small_config(&cfg);
+    cfg.parallel.distributed_optimizer = 0;
+    cfg.parallel.schedule = k ? SC_SCHED_DUALPIPE : SC_SCHED_1F1B;
+    if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
+    sc_cost cost;
+    sc_workload wl;
+    sc_shape sh;
+    assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+    if (sc_test_build(ctx, &cfg, &cost, 0, &sh, &wl)) fail_msg("%s", sc_errmsg(ctx));
+    for (int64_t s = 0; s < wl.nprogs; s++) {
+      double mirror = 0;
+      int n = 0;
+      for (size_t i = 0; i < wl.progs[s].nops[SC_ST_DP]; i++) {
+        const sc_op *op = &wl.progs[s].ops[SC_ST_DP][i];
+        if (op->kind == SC_OP_COLL && op->group == SC_GRP_MIRROR) mirror += op->work, n++;
+      }
+      double want = sc__shape_stage_params(&sh, s) * sh.grad_bytes;
+      assert_int_equal(n, k);
+      if (k && fabs(mirror - want) > 1e-6 * want)
+        fail_msg("stage %lld: mirror all-reduce of %.0f bytes, want %.0f", (long long)s, mirror,
+                 want);
+      /* both chunks' layers: twice a 1F1B stage's */
+      double layers = 0;
+      for (int64_t c = 0; c < sc__shape_chunks(&sh); c++)
+        layers += (double)sc__shape_vs_layers(&sh, sc__shape_vstage(&sh, s, c));
+      assert_true(layers == (double)(k + 1) * (double)cfg.model.layers / (double)cfg.parallel.pp);
+    }
+    sc__workload_free(ctx, &wl);
+  }
+}
+
 static void test_counter_peak_is_estimate(void **state) {
   (void)state;
   static const struct {
@@ -618,12 +710,16 @@ static void test_counter_peak_is_estimate(void **state) {
   } cases[] = {{SC_SCHED_1F1B, SC_RECOMPUTE_FULL},
                {SC_SCHED_ZB_H1, SC_RECOMPUTE_FULL},
                {SC_SCHED_ZBV, SC_RECOMPUTE_FULL},
-               {SC_SCHED_ZBV, SC_RECOMPUTE_NONE}};
+               {SC_SCHED_ZBV, SC_RECOMPUTE_NONE},
+               {SC_SCHED_DUALPIPE, SC_RECOMPUTE_NONE},
+               {SC_SCHED_DUALPIPE, SC_RECOMPUTE_FULL},
+               {SC_SCHED_DUALPIPEV, SC_RECOMPUTE_SELECTIVE}};
   for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
     sc_config cfg;
     small_config(&cfg);
     cfg.training.recompute = cases[k].recompute;
     cfg.parallel.schedule = cases[k].sched;
+    if (cases[k].sched == SC_SCHED_DUALPIPE) cfg.training.global_batch = 96; /* 12 */
     assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
     double peak = 0, want = 0;
     int st = sc_test_counter_peak_mismatch(ctx, &cfg, &peak, &want);
@@ -685,6 +781,7 @@ int main(void) {
       cmocka_unit_test(test_1f1b_bubble),
       cmocka_unit_test(test_interleaved_smaller_bubble),
       cmocka_unit_test(test_schedule_bubbles),
+      cmocka_unit_test(test_dualpipe_bubbles),
       cmocka_unit_test(test_interleaved_any_microbatches),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_interference_slows),
@@ -697,6 +794,7 @@ int main(void) {
       cmocka_unit_test(test_trace_write_error),
       cmocka_unit_test(test_trace_memory_counter),
       cmocka_unit_test(test_counter_peak_is_estimate),
+      cmocka_unit_test(test_dualpipe_mirror_grads),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -137,12 +137,14 @@ static void test_unresolved(void **state) {
  * with a micro-batch count pp does not divide. */
 static void test_schedules(void **state) {
   (void)state;
-  for (int kind = SC_SCHED_1F1B; kind <= SC_SCHED_ZBV; kind++) {
+  for (int kind = SC_SCHED_1F1B; kind <= SC_SCHED_DUALPIPEV; kind++) {
     for (int odd = 0; odd < 2; odd++) {
       sc_config cfg;
       assert_int_equal(sc_test_small_gpt(ctx, &cfg), 0);
       cfg.parallel.schedule = (sc_schedule)kind;
-      cfg.parallel.vpp = kind == SC_SCHED_INTERLEAVED || kind == SC_SCHED_ZBV ? 2 : 1;
+      cfg.parallel.vpp =
+          kind == SC_SCHED_INTERLEAVED || kind == SC_SCHED_ZBV || kind == SC_SCHED_DUALPIPEV ? 2
+                                                                                               : 1;
       cfg.model.layers = 24;
       if (odd) cfg.training.global_batch = 176; /* 22 micro-batches per replica */
       sc_shape sh;
@@ -153,16 +155,25 @@ static void test_schedules(void **state) {
       assert_int_equal(sc__schedule_all(ctx, &sh, all), 0);
       int split = sc__schedule_split(&sh);
       assert_int_equal(n, (size_t)((split ? 3 : 2) * sh.m * sh.vpp));
+      int64_t nc = sc__shape_chunks(&sh);
       for (int64_t st = 0; st < sh.pp; st++) {
         const sc_sched_item *it = all + (size_t)st * n;
         int seen[3][64][2] = {{{0}}};
         for (size_t i = 0; i < n; i++) {
-          assert_true(it[i].pass <= SC_PASS_W && it[i].mb < sh.m && it[i].chunk < sh.vpp);
+          assert_true(it[i].pass <= SC_PASS_W && it[i].mb < sh.m && it[i].chunk < nc);
           seen[it[i].pass][it[i].mb][it[i].chunk]++;
+          /* an F&B chunk: a marked forward, then a marked backward of the
+           * other chunk */
+          if (it[i].fb && it[i].pass == SC_PASS_F)
+            assert_true(i + 1 < n && it[i + 1].fb && it[i + 1].pass == SC_PASS_B &&
+                        it[i + 1].chunk != it[i].chunk);
         }
+        /* DualPipe: micro-batches 0 .. m/2 - 1 through chunk 0 (entering at
+         * stage 0), the rest through the mirrored chunk 1 */
         for (int64_t mb = 0; mb < sh.m; mb++)
-          for (int64_t c = 0; c < sh.vpp; c++)
-            for (int p = 0; p < (split ? 3 : 2); p++) assert_int_equal(seen[p][mb][c], 1);
+          for (int64_t c = 0; c < nc; c++)
+            for (int p = 0; p < (split ? 3 : 2); p++)
+              assert_int_equal(seen[p][mb][c], !sh.dual || (mb >= sh.m / 2) == c);
         if (kind == SC_SCHED_1F1B || kind == SC_SCHED_ZB_H1)
           for (int64_t i = 0; i < sh.pp - st; i++) assert_int_equal(it[i].pass, SC_PASS_F);
         if (kind == SC_SCHED_GPIPE)
@@ -171,6 +182,78 @@ static void test_schedules(void **state) {
       free(all);
     }
   }
+}
+
+/* Replays every stage's order in unit time with the pipeline's data
+ * dependencies (a forward needs the previous virtual stage's forward of the
+ * micro-batch, a backward its own forward and the next virtual stage's
+ * backward, weight grads their backward): 0 when every item runs, 1 on a
+ * deadlock. */
+static int replay_deadlocks(const sc_shape *sh, const sc_sched_item *all, size_t n) {
+  int64_t pp = sh->pp, nvs = sh->dual ? pp : pp * sh->vpp, m = sh->m;
+  size_t cells = (size_t)(3 * nvs * m), *pos = calloc((size_t)pp, sizeof *pos);
+  char *done = calloc(cells, 1);
+  assert_true(pos && done);
+#define DONE(p, vs, mb) done[((size_t)(p) * (size_t)nvs + (size_t)(vs)) * (size_t)m + (mb)]
+  for (int progress = 1; progress;) {
+    progress = 0;
+    for (int64_t s = 0; s < pp; s++) {
+      /* one item per stage and round: the unit-time step */
+      if (pos[s] >= n) continue;
+      const sc_sched_item *x = &all[(size_t)s * n + pos[s]];
+      int64_t vs = sc__shape_vstage(sh, s, x->chunk);
+      int ok = x->pass == SC_PASS_F   ? vs == 0 || DONE(SC_PASS_F, vs - 1, x->mb) == 1
+               : x->pass == SC_PASS_B ? DONE(SC_PASS_F, vs, x->mb) == 1 &&
+                                            (vs == nvs - 1 || DONE(SC_PASS_B, vs + 1, x->mb) == 1)
+                                      : DONE(SC_PASS_B, vs, x->mb) == 1;
+      if (!ok) continue;
+      DONE(x->pass, vs, x->mb) = 2; /* visible from the next round */
+      pos[s]++;
+      progress = 1;
+    }
+    for (size_t i = 0; i < cells; i++)
+      if (done[i] == 2) done[i] = 1;
+  }
+#undef DONE
+  int stuck = 0;
+  for (int64_t s = 0; s < pp; s++) stuck |= pos[s] != n;
+  free(pos);
+  free(done);
+  return stuck;
+}
+
+/* DualPipe and DualPipe-V over a range of pipelines and micro-batch counts:
+ * every pass once, and no deadlock. */
+static void test_dualpipe_orders(void **state) {
+  (void)state;
+  for (int kind = SC_SCHED_DUALPIPE; kind <= SC_SCHED_DUALPIPEV; kind++)
+    for (int64_t pp = 2; pp <= 16; pp += kind == SC_SCHED_DUALPIPE ? 2 : 1)
+      for (int64_t m = 2 * pp; m <= 2 * pp + 7; m++) {
+        if (kind == SC_SCHED_DUALPIPE && m % 2) continue;
+        sc_config cfg;
+        assert_int_equal(sc_test_small_gpt(ctx, &cfg), 0);
+        cfg.parallel.schedule = (sc_schedule)kind;
+        cfg.parallel.pp = pp;
+        cfg.parallel.vpp = 1;
+        cfg.parallel.tp = 1;
+        cfg.cluster.num_gpus = pp;
+        cfg.model.layers = 2 * pp;
+        cfg.training.global_batch = m;
+        sc_shape sh;
+        shape_of(&cfg, &sh);
+        assert_int_equal(sh.m, m);
+        size_t n = sc__schedule_len(&sh);
+        sc_sched_item *all = calloc(n * (size_t)pp, sizeof *all);
+        assert_non_null(all);
+        if (sc__schedule_all(ctx, &sh, all)) fail_msg("%s", sc_errmsg(ctx));
+        size_t nf = 0;
+        for (size_t i = 0; i < n * (size_t)pp; i++) nf += all[i].pass == SC_PASS_F;
+        assert_int_equal(nf, (size_t)(m * pp * (kind == SC_SCHED_DUALPIPE ? 1 : 2)));
+        if (replay_deadlocks(&sh, all, n))
+          fail_msg("%s pp=%lld m=%lld deadlocks", sc_enum_name(SC_ENUM_SCHEDULE, kind),
+                   (long long)pp, (long long)m);
+        free(all);
+      }
 }
 
 /* Layers per virtual stage: even, uneven (Llama 3 405B's 126 layers over 16
@@ -222,6 +305,7 @@ int main(void) {
       cmocka_unit_test(test_gqa_beyond_kv_heads), cmocka_unit_test(test_stage_params),
       cmocka_unit_test(test_grad_bytes),          cmocka_unit_test(test_flops_formula),
       cmocka_unit_test(test_unresolved),          cmocka_unit_test(test_schedules),
+      cmocka_unit_test(test_dualpipe_orders),
       cmocka_unit_test(test_stage_layers),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

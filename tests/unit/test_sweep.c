@@ -709,6 +709,50 @@ static void test_nothing_ranks(void **state) {
   sc_sweep_result_free(ctx, &r);
 }
 
+/* DualPipe and DualPipe-V in a --schedule list: dualpipe where vpp is 1,
+ * dualpipev where vpp is 2 and 2 pp chunks split the layers; a candidate
+ * with fewer than 2 pp micro-batches is refused by resolution (invalid),
+ * never simulated. On 16 GPUs, 12 layers, batch 32, tp 1: pp 2 (dp 8) and
+ * pp 4 (dp 4) x {dualpipe, dualpipev} x micro-batch {1, 4} = 8 leaves;
+ * pp 4's dualpipev has 12 layers over 8 chunks (2, PP_LAYERS); micro-batch
+ * 4 leaves 1 (pp 2) or 2 (pp 4) micro-batches (3 invalid); 3 run. */
+static void test_dualpipe_schedules(void **state) {
+  (void)state;
+  sc_config base;
+  small_base(&base);
+  sc_sweep_opts o;
+  memset(&o, 0, sizeof o);
+  o.tp.n = 1, o.tp.v[0] = 1;
+  o.pp.n = 2, o.pp.v[0] = 2, o.pp.v[1] = 4;
+  o.vpp.n = 2, o.vpp.v[0] = 1, o.vpp.v[1] = 2;
+  o.schedule.n = 2, o.schedule.v[0] = SC_SCHED_DUALPIPE, o.schedule.v[1] = SC_SCHED_DUALPIPEV;
+  o.micro_batch.n = 2, o.micro_batch.v[0] = 1, o.micro_batch.v[1] = 4;
+  o.recompute.n = 1, o.recompute.v[0] = SC_RECOMPUTE_FULL;
+  o.distributed_optimizer.n = 1, o.distributed_optimizer.v[0] = 0;
+  o.pp_split.n = 1, o.pp_split.v[0] = SC_SWEEP_SPLIT_PLAIN;
+  sc_sweep_result r;
+  run_sweep(&base, &o, &r);
+  assert_int_equal(r.candidates, 8);
+  assert_int_equal(r.excluded[SC_SWEEP_PP_LAYERS], 2);
+  assert_int_equal(r.excluded[SC_SWEEP_INVALID], 3);
+  assert_int_equal(r.simulated, 3);
+  char key[160];
+  int seen[2] = {0, 0};
+  for (int64_t i = 0; i < r.simulated; i++) {
+    const sc_sweep_row *w = &r.rows[i];
+    sc_sweep_row_key(w, key, sizeof key);
+    int v = w->schedule == SC_SCHED_DUALPIPEV;
+    assert_true(w->schedule == SC_SCHED_DUALPIPE || v);
+    assert_int_equal(w->vpp, v ? 2 : 1);
+    assert_non_null(strstr(key, v ? "-dualpipev" : "-dualpipe"));
+    assert_true(w->step_time_s > 0);
+    seen[v]++;
+  }
+  assert_int_equal(seen[0], 2);
+  assert_int_equal(seen[1], 1);
+  sc_sweep_result_free(ctx, &r);
+}
+
 /* The library's refusals by reason: a feature it does not model (the
  * validate path's MoE message) and everything else. */
 int sc__sweep_refusal_reason(int rc, const char *msg);
@@ -837,6 +881,7 @@ int main(void) {
       cmocka_unit_test(test_gpt3_175b_1024),
       cmocka_unit_test(test_new_dimensions),
       cmocka_unit_test(test_moe_dimensions),
+      cmocka_unit_test(test_dualpipe_schedules),
       cmocka_unit_test(test_uneven_pp),
       cmocka_unit_test(test_interleave_any_count),
       cmocka_unit_test(test_nothing_ranks),
