@@ -441,8 +441,8 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None):
     torch.manual_seed(0)
     sgd = OPTIMIZERS[optimizer]
     sh = shard or Shard()
-    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "llama3-8b"):
-        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2 and llama3-8b shards only")
+    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "llama3-8b", "tiny-gpt"):
+        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2, llama3-8b and tiny-gpt shards only")
     if name in ("resnet50", "resnet152", "vgg19"):
         import torchvision
         net = getattr(torchvision.models, name)()
@@ -467,8 +467,8 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None):
         return model, shard_inputs(model, sh, s, 768, 50257), sgd, s
     if name == "tiny-gpt":
         s = seq or 16
-        return (GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)),
-                sgd, s)
+        model = GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2, shard=sh)
+        return model, shard_inputs(model, sh, s, 32, 64), sgd, s
     if name == "llama3-8b":
         s = seq or 8192
         model = Llama(layers=layers or 32, shard=sh)
@@ -871,7 +871,7 @@ def main():
     ap.add_argument("--layers", type=int, default=0,
                     help="transformer layers (default the model's); the file is MODEL-lN-bB.json.gz")
     ap.add_argument("--tp", type=int, default=1,
-                    help="trace one tensor-parallel rank's shard of N (gpt2, llama3-8b); file MODEL[-lL]-tpN-...")
+                    help="trace one tensor-parallel rank's shard of N (gpt2, llama3-8b, tiny-gpt); file MODEL[-lL]-tpN-...")
     ap.add_argument("--pp-stage", default="0/1", metavar="K/P",
                     help="trace pipeline stage K of P only (its layers; markers for the p2p at the cut)")
     a = ap.parse_args()

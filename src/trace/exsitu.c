@@ -1277,6 +1277,15 @@ static int xs_build(sc_trace_reader *r) {
   if (!rc) qsort(it, ni, sizeof *it, cmp_item);
 
   int64_t rank = x->have_rank ? x->rank : r->rank_hint;
+  bld b;
+  memset(&b, 0, sizeof b);
+  b.r = r;
+  b.x = x;
+  b.tp_stream = -1;
+  b.last_kernel = -1;
+  /* A shard trace's layout first: its world size and rank follow from it. */
+  if (!rc) rc = shard_info(&b, &rank);
+  if (!rc && b.stage >= 0) x->world = b.tp * b.pp, x->have_rank = 0;
   if (!rc && (rank < 0 || rank >= SC_JOB_MAX_WORLD))
     rc = sc__trace_fail(r, SC_EINVAL, 0, "distributedInfo.rank: %lld out of range [0, %lld]", (long long)rank,
                         (long long)SC_JOB_MAX_WORLD - 1);
@@ -1289,13 +1298,6 @@ static int xs_build(sc_trace_reader *r) {
                           (long long)x->world, (long long)job->world);
     else job->world = x->world;
   }
-  bld b;
-  memset(&b, 0, sizeof b);
-  b.r = r;
-  b.x = x;
-  b.tp_stream = -1;
-  b.last_kernel = -1;
-  if (!rc) rc = shard_info(&b, &rank);
   if (!rc && (sc__job_intern(job, "pp: send", 8, &b.nm_send) || sc__job_intern(job, "pp: recv", 8, &b.nm_recv)))
     rc = SC_ENOMEM;
   if (!rc) {
