@@ -27,9 +27,16 @@ dimension of 1 some reshapes are views instead of copies. The trace records
 this in its "stepcast" metadata.
 
 Usage:
-  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [-o DIR]
+  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [--tp N] [--pp-stage K/P] [-o DIR]
 MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b tiny-cnn tiny-gpt
-Writes DIR/MODEL-bB.json.gz per batch size.
+Writes DIR/MODEL-bB.json.gz per batch size (MODEL-lL-tpN-sKofP-bB.json.gz
+with --layers, --tp, --pp-stage).
+
+Per-rank shards (--tp, --pp-stage; gpt2, llama3-8b, tiny-gpt): one tensor-
+parallel rank's shard of one pipeline stage, built at its shard shapes (no
+weight at full size) with markers where the GPU run communicates; see
+"shards" below and docs/TRACE.md, "Per-rank shards". `stepcast import cpu`
+of one such trace per stage makes one job.
 
 Models, as the harness behind validation/ddp records them in its operator
 graphs (github.com/fwyc0573/aisimu @dfcd3a9, simulator_benchmark/data_ib/
