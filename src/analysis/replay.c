@@ -660,7 +660,8 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->schedule = (sc_schedule)so.schedule;
     out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->fsdp = so.fsdp;
-    out->traced_world = out->traced_dp = 1;
+    out->traced_world = job->shard_tp > 0 ? job->world : 1; /* shards: the ranks they were traced for */
+    out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
         out->ddp_buckets += dj->ranks[0].ops[k].kind == SC_JOP_COLL && !strcmp(sc__job_str(dj, dj->groups[dj->ranks[0].ops[k].group].name), "ddp");
