@@ -1162,6 +1162,9 @@ static int shard_info(bld *b, int64_t *rank) {
     if (v == -1)
       return sc__trace_fail(r, SC_EINVAL, x->shard_off[x->shard[0] != -1 ? 0 : x->shard[1] != -1 ? 1 : 2],
                             "distributedInfo: a shard trace gives tp, pp and pp_stage; %s is missing", what[i]);
+    if (v == -2)
+      return sc__trace_fail(r, SC_EINVAL, x->shard_off[i], "distributedInfo.%s: not a non-negative integer",
+                            what[i]);
     if (v < (i == 2 ? 0 : 1) || v > hi)
       return sc__trace_fail(r, SC_EINVAL, x->shard_off[i], "distributedInfo.%s: %lld out of range [%d, %lld]",
                             what[i], (long long)v, i == 2 ? 0 : 1, (long long)hi);

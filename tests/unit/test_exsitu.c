@@ -364,6 +364,7 @@ static void test_shards(void **state) {
       {"tp_all_reduce[bytes=256]", "all_gather[bytes=256]", "unknown (tp_all_reduce, pp_send or pp_recv)"},
       {"\"tp\":2,", "", "a shard trace gives tp, pp and pp_stage; tp is missing"},
       {"\"pp_stage\":0", "\"pp_stage\":2", "distributedInfo.pp_stage: 2 out of range [0, 1]"},
+      {"\"pp_stage\":0", "\"pp_stage\":\"0\"", "distributedInfo.pp_stage: not a non-negative integer"},
       {"\"rank\":0", "\"rank\":1", "distributedInfo.rank 1 is not pp_stage x tp = 0"},
       {"\"world_size\":4", "\"world_size\":8", "world_size 8 is not tp x pp = 4"},
       {"\"world_size\":4,\"tp\":2", "\"world_size\":2,\"tp\":1", "in a trace of tp 1: no TP group"},
