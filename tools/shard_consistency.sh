@@ -33,7 +33,7 @@ import subprocess, sys, time
 best = 1e9
 for _ in range(3):
     t0 = time.time()
-    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     best = min(best, time.time() - t0)
 print("%.3f" % best)
 PY
@@ -54,12 +54,12 @@ L
   shards=$(shards_of $name)
   for src in rewriting shards; do
     if [ $src = rewriting ]; then
-      "$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/j.scw" >/dev/null
+      "$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/j.scw" >/dev/null 2>&1
       # shellcheck disable=SC2086
       "$sc" replay "$tmp/j.scw" $gpu --scale "tp=$tp,pp=$pp" --micro-batches "$m" --format json >"$tmp/r.json"
     else
       # shellcheck disable=SC2086
-      "$sc" import cpu $shards -o "$tmp/j.scw" >/dev/null
+      "$sc" import cpu $shards -o "$tmp/j.scw" >/dev/null 2>&1
       # shellcheck disable=SC2086
       "$sc" replay "$tmp/j.scw" $gpu --micro-batches "$m" --format json >"$tmp/r.json"
     fi
@@ -98,7 +98,7 @@ done
 echo
 printf '| layout | source | traces (gzip) | .scw | import (s) | replay (s) |\n'
 printf '|---|---|---|---|---|---|\n'
-"$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/full.scw" >/dev/null
+"$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/full.scw" >/dev/null 2>&1
 ti=$(best3 "$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/full.scw")
 for l in tp2:2:1:1 pp2:1:2:4 tp2pp2:2:2:4; do
   IFS=: read -r name tp pp m <<L

@@ -433,6 +433,13 @@ static int analyse(shb *B) {
   }
   /* Stages and TP factors per op. */
   int fwd_seen_layer = 0, bwd_seen_layer = 0, fwd_seen = 0, region = 0;
+  /* The module whose backward input gradient was just found: when tokens
+   * equal a feature count (Llama-3-8B's k_proj and v_proj at sequence 1024:
+   * 1024 tokens, 1024 KV features) its weight gradient has the same m x n
+   * x k; autograd computes the input gradient first (PyTorch's mm
+   * backward: self, then mat2), so a second GEMM of that shape in the
+   * same module's backward is the weight gradient. */
+  size_t dx_mod = SIZE_MAX;
   int32_t last_layer = -1;
   /* Virtual stages: chunk c of stage s is c x pp + s; a shard trace holds
    * one stage. */
@@ -493,7 +500,13 @@ static int analyse(shb *B) {
         if (pass == SC_JPASS_FWD) divide_dim(x, sh, B->fn[m], 1, 0, 2, tp);
         else divide_dim(x, sh, B->fn[m], 2, 0, 1, tp);
         /* The input gradient (tokens x input features) is all-reduced. */
-        if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m]) {
+        if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m] && dx_mod == m) {
+          x->wgrad = 1; /* the weight gradient, of the same shape: out features are its m */
+          x->div[0] = x->div[1] = x->div[2] = 1;
+          x->div[0] = tp;
+          dx_mod = SIZE_MAX;
+        } else if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m]) {
+          dx_mod = m;
           x->ar = 1;
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
         }
