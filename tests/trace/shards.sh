@@ -9,8 +9,8 @@
 # Both must agree: the TP and PP communication exactly (same collectives,
 # same sizes), the step and the compute within 5 % (the TP shard of this
 # model has one head per rank, whose reshapes are views: 12 copies fewer).
-# Also: the shard job with DDP (dp=2), and a layout other than the traced
-# one refused.
+# Also: the Llama TP2 all-reduce count, the shard job with DDP (dp=2), and
+# a layout other than the traced one refused.
 set -eu
 sc=$1
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +58,19 @@ if bad:
     sys.exit(1)
 PY
 done
+# The shipped Llama-3-8B-shaped TP2 shard (validation/traces/cpu) and its
+# whole-model trace re-targeted run the same all-reduces: 15 a step (at
+# 1024 tokens k_proj's and v_proj's weight gradients have their input
+# gradients' shape; only the input gradients are all-reduced).
+v=$here/validation/traces/cpu
+"$sc" import cpu "$v/llama3-8b-l2-b1.json.gz" -o "$tmp/l.scw" >/dev/null 2>&1
+"$sc" import cpu "$v/llama3-8b-l2-tp2-b1.json.gz" -o "$tmp/lt.scw" >/dev/null 2>&1
+a=$("$sc" replay "$tmp/l.scw" --set cluster.gpu=a100-80gb --scale tp=2 --format json)
+b=$("$sc" replay "$tmp/lt.scw" --set cluster.gpu=a100-80gb --format json)
+na=$(echo "$a" | sed -n 's/.*"modelled_collectives":\([0-9]*\).*/\1/p')
+nb=$(echo "$b" | sed -n 's/.*"modelled_collectives":\([0-9]*\).*/\1/p')
+echo "llama TP2: $na all-reduces (rewriting), $nb (shards)"
+[ "$na" = 15 ] && [ "$nb" = 15 ] || { echo "shards.sh: llama TP2 all-reduces $na / $nb, not 15"; fail=1; }
 # DDP over each stage's data-parallel group.
 # shellcheck disable=SC2086
 "$sc" replay "$tmp/tp2pp2.scw" --scale dp=2 --set cluster.gpu=a100-80gb $host --format json >"$tmp/d.json"
