@@ -11,14 +11,18 @@
 # (+optimizer), exposed TP and PP communication, bubble / idle / host.
 # Then the costs after tracing: the traces' size (gzip), the .scw's, and
 # the wall time of import and of replay (best of 3 runs).
-#   gpt2   DIR/gpt2-b4.json.gz and gpt2-tp2-b4, -s0of2-/-s1of2-b4, -tp2-s0of2-/-tp2-s1of2-b4
-#   llama  DIR/llama3-8b-l2-b1.json.gz and its -tp2-, -s0of2-, ... shards
-# DIR defaults to validation/traces/cpu.
+#   gpt2   DIR/gpt2-b4.json.gz and, in DIR/shards, gpt2-tp2-b4, -s0of2-/-s1of2-b4,
+#          -tp2-s0of2-/-tp2-s1of2-b4
+#   llama  DIR/llama3-8b-l2-b1.json.gz and DIR/shards/llama3-8b-l2-tp2-b1, ...
+# DIR defaults to validation/traces/cpu (the shards in DIR/shards, or DIR
+# itself when it has no shards folder).
 set -eu
 sc=$1
 which=${2:-gpt2}
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${3:-$here/validation/traces/cpu}
+sdir=$dir/shards
+[ -d "$sdir" ] || sdir=$dir
 case $which in
 gpt2) full=gpt2 b=b4 ;;
 llama) full=llama3-8b-l2 b=b1 ;;
@@ -40,9 +44,9 @@ PY
 }
 shards_of() {
   case $1 in
-  tp2) echo "$dir/$full-tp2-$b.json.gz" ;;
-  pp2) echo "$dir/$full-s0of2-$b.json.gz $dir/$full-s1of2-$b.json.gz" ;;
-  tp2pp2) echo "$dir/$full-tp2-s0of2-$b.json.gz $dir/$full-tp2-s1of2-$b.json.gz" ;;
+  tp2) echo "$sdir/$full-tp2-$b.json.gz" ;;
+  pp2) echo "$sdir/$full-s0of2-$b.json.gz $sdir/$full-s1of2-$b.json.gz" ;;
+  tp2pp2) echo "$sdir/$full-tp2-s0of2-$b.json.gz $sdir/$full-tp2-s1of2-$b.json.gz" ;;
   esac
 }
 printf '| layout | m | source | step | GEMM | attention | other compute | TP | PP | bubble / idle / host |\n'

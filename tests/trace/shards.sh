@@ -58,13 +58,13 @@ if bad:
     sys.exit(1)
 PY
 done
-# The shipped Llama-3-8B-shaped TP2 shard (validation/traces/cpu) and its
+# The shipped Llama-3-8B-shaped TP2 shard (validation/traces/cpu/shards) and its
 # whole-model trace re-targeted run the same all-reduces: 15 a step (at
 # 1024 tokens k_proj's and v_proj's weight gradients have their input
 # gradients' shape; only the input gradients are all-reduced).
 v=$here/validation/traces/cpu
 "$sc" import cpu "$v/llama3-8b-l2-b1.json.gz" -o "$tmp/l.scw" >/dev/null 2>&1
-"$sc" import cpu "$v/llama3-8b-l2-tp2-b1.json.gz" -o "$tmp/lt.scw" >/dev/null 2>&1
+"$sc" import cpu "$v/shards/llama3-8b-l2-tp2-b1.json.gz" -o "$tmp/lt.scw" >/dev/null 2>&1
 a=$("$sc" replay "$tmp/l.scw" --set cluster.gpu=a100-80gb --scale tp=2 --format json)
 b=$("$sc" replay "$tmp/lt.scw" --set cluster.gpu=a100-80gb --format json)
 na=$(echo "$a" | sed -n 's/.*"modelled_collectives":\([0-9]*\).*/\1/p')
