@@ -39,4 +39,7 @@ if(SC_BUILD_TESTS)
   set_tests_properties(trace.torch_cpu PROPERTIES SKIP_RETURN_CODE 77)
   add_test(NAME trace.ddp COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/ddp.sh
            $<TARGET_FILE:stepcast_cli>)
+  # Per-rank shard traces against graph rewriting (no torch needed).
+  add_test(NAME trace.shards COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/shards.sh
+           $<TARGET_FILE:stepcast_cli>)
 endif()

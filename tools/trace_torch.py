@@ -27,9 +27,16 @@ dimension of 1 some reshapes are views instead of copies. The trace records
 this in its "stepcast" metadata.
 
 Usage:
-  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [-o DIR]
+  tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [--tp N] [--pp-stage K/P] [-o DIR]
 MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b tiny-cnn tiny-gpt
-Writes DIR/MODEL-bB.json.gz per batch size.
+Writes DIR/MODEL-bB.json.gz per batch size (MODEL-lL-tpN-sKofP-bB.json.gz
+with --layers, --tp, --pp-stage).
+
+Per-rank shards (--tp, --pp-stage; gpt2, llama3-8b, tiny-gpt): one tensor-
+parallel rank's shard of one pipeline stage, built at its shard shapes (no
+weight at full size) with markers where the GPU run communicates; see
+"shards" below and docs/TRACE.md, "Per-rank shards". `stepcast import cpu`
+of one such trace per stage makes one job.
 
 Models, as the harness behind validation/ddp records them in its operator
 graphs (github.com/fwyc0573/aisimu @dfcd3a9, simulator_benchmark/data_ib/
@@ -59,53 +66,170 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 
+# ---------------------------------------------------------------- shards
+#
+# Per-rank shards (issue 20 item 6; docs/TRACE.md, "Per-rank shards"):
+# with --tp N the model is built with one TP rank's shapes, by the rules
+# src/trace/shard.c applies to a whole-model trace (Megatron-LM, Shoeybi et
+# al. 2019, section 3: column-parallel linears split their output features
+# and heads by N, row-parallel ones their input features, the vocabulary
+# embedding its rows); with --pp-stage k/P only stage k's layers (shard.c's
+# even cut: the first layers % P stages one more; the embedding on the
+# first stage, the final norm and loss on the last). Where the GPU run
+# communicates, a zero-length profiler range (a marker) names the
+# collective and its tensor: Megatron's f (identity forward, all-reduce of
+# the input gradient in backward) before each column-parallel linear, g
+# (all-reduce forward, identity backward) after each row-parallel linear and
+# the vocab-parallel embedding, and the pipeline's receive / send of the
+# activation (its gradient travelling back) at the stage's ends. The
+# markers are custom autograd Functions, as Megatron's are, so their
+# backward halves run where the autograd engine reaches them. They leave
+# the trace as "stepcast::tp_all_reduce[bytes=N]", "stepcast::pp_send[...]"
+# and "stepcast::pp_recv[...]" operator events; `stepcast import cpu`
+# turns them into the collectives and p2p of the stage's program.
+
+MARK = "stepcast::"
+
+
+class Shard:
+    """The rank a trace is of: tp ranks, pipeline stage `stage` of `stages`."""
+
+    def __init__(self, tp=1, stage=0, stages=1):
+        self.tp, self.stage, self.stages = tp, stage, stages
+        self.first, self.last = stage == 0, stage == stages - 1
+
+    def span(self, n):
+        """Layers [lo, hi) of this stage out of n (shard.c's even cut)."""
+        sizes = [n // self.stages + (s < n % self.stages) for s in range(self.stages)]
+        lo = sum(sizes[:self.stage])
+        return lo, lo + sizes[self.stage]
+
+    def layers(self, make, n):
+        """The stage's layers, named by their index in the whole model."""
+        if self.stages == 1:
+            return nn.ModuleList(make() for _ in range(n))
+        lo, hi = self.span(n)
+        return nn.ModuleDict((str(i), make()) for i in range(lo, hi))
+
+    @staticmethod
+    def iter(mods):
+        return mods.values() if isinstance(mods, nn.ModuleDict) else mods
+
+
+def _marker(kind, t):
+    """A zero-length profiler range: a communication of tensor t here. Its
+    name carries the shape and element size (turned into bytes when the
+    trace is written, after batch extrapolation)."""
+    h = torch.ops.profiler._record_function_enter_new(
+        "%sC:%s:%s:%d" % (MARK, kind, ",".join(str(v) for v in t.shape), t.element_size()), None)
+    torch.ops.profiler._record_function_exit._RecordFunction(h)
+
+
+def _comm(name, fwd, bwd):
+    """An identity autograd Function (named `name`, as its backward node
+    is) marking communication `fwd` in forward and `bwd` in backward (None:
+    none)."""
+    def forward(ctx, x):
+        if fwd:
+            _marker(fwd, x)
+        return x.view_as(x)
+
+    def backward(ctx, g):
+        if bwd:
+            _marker(bwd, g)
+        return g
+
+    return type(name, (torch.autograd.Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+_TPIn = _comm("_TPIn", None, "tp_all_reduce")  # Megatron's f
+_TPOut = _comm("_TPOut", "tp_all_reduce", None)  # Megatron's g
+_PPIn = _comm("_PPIn", "pp_recv", "pp_send")  # the activation received, its gradient sent back
+_PPOut = _comm("_PPOut", "pp_send", "pp_recv")  # the activation sent, its gradient received
+
+
+def tp_in(x, tp):
+    return _TPIn.apply(x) if tp > 1 else x
+
+
+def tp_out(x, tp):
+    return _TPOut.apply(x) if tp > 1 else x
+
+
+def pp_in(x):
+    return _PPIn.apply(x)
+
+
+def pp_out(x):
+    return _PPOut.apply(x)
+
+
 # ---------------------------------------------------------------- models
 
 class GPT2Block(nn.Module):
-    def __init__(self, d, heads, drop=0.1):
+    """GPT-2's layer; with tp > 1 one TP rank's shard (Megatron-LM's
+    column-parallel c_attn and c_fc: output features / tp, heads / tp;
+    row-parallel c_proj and mlp_proj: input features / tp, their outputs
+    all-reduced), as src/trace/shard.c's rules re-target the full layer."""
+
+    def __init__(self, d, heads, drop=0.1, tp=1):
         super().__init__()
         self.ln_1 = nn.LayerNorm(d)
-        self.c_attn = nn.Linear(d, 3 * d)
-        self.c_proj = nn.Linear(d, d)
+        self.c_attn = nn.Linear(d, 3 * d // tp)
+        self.c_proj = nn.Linear(d // tp, d)
         self.ln_2 = nn.LayerNorm(d)
-        self.c_fc = nn.Linear(d, 4 * d)
-        self.mlp_proj = nn.Linear(4 * d, d)
+        self.c_fc = nn.Linear(d, 4 * d // tp)
+        self.mlp_proj = nn.Linear(4 * d // tp, d)
         self.drop = drop
-        self.heads = heads
+        self.heads = heads // tp
+        self.hd, self.tp = d // heads, tp
 
     def forward(self, x, mask):
         b, s, d = x.shape
-        h = self.heads
-        q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
-        q = q.view(b, s, h, d // h).permute(0, 2, 1, 3)
-        k = k.view(b, s, h, d // h).permute(0, 2, 1, 3)
-        v = v.view(b, s, h, d // h).permute(0, 2, 1, 3)
+        h, hd, tp = self.heads, self.hd, self.tp
+        q, k, v = self.c_attn(tp_in(self.ln_1(x), tp)).split(h * hd, dim=2)
+        q = q.view(b, s, h, hd).permute(0, 2, 1, 3)
+        k = k.view(b, s, h, hd).permute(0, 2, 1, 3)
+        v = v.view(b, s, h, hd).permute(0, 2, 1, 3)
         w = torch.matmul(q, k.transpose(-1, -2))
-        w = w / math.sqrt(d // h)
+        w = w / math.sqrt(hd)
         w = torch.where(mask[:, :, :s, :s], w, torch.tensor(-1e4, dtype=w.dtype))
         w = F.dropout(F.softmax(w, dim=-1), self.drop, self.training)
-        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, d)
-        x = x + F.dropout(self.c_proj(a), self.drop, self.training)
-        m = self.c_fc(self.ln_2(x))
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, h * hd)
+        x = x + F.dropout(tp_out(self.c_proj(a), tp), self.drop, self.training)
+        m = self.c_fc(tp_in(self.ln_2(x), tp))
         m = 0.5 * m * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (m + 0.044715 * torch.pow(m, 3.0))))
-        return x + F.dropout(self.mlp_proj(m), self.drop, self.training)
+        return x + F.dropout(tp_out(self.mlp_proj(m), tp), self.drop, self.training)
 
 
 class GPT2(nn.Module):
-    def __init__(self, vocab=50257, pos=1024, d=768, layers=12, heads=12):
+    """GPT2Model; with a Shard, one TP rank of one pipeline stage: the
+    stage's layers (named as in the whole model), the vocab-parallel wte
+    (ceil(vocab / tp) rows, its output all-reduced) on the first stage, the
+    final norm and loss on the last, p2p markers at the cut."""
+
+    def __init__(self, vocab=50257, pos=1024, d=768, layers=12, heads=12, shard=None):
         super().__init__()
-        self.wte = nn.Embedding(vocab, d)
-        self.wpe = nn.Embedding(pos, d)
-        self.blocks = nn.ModuleList(GPT2Block(d, heads) for _ in range(layers))
-        self.ln_f = nn.LayerNorm(d)
+        sh = shard or Shard()
+        self.sh = sh
+        if sh.first:
+            self.wte = nn.Embedding(-(-vocab // sh.tp), d)
+            self.wpe = nn.Embedding(pos, d)
+        self.blocks = sh.layers(lambda: GPT2Block(d, heads, tp=sh.tp), layers)
+        if sh.last:
+            self.ln_f = nn.LayerNorm(d)
         self.register_buffer("mask", torch.tril(torch.ones(pos, pos, dtype=torch.bool)).view(1, 1, pos, pos))
 
-    def forward(self, ids):
-        s = ids.shape[1]
-        x = F.dropout(self.wte(ids) + self.wpe(torch.arange(s).unsqueeze(0)), 0.1, self.training)
-        for blk in self.blocks:
+    def forward(self, inp):
+        sh = self.sh
+        if sh.first:
+            s = inp.shape[1]
+            x = F.dropout(tp_out(self.wte(inp), sh.tp) + self.wpe(torch.arange(s).unsqueeze(0)), 0.1, self.training)
+        else:
+            x = pp_in(inp)
+        for blk in sh.iter(self.blocks):
             x = blk(x, self.mask)
-        return self.ln_f(x).sum()
+        return self.ln_f(x).sum() if sh.last else pp_out(x)
 
 
 class BertLayer(nn.Module):
@@ -167,52 +291,58 @@ class RMSNorm(nn.Module):
 
 class LlamaAttention(nn.Module):
     """Grouped-query attention with rotary embeddings, eager (the s x s
-    scores materialised, as for GPT-2 and BERT here)."""
+    scores materialised, as for GPT-2 and BERT here). With tp > 1 one TP
+    rank's shard: heads and KV heads / tp, q/k/v_proj column-parallel (each
+    all-reduces its input gradient, as shard.c's rules do), o_proj
+    row-parallel."""
 
-    def __init__(self, d, heads, kv_heads):
+    def __init__(self, d, heads, kv_heads, tp=1):
         super().__init__()
-        self.num_heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
-        self.q_proj = nn.Linear(d, d, bias=False)
-        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
-        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
-        self.o_proj = nn.Linear(d, d, bias=False)
+        self.num_heads, self.kv_heads, self.hd = heads // tp, kv_heads // tp, d // heads
+        self.tp = tp
+        self.q_proj = nn.Linear(d, self.num_heads * self.hd, bias=False)
+        self.k_proj = nn.Linear(d, self.kv_heads * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, self.kv_heads * self.hd, bias=False)
+        self.o_proj = nn.Linear(self.num_heads * self.hd, d, bias=False)
 
     def forward(self, x, cos, sin, mask):
         b, s, d = x.shape
-        hd, rep = self.hd, self.num_heads // self.kv_heads
+        hd, rep, tp = self.hd, self.num_heads // self.kv_heads, self.tp
 
         def rot(t):
             t1, t2 = t[..., : hd // 2], t[..., hd // 2:]
             return t * cos + torch.cat((-t2, t1), dim=-1) * sin
 
-        q = rot(self.q_proj(x).view(b, s, self.num_heads, hd).transpose(1, 2))
-        k = rot(self.k_proj(x).view(b, s, self.kv_heads, hd).transpose(1, 2))
-        v = self.v_proj(x).view(b, s, self.kv_heads, hd).transpose(1, 2)
+        q = rot(self.q_proj(tp_in(x, tp)).view(b, s, self.num_heads, hd).transpose(1, 2))
+        k = rot(self.k_proj(tp_in(x, tp)).view(b, s, self.kv_heads, hd).transpose(1, 2))
+        v = self.v_proj(tp_in(x, tp)).view(b, s, self.kv_heads, hd).transpose(1, 2)
         k = k.repeat_interleave(rep, dim=1)
         v = v.repeat_interleave(rep, dim=1)
         w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + mask
-        a = torch.matmul(F.softmax(w, dim=-1), v).transpose(1, 2).contiguous().view(b, s, d)
-        return self.o_proj(a)
+        a = torch.matmul(F.softmax(w, dim=-1), v).transpose(1, 2).contiguous().view(b, s, self.num_heads * hd)
+        return tp_out(self.o_proj(a), tp)
 
 
 class LlamaMLP(nn.Module):
-    def __init__(self, d, ffn):
+    def __init__(self, d, ffn, tp=1):
         super().__init__()
-        self.gate_proj = nn.Linear(d, ffn, bias=False)
-        self.up_proj = nn.Linear(d, ffn, bias=False)
-        self.down_proj = nn.Linear(ffn, d, bias=False)
+        self.tp = tp
+        self.gate_proj = nn.Linear(d, ffn // tp, bias=False)
+        self.up_proj = nn.Linear(d, ffn // tp, bias=False)
+        self.down_proj = nn.Linear(ffn // tp, d, bias=False)
 
     def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        tp = self.tp
+        return tp_out(self.down_proj(F.silu(self.gate_proj(tp_in(x, tp))) * self.up_proj(tp_in(x, tp))), tp)
 
 
 class LlamaBlock(nn.Module):
-    def __init__(self, d, heads, kv_heads, ffn):
+    def __init__(self, d, heads, kv_heads, ffn, tp=1):
         super().__init__()
         self.input_layernorm = RMSNorm(d)
-        self.self_attn = LlamaAttention(d, heads, kv_heads)
+        self.self_attn = LlamaAttention(d, heads, kv_heads, tp)
         self.post_attention_layernorm = RMSNorm(d)
-        self.mlp = LlamaMLP(d, ffn)
+        self.mlp = LlamaMLP(d, ffn, tp)
 
     def forward(self, x, cos, sin, mask):
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
@@ -223,26 +353,33 @@ class Llama(nn.Module):
     """Llama-3-8B's layer shape (hidden 4096, 32 heads, 8 KV heads, SwiGLU
     FFN 14336, RMSNorm, rotary base 500000), HuggingFace module names, no
     LM head (as the GPT-2 and BERT models here: the loss is the sum of the
-    final norm's output), vocabulary 128256."""
+    final norm's output), vocabulary 128256. With a Shard as GPT2's: every
+    stage computes its rotary tables (a stage needs them)."""
 
-    def __init__(self, vocab=128256, d=4096, layers=32, heads=32, kv_heads=8, ffn=14336, theta=500000.0):
+    def __init__(self, vocab=128256, d=4096, layers=32, heads=32, kv_heads=8, ffn=14336, theta=500000.0,
+                 shard=None):
         super().__init__()
-        self.embed_tokens = nn.Embedding(vocab, d)
-        self.layers = nn.ModuleList(LlamaBlock(d, heads, kv_heads, ffn) for _ in range(layers))
-        self.norm = RMSNorm(d)
+        sh = shard or Shard()
+        self.sh = sh
+        if sh.first:
+            self.embed_tokens = nn.Embedding(-(-vocab // sh.tp), d)
+        self.layers = sh.layers(lambda: LlamaBlock(d, heads, kv_heads, ffn, sh.tp), layers)
+        if sh.last:
+            self.norm = RMSNorm(d)
         self.hd, self.theta = d // heads, theta
 
-    def forward(self, ids):
-        b, s = ids.shape
+    def forward(self, inp):
+        sh = self.sh
+        b, s = inp.shape[:2]
         inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2).float() / self.hd))
         f = torch.outer(torch.arange(s).float(), inv)
         emb = torch.cat((f, f), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
         mask = torch.full((s, s), float("-inf")).triu(1)[None, None]
-        x = self.embed_tokens(ids)
-        for layer in self.layers:
+        x = tp_out(self.embed_tokens(inp), sh.tp) if sh.first else pp_in(inp)
+        for layer in sh.iter(self.layers):
             x = layer(x, cos, sin, mask)
-        return self.norm(x).sum()
+        return self.norm(x).sum() if sh.last else pp_out(x)
 
 
 class TinyCNN(nn.Module):
@@ -267,11 +404,29 @@ OPTIMIZERS = {
 }
 
 
-def build(name, seq, optimizer="sgd", layers=0):
+def shard_inputs(model, sh, s, d, vocab):
+    """Inputs of a (shard) transformer at batch b: token ids on the first
+    stage (of the rank's vocabulary rows), else the received activation (a
+    leaf that needs its gradient: it is sent back); a stage before the last
+    backpropagates the gradient its next stage would send (model.grad_out)."""
+    def make(b):
+        if not sh.last:
+            model.grad_out = torch.ones(b, s, d)
+        if sh.first:
+            return (torch.randint(0, -(-vocab // sh.tp), (b, s)),)
+        return (torch.randn(b, s, d, requires_grad=True),)
+    return make
+
+
+def build(name, seq, optimizer="sgd", layers=0, shard=None):
     """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used);
-    layers > 0 overrides a transformer's layer count."""
+    layers > 0 overrides a transformer's layer count; shard: the TP rank and
+    pipeline stage to build (gpt2 and llama3-8b)."""
     torch.manual_seed(0)
     sgd = OPTIMIZERS[optimizer]
+    sh = shard or Shard()
+    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "llama3-8b", "tiny-gpt"):
+        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2, llama3-8b and tiny-gpt shards only")
     if name in ("resnet50", "resnet152", "vgg19"):
         import torchvision
         net = getattr(torchvision.models, name)()
@@ -292,14 +447,16 @@ def build(name, seq, optimizer="sgd", layers=0):
         return TinyCNN(), inputs, sgd, 0
     if name == "gpt2":
         s = seq or 512
-        return GPT2(layers=layers or 12), (lambda b: (torch.randint(0, 50257, (b, s)),)), sgd, s
+        model = GPT2(layers=layers or 12, shard=sh)
+        return model, shard_inputs(model, sh, s, 768, 50257), sgd, s
     if name == "tiny-gpt":
         s = seq or 16
-        return (GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2), (lambda b: (torch.randint(0, 64, (b, s)),)),
-                sgd, s)
+        model = GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2, shard=sh)
+        return model, shard_inputs(model, sh, s, 32, 64), sgd, s
     if name == "llama3-8b":
         s = seq or 8192
-        return Llama(layers=layers or 32), (lambda b: (torch.randint(0, 128256, (b, s)),)), sgd, s
+        model = Llama(layers=layers or 32, shard=sh)
+        return model, shard_inputs(model, sh, s, 4096, 128256), sgd, s
     if name == "bert-large":
         s = seq or 512
         return Bert(layers=layers or 24), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
@@ -356,8 +513,6 @@ def concrete_hooks(model, queue):
 # modules give their head count ("Module Heads", from num_heads, n_head,
 # heads or num_attention_heads). The ranges are dropped from the trace.
 
-MARK = "stepcast::"
-
 
 class Marks:
     def __init__(self, model):
@@ -365,6 +520,7 @@ class Marks:
         self.stack = []
         self.types, self.heads = {}, {}
         self.params = [(n, p) for n, p in model.named_parameters()]
+        self.leaf_input = not getattr(model, "sh", Shard()).first
         enter = torch.ops.profiler._record_function_enter_new
         leave = torch.ops.profiler._record_function_exit._RecordFunction
 
@@ -411,6 +567,17 @@ def annotate(evs, marks):
         st = stack.setdefault(e["tid"], [])
         while st and st[-1]["end"] <= e["ts"]:
             st.pop()
+        if e["name"].startswith(MARK + "C:"):  # a communication marker: kept as an operator
+            _, kind, shape, eb = e["name"][len(MARK):].split(":")
+            e["name"] = MARK + kind
+            e["dims"] = [[int(v) for v in shape.split(",") if v]]
+            e["marker_eb"] = int(eb)
+            e["end"] = e["ts"]
+            phase = next((a["mark"][1] for a in reversed(st) if a.get("mark", ("",))[0] == "S"), "")
+            e["pass"] = phase
+            e["acc"] = None
+            out.append(e)
+            continue
         if e["name"].startswith(MARK):
             kind, _, arg = e["name"][len(MARK):].partition(":")
             e["mark"] = (kind, arg)
@@ -444,13 +611,26 @@ def annotate(evs, marks):
             e["module"] = seq_mod[e["node_seq"]]
         if e["name"].startswith("autograd::engine::evaluate_function") and e["seq"] in seq_mod:
             e["module"] = seq_mod[e["seq"]]
-    # Gradient accumulation: the parameter its marker named.
+    # Gradient accumulation: the parameter its marker named. A stage after
+    # the first receives its input as a leaf that needs a gradient (which
+    # is sent back, not accumulated: a GPU run keeps the tensor and launches
+    # nothing), so AccumulateGrad without a parameter is dropped there.
+    drop = set()
     for e in out:
         acc = e.pop("acc")
         if e["name"] == "torch::autograd::AccumulateGrad":
             acc = e
         if acc is not None and "param_name" in acc:
             e["module"], e["param"] = split_param(acc["param_name"])
+        elif acc is not None and marks.leaf_input:
+            drop.add(e["id"])
+    if drop:  # ... with the autograd node around it
+        gone = [(e["tid"], e["ts"]) for e in out if e["id"] in drop and e["name"] == "torch::autograd::AccumulateGrad"]
+        for e in out:
+            if e["name"] == "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad" and \
+                    any(t == e["tid"] and e["ts"] <= ts <= e["end"] for t, ts in gone):
+                drop.add(e["id"])
+    out = [e for e in out if e["id"] not in drop]
     # Optimizer and zero_grad(): parameters in order. Both run the same
     # operators for every parameter, so the operators they call directly
     # split evenly over the parameters; failing that, matched by shape.
@@ -506,7 +686,10 @@ def step(model, args, opt, marks=None):
     if h is not None:
         leave(h)
         h = marks.phase("backward")
-    loss.backward()
+    if loss.dim():  # a stage before the last: the gradient its next stage sends
+        loss.backward(model.grad_out)
+    else:
+        loss.backward()
     if h is not None:
         leave(h)
         h = marks.phase("optimizer")
@@ -623,13 +806,15 @@ def extrapolate(e1, e2, batch):
     return out, unmatched
 
 
-def write_trace(path, evs, meta):
+def write_trace(path, evs, meta, shard=None):
     t0 = min(e["ts"] for e in evs)
     tids = {}
     events = []
     for e in evs:
         tid = tids.setdefault(e["tid"], len(tids) + 1)
         name = e["name"]
+        if "marker_eb" in e:  # bytes of the (extrapolated) tensor it names
+            name = "%s[bytes=%d]" % (name, math.prod(e["dims"][0]) * e["marker_eb"])
         cat = "user_annotation" if name.startswith("ProfilerStep#") else "cpu_op"
         args = {"External id": e["id"]}
         if cat == "cpu_op":
@@ -649,8 +834,12 @@ def write_trace(path, evs, meta):
         events.append({"ph": "X", "cat": cat, "name": name, "pid": os.getpid(), "tid": tid,
                        "ts": round(float(e["ts"] - t0), 3), "dur": round(float(e["end"] - e["ts"]), 3),
                        "args": args})
+    dist = {"backend": "nccl", "rank": 0, "world_size": 1}
+    if shard is not None and (shard.tp > 1 or shard.stages > 1):  # the rank of the stage's first TP rank
+        dist = {"backend": "nccl", "rank": shard.stage * shard.tp, "world_size": shard.tp * shard.stages,
+                "tp": shard.tp, "pp": shard.stages, "pp_stage": shard.stage}
     doc = {"schemaVersion": 1, "deviceProperties": [],
-           "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+           "distributedInfo": dist,
            "stepcast": meta, "traceEvents": events}
     with gzip.open(path, "wt", compresslevel=9) as f:
         json.dump(doc, f, separators=(",", ":"))
@@ -665,6 +854,10 @@ def main():
     ap.add_argument("--optimizer", default="sgd", choices=sorted(OPTIMIZERS))
     ap.add_argument("--layers", type=int, default=0,
                     help="transformer layers (default the model's); the file is MODEL-lN-bB.json.gz")
+    ap.add_argument("--tp", type=int, default=1,
+                    help="trace one tensor-parallel rank's shard of N (gpt2, llama3-8b, tiny-gpt); file MODEL[-lL]-tpN-...")
+    ap.add_argument("--pp-stage", default="0/1", metavar="K/P",
+                    help="trace pipeline stage K of P only (its layers; markers for the p2p at the cut)")
     a = ap.parse_args()
     batches = [int(x) for x in a.batch.split(",")]
     if any(b < 1 for b in batches):
@@ -672,7 +865,17 @@ def main():
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     if a.layers < 0:
         raise SystemExit("trace_torch.py: --layers must be >= 1")
-    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer, a.layers)
+    try:
+        k, P = (int(v) for v in a.pp_stage.split("/"))
+    except ValueError:
+        raise SystemExit("trace_torch.py: --pp-stage takes K/P (stage K of P), not %r" % a.pp_stage)
+    if a.tp < 1 or P < 1 or not 0 <= k < P:
+        raise SystemExit("trace_torch.py: --tp N >= 1 and --pp-stage K/P with 0 <= K < P")
+    shard = Shard(a.tp, k, P)
+    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer, a.layers, shard)
+    nlayers = len(model.layers if hasattr(model, "layers") else getattr(model, "blocks", []))
+    if P > 1 and not nlayers:
+        raise SystemExit("trace_torch.py: --pp-stage %d/%d: no layers on this stage (more stages than layers)" % (k, P))
     queue = []
     concrete_hooks(model, queue)
     marks = Marks(model)
@@ -680,14 +883,16 @@ def main():
     opt = mkopt(model.parameters())
     model.train()
     step(model, inputs(1), opt)  # warm-up: optimizer state and gradients exist
-    for b in sorted({2, 3} | ({1} & set(batches))):
+    # Batch 1 alone is traced directly: no batches 2 and 3 to extrapolate from.
+    direct = set(batches) == {1}
+    for b in [1] if direct else sorted({2, 3} | ({1} & set(batches))):
         evs = trace_step(model, inputs, opt, b, queue, marks)
         attach_concrete(evs, list(queue))
         traced[b] = evs
     # Rarely (a loaded machine) the two traces order many operators
     # differently; trace both again, up to twice, when over 5 % of the
     # operators fail to align.
-    for _ in range(2):
+    for _ in range(0 if direct else 2):
         _, unaligned = extrapolate(traced[2], traced[3], 4)
         if unaligned * 20 <= len(traced[3]):
             break
@@ -707,9 +912,12 @@ def main():
                 "traced_on": "cpu", "torch": torch.__version__, "optimizer": a.optimizer, "traced_batches": sorted(traced),
                 "extrapolated": b not in traced, "unaligned_operators": unmatched,
                 "params": sum(p.numel() for p in model.parameters()), "module_paths": 1}
+        if a.tp > 1 or P > 1:
+            meta["tp"], meta["pp_stage"] = a.tp, "%d/%d" % (k, P)
         tag = a.model + ("-l%d" % a.layers if a.layers else "")
+        tag += ("-tp%d" % a.tp if a.tp > 1 else "") + ("-s%dof%d" % (k, P) if P > 1 else "")
         path = os.path.join(a.out, "%s-b%d.json.gz" % (tag, b))
-        write_trace(path, evs, meta)
+        write_trace(path, evs, meta, shard)
         print("%s: %d events, batch %d%s" % (path, len(evs), b,
                                               "" if b in traced else " (extrapolated, %d unaligned)" % unmatched))
 

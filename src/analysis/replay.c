@@ -548,7 +548,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   int rc = check_gpu(ctx, job, cfg);
   if (rc) return rc;
   if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1 ||
-      o.scale_fsdp > 1 || o.scale_cp > 1) {
+      o.scale_fsdp > 1 || o.scale_cp > 1 || job->shard_tp > 0) { /* a shard job always runs its stage cut */
     if (topts && topts->nranks)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "--trace-ranks with --scale tp= / pp= is not supported yet (the "
@@ -616,6 +616,10 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   memset(&so, 0, sizeof so);
   so.tp = o->scale_tp > 0 ? o->scale_tp : 1;
   so.pp = o->scale_pp > 0 ? o->scale_pp : 1;
+  /* Per-rank shards: the layout they were traced for (another is refused
+   * by sc__job_shard). */
+  if (job->shard_tp > 0 && !o->scale_tp) so.tp = job->shard_tp;
+  if (job->shard_tp > 0 && !o->scale_pp) so.pp = job->shard_pp;
   so.dp = o->scale_dp > 0 ? o->scale_dp : o->scale_fsdp > 1 ? o->scale_fsdp : 1;
   so.cp = o->scale_cp > 0 ? o->scale_cp : 1;
   so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
@@ -656,7 +660,8 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->schedule = (sc_schedule)so.schedule;
     out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->fsdp = so.fsdp;
-    out->traced_world = out->traced_dp = 1;
+    out->traced_world = job->shard_tp > 0 ? job->world : 1; /* shards: the ranks they were traced for */
+    out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
         out->ddp_buckets += dj->ranks[0].ops[k].kind == SC_JOP_COLL && !strcmp(sc__job_str(dj, dj->groups[dj->ranks[0].ops[k].group].name), "ddp");

@@ -22,6 +22,7 @@
  * host-side scalars (optimizer step counters) and launch nothing.
  */
 #include "trace/chrome_int.h"
+#include "trace/shard_int.h"
 #include "trace/trace_int.h"
 #include "ir/ir_int.h"
 
@@ -143,6 +144,7 @@ static const xop ops[] = {
     {"aten::index_add_", H_MEM},
     {"aten::index_select", H_MEM},
     {"aten::is_nonzero", H_ZERO},
+    {"aten::is_same_size", H_ZERO}, /* a metadata check (custom autograd Functions' backward) */
     {"aten::item", H_ZERO},
     {"aten::layer_norm", H_COMPOSITE},
     {"aten::le", H_MEM},
@@ -287,8 +289,10 @@ typedef struct xev {
 enum { A_DIMS = SC_CHROME_ARG, A_TYPES, A_CONC, A_MOD, A_MTYPE, A_PASS, A_PARAM, A_HEADS };
 static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inputs", "Module", "Module Type",
                                        "Pass", "Parameter", "Module Heads", NULL};
-enum { D_RANK = 0, D_WORLD };
-static const char *const dist_keys[] = {"rank", "world_size", NULL};
+/* tp, pp, pp_stage: a per-rank shard trace (tools/trace_torch.py --tp N
+ * --pp-stage K/P): which TP degree, pipeline and stage it was traced for. */
+enum { D_RANK = 0, D_WORLD, D_TP, D_PP, D_STAGE, D_COUNT };
+static const char *const dist_keys[] = {"rank", "world_size", "tp", "pp", "pp_stage", NULL};
 
 typedef struct xin {
   sc_chrome c;
@@ -314,6 +318,8 @@ typedef struct xin {
   /* distributedInfo */
   int64_t rank, world;
   int have_rank;
+  int64_t shard[3];      /* tp, pp, pp_stage (D_TP - D_TP ...); -1 not given */
+  uint64_t shard_off[3]; /* ... where each was read */
   /* records */
   xev *ev;
   size_t nev, ev_cap;
@@ -355,6 +361,7 @@ static int xs_open(sc_trace_reader *r) {
     return rc;
   }
   x->rank = -1;
+  for (int i = 0; i < 3; i++) x->shard[i] = -1;
   r->state = x;
   return SC_OK;
 }
@@ -621,7 +628,10 @@ static int on_item(void *ud, const sc_chrome_item *it) {
   xin *x = X(ud);
   const sc_jtok *t = it->tok;
   int64_t v;
-  if (t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &v)) {
+  if (it->key >= D_TP && it->key < D_COUNT) { /* checked in xs_build: any value, -2 not an integer */
+    x->shard[it->key - D_TP] = t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &v) && v >= 0 ? v : -2;
+    x->shard_off[it->key - D_TP] = t->offset;
+  } else if (t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &v)) {
     if (it->key == D_RANK) x->rank = v, x->have_rank = 1;
     else x->world = v;
   }
@@ -702,6 +712,16 @@ typedef struct bld {
   int64_t pending_cpp;    /* ... from the C++ autograd engine (backward) */
   int64_t pending_mod;    /* ... of them, module-level operators called from Python */
   int64_t kernels, grads;
+  /* Per-rank shards: the stage (-1: a trace of a whole process), the TP
+   * degree and stages, the TP stream and group made for the first
+   * all-reduce marker, the last kernel, where the search for a backward
+   * all-reduce's GEMM stops, and the pipeline markers seen (forward send,
+   * forward receive, backward send, backward receive). */
+  int64_t stage, tp, pp;
+  int tp_stream;
+  uint32_t tp_group, nm_tp_ar, nm_send, nm_recv;
+  int64_t last_kernel, search_from;
+  int64_t pp_marks[4];
 } bld;
 
 static int emit_host(bld *b) {
@@ -772,6 +792,7 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
     if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
     if (sc__jrank_dep(job, b->jr, (uint32_t)launch)) return SC_ENOMEM;
     if (tag_module(b, e)) return SC_ENOMEM;
+    b->last_kernel = (int64_t)b->jr->nops - 1;
     b->kernels++;
   }
   return SC_OK;
@@ -994,6 +1015,191 @@ static int cmp_item(const void *p, const void *q) {
   return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* ------------------------------------------------------------ shard markers */
+
+/* Per-rank shard traces (tools/trace_torch.py --tp N --pp-stage K/P; docs/
+ * TRACE.md, "Per-rank shards") mark where the GPU run communicates with
+ * operator events named "stepcast::KIND[bytes=N]": tp_all_reduce (an
+ * all-reduce of N bytes over the stage's TP group: Megatron's g in
+ * forward, f's backward), pp_send and pp_recv (the activation to / from the
+ * next / previous stage in forward, its gradient the other way in
+ * backward). Each becomes an op of the rank; shard.c's builder turns them
+ * into the stage program's collectives and p2p. */
+
+enum { MK_TP_AR = 0, MK_PP_SEND, MK_PP_RECV };
+
+/* Parses a marker name (after "stepcast::"): its kind and bytes. 0, or
+ * SC_EINVAL with the message at e's offset. */
+static int marker_parse(sc_trace_reader *r, const xev *e, const char *nm, int *kind, double *bytes) {
+  static const char *const kinds[] = {"tp_all_reduce", "pp_send", "pp_recv"};
+  const char *k = nm + 10, *br = strchr(k, '[');
+  size_t kl = br ? (size_t)(br - k) : strlen(k);
+  *kind = -1;
+  for (int i = 0; i < 3; i++)
+    if (strlen(kinds[i]) == kl && !strncmp(k, kinds[i], kl)) *kind = i;
+  if (*kind < 0)
+    return sc__trace_fail(r, SC_EINVAL, e->off, "marker %.200s: unknown (tp_all_reduce, pp_send or pp_recv)", nm);
+  const char *p = br ? br + 1 : NULL;
+  int64_t v = 0;
+  int digits = 0;
+  if (p && !strncmp(p, "bytes=", 6))
+    for (p += 6; *p >= '0' && *p <= '9' && digits < 17; p++, digits++) v = v * 10 + (*p - '0');
+  if (!p || !digits || strcmp(p, "]"))
+    return sc__trace_fail(r, SC_EINVAL, e->off, "marker %.200s: no size (stepcast::%s[bytes=N])", nm, kinds[*kind]);
+  if (v < 1 || (double)v > SC_JOB_MAX_BYTES)
+    return sc__trace_fail(r, SC_EINVAL, e->off, "marker %.200s: bytes out of range [1, 2^50]", nm);
+  *bytes = (double)v;
+  return SC_OK;
+}
+
+/* Output bytes of GEMM op k (m x n x batch at the element size of its
+ * bytes), 0 when it is not a GEMM. */
+static double gemm_out_bytes(const sc_jrank *jr, int64_t k) {
+  const sc_jop *op = &jr->ops[k];
+  if (op->kind != SC_JOP_KERNEL || !op->shape) return 0;
+  const sc_jshape *sh = &jr->shapes[op->shape - 1];
+  if (sh->cls != SC_JSHAPE_GEMM) return 0;
+  double b = sh->batch > 0 ? sh->batch : 1, all = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * b;
+  return all > 0 ? sh->m * sh->n * b * (op->bytes / all) : 0;
+}
+
+/* Marker event e: a TP all-reduce on the TP stream after the GPU op that
+ * produced its tensor (forward: the last kernel; backward: the last GEMM
+ * since the previous all-reduce whose output has the marker's size, the
+ * input gradient, so that the weight-gradient GEMM after it overlaps the
+ * all-reduce as in Megatron's column-parallel backward), or a p2p op. */
+static int emit_marker(bld *b, const xev *e, const char *nm) {
+  sc_trace_reader *r = b->r;
+  sc_job *job = r->job;
+  int kind = -1;
+  double bytes = 0;
+  int rc = marker_parse(r, e, nm, &kind, &bytes);
+  if (rc) return rc;
+  if (b->stage < 0)
+    return sc__trace_fail(r, SC_EINVAL, e->off,
+                          "marker %.200s in a trace without distributedInfo tp, pp and pp_stage (not a shard trace "
+                          "of tools/trace_torch.py --tp / --pp-stage)", nm);
+  if (e->pass != SC_JPASS_FWD && e->pass != SC_JPASS_BWD)
+    return sc__trace_fail(r, SC_EINVAL, e->off, "marker %.200s: \"Pass\" must be forward or backward", nm);
+  int fwd = e->pass == SC_JPASS_FWD;
+  sc_jop op;
+  memset(&op, 0, sizeof op);
+  op.start_ns = -1;
+  op.bytes = bytes;
+  op.group = SC_JOB_NONE;
+  op.peer = -1;
+  op.coll = SC_JCOLL_UNKNOWN;
+  int64_t after = b->last_kernel;
+  if (kind == MK_TP_AR) {
+    if (b->tp < 2)
+      return sc__trace_fail(r, SC_EINVAL, e->off, "marker %.200s in a trace of tp %lld: no TP group", nm,
+                            (long long)b->tp);
+    if (b->tp_stream < 0) {
+      uint32_t nm_st, nm_grp;
+      int64_t m[4096];
+      for (int64_t t = 0; t < b->tp; t++) m[t] = b->stage * b->tp + t;
+      if (sc__job_intern(job, "tp comm", 7, &nm_st) ||
+          sc__job_intern(job, "tp: all_reduce", 14, &b->nm_tp_ar) ||
+          sc__job_intern(job, SC_JOB_TP_GROUP, strlen(SC_JOB_TP_GROUP), &nm_grp))
+        return SC_ENOMEM;
+      if ((rc = sc__job_group_named(job, m, (size_t)b->tp, nm_grp, &b->tp_group))) return rc;
+      if ((b->tp_stream = sc__jrank_stream(job, b->jr, 8, nm_st, 0)) < 0) return SC_ENOMEM;
+    }
+    if (!fwd)
+      for (int64_t k = (int64_t)b->jr->nops - 1; k >= b->search_from; k--)
+        if (fabs(gemm_out_bytes(b->jr, k) - bytes) < 0.5) {
+          after = k;
+          break;
+        }
+    op.kind = SC_JOP_COLL;
+    op.coll = SC_COLL_ALLREDUCE;
+    op.group = b->tp_group;
+    op.name = b->nm_tp_ar;
+    op.stream = (uint16_t)b->tp_stream;
+  } else {
+    int send = kind == MK_PP_SEND;
+    /* Forward: send to the next stage, receive from the previous; backward
+     * the other way round. */
+    int64_t to = send == fwd ? b->stage + 1 : b->stage - 1;
+    if (b->pp < 2 || to < 0 || to >= b->pp)
+      return sc__trace_fail(r, SC_EINVAL, e->off, "marker %.200s in %s on stage %lld of %lld: no stage %lld", nm,
+                            fwd ? "forward" : "backward", (long long)b->stage, (long long)b->pp, (long long)to);
+    b->pp_marks[(fwd ? 0 : 2) + !send]++;
+    op.kind = send ? SC_JOP_SEND : SC_JOP_RECV;
+    op.name = send ? b->nm_send : b->nm_recv;
+    op.peer = (int32_t)(to * b->tp);
+    op.stream = (uint16_t)b->gpu_stream;
+    if (!send) after = -1;
+  }
+  if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
+  if (after >= 0 && sc__jrank_dep(job, b->jr, (uint32_t)after)) return SC_ENOMEM;
+  if (tag_module(b, e)) return SC_ENOMEM;
+  if (kind == MK_TP_AR) b->search_from = (int64_t)b->jr->nops;
+  return SC_OK;
+}
+
+/* The shard a trace declares (distributedInfo tp, pp, pp_stage), checked
+ * against its rank and world size and the job's earlier traces; sets
+ * b->stage, tp, pp (stage -1: none declared) and *rank. */
+static int shard_info(bld *b, int64_t *rank) {
+  sc_trace_reader *r = b->r;
+  xin *x = b->x;
+  sc_job *job = r->job;
+  static const char *const what[3] = {"tp", "pp", "pp_stage"};
+  int given = 0;
+  b->stage = -1;
+  b->tp = b->pp = 1;
+  for (int i = 0; i < 3; i++) given += x->shard[i] != -1;
+  if (!given) {
+    if (job->shard_tp)
+      return sc__trace_fail(r, SC_EINVAL, 0,
+                            "not a shard trace (no distributedInfo tp, pp, pp_stage), imported with the shards of "
+                            "%s: a job is one or the other", sc__job_str(job, job->shard_src));
+    return SC_OK;
+  }
+  for (int i = 0; i < 3; i++) {
+    int64_t v = x->shard[i], hi = i == 2 ? x->shard[1] - 1 : 4096;
+    if (v == -1)
+      return sc__trace_fail(r, SC_EINVAL, x->shard_off[x->shard[0] != -1 ? 0 : x->shard[1] != -1 ? 1 : 2],
+                            "distributedInfo: a shard trace gives tp, pp and pp_stage; %s is missing", what[i]);
+    if (v == -2)
+      return sc__trace_fail(r, SC_EINVAL, x->shard_off[i], "distributedInfo.%s: not a non-negative integer",
+                            what[i]);
+    if (v < (i == 2 ? 0 : 1) || v > hi)
+      return sc__trace_fail(r, SC_EINVAL, x->shard_off[i], "distributedInfo.%s: %lld out of range [%d, %lld]",
+                            what[i], (long long)v, i == 2 ? 0 : 1, (long long)hi);
+  }
+  b->tp = x->shard[0], b->pp = x->shard[1], b->stage = x->shard[2];
+  if (job->nranks && !job->shard_tp)
+    return sc__trace_fail(r, SC_EINVAL, x->shard_off[0],
+                          "a shard trace imported with traces of whole processes (%s): a job is one or the other",
+                          sc__job_str(job, job->ranks[0].source));
+  for (int i = 0; i < 2 && job->shard_tp; i++) {
+    int64_t had = i ? job->shard_pp : job->shard_tp;
+    if (x->shard[i] != had)
+      return sc__trace_fail(r, SC_EINVAL, x->shard_off[i],
+                            "distributedInfo.%s: %lld differs from %s %lld of %s (the shards of one job share "
+                            "their TP degree and stages)", what[i], (long long)x->shard[i], what[i],
+                            (long long)had, sc__job_str(job, job->shard_src));
+  }
+  if (x->world > 0 && x->world != b->tp * b->pp)
+    return sc__trace_fail(r, SC_EINVAL, x->shard_off[1], "distributedInfo.world_size %lld is not tp x pp = %lld",
+                          (long long)x->world, (long long)(b->tp * b->pp));
+  if (x->have_rank && x->rank != b->stage * b->tp)
+    return sc__trace_fail(r, SC_EINVAL, x->shard_off[2],
+                          "distributedInfo.rank %lld is not pp_stage x tp = %lld (the stage's first TP rank)",
+                          (long long)x->rank, (long long)(b->stage * b->tp));
+  if (!job->shard_tp) {
+    job->shard_tp = b->tp;
+    job->shard_pp = b->pp;
+    job->shard_src = r->name_id;
+    job->shard_off = x->shard_off[1];
+  }
+  job->world = b->tp * b->pp;
+  *rank = b->stage * b->tp;
+  return SC_OK;
+}
+
 static int xs_build(sc_trace_reader *r) {
   xin *x = X(r);
   sc_ctx *ctx = r->ctx;
@@ -1074,6 +1280,15 @@ static int xs_build(sc_trace_reader *r) {
   if (!rc) qsort(it, ni, sizeof *it, cmp_item);
 
   int64_t rank = x->have_rank ? x->rank : r->rank_hint;
+  bld b;
+  memset(&b, 0, sizeof b);
+  b.r = r;
+  b.x = x;
+  b.tp_stream = -1;
+  b.last_kernel = -1;
+  /* A shard trace's layout first: its world size and rank follow from it. */
+  if (!rc) rc = shard_info(&b, &rank);
+  if (!rc && b.stage >= 0) x->world = b.tp * b.pp, x->have_rank = 0;
   if (!rc && (rank < 0 || rank >= SC_JOB_MAX_WORLD))
     rc = sc__trace_fail(r, SC_EINVAL, 0, "distributedInfo.rank: %lld out of range [0, %lld]", (long long)rank,
                         (long long)SC_JOB_MAX_WORLD - 1);
@@ -1086,10 +1301,8 @@ static int xs_build(sc_trace_reader *r) {
                           (long long)x->world, (long long)job->world);
     else job->world = x->world;
   }
-  bld b;
-  memset(&b, 0, sizeof b);
-  b.r = r;
-  b.x = x;
+  if (!rc && (sc__job_intern(job, "pp: send", 8, &b.nm_send) || sc__job_intern(job, "pp: recv", 8, &b.nm_recv)))
+    rc = SC_ENOMEM;
   if (!rc) {
     b.jr = sc__job_add_rank(job, rank);
     if (!b.jr) rc = SC_ENOMEM;
@@ -1129,9 +1342,13 @@ static int xs_build(sc_trace_reader *r) {
       b.grads++;
       continue;
     }
+    const char *nm = sc__job_str(job, e->name);
+    if (!strncmp(nm, "stepcast::", 10)) {
+      rc = emit_marker(&b, e, nm);
+      continue;
+    }
     /* Host dispatch: an aten operator called from outside aten (Python,
      * an autograd node, the optimizer), or an autograd node itself. */
-    const char *nm = sc__job_str(job, e->name);
     const char *pn = e->parent >= 0 ? sc__job_str(job, x->ev[e->parent].name) : "";
     if ((!strncmp(nm, "aten::", 6) && strncmp(pn, "aten::", 6)) || is_autograd_node(nm)) {
       if (e->in_autograd || is_autograd_node(nm)) b.pending_cpp++;
@@ -1151,6 +1368,13 @@ static int xs_build(sc_trace_reader *r) {
     }
   }
   if (!rc && (b.pending || b.pending_cpp)) rc = emit_host(&b);
+  /* A stage talks to its neighbours: the activation in forward (received
+   * after the first stage, sent before the last). */
+  if (!rc && b.stage >= 0 && ((b.stage > 0 && !b.pp_marks[1]) || (b.stage < b.pp - 1 && !b.pp_marks[0])))
+    rc = sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes,
+                        "stage %lld of %lld: no stepcast::%s marker in forward (trace the stage with "
+                        "tools/trace_torch.py --pp-stage %lld/%lld)", (long long)b.stage, (long long)b.pp,
+                        b.stage > 0 && !b.pp_marks[1] ? "pp_recv" : "pp_send", (long long)b.stage, (long long)b.pp);
   if (!rc && !b.kernels)
     rc = sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes,
                         "no operators with input shapes (profile with record_shapes=True)");

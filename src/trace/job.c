@@ -454,6 +454,18 @@ int sc_job_finish(sc_job *job) {
   }
   int rc = sc__job_check_bounds(job);
   if (rc) return rc;
+  /* Per-rank shards: one trace of every stage (exsitu.c checked each
+   * trace's tp, pp and stage against the first one's). */
+  for (int64_t s = 0; s < job->shard_pp; s++) {
+    size_t i = 0;
+    while (i < job->nranks && job->ranks[i].rank != s * job->shard_tp) i++;
+    if (i == job->nranks)
+      return sc__error(ctx, SC_EINVAL,
+                       "%s:%llu: pp %lld: no trace of stage %lld among the %zu shard trace(s) (one per stage: "
+                       "tools/trace_torch.py --pp-stage %lld/%lld)", sc__job_str(job, job->shard_src),
+                       (unsigned long long)job->shard_off, (long long)job->shard_pp, (long long)s, job->nranks,
+                       (long long)s, (long long)job->shard_pp);
+  }
   for (size_t i = 0; i < job->nmembers; i++)
     if (job->members[i] > maxr) maxr = job->members[i];
   if (maxr >= SC_JOB_MAX_WORLD || job->world > SC_JOB_MAX_WORLD)

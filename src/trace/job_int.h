@@ -203,6 +203,18 @@ struct sc_job {
   sc_jwarn *warns;
   size_t nwarns, warns_cap;
   int64_t opened;          /* readers opened (rank hint default) */
+  /* Per-rank shards (issue 20 item 6; docs/TRACE.md, "Per-rank shards"):
+   * a job of ex-situ traces of one TP rank of every pipeline stage, traced
+   * with their shard shapes (tools/trace_torch.py --tp N --pp-stage K/P).
+   * shard_tp x shard_pp is the world; stage s is rank s x shard_tp, its TP
+   * all-reduces and pipeline p2p the collectives and send / receive ops
+   * the importer made of the trace's markers. 0: not such a job. Stored
+   * in the .scw's SHRD section. */
+  int64_t shard_tp, shard_pp;
+  /* Import only: the first shard trace and the offset of its
+   * distributedInfo.pp, for the missing-stage error of sc_job_finish. */
+  uint32_t shard_src;
+  uint64_t shard_off;
 };
 
 /* Interns s[0..n) and returns its id in *id. 0 or SC_ENOMEM. */

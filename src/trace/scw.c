@@ -32,6 +32,9 @@ static const unsigned char scw_magic[8] = {0x89, 'S', 'C', 'W', '\r', '\n', 0x1a
 #define TAG_GRPS TAG('G', 'R', 'P', 'S')
 #define TAG_RANK TAG('R', 'A', 'N', 'K')
 #define TAG_WARN TAG('W', 'A', 'R', 'N')
+/* Per-rank shards (job_int.h: shard_tp, shard_pp): written only for such
+ * jobs, after the groups; a reader that does not know it skips it. */
+#define TAG_SHRD TAG('S', 'H', 'R', 'D')
 
 /* ------------------------------------------------------------ writer */
 
@@ -130,6 +133,11 @@ static void write_payload(const sc_job *job, wbuf *b) {
     w32(b, gr->name);
     w32(b, gr->n);
     for (uint32_t k = 0; k < gr->n; k++) w64(b, (uint64_t)job->members[gr->off + k]);
+  }
+  if (job->shard_tp > 0) {
+    section(b, TAG_SHRD, 16);
+    w64(b, (uint64_t)job->shard_tp);
+    w64(b, (uint64_t)job->shard_pp);
   }
   for (size_t i = 0; i < job->nranks; i++) {
     const sc_jrank *r = &job->ranks[i];
@@ -603,14 +611,29 @@ static int read_payload(rd *r, sc_job *job) {
       rc = read_rank(&sub, job);
     } else if (tag == TAG_WARN) {
       rc = read_warns(&sub, job);
+    } else if (tag == TAG_SHRD) {
+      uint64_t tp, pp;
+      if (!have_grps || job->nranks || job->shard_tp) return rd_fail(r, at, "shard section out of order");
+      if (r64(&sub, &tp, "shards") || r64(&sub, &pp, "shards")) return SC_EINVAL;
+      if (tp < 1 || tp > 4096) return rd_range_i(&sub, 0, "shard tp", (int64_t)tp, 1, 4096);
+      if (pp < 1 || pp > 4096) return rd_range_i(&sub, 8, "shard pp", (int64_t)pp, 1, 4096);
+      if ((int64_t)(tp * pp) != job->world || pp != nranks)
+        return rd_fail(&sub, 0, "shards: tp x pp is not the world, or pp not the ranks");
+      job->shard_tp = (int64_t)tp;
+      job->shard_pp = (int64_t)pp;
     } /* unknown sections are skipped */
     if (rc) return rc;
-    if (tag == TAG_STRS || tag == TAG_JOB || tag == TAG_GRPS || tag == TAG_RANK || tag == TAG_WARN)
+    if (tag == TAG_STRS || tag == TAG_JOB || tag == TAG_GRPS || tag == TAG_RANK || tag == TAG_WARN ||
+        tag == TAG_SHRD)
       if (sub.pos != sub.len) return rd_fail(&sub, sub.pos, "section has trailing bytes");
     r->pos += (size_t)len;
   }
   if (!have_grps) return rd_fail(r, r->pos, "missing job or group section");
   if (job->nranks != nranks) return rd_fail(r, r->pos, "fewer ranks than the job header says");
+  for (size_t i = 0; i < job->nranks && job->shard_tp; i++) /* stage s is rank s x tp (each once: below) */
+    if (job->ranks[i].rank % job->shard_tp)
+      return sc__error(r->ctx, SC_EINVAL, "%s: shards: rank %lld is no stage's (a multiple of tp %lld)", r->name,
+                       (long long)job->ranks[i].rank, (long long)job->shard_tp);
   /* Each rank once (a bitmap of the world: at most 128 KiB). */
   size_t nb = (size_t)job->world / 8 + 1;
   unsigned char *seen = sc__calloc(r->ctx, nb, 1);

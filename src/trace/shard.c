@@ -241,6 +241,7 @@ typedef struct opinfo {
   double ar_bytes;
   double div[4];     /* factors on m, n, k, batch */
   double bytes_div;  /* factor on bytes and FLOPs of non-GEMM ops */
+  uint8_t skip;      /* a shard trace's marker op: rebuilt, not copied */
 } opinfo;
 
 typedef struct shb {  /* building */
@@ -259,6 +260,7 @@ typedef struct shb {  /* building */
   int64_t cp;            /* context-parallel ranks a sequence is split over */
   double seq;            /* the traced sequence length (CP) */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
+  int32_t fixed;         /* a shard trace (in->shard_tp): its stage; -1 a whole-process trace */
 } shb;
 
 static double elem_bytes(const sc_jop *op, const sc_jshape *sh) {
@@ -382,7 +384,8 @@ static int context_split(shb *B) {
 static int analyse(shb *B) {
   const sc_jrank *r = B->r;
   const sc_job *job = B->in;
-  double tp = (double)B->o->tp;
+  /* A shard trace has its shapes already: nothing is divided. */
+  double tp = B->fixed >= 0 ? 1 : (double)B->o->tp;
   size_t nm = r->nmodules;
   /* Layers: distinct layer prefixes in order of first forward use. */
   int64_t nl = 0;
@@ -430,8 +433,17 @@ static int analyse(shb *B) {
   }
   /* Stages and TP factors per op. */
   int fwd_seen_layer = 0, bwd_seen_layer = 0, fwd_seen = 0, region = 0;
+  /* The module whose backward input gradient was just found: when tokens
+   * equal a feature count (Llama-3-8B's k_proj and v_proj at sequence 1024:
+   * 1024 tokens, 1024 KV features) its weight gradient has the same m x n
+   * x k; autograd computes the input gradient first (PyTorch's mm
+   * backward: self, then mat2), so a second GEMM of that shape in the
+   * same module's backward is the weight gradient. */
+  size_t dx_mod = SIZE_MAX;
   int32_t last_layer = -1;
-  int64_t V = B->o->pp * B->vpp; /* virtual stages: chunk c of stage s is c x pp + s */
+  /* Virtual stages: chunk c of stage s is c x pp + s; a shard trace holds
+   * one stage. */
+  int64_t V = B->fixed >= 0 ? 1 : B->o->pp * B->vpp;
   int64_t *cut = sc__malloc(B->ctx, (size_t)(V + 1) * sizeof *cut);
   if (!cut) return SC_ENOMEM;
   int rc = SC_OK;
@@ -440,7 +452,7 @@ static int analyse(shb *B) {
                    "pp=%lld with %lld model chunks per stage: the traced model has %lld layer(s), fewer than "
                    "the %lld chunks", (long long)B->o->pp, (long long)B->vpp, (long long)nl, (long long)V);
   if (!rc && nl) rc = sc__shard_stages(B->ctx, nl, V, B->o->first_layers, B->o->last_layers, cut);
-  if (!rc && !nl && B->o->pp > 1)
+  if (!rc && !nl && B->o->pp > 1 && B->fixed < 0)
     rc = sc__error(B->ctx, SC_EINVAL,
                    "pp=%lld: the traced model has no layers (no module path with a numeric component, "
                    "such as blocks.0)", (long long)B->o->pp);
@@ -488,7 +500,13 @@ static int analyse(shb *B) {
         if (pass == SC_JPASS_FWD) divide_dim(x, sh, B->fn[m], 1, 0, 2, tp);
         else divide_dim(x, sh, B->fn[m], 2, 0, 1, tp);
         /* The input gradient (tokens x input features) is all-reduced. */
-        if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m]) {
+        if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m] && dx_mod == m) {
+          x->wgrad = 1; /* the weight gradient, of the same shape: out features are its m */
+          x->div[0] = x->div[1] = x->div[2] = 1;
+          x->div[0] = tp;
+          dx_mod = SIZE_MAX;
+        } else if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m]) {
+          dx_mod = m;
           x->ar = 1;
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
         }
@@ -529,6 +547,26 @@ static int analyse(shb *B) {
   }
   for (size_t k = 0; k < r->nops; k++)
     if (B->oi[k].ar && B->oi[k].ar_bytes < 0) B->oi[k].ar_bytes = B->act_bytes;
+  /* A shard trace: its markers (exsitu.c) say where the TP all-reduces go
+   * (after the op each depends on: the same place the rules above give a
+   * whole-model trace's) and how large the pipeline's messages are (the
+   * activation at the cut); the schedule's p2p are built as for a cut. */
+  int act_marked = 0;
+  for (size_t k = 0; B->fixed >= 0 && k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind == SC_JOP_COLL && op->group < job->ngroups &&
+        !strcmp(sc__job_str(job, job->groups[op->group].name), SC_JOB_TP_GROUP)) {
+      B->oi[k].skip = 1;
+      if (op->ndeps) {
+        opinfo *a = &B->oi[r->deps[op->dep_off]];
+        a->ar = 1;
+        a->ar_bytes = op->bytes;
+      }
+    } else if (op->kind == SC_JOP_SEND || op->kind == SC_JOP_RECV) {
+      B->oi[k].skip = 1;
+      if (!act_marked) B->act_bytes = op->bytes, act_marked = 1;
+    }
+  }
   /* CP: TP all-reduces and p2p carry the rank's tokens. */
   if (!rc && B->cp > 1) {
     rc = context_split(B);
@@ -551,6 +589,7 @@ static int analyse(shb *B) {
   }
   for (size_t k = 0; !rc && k < r->nops; k++)
     if (r->ops[k].kind == SC_JOP_HOST && !placed[k]) B->oi[k].stage = (int32_t)(V - 1), B->oi[k].unit = U_POST;
+  for (size_t k = 0; !rc && B->fixed >= 0 && k < r->nops; k++) B->oi[k].stage = B->fixed;
   sc__free(B->ctx, placed, r->nops ? r->nops : 1);
   sc__free(B->ctx, cut, (size_t)(V + 1) * sizeof *cut);
   return rc;
@@ -685,7 +724,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     for (size_t k = 0; k < r->nops; k++) {
       const opinfo *x = &B->oi[k];
       int kind = r->ops[k].kind;
-      if (x->unit != unit || x->stage != vs || kind == SC_JOP_HOST || kind == SC_JOP_SYNC) continue;
+      if (x->unit != unit || x->stage != vs || kind == SC_JOP_HOST || kind == SC_JOP_SYNC || x->skip) continue;
       if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
       int32_t u = op_unit(B, k);
       if (ub[u] <= 0) continue;
@@ -706,7 +745,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
-    if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s)) continue;
+    if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s) || x->skip) continue;
     if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
     uint32_t deps[8];
@@ -974,6 +1013,51 @@ static int build_stage(shb *B, int32_t s) {
   return rc;
 }
 
+/* Allocates B's tables for traced rank r (stage `fixed` of a shard job,
+ * -1 the one rank of a whole-process trace) and analyses it. 0, SC_ENOMEM
+ * or SC_EINVAL (message set); shb_release frees in any case. */
+static int shb_prepare(shb *B, const sc_job *in, const sc_jrank *r, const sc_shard_opts *o, int64_t vpp,
+                       int64_t cp, int32_t fixed) {
+  sc_ctx *ctx = in->ctx;
+  sc_job *job = B->job;
+  memset(B, 0, sizeof *B);
+  B->job = job;
+  B->ctx = ctx;
+  B->in = in;
+  B->r = r;
+  B->o = o;
+  B->vpp = vpp;
+  B->cp = cp;
+  B->fixed = fixed;
+  if (!r->opmods || !r->nmodules)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: no module paths (a .scw before version 3, or a trace without \"Module\" args): "
+                     "tp/pp need them; trace again with tools/trace_torch.py and import it",
+                     sc__job_str(in, r->source));
+  size_t nm = r->nmodules, n = r->nops ? r->nops : 1;
+  B->oi = sc__calloc(ctx, n, sizeof *B->oi);
+  B->roles = sc__calloc(ctx, nm, 1);
+  B->mod_layer = sc__calloc(ctx, nm, sizeof *B->mod_layer);
+  B->mod_post = sc__calloc(ctx, nm, 1);
+  B->fm = sc__calloc(ctx, 3 * nm, sizeof *B->fm);
+  if (!B->oi || !B->roles || !B->mod_layer || !B->mod_post || !B->fm) return SC_ENOMEM;
+  B->fn = B->fm + nm;
+  B->fk = B->fm + 2 * nm;
+  sc__shard_classify(in, r, o->rules, o->nrules, B->roles);
+  return analyse(B);
+}
+
+static void shb_release(shb *B) {
+  if (!B->r) return;
+  size_t nm = B->r->nmodules, n = B->r->nops ? B->r->nops : 1;
+  sc__free(B->ctx, B->oi, n * sizeof *B->oi);
+  sc__free(B->ctx, B->roles, nm);
+  sc__free(B->ctx, B->mod_layer, nm * sizeof *B->mod_layer);
+  sc__free(B->ctx, B->mod_post, nm);
+  sc__free(B->ctx, B->fm, 3 * nm * sizeof *B->fm);
+  B->oi = NULL, B->roles = NULL, B->mod_layer = NULL, B->mod_post = NULL, B->fm = NULL;
+}
+
 int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   sc_ctx *ctx = in->ctx;
   *out = NULL;
@@ -985,16 +1069,27 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      (long long)o->tp, (long long)cp, (long long)o->pp, (long long)o->dp,
                      (long long)SC_JOB_MAX_WORLD);
   if (o->pp > 4096) return sc__error(ctx, SC_EINVAL, "pp=%lld: at most 4096 stages", (long long)o->pp);
-  if (in->nranks != 1 || (in->world > 1))
+  int shards = in->shard_tp > 0;
+  if (shards) {
+    /* Per-rank shards: each stage's program from its own trace, at the
+     * layout it was traced for. */
+    if (o->tp != in->shard_tp || o->pp != in->shard_pp)
+      return sc__error(ctx, SC_EINVAL,
+                       "the job's shard traces are of tp=%lld, pp=%lld; tp=%lld, pp=%lld would need traces of "
+                       "those shards (tools/trace_torch.py --tp N --pp-stage K/P), or `--scale` of a "
+                       "whole-model trace", (long long)in->shard_tp, (long long)in->shard_pp, (long long)o->tp,
+                       (long long)o->pp);
+    if (cp > 1 || o->schedule == SC_SCHED_INTERLEAVED)
+      return sc__error(ctx, SC_EUNSUPPORTED,
+                       "%s with shard traces is not supported (each trace holds one stage's layers, one "
+                       "sequence): re-target a whole-model trace", cp > 1 ? "cp" : "the interleaved schedule");
+    if ((int64_t)in->nranks != in->shard_pp)
+      return sc__error(ctx, SC_EINVAL, "the shard job has %zu rank(s) for %lld stages", in->nranks,
+                       (long long)in->shard_pp);
+  } else if (in->nranks != 1 || (in->world > 1))
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "--scale tp/pp re-targets a job of one traced process (an ex-situ trace, `import cpu`); "
                      "this job has %lld rank(s) of %lld", (long long)in->nranks, (long long)in->world);
-  const sc_jrank *r = &in->ranks[0];
-  if (!r->opmods || !r->nmodules)
-    return sc__error(ctx, SC_EINVAL,
-                     "%s: no module paths (a .scw before version 3, or a trace without \"Module\" args): "
-                     "tp/pp need them; trace again with tools/trace_torch.py and import it",
-                     sc__job_str(in, r->source));
   int64_t vpp = o->vpp > 1 ? o->vpp : 1;
   if (o->schedule == SC_SCHED_ZBV || o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZB_H1)
     return sc__error(ctx, SC_EUNSUPPORTED,
@@ -1016,37 +1111,26 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
     return sc__error(ctx, SC_EINVAL, "%lld micro-batches: too many", (long long)o->micro_batches);
   shb B;
   memset(&B, 0, sizeof B);
-  B.ctx = ctx;
-  B.in = in;
-  B.r = r;
-  B.o = o;
-  B.vpp = vpp;
-  B.cp = cp;
-  size_t nm = r->nmodules, n = r->nops ? r->nops : 1;
-  B.oi = sc__calloc(ctx, n, sizeof *B.oi);
-  B.roles = sc__calloc(ctx, nm, 1);
-  B.mod_layer = sc__calloc(ctx, nm, sizeof *B.mod_layer);
-  B.mod_post = sc__calloc(ctx, nm, 1);
-  B.fm = sc__calloc(ctx, 3 * nm, sizeof *B.fm);
-  int rc = B.oi && B.roles && B.mod_layer && B.mod_post && B.fm ? SC_OK : SC_ENOMEM;
-  if (!rc) {
-    B.fn = B.fm + nm;
-    B.fk = B.fm + 2 * nm;
-    sc__shard_classify(in, r, o->rules, o->nrules, B.roles);
-    rc = analyse(&B);
-  }
-  if (!rc) rc = sc_job_new(ctx, &B.job);
+  int rc = sc_job_new(ctx, &B.job);
   if (!rc) {
     B.job->world = o->tp * cp * o->pp * o->dp;
     rc = copy_strings(in, B.job);
   }
-  for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);
+  if (!shards) {
+    if (!rc) rc = shb_prepare(&B, in, &in->ranks[0], o, vpp, cp, -1);
+    for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);
+    shb_release(&B);
+  }
+  for (int32_t s = 0; shards && !rc && s < o->pp; s++) { /* stage s: the rank s x tp */
+    size_t i = 0;
+    while (i + 1 < in->nranks && in->ranks[i].rank != (int64_t)s * in->shard_tp) i++;
+    if (in->ranks[i].rank != (int64_t)s * in->shard_tp)
+      rc = sc__error(ctx, SC_EINVAL, "the shard job has no trace of stage %d", (int)s);
+    if (!rc) rc = shb_prepare(&B, in, &in->ranks[i], o, vpp, cp, s);
+    if (!rc) rc = build_stage(&B, s);
+    shb_release(&B);
+  }
   if (!rc) rc = sc_job_finish(B.job);
-  sc__free(ctx, B.oi, n * sizeof *B.oi);
-  sc__free(ctx, B.roles, nm);
-  sc__free(ctx, B.mod_layer, nm * sizeof *B.mod_layer);
-  sc__free(ctx, B.mod_post, nm);
-  sc__free(ctx, B.fm, 3 * nm * sizeof *B.fm);
   if (rc) {
     sc_job_free(B.job);
     return rc;

@@ -51,4 +51,19 @@ for m in tiny-cnn tiny-gpt; do
   esac
   gzip -dc "$tmp/$m-b4.json.gz" | grep -q "$want" || { echo "$m: no batch-4 input shape"; exit 1; }
 done
+# Per-rank shards (docs/TRACE.md, "Per-rank shards"): the tiny GPT's two
+# TP2 stages at batch 4 (extrapolated: the markers' sizes follow the
+# batch), imported as one job without warnings, replayed at TP2 x PP2.
+for k in 0 1; do
+  "$py" "$here/tools/trace_torch.py" tiny-gpt --batch 4 --tp 2 --pp-stage $k/2 -o "$tmp" >"$tmp/log" ||
+    { cat "$tmp/log"; exit 1; }
+done
+gzip -dc "$tmp/tiny-gpt-tp2-s0of2-b4.json.gz" | grep -q 'stepcast::pp_send\[bytes=8192\]' ||
+  { echo "tiny-gpt shards: no pp_send of 4 x 16 x 32 x 4 bytes"; exit 1; }
+"$sc" import cpu "$tmp/tiny-gpt-tp2-s0of2-b4.json.gz" "$tmp/tiny-gpt-tp2-s1of2-b4.json.gz" -o "$tmp/sh.scw" \
+  >"$tmp/imp" 2>"$tmp/warn"
+if [ -s "$tmp/warn" ]; then echo "tiny-gpt shards: import warnings:"; cat "$tmp/warn"; exit 1; fi
+sh=$("$sc" replay "$tmp/sh.scw" --set cluster.gpu=a100-40gb --format json)
+echo "$sh" | grep -q '"tp":2,"pp":2,"cp":1,"micro_batches":2' || { echo "tiny-gpt shards: $sh"; exit 1; }
+echo "tiny-gpt batch 4: TP2 x PP2 shard traces imported and replayed"
 echo "torch_cpu.sh: ok"

@@ -241,9 +241,155 @@ static void test_exsitu(void **state) {
   sc_job_free(job);
 }
 
+/* ------------------------------------------------------------ shards */
+
+/* Per-rank shard traces (tools/trace_torch.py --tp 2 --pp-stage K/2), cut
+ * down to a linear layer per stage: stage 0 runs a forward GEMM (tokens 4 x
+ * in 8 -> out 16) and its all-reduce (g), sends the activation; in backward
+ * receives its gradient, computes the input gradient (4 x 8) and the
+ * weight gradient (8 x 16), then f's all-reduce of the input gradient (128
+ * bytes: it must follow the input-gradient GEMM, not the last one). Stage 1
+ * receives and sends the other way. %d: stage; %s: its pipeline markers. */
+#define SHARD_EV(name, ts, dims, pass) \
+  "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":1," \
+  "\"args\":{\"Input Dims\":" dims ",\"Input type\":[\"float\",\"float\"],\"Pass\":\"" pass "\"," \
+  "\"Module\":\"blocks.0.fc\",\"Module Type\":\"Linear\"}}"
+static const char shard0_json[] =
+    "{\"distributedInfo\":{\"rank\":0,\"world_size\":4,\"tp\":2,\"pp\":2,\"pp_stage\":0},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"ts\":0,\"dur\":100},"
+    SHARD_EV("aten::mm", 1, "[[4,8],[8,16]]", "forward") ","
+    SHARD_EV("stepcast::tp_all_reduce[bytes=256]", 3, "[[4,16]]", "forward") ","
+    SHARD_EV("stepcast::pp_send[bytes=256]", 4, "[[4,16]]", "forward") ","
+    SHARD_EV("stepcast::pp_recv[bytes=256]", 10, "[[4,16]]", "backward") ","
+    SHARD_EV("aten::mm", 11, "[[4,16],[16,8]]", "backward") ","
+    SHARD_EV("aten::mm", 13, "[[8,4],[4,16]]", "backward") ","
+    SHARD_EV("stepcast::tp_all_reduce[bytes=128]", 15, "[[4,8]]", "backward") "]}";
+static const char shard1_json[] =
+    "{\"distributedInfo\":{\"rank\":2,\"world_size\":4,\"tp\":2,\"pp\":2,\"pp_stage\":1},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"ts\":0,\"dur\":100},"
+    SHARD_EV("stepcast::pp_recv[bytes=256]", 1, "[[4,16]]", "forward") ","
+    SHARD_EV("aten::mm", 2, "[[4,8],[8,16]]", "forward") ","
+    SHARD_EV("aten::mm", 11, "[[4,16],[16,8]]", "backward") ","
+    SHARD_EV("stepcast::pp_send[bytes=128]", 15, "[[4,8]]", "backward") "]}";
+
+/* Imports one hand-written shard trace into a fresh job and returns the
+ * error code (message in sc_errmsg). */
+static int import_one(const char *name, const char *json) {
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  int rc = import_mem(job, SC_TRACE_CPU, name, json, strlen(json), 5, 0);
+  if (!rc) rc = sc_job_finish(job);
+  sc_job_free(job);
+  return rc;
+}
+
+static void test_shards(void **state) {
+  (void)state;
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  /* Stage 1 first: the job takes its stages in any order. */
+  int rc = import_mem(job, SC_TRACE_CPU, "s1.json", shard1_json, sizeof shard1_json - 1, 9, 0);
+  if (!rc) rc = import_mem(job, SC_TRACE_CPU, "s0.json", shard0_json, sizeof shard0_json - 1, 9, 1);
+  if (!rc) rc = sc_job_finish(job);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(job->shard_tp, 2);
+  assert_int_equal(job->shard_pp, 2);
+  assert_int_equal(job->world, 4);
+  assert_int_equal(job->nranks, 2);
+  const sc_jrank *r0 = job->ranks[0].rank == 0 ? &job->ranks[0] : &job->ranks[1];
+  const sc_jrank *r1 = r0 == &job->ranks[0] ? &job->ranks[1] : &job->ranks[0];
+  assert_int_equal(r1->rank, 2);
+  /* Stage 0: two all-reduces over its TP group {0, 1}: the forward one
+   * after the forward GEMM, the backward one after the input-gradient GEMM
+   * (4 x 8 = 128 bytes of output), not the weight gradient after it. */
+  const sc_jop *ar0 = find_op(job, r0, "tp: all_reduce", 0), *ar1 = find_op(job, r0, "tp: all_reduce", 1);
+  assert_non_null(ar0);
+  assert_non_null(ar1);
+  assert_null(find_op(job, r0, "tp: all_reduce", 2));
+  assert_true(ar0->kind == SC_JOP_COLL && ar0->coll == SC_COLL_ALLREDUCE && ar0->bytes == 256);
+  assert_true(ar1->bytes == 128);
+  const sc_jgroup *g = &job->groups[ar0->group];
+  assert_int_equal(g->n, 2);
+  assert_true(job->members[g->off] == 0 && job->members[g->off + 1] == 1);
+  assert_string_equal(sc__job_str(job, g->name), "tensor parallel");
+  const sc_jop *fwd = find_op(job, r0, "aten::mm", 0), *dx = find_op(job, r0, "aten::mm", 1);
+  assert_int_equal(ar0->ndeps, 1);
+  assert_ptr_equal(&r0->ops[r0->deps[ar0->dep_off]], fwd);
+  assert_ptr_equal(&r0->ops[r0->deps[ar1->dep_off]], dx);
+  /* Pipeline markers: stage 0 sends to and receives from rank 2, stage 1
+   * the other way; the sizes are the markers'. */
+  const sc_jop *snd = find_op(job, r0, "pp: send", 0), *rcv = find_op(job, r0, "pp: recv", 0);
+  assert_true(snd && snd->kind == SC_JOP_SEND && snd->peer == 2 && snd->bytes == 256);
+  assert_true(rcv && rcv->kind == SC_JOP_RECV && rcv->peer == 2);
+  snd = find_op(job, r1, "pp: send", 0);
+  assert_true(snd && snd->peer == 0 && snd->bytes == 128 && sc__jrank_opmod(r1, (size_t)(snd - r1->ops)).pass == SC_JPASS_BWD);
+  /* The layout survives a .scw round trip. */
+  buf img = {0}, img2 = {0};
+  job_image(job, &img);
+  sc_job *back;
+  assert_int_equal(sc_job_read(ctx, "s.scw", img.p, img.len, &back), 0);
+  assert_true(back->shard_tp == 2 && back->shard_pp == 2);
+  job_image(back, &img2);
+  assert_int_equal(img.len, img2.len);
+  assert_memory_equal(img.p, img2.p, img.len);
+  /* Replay: the stage cut of the traced layout, 4 micro-batches by default
+   * of pp (2 here), TP all-reduces priced and p2p paired. */
+  sc_config cfg;
+  replay_config(&cfg, 4, 8);
+  sc_replay_opts o = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
+  sc_replay_result res;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), 0);
+  assert_true(res.tp == 2 && res.pp == 2 && res.micro_batches == 2);
+  assert_true(res.predicted_step_s > 0);
+  /* Another layout is refused. */
+  o.scale_tp = 4;
+  assert_int_equal(sc_replay(ctx, back, &cfg, &o, NULL, NULL, &res), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "shard traces are of tp=2, pp=2"));
+  free(img.p);
+  free(img2.p);
+  sc_job_free(back);
+  sc_job_free(job);
+
+  /* Bad inputs: each names its file and offset. */
+  char bad[sizeof shard0_json + 64];
+  assert_int_equal(import_one("s0.json", shard0_json), SC_EINVAL); /* stage 1 missing */
+  assert_non_null(strstr(sc_errmsg(ctx), "s0.json:"));
+  assert_non_null(strstr(sc_errmsg(ctx), "pp 2: no trace of stage 1"));
+  const struct {
+    const char *from, *to, *msg;
+  } cases[] = {
+      {"tp_all_reduce[bytes=256]", "tp_all_reduce[]", "no size (stepcast::tp_all_reduce[bytes=N])"},
+      {"tp_all_reduce[bytes=256]", "tp_all_reduce", "no size"},
+      {"tp_all_reduce[bytes=256]", "tp_all_reduce[bytes=0]", "bytes out of range"},
+      {"tp_all_reduce[bytes=256]", "all_gather[bytes=256]", "unknown (tp_all_reduce, pp_send or pp_recv)"},
+      {"\"tp\":2,", "", "a shard trace gives tp, pp and pp_stage; tp is missing"},
+      {"\"pp_stage\":0", "\"pp_stage\":2", "distributedInfo.pp_stage: 2 out of range [0, 1]"},
+      {"\"pp_stage\":0", "\"pp_stage\":\"0\"", "distributedInfo.pp_stage: not a non-negative integer"},
+      {"\"rank\":0", "\"rank\":1", "distributedInfo.rank 1 is not pp_stage x tp = 0"},
+      {"\"world_size\":4", "\"world_size\":8", "world_size 8 is not tp x pp = 4"},
+      {"\"world_size\":4,\"tp\":2", "\"world_size\":2,\"tp\":1", "in a trace of tp 1: no TP group"},
+      {"pp_recv[bytes=256]", "pp_send[bytes=256]", "no stage -1"}, /* a backward send from stage 0 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *at = strstr(shard0_json, cases[i].from);
+    assert_non_null(at);
+    size_t pre = (size_t)(at - shard0_json);
+    snprintf(bad, sizeof bad, "%.*s%s%s", (int)pre, shard0_json, cases[i].to, at + strlen(cases[i].from));
+    assert_int_equal(import_one("b.json", bad), SC_EINVAL);
+    if (!strstr(sc_errmsg(ctx), cases[i].msg) || strncmp(sc_errmsg(ctx), "b.json:", 7))
+      fail_msg("case %zu: %s", i, sc_errmsg(ctx));
+  }
+  /* A marker in a trace that is no shard's. */
+  const char *plain = "{\"traceEvents\":[" SHARD_EV("aten::mm", 1, "[[4,8],[8,16]]", "forward") ","
+                      SHARD_EV("stepcast::tp_all_reduce[bytes=256]", 3, "[[4,16]]", "forward") "]}";
+  assert_int_equal(import_one("p.json", plain), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "in a trace without distributedInfo tp, pp and pp_stage"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exsitu),
+      cmocka_unit_test(test_shards),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
