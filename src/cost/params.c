@@ -12,14 +12,20 @@
 
 /* ------------------------------------------------------------ defaults */
 
+/* The GH100 compute die (H100, H800, H200 and the 500 W H100): one set of
+ * kernel data and one fit. */
+static int gh100(const sc_hw *hw) {
+  return !strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
+         !strncasecmp(hw->name, "h200", 4);
+}
+
 /* Best-shape GEMM throughput / dense peak, from the "maximum achievable matmul
  * FLOPS" table (validation/kernels/gemm_mamf.csv, BF16): A100 SXM 271.2/312,
  * H100 SXM 794.5/989 (H200 "the same"), B200 SXM 1745/2250. V100 has no row:
  * 0.80 is assumed. */
 static double default_gemm_eff(const sc_hw *hw) {
   if (!strncasecmp(hw->name, "a100", 4)) return 271.2 / 312.0;
-  if (!strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
-      !strncasecmp(hw->name, "h200", 4))
+  if (gh100(hw))
     return 794.5 / 989.0;
   if (!strncasecmp(hw->name, "b200", 4) || !strncasecmp(hw->name, "gb200", 5))
     return 1745.0 / 2250.0; /* GB200: the B200 die */
@@ -40,8 +46,7 @@ static double default_fp8_gemm_eff(const sc_hw *hw) {
  * eff = E * s/(s + 520) * d/(d + 16): A100 189 TFLOP/s at s=16k -> E = 0.70;
  * H100 328 TFLOP/s at s=16k -> E = 0.385. Other GPUs reuse the A100 value. */
 static double default_attn_eff(const sc_hw *hw) {
-  if (!strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
-      !strncasecmp(hw->name, "h200", 4))
+  if (gh100(hw))
     return 0.385;
   return 0.70;
 }
@@ -58,8 +63,7 @@ static double default_attn_eff(const sc_hw *hw) {
  * FlashAttention first everywhere but Hopper; other GPUs have no cuDNN
  * figure and keep their FlashAttention-2 value. */
 static double default_cudnn_attn_eff(const sc_hw *hw) {
-  if (!strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
-      !strncasecmp(hw->name, "h200", 4))
+  if (gh100(hw))
     return 0.385 * 1.60;
   if (!strncasecmp(hw->name, "a100", 4)) return default_attn_eff(hw) * 0.82;
   return default_attn_eff(hw);
@@ -100,8 +104,7 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
     p->gemm_dim_half = 86.1492;
     p->mem_eff = 0.74232;
     p->kernel_overhead_us = 1.85979;
-  } else if (!strncasecmp(hw->name, "h100", 4) || !strncasecmp(hw->name, "h800", 4) ||
-             !strncasecmp(hw->name, "h200", 4)) {
+  } else if (gh100(hw)) {
     p->gemm_eff = 0.547834;
     p->gemm_dim_half = 82.3204;
     p->cudnn_attn_eff = 0.655035;
@@ -116,16 +119,13 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
 }
 
 int sc__cost_fitted(const sc_hw *hw) {
-  return hw && (!strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
-                !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4));
+  return hw && (!strncasecmp(hw->name, "a100", 4) || gh100(hw));
 }
 
 void sc__cost_prior_sources(const sc_hw *hw, char *out, size_t n) {
-  int gemm_data = !strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
-                  !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4) ||
+  int gemm_data = !strncasecmp(hw->name, "a100", 4) || gh100(hw) ||
                   !strncasecmp(hw->name, "b200", 4) || !strncasecmp(hw->name, "gb200", 5);
-  int attn_data = !strncasecmp(hw->name, "a100", 4) || !strncasecmp(hw->name, "h100", 4) ||
-                  !strncasecmp(hw->name, "h800", 4) || !strncasecmp(hw->name, "h200", 4);
+  int attn_data = !strncasecmp(hw->name, "a100", 4) || gh100(hw);
   snprintf(out, n,
            "GEMM efficiency %s; attention efficiency %s; memory-bound kernels at an assumed "
            "80 %% of HBM bandwidth",

@@ -650,32 +650,32 @@ static int32_t op_unit(const shb *B, size_t k) {
   return l >= 0 ? l : (int32_t)B->nlayers;
 }
 
-static int64_t fsdp_coll(shb *B, stg *S, int gather, double bytes, int64_t after) {
+/* A collective `coll` over `group` on `stream` after op `after` (-1: stream
+ * order only): the FSDP gathers and reduce-scatters, the CP ring's steps,
+ * the TP all-reduces. The op's index, or -1 (out of memory). */
+static int64_t coll_op(shb *B, stg *S, int coll, uint32_t group, uint32_t name, double bytes,
+                       int stream, int64_t after) {
   sc_jop op;
   memset(&op, 0, sizeof op);
   op.kind = SC_JOP_COLL;
-  op.coll = gather ? SC_COLL_ALLGATHER : SC_COLL_REDUCESCATTER;
-  op.group = S->fsdp_group;
+  op.coll = (uint8_t)coll;
+  op.group = group;
   op.peer = -1;
-  op.name = gather ? S->nm_ag : S->nm_rs;
+  op.name = name;
   op.bytes = bytes;
   uint32_t d = (uint32_t)after;
-  return emit(B, S, &op, gather ? S->ag : S->rs, &d, after >= 0);
+  return emit(B, S, &op, stream, &d, after >= 0);
+}
+
+static int64_t fsdp_coll(shb *B, stg *S, int gather, double bytes, int64_t after) {
+  return coll_op(B, S, gather ? SC_COLL_ALLGATHER : SC_COLL_REDUCESCATTER, S->fsdp_group,
+                 gather ? S->nm_ag : S->nm_rs, bytes, gather ? S->ag : S->rs, after);
 }
 
 /* A send_recv step of the CP ring (the K/V chunk, with dK/dV in backward)
  * on the CP stream after op `after` (-1: stream order only). */
 static int64_t ring_coll(shb *B, stg *S, double bytes, int64_t after) {
-  sc_jop op;
-  memset(&op, 0, sizeof op);
-  op.kind = SC_JOP_COLL;
-  op.coll = SC_COLL_SENDRECV;
-  op.group = S->cp_group;
-  op.peer = -1;
-  op.name = S->nm_ring;
-  op.bytes = bytes;
-  uint32_t d = (uint32_t)after;
-  return emit(B, S, &op, S->cpst, &d, after >= 0);
+  return coll_op(B, S, SC_COLL_SENDRECV, S->cp_group, S->nm_ring, bytes, S->cpst, after);
 }
 
 /* Emits a pipeline send or receive to / from global rank peer after op
@@ -822,16 +822,8 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (home >= 0 && add_wait(S, home)) return SC_EINTERNAL;
     }
     if (x->ar) { /* the TP all-reduce, waited for by the next compute op */
-      sc_jop ar;
-      memset(&ar, 0, sizeof ar);
-      ar.kind = SC_JOP_COLL;
-      ar.coll = SC_COLL_ALLREDUCE;
-      ar.group = S->tp_group;
-      ar.peer = -1;
-      ar.name = S->nm_ar;
-      ar.bytes = x->ar_bytes;
-      uint32_t d = (uint32_t)nk;
-      int64_t a = emit(B, S, &ar, S->tp, &d, 1);
+      int64_t a = coll_op(B, S, SC_COLL_ALLREDUCE, S->tp_group, S->nm_ar, x->ar_bytes, S->tp,
+                          (int64_t)nk);
       if (a < 0) return SC_ENOMEM;
       /* Forward: the next op needs the sum. Backward: Megatron runs the
        * input gradient's all-reduce asynchronously behind the layer's
