@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   (void)ud;
@@ -99,6 +102,17 @@ int sc__error_at(sc_ctx *ctx, int code, const char *file, int64_t where, const c
   int rc = sc__error_atv(ctx, code, file, where, fmt, ap);
   va_end(ap);
   return rc;
+}
+
+void sc__release_free(sc_ctx *ctx) {
+#ifdef __GLIBC__
+  /* glibc keeps freed blocks below its (dynamic, up to 32 MiB) mmap
+   * threshold resident for reuse; after a phase has freed large scratch,
+   * hand their pages back so they do not add to the peak of the next. */
+  if (ctx->alloc == default_alloc) malloc_trim(0);
+#else
+  (void)ctx;
+#endif
 }
 
 void *sc__malloc(sc_ctx *ctx, size_t n) {

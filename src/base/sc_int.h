@@ -56,6 +56,9 @@ void *sc__malloc(sc_ctx *ctx, size_t n);
 void *sc__calloc(sc_ctx *ctx, size_t count, size_t size);
 void *sc__realloc(sc_ctx *ctx, void *p, size_t oldn, size_t newn);
 void sc__free(sc_ctx *ctx, void *p, size_t n);
+/* Returns memory freed so far to the system where the default allocator
+ * keeps it (glibc): called after a phase frees large scratch. */
+void sc__release_free(sc_ctx *ctx);
 
 /* Growable array of fixed-size items; grows geometrically. Returns 0 or
  * SC_ENOMEM. `cap` and `len` count items. */

@@ -62,27 +62,34 @@ static const char *const meta_keys[] = {"deviceProperties", NULL};
 enum { RT_LAUNCH = 0, RT_SYNC_STREAM, RT_SYNC_DEVICE, RT_SYNC_EVENT, RT_MEMCPY_SYNC, RT_EVENT_RECORD,
        RT_STREAM_WAIT };
 
-typedef struct kgpu {   /* a GPU activity */
+/* A GPU activity. 64 bytes: a long trace holds one per kernel, and they
+ * live beside the job's ops while those are built, so their size sets the
+ * import's peak memory (docs/PERFORMANCE.md, section 4). */
+typedef struct kgpu {
   int64_t ts, dur;      /* ns */
-  int64_t stream;       /* device << 32 | stream */
   int64_t corr;
   double bytes;         /* copies: bytes moved; NCCL: message bytes from args */
   uint32_t name;
   uint32_t group;       /* explicit group from args, or SC_JOB_NONE */
-  int32_t gsize;        /* "Group size" arg, 0 unknown */
-  uint8_t kind;         /* SC_JOP_KERNEL / MEMCPY / MEMSET */
-  uint8_t coll;         /* from args: SC_COLL_*, SC_JCOLL_UNKNOWN */
-  uint8_t p2p;          /* from args: 1 send, 2 recv */
-  uint8_t nccl;
   /* pass 2 */
-  int64_t launch_ts, launch_end; /* -1: no launch record */
-  int64_t launch_tid;
+  uint32_t launch;      /* its launch call: index in kin.rt (sorted by corr), SC_JOB_NONE none */
   uint32_t host_op;     /* host op it depends on */
-  uint32_t xdep;        /* cross-stream dependency (index in gpu[]), or SC_JOB_NONE */
-  uint32_t index;       /* final op index */
+  uint32_t xdep;        /* cross-stream dependency (index in build.g), or SC_JOB_NONE */
   uint32_t iter;
-  uint16_t sidx;        /* stream index */
+  union {
+    int32_t gsize;      /* "Group size" arg, 0 unknown: read until classify_collectives */
+    uint32_t index;     /* final op index: set by emit_rank */
+  } u;
+  uint16_t slot;        /* its stream: index in kin.streams */
+  uint8_t kind : 4;     /* SC_JOP_KERNEL / MEMCPY / MEMSET */
+  uint8_t p2p : 2;      /* from args: 1 send, 2 recv */
+  uint8_t nccl : 1;
+  uint8_t coll;         /* from args: SC_COLL_*, SC_JCOLL_UNKNOWN */
 } kgpu;
+_Static_assert(sizeof(kgpu) == 64, "kgpu is one cache line");
+
+/* The most GPU streams of one trace (kgpu.slot; job streams are 16-bit). */
+#define MAX_STREAMS 65535
 
 typedef struct krt {    /* a CUDA runtime call */
   int64_t ts, dur, corr, tid;
@@ -146,6 +153,11 @@ typedef struct kin {
   /* records */
   kgpu *gpu;
   size_t ngpu, gpu_cap;
+  int64_t *streams;     /* GPU stream ids (device << 32 | stream) by slot */
+  size_t nstreams, streams_cap;
+  uint32_t *stream_hash; /* open addressing: 1 + slot, 0 empty; stream_hash_cap a power of 2 */
+  size_t stream_hash_cap;
+  uint16_t last_slot;   /* the slot found last */
   krt *rt;
   size_t nrt, rt_cap;
   kann *ann;
@@ -248,6 +260,8 @@ static void kin_close(sc_trace_reader *r) {
   FREE_ARR(ctx, k->pgs, k->pgs_cap);
   FREE_ARR(ctx, k->devs, k->devs_cap);
   FREE_ARR(ctx, k->gpu, k->gpu_cap);
+  FREE_ARR(ctx, k->streams, k->streams_cap);
+  FREE_ARR(ctx, k->stream_hash, k->stream_hash_cap);
   FREE_ARR(ctx, k->rt, k->rt_cap);
   FREE_ARR(ctx, k->ann, k->ann_cap);
   FREE_ARR(ctx, k->sync, k->sync_cap);
@@ -330,6 +344,48 @@ static int args_group(sc_trace_reader *r, kev *e, uint32_t *group) {
   return rc;
 }
 
+static size_t stream_hash_at(int64_t id, size_t cap) {
+  uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15u;
+  return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot of GPU stream id (device << 32 | stream), added when new. */
+static int stream_slot(sc_trace_reader *r, int64_t id, uint16_t *slot) {
+  kin *k = K(r);
+  if (k->nstreams && k->streams[k->last_slot] == id) { /* the common case: the same stream again */
+    *slot = k->last_slot;
+    return SC_OK;
+  }
+  size_t cap = k->stream_hash_cap;
+  for (size_t h = cap ? stream_hash_at(id, cap) : 0; cap && k->stream_hash[h]; h = (h + 1) & (cap - 1))
+    if (k->streams[k->stream_hash[h] - 1] == id) {
+      *slot = k->last_slot = (uint16_t)(k->stream_hash[h] - 1);
+      return SC_OK;
+    }
+  if (k->nstreams >= MAX_STREAMS)
+    return sc__trace_fail(r, SC_EINVAL, k->ev.offset, "more than %d GPU streams in one trace", MAX_STREAMS);
+  if (PUSH(r->ctx, k->streams, k->nstreams, k->streams_cap, &id)) return SC_ENOMEM;
+  if (2 * k->nstreams > cap) { /* rehash at half full */
+    size_t ncap = cap ? 2 * cap : 64;
+    uint32_t *t = sc__calloc(r->ctx, ncap, sizeof *t);
+    if (!t) return SC_ENOMEM;
+    for (size_t i = 0; i < k->nstreams; i++) {
+      size_t h = stream_hash_at(k->streams[i], ncap);
+      while (t[h]) h = (h + 1) & (ncap - 1);
+      t[h] = (uint32_t)(i + 1);
+    }
+    FREE_ARR(r->ctx, k->stream_hash, k->stream_hash_cap);
+    k->stream_hash = t;
+    k->stream_hash_cap = ncap;
+  } else {
+    size_t h = stream_hash_at(id, cap);
+    while (k->stream_hash[h]) h = (h + 1) & (cap - 1);
+    k->stream_hash[h] = (uint32_t)k->nstreams;
+  }
+  *slot = k->last_slot = (uint16_t)(k->nstreams - 1);
+  return SC_OK;
+}
+
 /* A complete event: keep a compact record of it if it matters. */
 static int end_event(sc_trace_reader *r) {
   kin *k = K(r);
@@ -352,7 +408,7 @@ static int end_event(sc_trace_reader *r) {
     memset(&g, 0, sizeof g);
     g.ts = e->ts;
     g.dur = e->dur;
-    g.stream = (e->device << 32) | (e->stream & 0xffffffff);
+    if ((rc = stream_slot(r, (e->device << 32) | (e->stream & 0xffffffff), &g.slot))) return rc;
     g.corr = e->has_corr ? e->corr : -1;
     g.kind = e->cat == CAT_KERNEL ? SC_JOP_KERNEL : e->cat == CAT_MEMCPY ? SC_JOP_MEMCPY : SC_JOP_MEMSET;
     g.coll = SC_JCOLL_UNKNOWN;
@@ -369,7 +425,7 @@ static int end_event(sc_trace_reader *r) {
       double es = sc__dtype_bytes(e->dtype, strlen(e->dtype));
       int64_t nel = g.coll == SC_COLL_ALLGATHER ? e->out_nelems : e->in_nelems;
       if (nel > 0 && es > 0) g.bytes = (double)nel * es;
-      g.gsize = e->gsize > 0 && e->gsize < INT32_MAX ? (int32_t)e->gsize : 0;
+      g.u.gsize = e->gsize > 0 && e->gsize < INT32_MAX ? (int32_t)e->gsize : 0;
       if ((rc = args_group(r, e, &g.group))) return rc;
       if (g.group == SC_JOB_NONE && e->pg_name[0]) {
         uint32_t id;
@@ -746,6 +802,17 @@ static int cmp_skey(const void *p, const void *q) {
   return (x->i > y->i) - (x->i < y->i);
 }
 
+/* A one-key index entry (half an skey: bycorr and byend hold one per op). */
+typedef struct ikey {
+  int64_t a;
+  uint32_t i;
+} ikey;
+static int cmp_ikey(const void *p, const void *q) {
+  const ikey *x = p, *y = q;
+  if (x->a != y->a) return x->a < y->a ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
 static const krt *find_corr(const kin *k, int64_t corr) {
   size_t lo = 0, hi = k->nrt;
   while (lo < hi) {
@@ -870,8 +937,9 @@ typedef struct build {
   skey *keys;          /* [k->ngpu] scratch of select_ops */
   kgpu **g;            /* included GPU ops, in launch order */
   size_t ng;
-  skey *sk;            /* g in (stream, start) order */
-  skey *bycorr;        /* g by correlation id */
+  uint32_t *ord;       /* indices in g in (stream, start) order */
+  uint16_t *sidx;      /* [k->nstreams] stream index in the rank by slot (included streams) */
+  ikey *bycorr;        /* g by correlation id */
   sc_jrank *jr;        /* the rank being built */
   hop *h;
   size_t nh, h_cap;
@@ -892,6 +960,25 @@ static int host_dep(build *b, uint32_t gi) {
 }
 
 static int64_t gend(const kgpu *g) { return g->ts + g->dur; }
+
+/* Its launch call's start, end and thread (-1, -1, INT64_MIN without one);
+ * valid until kin.rt is freed after cross_stream_deps. */
+static int64_t launch_ts(const kin *k, const kgpu *g) { return g->launch != SC_JOB_NONE ? k->rt[g->launch].ts : -1; }
+static int64_t launch_end(const kin *k, const kgpu *g) {
+  return g->launch != SC_JOB_NONE ? k->rt[g->launch].ts + k->rt[g->launch].dur : -1;
+}
+static int64_t launch_tid(const kin *k, const kgpu *g) {
+  return g->launch != SC_JOB_NONE ? k->rt[g->launch].tid : INT64_MIN;
+}
+
+/* Its stream's index in the rank (set by make_streams). */
+static uint16_t gsidx(const build *b, const kgpu *g) { return b->sidx[g->slot]; }
+
+/* The end of the op before ord[i] on its stream, or the window's start. */
+static int64_t stream_prev_end(const build *b, size_t i) {
+  const kgpu *g = b->g[b->ord[i]], *pr = i > 0 ? b->g[b->ord[i - 1]] : NULL;
+  return pr && gsidx(b, pr) == gsidx(b, g) ? gend(pr) : b->w0;
+}
 
 /* Phase 1: the window (profiler steps) and the GPU ops inside it, in
  * launch order (b->g). */
@@ -931,9 +1018,7 @@ static int select_ops(build *b) {
     kgpu *g = &k->gpu[i];
     const krt *l = g->corr >= 0 ? find_corr(k, g->corr) : NULL;
     if (l && l->type != RT_LAUNCH && l->type != RT_MEMCPY_SYNC) l = NULL;
-    g->launch_ts = l ? l->ts : -1;
-    g->launch_end = l ? l->ts + l->dur : -1;
-    g->launch_tid = l ? l->tid : INT64_MIN;
+    g->launch = l ? (uint32_t)(l - k->rt) : SC_JOB_NONE;
     g->host_op = SC_JOB_NONE;
     int64_t anchor = l ? l->ts : g->ts;
     if (anchor < w0 || anchor > w1) continue;
@@ -969,7 +1054,7 @@ static int classify_collectives(build *b) {
     g->xdep = SC_JOB_NONE;
     g->iter = 0;
     if (k->nsteps > 1) {
-      int64_t a = g->launch_ts >= 0 ? g->launch_ts : g->ts;
+      int64_t a = g->launch != SC_JOB_NONE ? launch_ts(k, g) : g->ts;
       size_t lo = 0, hi = k->nsteps;
       while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -979,7 +1064,7 @@ static int classify_collectives(build *b) {
       g->iter = lo ? (uint32_t)(lo - 1) : 0;
     }
     if (!g->nccl) continue;
-    const kann *a = g->launch_ts >= 0 ? find_ann(k, g->launch_tid, g->launch_ts) : NULL;
+    const kann *a = g->launch != SC_JOB_NONE ? find_ann(k, launch_tid(k, g), launch_ts(k, g)) : NULL;
     if (g->coll == SC_JCOLL_UNKNOWN && !g->p2p && a) {
       if (a->coll >= 0) g->coll = (uint8_t)a->coll;
       else if (a->coll == -1) g->p2p = 1;
@@ -990,7 +1075,7 @@ static int classify_collectives(build *b) {
         if (!a->from_args && g->coll == SC_COLL_ALLGATHER) g->bytes = -g->bytes;
       }
       if (g->group == SC_JOB_NONE) g->group = a->group;
-      if (!g->gsize) g->gsize = a->gsize;
+      if (!g->u.gsize) g->u.gsize = a->gsize;
     }
     if (g->coll == SC_JCOLL_UNKNOWN && !g->p2p) {
       int p2p;
@@ -1007,8 +1092,8 @@ static int classify_collectives(build *b) {
     }
     if (g->coll == SC_JCOLL_UNKNOWN) unknown_nccl++;
     if (g->group == SC_JOB_NONE) {
-      if (g->gsize > 0 && g->gsize != world && g->gsize <= SC_JOB_MAX_WORLD)
-        rc = block_group(r, rank, g->gsize, &g->group);
+      if (g->u.gsize > 0 && g->u.gsize != world && g->u.gsize <= SC_JOB_MAX_WORLD)
+        rc = block_group(r, rank, g->u.gsize, &g->group);
       else {
         /* Without distributedInfo.world_size, sc_job_finish decides. */
         if (wgroup == SC_JOB_NONE) {
@@ -1032,7 +1117,7 @@ static int classify_collectives(build *b) {
 }
 
 /* Phase 3: the rank, its streams (host first, then GPU streams in
- * ascending id) and the GPU ops in (stream, start) order (b->sk). */
+ * ascending id) and the GPU ops in (stream, start) order (b->ord). */
 static int make_streams(build *b) {
   sc_trace_reader *r = b->r;
   kin *k = b->k;
@@ -1043,6 +1128,8 @@ static int make_streams(build *b) {
   sc_jrank *jr = b->jr = sc__job_add_rank(job, b->rank);
   if (!jr) return SC_ENOMEM;
   skey *sk = NULL;
+  b->sidx = sc__malloc(ctx, (k->nstreams ? k->nstreams : 1) * sizeof *b->sidx);
+  if (!b->sidx) rc = SC_ENOMEM;
   if (!rc) {
     jr->source = r->name_id;
     jr->iterations = k->nsteps ? (int64_t)k->nsteps : 1;
@@ -1055,9 +1142,10 @@ static int make_streams(build *b) {
   }
   if (!rc) {
     /* Order GPU ops by (stream, start): stream indices and final op order. */
-    sk = b->sk = sc__malloc(ctx, ng * sizeof *sk);
+    sk = sc__malloc(ctx, ng * sizeof *sk);
     if (!sk) rc = SC_ENOMEM;
-    for (size_t i = 0; !rc && i < ng; i++) sk[i] = (skey){b->g[i]->stream, b->g[i]->ts, b->g[i]->launch_ts, (uint32_t)i};
+    for (size_t i = 0; !rc && i < ng; i++)
+      sk[i] = (skey){k->streams[b->g[i]->slot], b->g[i]->ts, launch_ts(k, b->g[i]), (uint32_t)i};
     if (!rc) sort_items(sk, ng, sizeof *sk, cmp_skey);
     int64_t overlaps = 0;
     for (size_t i = 0; !rc && i < ng; i++) {
@@ -1072,12 +1160,19 @@ static int make_streams(build *b) {
         int si = rc ? 0 : sc__jrank_stream(job, jr, sk[i].a, id, 0);
         if (si < 0) rc = si;
       } else if (g->ts < gend(b->g[sk[i - 1].i])) overlaps++;
-      g->sidx = (uint16_t)(jr->nstreams - 1);
+      b->sidx[g->slot] = (uint16_t)(jr->nstreams - 1);
     }
     if (overlaps)
       sc__job_warn_n(job, overlaps, "%s: ops overlapping the previous op of their stream (non-monotonic "
                         "timestamps; durations kept)", r->name);
   }
+  /* Later phases need only the order (4 bytes an op instead of 32). */
+  if (!rc) {
+    b->ord = sc__malloc(ctx, (ng ? ng : 1) * sizeof *b->ord);
+    if (!b->ord) rc = SC_ENOMEM;
+    for (size_t i = 0; !rc && i < ng; i++) b->ord[i] = sk[i].i;
+  }
+  sc__free(ctx, sk, ng * sizeof *sk);
 
   return rc;
 }
@@ -1107,12 +1202,12 @@ static int host_timeline(build *b) {
   if (!rc) rc = sc__job_intern(job, "sync", 4, &n_sync);
   if (!rc) rc = sc__job_intern(job, "cpu", 3, &n_tail);
   /* GPU ops by correlation, to link launches to what they launched. */
-  skey *bycorr = NULL;
+  ikey *bycorr = NULL;
   if (!rc) {
     bycorr = b->bycorr = sc__malloc(ctx, ng * sizeof *bycorr);
     if (!bycorr) rc = SC_ENOMEM;
-    for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (skey){b->g[i]->corr, 0, 0, (uint32_t)i};
-    if (!rc) sort_items(bycorr, ng, sizeof *bycorr, cmp_skey);
+    for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (ikey){b->g[i]->corr, (uint32_t)i};
+    if (!rc) sort_items(bycorr, ng, sizeof *bycorr, cmp_ikey);
   }
   /* Device syncs: the last op of each stream in the window (SC_JOB_NONE:
    * none yet) and the streams seen. */
@@ -1150,7 +1245,7 @@ static int host_timeline(build *b) {
   }
   for (size_t i = 0; !rc && i < nhv; i++) {
     const hev *h = &hv[i];
-    while (launched < ng && (b->g[launched]->launch_ts >= 0 ? b->g[launched]->launch_ts : b->g[launched]->ts) < h->ts)
+    while (launched < ng && (b->g[launched]->launch != SC_JOB_NONE ? launch_ts(k, b->g[launched]) : b->g[launched]->ts) < h->ts)
       launched++;
     if (h->type == RT_LAUNCH || h->type == RT_MEMCPY_SYNC) {
       /* A launch returns at once; a blocking cudaMemcpy is a launch at its
@@ -1197,9 +1292,10 @@ static int host_timeline(build *b) {
       size_t nlast = 0;
       for (size_t j = launched; j > stop; j--) {
         const kgpu *g = b->g[j - 1];
-        if (g->sidx == 0 || last_of[g->sidx] != SC_JOB_NONE) continue;
-        last_of[g->sidx] = (uint32_t)(j - 1);
-        touched[nlast++] = g->sidx;
+        uint16_t si = gsidx(b, g);
+        if (si == 0 || last_of[si] != SC_JOB_NONE) continue;
+        last_of[si] = (uint32_t)(j - 1);
+        touched[nlast++] = si;
       }
       sort_items(touched, nlast, sizeof *touched, cmp_u16);
       for (size_t t = 0; t < nlast; t++) {
@@ -1258,7 +1354,8 @@ static int cross_stream_deps(build *b) {
   int rc = SC_OK;
   size_t ng = b->ng;
   int64_t w0 = b->w0;
-  const skey *sk = b->sk, *bycorr = b->bycorr;
+  const uint32_t *ord = b->ord;
+  const ikey *bycorr = b->bycorr;
   if (k->nsync) {
     /* Recorded CUDA events: producer = the last op launched on the waited
      * stream before the cudaEventRecord; consumer = the first op launched on
@@ -1267,7 +1364,8 @@ static int cross_stream_deps(build *b) {
     size_t nbl = 0;
     if (!bl) rc = SC_ENOMEM;
     for (size_t i = 0; !rc && i < ng; i++)
-      if (b->g[i]->launch_ts >= 0) bl[nbl++] = (skey){b->g[i]->stream, b->g[i]->launch_ts, 0, (uint32_t)i};
+      if (b->g[i]->launch != SC_JOB_NONE)
+        bl[nbl++] = (skey){k->streams[b->g[i]->slot], launch_ts(k, b->g[i]), 0, (uint32_t)i};
     if (!rc) sort_items(bl, nbl, sizeof *bl, cmp_skey);
     for (size_t s = 0; !rc && s < k->nsync; s++) {
       const ksync *x = &k->sync[s];
@@ -1291,17 +1389,17 @@ static int cross_stream_deps(build *b) {
       }
       if (lo == nbl || bl[lo].a != x->stream) continue;
       uint32_t cons = bl[lo].i;
-      if (b->g[prod]->sidx != b->g[cons]->sidx) b->g[cons]->xdep = prod;
+      if (gsidx(b, b->g[prod]) != gsidx(b, b->g[cons])) b->g[cons]->xdep = prod;
     }
     sc__free(ctx, bl, ng * sizeof *bl);
   } else {
     /* Inferred: an op that started later than its launch and its stream
      * predecessor explain was held by a wait; the producer is the op of
      * another stream, launched before it, whose end explains the start. */
-    skey *byend = sc__malloc(ctx, ng * sizeof *byend);
+    ikey *byend = sc__malloc(ctx, ng * sizeof *byend);
     if (!byend) rc = SC_ENOMEM;
-    for (size_t i = 0; !rc && i < ng; i++) byend[i] = (skey){gend(b->g[i]), 0, 0, (uint32_t)i};
-    if (!rc) sort_items(byend, ng, sizeof *byend, cmp_skey);
+    for (size_t i = 0; !rc && i < ng; i++) byend[i] = (ikey){gend(b->g[i]), (uint32_t)i};
+    if (!rc) sort_items(byend, ng, sizeof *byend, cmp_ikey);
     int64_t inferred = 0, host_waits = 0;
     /* syncs_before[h]: sync ops among host ops 0..h. */
     uint32_t *syncs_before = rc ? NULL : sc__malloc(ctx, (b->nh ? b->nh : 1) * sizeof *syncs_before);
@@ -1311,11 +1409,12 @@ static int cross_stream_deps(build *b) {
       syncs_before[h] = (uint32_t)n;
     }
     for (size_t i = 0; !rc && i < ng; i++) {
-      kgpu *g = b->g[sk[i].i];
+      kgpu *g = b->g[ord[i]];
       /* A kernel starts within ~2 us of its launch call's return on an idle
        * stream (median 1.7 us over the HTA sample traces). */
-      int64_t ready = g->launch_end >= 0 ? g->launch_end : g->ts;
-      if (i > 0 && sk[i - 1].a == sk[i].a && gend(b->g[sk[i - 1].i]) > ready) ready = gend(b->g[sk[i - 1].i]);
+      int64_t ready = g->launch != SC_JOB_NONE ? launch_end(k, g) : g->ts;
+      const kgpu *pr = i > 0 ? b->g[ord[i - 1]] : NULL;
+      if (pr && gsidx(b, pr) == gsidx(b, g) && gend(pr) > ready) ready = gend(pr);
       if (g->ts <= ready + SLACK_NS) continue;
       size_t lo = 0, hi = ng;
       while (lo < hi) {
@@ -1334,16 +1433,16 @@ static int cross_stream_deps(build *b) {
         graph_node = a + 1 < ng && bycorr[a].a == g->corr && bycorr[a + 1].a == g->corr;
       }
       for (size_t n = 0; lo > 0 && n < LOOKBACK; n++) {
-        const skey *c = &byend[--lo];
+        const ikey *c = &byend[--lo];
         if (c->a < g->ts - WAIT_NS) break;
         const kgpu *p = b->g[c->i];
         /* The producer was launched before g: CUPTI correlation ids grow with
          * launch order (also for ops launched before the profiler started,
          * which have no launch record); else the launch-ordered index. */
-        int before = p->corr >= 0 && g->corr >= 0 ? p->corr < g->corr : c->i < sk[i].i;
+        int before = p->corr >= 0 && g->corr >= 0 ? p->corr < g->corr : c->i < ord[i];
         /* CUDA graph nodes (ops sharing their launch's correlation) wait on
          * events captured into the graph, recorded by later launches too. */
-        if (p->sidx == g->sidx || !(before || graph_node)) continue;
+        if (gsidx(b, p) == gsidx(b, g) || !(before || graph_node)) continue;
         g->xdep = c->i;
         inferred++;
         break;
@@ -1390,9 +1489,9 @@ static int emit_rank(build *b) {
   int rc = SC_OK;
   size_t ng = b->ng;
   int64_t w0 = b->w0, w1 = b->w1;
-  const skey *sk = b->sk;
+  const uint32_t *ord = b->ord;
   sc_jrank *jr = b->jr;
-  int64_t *idle = sc__calloc(ctx, ng, sizeof *idle);
+  uint8_t *idle = sc__calloc(ctx, ng ? ng : 1, sizeof *idle); /* 1: an idle op goes before ord[i] */
   if (!idle) return SC_ENOMEM;
   int64_t nidle = 0;
   double idle_ns = 0; /* summed over streams: may pass int64 */
@@ -1405,8 +1504,8 @@ static int emit_rank(build *b) {
      * as an idle op before it, so the replay does not run ahead. */
     uint32_t next = (uint32_t)b->nh;
     for (size_t i = 0; i < ng; i++) {
-      kgpu *g = b->g[sk[i].i];
-      int64_t prev = i > 0 && sk[i - 1].a == sk[i].a ? gend(b->g[sk[i - 1].i]) : w0;
+      kgpu *g = b->g[ord[i]];
+      int64_t prev = stream_prev_end(b, i);
       int64_t ready = prev;
       if (b->h[g->host_op].end + w0 > ready) ready = b->h[g->host_op].end + w0;
       if (g->xdep != SC_JOB_NONE && gend(b->g[g->xdep]) > ready) ready = gend(b->g[g->xdep]);
@@ -1414,13 +1513,13 @@ static int emit_rank(build *b) {
        * traces drop events, and the launch already anchors the op. */
       int64_t unexplained = g->ts - ready;
       if (unexplained > SLACK_NS && g->ts - prev > SLACK_NS &&
-          (g->launch_ts < 0 || unexplained > STALL_NS)) {
-        idle[i] = g->ts - prev;
-        idle_ns += (double)idle[i];
+          (g->launch == SC_JOB_NONE || unexplained > STALL_NS)) {
+        idle[i] = 1;
+        idle_ns += (double)(g->ts - prev);
         next++;
         nidle++;
       }
-      g->index = next++;
+      g->u.index = next++;
     }
   }
   if (nidle)
@@ -1450,23 +1549,31 @@ static int emit_rank(build *b) {
       op.iter = lo ? (uint32_t)(lo - 1) : 0;
     }
     if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
-    for (uint32_t d = 0; !rc && d < h->ndeps; d++) rc = sc__jrank_dep(job, jr, b->g[b->hdeps[h->dep_off + d]]->index);
+    for (uint32_t d = 0; !rc && d < h->ndeps; d++) rc = sc__jrank_dep(job, jr, b->g[b->hdeps[h->dep_off + d]]->u.index);
   }
+  /* The host ops are built: their scratch goes before the GPU ops are. */
+  sc__free(ctx, b->h, b->h_cap * sizeof *b->h);
+  sc__free(ctx, b->hdeps, b->hdeps_cap * sizeof *b->hdeps);
+  b->h = NULL;
+  b->hdeps = NULL;
+  b->nh = b->h_cap = b->nhdeps = b->hdeps_cap = 0;
+  sc__release_free(ctx);
   int64_t span_end = w1;
   uint32_t n_idle = 0;
   if (!rc && nidle) rc = sc__job_intern(job, "idle", 4, &n_idle);
   for (size_t i = 0; !rc && i < ng; i++) {
-    const kgpu *g = b->g[sk[i].i];
+    const kgpu *g = b->g[ord[i]];
     sc_jop op;
     memset(&op, 0, sizeof op);
     if (idle[i]) {
-      op.dur_ns = idle[i];
-      op.start_ns = g->ts - idle[i] > w0 ? g->ts - idle[i] - w0 : 0; /* -1 means unknown */
+      int64_t gap = g->ts - stream_prev_end(b, i); /* as computed above */
+      op.dur_ns = gap;
+      op.start_ns = g->ts - gap > w0 ? g->ts - gap - w0 : 0; /* -1 means unknown */
       op.name = n_idle;
       op.group = SC_JOB_NONE;
       op.peer = -1;
       op.iter = g->iter;
-      op.stream = g->sidx;
+      op.stream = gsidx(b, g);
       op.coll = SC_JCOLL_UNKNOWN;
       op.kind = SC_JOP_IDLE;
       if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
@@ -1480,7 +1587,7 @@ static int emit_rank(build *b) {
     op.group = SC_JOB_NONE;
     op.peer = -1;
     op.iter = g->iter;
-    op.stream = g->sidx;
+    op.stream = gsidx(b, g);
     op.coll = SC_JCOLL_UNKNOWN;
     op.kind = g->kind;
     if (g->nccl && g->p2p) op.kind = g->p2p == 2 ? SC_JOP_RECV : SC_JOP_SEND;
@@ -1492,11 +1599,11 @@ static int emit_rank(build *b) {
     if (gend(g) > span_end) span_end = gend(g);
     if (sc__jrank_op(job, jr, &op) < 0) rc = SC_ENOMEM;
     if (!rc) rc = sc__jrank_dep(job, jr, (uint32_t)g->host_op);
-    if (!rc && g->xdep != SC_JOB_NONE) rc = sc__jrank_dep(job, jr, b->g[g->xdep]->index);
+    if (!rc && g->xdep != SC_JOB_NONE) rc = sc__jrank_dep(job, jr, b->g[g->xdep]->u.index);
   }
   if (!rc) jr->span_ns = span_end - w0;
 
-  sc__free(ctx, idle, ng * sizeof *idle);
+  sc__free(ctx, idle, (ng ? ng : 1) * sizeof *idle);
   return rc;
 }
 
@@ -1552,8 +1659,10 @@ static int kin_build(sc_trace_reader *r) {
   k->ann = NULL;
   k->sync = NULL;
   k->nrt = k->rt_cap = k->nann = k->ann_cap = k->nsync = k->sync_cap = 0;
+  sc__release_free(ctx);
   if (!rc) rc = emit_rank(&b);
-  sc__free(ctx, b.sk, b.ng * sizeof *b.sk);
+  sc__free(ctx, b.ord, (b.ng ? b.ng : 1) * sizeof *b.ord);
+  sc__free(ctx, b.sidx, (k->nstreams ? k->nstreams : 1) * sizeof *b.sidx);
   sc__free(ctx, b.g, b.ng * sizeof *b.g);
   sc__free(ctx, b.h, b.h_cap * sizeof *b.h);
   sc__free(ctx, b.hdeps, b.hdeps_cap * sizeof *b.hdeps);

@@ -475,6 +475,46 @@ static void test_kineto_bounds(void **state) {
   sc_job_free(job);
 }
 
+/* Streams are kept by slot (kineto.c's stream table): streams met again in
+ * any order map to the same job stream, the same stream number on two
+ * devices to two, and a trace with more GPU streams than a job can hold is
+ * refused at the event that adds one too many. */
+static void test_kineto_stream_slots(void **state) {
+  (void)state;
+  enum { N = 300 };
+  buf b = {0};
+  bprintf(&b, "{\"traceEvents\": [\n");
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < N; i++) {
+      int s = pass ? N - 1 - i : (i * 7) % N; /* a permutation, then backwards */
+      bprintf(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %d, \"dur\": 1, "
+                  "\"args\": {\"device\": %d, \"stream\": %d}},\n", 10 * (pass * N + i), s % 2, s / 2 + 1);
+    }
+  bprintf(&b, "{\"ph\": \"i\", \"name\": \"end\", \"ts\": 1}]}");
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_KINETO, "slots.json", b.p, b.len, 1 << 16, 0), 0);
+  assert_int_equal(job->ranks[0].nstreams, N + 1);
+  sc_job_info info;
+  sc_job_get_info(job, &info);
+  assert_int_equal(info.gpu_ops, 2 * N);
+  free(b.p);
+  sc_job_free(job);
+
+  enum { MANY = 65536 };
+  b = (buf){0};
+  bprintf(&b, "{\"traceEvents\": [\n");
+  for (int s = 0; s < MANY; s++)
+    bprintf(&b, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %d, \"dur\": 1, "
+                "\"args\": {\"stream\": %d}},\n", s, s + 1);
+  bprintf(&b, "{\"ph\": \"i\", \"name\": \"end\", \"ts\": 1}]}");
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_not_equal(import_mem(job, SC_TRACE_KINETO, "many.json", b.p, b.len, 1 << 16, 0), 0);
+  if (!strstr(sc_errmsg(ctx), "more than 65535 GPU streams in one trace")) fail_msg("%s", sc_errmsg(ctx));
+  free(b.p);
+  sc_job_free(job);
+}
+
 /* Allocation failures anywhere: an error, never a crash or a leak (ASan). */
 static void test_alloc_failures(void **state) {
   (void)state;
@@ -651,6 +691,7 @@ int main(void) {
       cmocka_unit_test(test_encodings_equal), cmocka_unit_test(test_kineto_errors),
       cmocka_unit_test(test_alloc_failures),  cmocka_unit_test(test_shipped_kineto),
       cmocka_unit_test(test_replay),          cmocka_unit_test(test_kineto_bounds),
+      cmocka_unit_test(test_kineto_stream_slots),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
