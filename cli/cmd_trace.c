@@ -206,6 +206,9 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       }
       /* fsdp=F alone: F data-parallel replicas sharded over all of them. */
       if (ok && opts.scale_fsdp > 1 && opts.scale_dp <= 0) opts.scale_dp = opts.scale_fsdp;
+    } else if (sc_cli_is(&a, "--layers")) {
+      ok = sc_cli_int(name, v, 1, 4096, &k);
+      opts.layers = k;
     } else if (sc_cli_is(&a, "--micro-batches")) {
       ok = sc_cli_int(name, v, 1, 65536, &k);
       opts.micro_batches = k;

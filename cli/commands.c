@@ -198,6 +198,9 @@ static const sc_cli_opt replay_opts[] = {
      "layer instead of DDP)",
      0},
     {"--micro-batches", "N", "micro-batches of the pipeline schedule with --scale pp (default pp)", 0},
+    {"--layers", "N",
+     "extrapolate an ex-situ job with module paths to N layers (the last traced layer repeated), "
+     "before any --scale", 0},
     {"--schedule", "1f1b|gpipe|interleaved|zb-h1",
      "pipeline schedule of a --scale pp re-target (default 1f1b; zb-h1 splits the backward into "
      "input- and weight-gradient passes)", SC_CLI_CHOICE},
@@ -348,6 +351,8 @@ static const char replay_text[] =
     "ranks with ring attention, the layers cut into M stages run\n"
     "along --schedule (1F1B, GPipe, interleaved with --vpp chunks, ZB-H1) over\n"
     "--micro-batches, DDP over each stage's K replicas (fsdp=K: FSDP per layer).\n"
+    "--layers N runs such a job with N layers, traced with fewer: the last traced\n"
+    "layer's operators are repeated (forward, backward, gradients, optimizer).\n"
     "A job with measured kernel times replayed for another GPU than its trace's is\n"
     "refused.\n"
     "docs/TRACE.md.";

@@ -42,4 +42,7 @@ if(SC_BUILD_TESTS)
   # Per-rank shard traces against graph rewriting (no torch needed).
   add_test(NAME trace.shards COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/shards.sh
            $<TARGET_FILE:stepcast_cli>)
+  # Layer-count extrapolation: 2 traced layers run as 4 against 4 traced.
+  add_test(NAME trace.layers COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/layers.sh
+           $<TARGET_FILE:stepcast_cli>)
 endif()

@@ -140,6 +140,11 @@ typedef struct sc_replay_opts {
   const char *shard_rules;
   size_t shard_rules_len;
   const char *shard_rules_name;
+  /* Layer-count extrapolation of an ex-situ job with module paths
+   * (docs/TRACE.md, "More layers than traced"): 0 as traced, else the
+   * layers the replayed job runs, the last traced layer's operators
+   * repeated (before any --scale re-target). */
+  int64_t layers;
 } sc_replay_opts;
 
 typedef struct sc_replay_result {
@@ -166,6 +171,7 @@ typedef struct sc_replay_result {
   int64_t ddp_buckets;        /* DDP all-reduces per step (0: no DDP) */
   const char *comm;           /* "measured" or "model" */
   const char *gpu;            /* hardware preset used */
+  int64_t layers, traced_layers; /* extrapolated layer count and the traced one (0, 0: as traced) */
 } sc_replay_result;
 
 /* Replays job with the engine. cfg (resolved) supplies the cluster, cost

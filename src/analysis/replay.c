@@ -542,6 +542,23 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
                      "variation: slow GPUs, links and GPU mixes apply to synthesised runs "
                      "(`stepcast run`), not to replayed traces yet");
   if (!trace) topts = NULL;
+  if (opts && opts->layers > 0) { /* extrapolate first, then replay as asked */
+    sc_job *lj = NULL;
+    int64_t traced = 0;
+    int rc = sc__job_layers(job, opts->layers, &lj, &traced);
+    if (rc) return rc;
+    sc_replay_opts o2 = *opts;
+    o2.layers = 0;
+    rc = sc__replay_run(ctx, lj, cfg, &o2, topts, trace, trace_ud, sink, sink_ud, out);
+    sc_job_free(lj);
+    if (!rc) {
+      out->layers = opts->layers;
+      out->traced_layers = traced;
+      /* A traced time is of the traced layers, not of these. */
+      if (opts->layers != traced) out->traced_step_s = 0, out->error_pct = 0;
+    }
+    return rc;
+  }
   sc_replay_opts o;
   if (opts) o = *opts;
   else memset(&o, 0, sizeof o);
@@ -1114,6 +1131,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
       rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,",
                       sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
                       (long long)r->fsdp);
+    if (!rc && r->layers > 0)
+      rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
+                      (long long)r->traced_layers);
     if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
@@ -1134,6 +1154,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                   (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
                   r->gpu, r->comm);
   int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1;
+  if (!rc && r->layers > 0 && r->layers != r->traced_layers)
+    rc = sc__writef(w, ud, "extrapolated: %lld layers (%lld traced; the last traced layer repeated)\n",
+                    (long long)r->layers, (long long)r->traced_layers);
   char chunks[48] = "";
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
   if (!rc && sharded)

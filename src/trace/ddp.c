@@ -24,16 +24,6 @@
 
 #include "ir/ir_int.h"
 
-static int copy_strings(const sc_job *in, sc_job *out) {
-  for (size_t i = 0; i < in->nstr; i++) {
-    const char *s = sc__job_str(in, (uint32_t)i);
-    uint32_t id;
-    if (sc__job_intern(out, s, strlen(s), &id)) return SC_ENOMEM;
-    if (id != i) return sc__error(in->ctx, SC_EINVAL, "duplicate string in the job's table");
-  }
-  return SC_OK;
-}
-
 typedef struct dctx {
   sc_job *job;
   sc_jrank *r;
@@ -84,17 +74,7 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
   int rc = sc_job_new(ctx, &job);
   if (rc) return rc;
   job->world = in->world > 0 ? in->world : (int64_t)in->nranks;
-  rc = copy_strings(in, job);
-  for (size_t g = 0; !rc && g < in->ngroups; g++) {
-    int64_t *m = sc__malloc(ctx, (in->groups[g].n ? in->groups[g].n : 1) * sizeof *m);
-    uint32_t id;
-    if (!m) rc = SC_ENOMEM;
-    else {
-      memcpy(m, in->members + in->groups[g].off, in->groups[g].n * sizeof *m);
-      rc = sc__job_group_named(job, m, in->groups[g].n, in->groups[g].name, &id);
-      sc__free(ctx, m, (in->groups[g].n ? in->groups[g].n : 1) * sizeof *m);
-    }
-  }
+  rc = sc__job_copy_tables(in, job, 1);
   uint32_t grp = 0, grp_name = 0;
   dctx d;
   memset(&d, 0, sizeof d);

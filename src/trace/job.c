@@ -178,6 +178,26 @@ int sc__job_group_named(sc_job *job, int64_t *ranks, size_t n, uint32_t name, ui
   return find_or_add_group(job, ranks, n, name, 1, id);
 }
 
+int sc__job_copy_tables(const sc_job *in, sc_job *out, int groups) {
+  int rc = SC_OK;
+  for (size_t i = 0; !rc && i < in->nstr; i++) {
+    const char *s = sc__job_str(in, (uint32_t)i);
+    uint32_t id;
+    if (sc__job_intern(out, s, strlen(s), &id)) return SC_ENOMEM;
+    if (id != i) rc = sc__error(in->ctx, SC_EINVAL, "duplicate string in the job's table");
+  }
+  for (size_t g = 0; !rc && groups && g < in->ngroups; g++) {
+    size_t n = in->groups[g].n;
+    int64_t *m = sc__malloc(in->ctx, (n ? n : 1) * sizeof *m);
+    uint32_t id;
+    if (!m) return SC_ENOMEM;
+    memcpy(m, in->members + in->groups[g].off, n * sizeof *m);
+    rc = sc__job_group_named(out, m, n, in->groups[g].name, &id);
+    sc__free(in->ctx, m, (n ? n : 1) * sizeof *m);
+  }
+  return rc;
+}
+
 static int find_or_add_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, int by_name, uint32_t *id) {
   sort_items(ranks, n, sizeof *ranks, cmp_i64);
   size_t m = 0;

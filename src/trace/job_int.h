@@ -229,6 +229,11 @@ int sc__job_group(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t
  * makes (shard.c, ddp.c) keep their kind where members coincide (a CP
  * pair that is also the gradients' DP x CP group at dp 1). */
 int sc__job_group_named(sc_job *job, int64_t *ranks, size_t n, uint32_t name, uint32_t *id);
+/* Copies in's string table into the empty job out (same ids) and, with
+ * groups, its groups (same ids and names): what a job rewritten from
+ * another (ddp.c, shard.c, layers.c) starts from. 0, SC_ENOMEM or
+ * SC_EINVAL (message set). */
+int sc__job_copy_tables(const sc_job *in, sc_job *out, int groups);
 
 /* Appends a rank (zeroed, rank set) and returns it (NULL: SC_ENOMEM). The
  * pointer is valid until the next call. */

@@ -102,9 +102,7 @@ int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_
   return SC_OK;
 }
 
-/* Length of the layer prefix of a module path: up to and including its
- * first all-digit component ("blocks.3.c_attn" -> "blocks.3"); 0 none. */
-static size_t layer_prefix(const char *p) {
+size_t sc__shard_layer_prefix(const char *p) {
   size_t i = 0;
   while (p[i]) {
     size_t j = i;
@@ -115,6 +113,40 @@ static size_t layer_prefix(const char *p) {
     i = p[j] ? j + 1 : j;
   }
   return 0;
+}
+
+int64_t sc__shard_layers(const sc_job *job, const sc_jrank *r, int32_t *mod_layer, uint8_t *mod_post) {
+  size_t nm = r->nmodules;
+  int64_t nl = 0;
+  for (size_t i = 0; i < nm; i++) mod_layer[i] = -1;
+  int seen_layer = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    if (!om.module || om.pass != SC_JPASS_FWD) continue;
+    size_t m = om.module - 1;
+    const char *p = sc__job_str(job, r->modules[m].path);
+    size_t pl = sc__shard_layer_prefix(p);
+    if (!pl) { /* before or after the layers; the model itself runs on both sides: by position */
+      if (mod_post && *p && !mod_post[m]) mod_post[m] = (uint8_t)(seen_layer ? 2 : 1);
+      continue;
+    }
+    seen_layer = 1;
+    if (mod_layer[m] >= 0) continue;
+    /* Same prefix as a module seen before? */
+    int64_t li = -1;
+    for (size_t q = 0; q < nm && li < 0; q++) {
+      if (q == m || mod_layer[q] < 0) continue;
+      const char *pq = sc__job_str(job, r->modules[q].path);
+      if (sc__shard_layer_prefix(pq) == pl && !strncmp(pq, p, pl)) li = mod_layer[q];
+    }
+    mod_layer[m] = (int32_t)(li >= 0 ? li : nl++);
+    /* Modules of this layer not yet used in forward get it too (params). */
+    for (size_t q = 0; q < nm; q++) {
+      const char *pq = sc__job_str(job, r->modules[q].path);
+      if (mod_layer[q] < 0 && sc__shard_layer_prefix(pq) == pl && !strncmp(pq, p, pl)) mod_layer[q] = mod_layer[m];
+    }
+  }
+  return nl;
 }
 
 static int in_list(const char *s, const char *const *list) {
@@ -162,7 +194,7 @@ static uint8_t builtin_role(const sc_job *job, const sc_jrank *r, size_t i, doub
     memcpy(parent, pd, l);
     parent[l] = 0;
   }
-  int layer = layer_prefix(path) > 0;
+  int layer = sc__shard_layer_prefix(path) > 0;
   int linear = !strcmp(type, "Linear") || !strcmp(type, "Conv1D") || !strcmp(type, "NonDynamicallyQuantizableLinear");
   if (linear) {
     if (!layer) /* an LM head (a vocabulary-sized output) is column-parallel */
@@ -387,37 +419,7 @@ static int analyse(shb *B) {
   /* A shard trace has its shapes already: nothing is divided. */
   double tp = B->fixed >= 0 ? 1 : (double)B->o->tp;
   size_t nm = r->nmodules;
-  /* Layers: distinct layer prefixes in order of first forward use. */
-  int64_t nl = 0;
-  for (size_t i = 0; i < nm; i++) B->mod_layer[i] = -1;
-  int seen_layer = 0;
-  for (size_t k = 0; k < r->nops; k++) {
-    sc_jopmod om = sc__jrank_opmod(r, k);
-    if (!om.module || om.pass != SC_JPASS_FWD) continue;
-    size_t m = om.module - 1;
-    const char *p = sc__job_str(job, r->modules[m].path);
-    size_t pl = layer_prefix(p);
-    if (!pl) { /* before or after the layers; the model itself runs on both sides: by position */
-      if (*p && !B->mod_post[m]) B->mod_post[m] = (uint8_t)(seen_layer ? 2 : 1);
-      continue;
-    }
-    seen_layer = 1;
-    if (B->mod_layer[m] >= 0) continue;
-    /* Same prefix as a module seen before? */
-    int64_t li = -1;
-    for (size_t q = 0; q < nm && li < 0; q++) {
-      if (q == m || B->mod_layer[q] < 0) continue;
-      const char *pq = sc__job_str(job, r->modules[q].path);
-      if (layer_prefix(pq) == pl && !strncmp(pq, p, pl)) li = B->mod_layer[q];
-    }
-    B->mod_layer[m] = (int32_t)(li >= 0 ? li : nl++);
-    /* Modules of this layer not yet used in forward get it too (params). */
-    for (size_t q = 0; q < nm; q++) {
-      const char *pq = sc__job_str(job, r->modules[q].path);
-      if (B->mod_layer[q] < 0 && layer_prefix(pq) == pl && !strncmp(pq, p, pl)) B->mod_layer[q] = B->mod_layer[m];
-    }
-  }
-  B->nlayers = nl;
+  int64_t nl = B->nlayers = sc__shard_layers(job, r, B->mod_layer, B->mod_post);
   forward_dims(r, B->fm, B->fn, B->fk);
   /* Checks: heads and features divisible by tp. */
   for (size_t i = 0; i < nm && tp > 1; i++) {
@@ -842,15 +844,6 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   return SC_OK;
 }
 
-static int copy_strings(const sc_job *in, sc_job *out) {
-  for (size_t i = 0; i < in->nstr; i++) {
-    const char *s = sc__job_str(in, (uint32_t)i);
-    uint32_t id;
-    if (sc__job_intern(out, s, strlen(s), &id)) return SC_ENOMEM;
-  }
-  return SC_OK;
-}
-
 static int build_stage(shb *B, int32_t s) {
   sc_job *job = B->job;
   const sc_jrank *r = B->r;
@@ -1106,7 +1099,7 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   int rc = sc_job_new(ctx, &B.job);
   if (!rc) {
     B.job->world = o->tp * cp * o->pp * o->dp;
-    rc = copy_strings(in, B.job);
+    rc = sc__job_copy_tables(in, B.job, 0);
   }
   if (!shards) {
     if (!rc) rc = shb_prepare(&B, in, &in->ranks[0], o, vpp, cp, -1);

@@ -52,6 +52,26 @@ int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_
 void sc__shard_classify(const sc_job *job, const sc_jrank *r, const sc_shard_rule *rules, size_t nrules,
                         uint8_t *roles);
 
+/* Length of the layer prefix of a module path: up to and including its
+ * first all-digit component ("blocks.3.c_attn" -> "blocks.3"); 0 none. */
+size_t sc__shard_layer_prefix(const char *p);
+
+/* The layers of rank r: distinct layer prefixes of its modules in order of
+ * first forward use. mod_layer[nmodules] gets each module's layer (-1 none:
+ * outside the layers); mod_post (may be NULL; zeroed by the caller) marks
+ * modules first used before (1) or after (2) the layers. Returns the count. */
+int64_t sc__shard_layers(const sc_job *job, const sc_jrank *r, int32_t *mod_layer, uint8_t *mod_post);
+
+/* Layer-count extrapolation (layers.c; docs/TRACE.md, "More layers than
+ * traced"): a copy of an ex-situ job with module paths whose every rank
+ * runs `layers` layers, the last traced layer's operators (each pass's:
+ * forward, backward, gradient marks, optimizer and zero_grad work)
+ * repeated right after it under new module paths (prefix index continued:
+ * blocks.4, blocks.5, ...). *traced gets the traced count. 0, SC_ENOMEM, or
+ * SC_EINVAL / SC_EUNSUPPORTED (message set): no module paths or layers,
+ * fewer layers than traced, a shard job, more ops than a job holds. */
+int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *traced);
+
 /* The stage cut: first_layer[0..pp] with stage s holding layers
  * [first_layer[s], first_layer[s+1]) of `layers`. Even split (the first
  * layers % pp stages one more), or with first / last (> 0) layers on the

@@ -505,9 +505,8 @@ static void test_context(void **state) {
   sc_job_free(job);
 }
 
-/* A job without module paths (read from a version 2 file) cannot be split. */
-static void test_no_modules(void **state) {
-  (void)state;
+/* The fuzz corpus's cpu-small.scw: a version 2 job, without module paths. */
+static sc_job *read_small_v2(void) {
   char p[4096];
   snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/cpu-small.scw", sc_test_source_dir());
   FILE *f = fopen(p, "rb");
@@ -518,9 +517,103 @@ static void test_no_modules(void **state) {
   assert_int_equal(img[8], 2); /* version 2 */
   sc_job *job;
   assert_int_equal(sc_job_read(ctx, "cpu-small.scw", img, n, &job), 0);
+  return job;
+}
+
+/* A job without module paths (read from a version 2 file) cannot be split. */
+static void test_no_modules(void **state) {
+  (void)state;
+  sc_job *job = read_small_v2();
   sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
+  sc_job_free(job);
+}
+
+/* Layer-count extrapolation (layers.c): the 2-layer tiny GPT run with 3, 4
+ * and 5 layers. The added layers are copies of the last traced one (its
+ * modules under blocks.2 ... with the same types, as many ops each, its
+ * gradient marks), the sharding rules see them as layers, and every added
+ * layer adds the same time, also re-targeted to TP x PP. */
+static void test_layers(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt();
+  const sc_jrank *r0 = &job->ranks[0];
+  int32_t ml0[256];
+  assert_true(r0->nmodules <= 256);
+  assert_int_equal(sc__shard_layers(job, r0, ml0, NULL), 2);
+  size_t grads0 = count(r0, SC_JOP_GRAD), grads_last = 0, ops_last = 0;
+  for (size_t k = 0; k < r0->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r0, k);
+    if (om.module && ml0[om.module - 1] == 1) grads_last += r0->ops[k].kind == SC_JOP_GRAD, ops_last++;
+  }
+  assert_true(grads_last > 0);
+  sc_job *out;
+  int64_t traced;
+  assert_int_equal(sc__job_layers(job, 5, &out, &traced), 0);
+  assert_int_equal(traced, 2);
+  const sc_jrank *r = &out->ranks[0];
+  int32_t ml[1024];
+  assert_true(r->nmodules <= 1024);
+  assert_int_equal(sc__shard_layers(out, r, ml, NULL), 5);
+  assert_int_equal(count(r, SC_JOP_GRAD), grads0 + 3 * grads_last);
+  for (int32_t l = 1; l < 5; l++) { /* each layer as many tagged ops as the last traced one */
+    size_t n = 0;
+    for (size_t k = 0; k < r->nops; k++) {
+      sc_jopmod om = sc__jrank_opmod(r, k);
+      n += om.module && ml[om.module - 1] == l;
+    }
+    assert_int_equal(n, ops_last);
+  }
+  for (size_t m = 0; m < r0->nmodules; m++) {
+    const char *p = sc__job_str(job, r0->modules[m].path);
+    if (strncmp(p, "blocks.1", 8)) continue;
+    char q[300];
+    snprintf(q, sizeof q, "blocks.4%s", p + 8);
+    int64_t c = module_of(out, r, q);
+    if (c < 0) fail_msg("no module %s", q);
+    assert_int_equal(r->modules[c].type, r0->modules[m].type);
+    assert_int_equal(r->modules[c].heads, r0->modules[m].heads);
+  }
+  /* Dependencies stay within the rank and point backwards or to the same
+   * places as the traced ones did. */
+  for (size_t k = 0; k < r->nops; k++)
+    for (uint32_t d = 0; d < r->ops[k].ndeps; d++) assert_true(r->deps[r->ops[k].dep_off + d] < r->nops);
+  sc_job_free(out);
+  /* As traced: the same job. */
+  assert_int_equal(sc__job_layers(job, 2, &out, &traced), 0);
+  assert_int_equal(out->ranks[0].nops, r0->nops);
+  sc_job_free(out);
+  /* Time per added layer, whole and at TP2 x PP2. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  for (int layout = 0; layout < 2; layout++) {
+    double t[6];
+    for (int64_t n = 3; n <= 5; n++) {
+      sc_replay_opts ro = {.replica_ranks = 1, .layers = n};
+      if (layout) ro.scale_tp = 2, ro.scale_pp = 2, ro.micro_batches = 4;
+      sc_replay_result res;
+      if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("layers %lld: %s", (long long)n, sc_errmsg(ctx));
+      assert_int_equal(res.layers, n);
+      assert_int_equal(res.traced_layers, 2);
+      t[n] = res.breakdown_s[SC_CAT_COMPUTE];
+    }
+    print_message("layout %d: compute %.4f / %.4f / %.4f ms at 3 / 4 / 5 layers\n", layout, t[3] * 1e3, t[4] * 1e3,
+                  t[5] * 1e3);
+    assert_true(t[4] > t[3] && t[5] > t[4]);
+    /* One stage: each added layer the same; two stages: layers alternate
+     * between them, so compare two added layers at a time. */
+    if (!layout) assert_true(fabs((t[5] - t[4]) - (t[4] - t[3])) < 1e-6 * t[5]);
+  }
+  /* Refused: fewer layers than traced, out of range, no module paths. */
+  assert_int_equal(sc__job_layers(job, 1, &out, &traced), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "layers=1: fewer than the 2 traced"));
+  assert_int_equal(sc__job_layers(job, 5000, &out, &traced), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "layers: 5000 out of range [1, 4096]"));
+  sc_job_free(job);
+  job = read_small_v2();
+  assert_int_equal(sc__job_layers(job, 4, &out, &traced), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
   sc_job_free(job);
 }
@@ -531,7 +624,7 @@ int main(void) {
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
       cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
-      cmocka_unit_test(test_context),
+      cmocka_unit_test(test_context),       cmocka_unit_test(test_layers),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
