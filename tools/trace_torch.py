@@ -28,9 +28,19 @@ this in its "stepcast" metadata.
 
 Usage:
   tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [--tp N] [--pp-stage K/P] [-o DIR]
-MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b tiny-cnn tiny-gpt
+      [--device cpu|meta] [--attention eager|sdpa] [--loss sum|ce] [--ac none|full|op]
+      [--amp bf16|fp16] [--zero-grad zero|none] [--optimizer sgd|momentum|adamw]
+MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b tiny-cnn tiny-gpt tiny-llama
 Writes DIR/MODEL-bB.json.gz per batch size (MODEL-lL-tpN-sKofP-bB.json.gz
-with --layers, --tp, --pp-stage).
+with --layers, --tp, --pp-stage; -seqN, -sdpa, -acX, -ce, -bf16, -zgnone
+after them with those options).
+
+As torchtitan trains (llama3-8b, tiny-llama; docs/TRACE.md, "Tracing as
+torchtitan trains"): on meta tensors (shapes only, nothing computed: a
+full-size layer at 8192 tokens traces in about a second, every batch
+directly), fused causal attention, an LM head with cross entropy, per-block
+activation checkpointing (full, or torchtitan's per-op selective policy),
+tensors recorded in a mixed-precision type, gradients freed by zero_grad.
 
 Per-rank shards (--tp, --pp-stage; gpt2, llama3-8b, tiny-gpt): one tensor-
 parallel rank's shard of one pipeline stage, built at its shard shapes (no
@@ -282,44 +292,132 @@ class Bert(nn.Module):
 class RMSNorm(nn.Module):
     def __init__(self, d, eps=1e-5):
         super().__init__()
-        self.weight = nn.Parameter(torch.ones(d))
+        self.weight = nn.Parameter(torch.ones(d, device=DEV.device))
         self.eps = eps
 
     def forward(self, x):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
-class LlamaAttention(nn.Module):
-    """Grouped-query attention with rotary embeddings, eager (the s x s
-    scores materialised, as for GPT-2 and BERT here). With tp > 1 one TP
-    rank's shard: heads and KV heads / tp, q/k/v_proj column-parallel (each
-    all-reduces its input gradient, as shard.c's rules do), o_proj
-    row-parallel."""
+class Dev:
+    """Where the Llama models are built and run: "cpu", or "meta" (tensors
+    with shapes and no storage: every operator dispatches and is profiled
+    with its shapes, none computes, so a full-size layer at 8192 tokens
+    traces in seconds; the trace is of costs, not values)."""
+    device = "cpu"
+    set_to_none = False  # zero_grad(set_to_none=...): --zero-grad none
 
-    def __init__(self, d, heads, kv_heads, tp=1):
+
+DEV = Dev()
+
+
+def _op_marker(name, tensors, concrete):
+    """A zero-length profiler range standing for aten operator `name`, which
+    PyTorch 1.13 does not have: it leaves the trace as that operator with
+    the tensors' shapes as "Input Dims" and `concrete` as "Concrete Inputs"
+    (see annotate())."""
+    h = torch.ops.profiler._record_function_enter_new(
+        "%sO:%s:%s:%s" % (MARK, name, ";".join(",".join(str(v) for v in t.shape) for t in tensors),
+                          "|".join(concrete)), None)
+    torch.ops.profiler._record_function_exit._RecordFunction(h)
+
+
+class _FusedAttention(torch.autograd.Function):
+    """Causal fused attention (FlashAttention, as PyTorch 2's SDPA runs it on
+    a GPU) over q [b, h, s, d], k and v [b, h, s, d]: recorded as the
+    operators SDPA's flash kernel records, aten::_scaled_dot_product_flash_
+    attention (is_causal, its 5th argument, True) and its backward (is_causal
+    the 12th), so that `import cpu` prices one attention kernel each way
+    instead of the s x s scores. Nothing is computed (outputs and gradients
+    are uninitialised): a trace is of costs."""
+
+    @staticmethod
+    def forward(ctx, q, k, v):
+        _op_marker("aten::_scaled_dot_product_flash_attention", (q, k, v), ["", "", "", "0.0", "True", "False", ""])
+        ctx.save_for_backward(q, k, v)
+        return torch.empty_like(q)
+
+    @staticmethod
+    def backward(ctx, g):
+        q, k, v = ctx.saved_tensors
+        conc = [""] * 11 + ["True"]
+        _op_marker("aten::_scaled_dot_product_flash_attention_backward", (g, q, k, v), conc)
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+class _Recompute(torch.autograd.Function):
+    """Identity on a block's output whose backward, the first of the block's
+    when the autograd engine reaches it, first re-runs `fn` (without
+    autograd): activation checkpointing's recomputation, at the point where
+    torch.utils.checkpoint runs it (the first saved tensor the block's
+    backward unpacks)."""
+
+    @staticmethod
+    def forward(ctx, y, fn):
+        ctx.fn = fn
+        return y.view_as(y)
+
+    @staticmethod
+    def backward(ctx, g):
+        with torch.no_grad():
+            ctx.fn()
+        return g, None
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention with rotary embeddings: eager (the s x s
+    scores materialised, as for GPT-2 and BERT here) or fused
+    (_FusedAttention, after repeating the KV heads as torchtitan's repeat_kv
+    does). With tp > 1 one TP rank's shard: heads and KV heads / tp,
+    q/k/v_proj column-parallel (each all-reduces its input gradient, as
+    shard.c's rules do), o_proj row-parallel."""
+
+    def __init__(self, d, heads, kv_heads, tp=1, fused=False):
         super().__init__()
         self.num_heads, self.kv_heads, self.hd = heads // tp, kv_heads // tp, d // heads
-        self.tp = tp
-        self.q_proj = nn.Linear(d, self.num_heads * self.hd, bias=False)
-        self.k_proj = nn.Linear(d, self.kv_heads * self.hd, bias=False)
-        self.v_proj = nn.Linear(d, self.kv_heads * self.hd, bias=False)
-        self.o_proj = nn.Linear(self.num_heads * self.hd, d, bias=False)
+        self.tp, self.fused = tp, fused
+        dev = DEV.device
+        self.q_proj = nn.Linear(d, self.num_heads * self.hd, bias=False, device=dev)
+        self.k_proj = nn.Linear(d, self.kv_heads * self.hd, bias=False, device=dev)
+        self.v_proj = nn.Linear(d, self.kv_heads * self.hd, bias=False, device=dev)
+        self.o_proj = nn.Linear(self.num_heads * self.hd, d, bias=False, device=dev)
+        self.saved = None
+
+    def rot(self, t, cos, sin):
+        hd = self.hd
+        t1, t2 = t[..., : hd // 2], t[..., hd // 2:]
+        return t * cos + torch.cat((-t2, t1), dim=-1) * sin
+
+    def heads(self, t, n):
+        b, s = t.shape[:2]
+        return t.view(b, s, n, self.hd).transpose(1, 2)
+
+    def repeat_kv(self, t):
+        b, n, s, hd = t.shape
+        rep = self.num_heads // n
+        return t[:, :, None].expand(b, n, rep, s, hd).reshape(b, n * rep, s, hd)
+
+    def core(self, q, k, v, mask):
+        """q, k, v after RoPE, [b, heads, s, hd]: the attention output [b, s, h hd]."""
+        b, _, s, hd = q.shape
+        rep = self.num_heads // self.kv_heads
+        if self.fused:  # torchtitan's repeat_kv (expand, then a copy)
+            k, v = self.repeat_kv(k), self.repeat_kv(v)
+            a = _FusedAttention.apply(q, k, v)
+        else:
+            k = k.repeat_interleave(rep, dim=1)
+            v = v.repeat_interleave(rep, dim=1)
+            w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + mask
+            a = torch.matmul(F.softmax(w, dim=-1), v)
+        return a.transpose(1, 2).contiguous().view(b, s, self.num_heads * hd)
 
     def forward(self, x, cos, sin, mask):
-        b, s, d = x.shape
-        hd, rep, tp = self.hd, self.num_heads // self.kv_heads, self.tp
-
-        def rot(t):
-            t1, t2 = t[..., : hd // 2], t[..., hd // 2:]
-            return t * cos + torch.cat((-t2, t1), dim=-1) * sin
-
-        q = rot(self.q_proj(tp_in(x, tp)).view(b, s, self.num_heads, hd).transpose(1, 2))
-        k = rot(self.k_proj(tp_in(x, tp)).view(b, s, self.kv_heads, hd).transpose(1, 2))
-        v = self.v_proj(tp_in(x, tp)).view(b, s, self.kv_heads, hd).transpose(1, 2)
-        k = k.repeat_interleave(rep, dim=1)
-        v = v.repeat_interleave(rep, dim=1)
-        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + mask
-        a = torch.matmul(F.softmax(w, dim=-1), v).transpose(1, 2).contiguous().view(b, s, self.num_heads * hd)
+        tp = self.tp
+        qp = self.q_proj(tp_in(x, tp))
+        k = self.rot(self.heads(self.k_proj(tp_in(x, tp)), self.kv_heads), cos, sin)
+        vp = self.v_proj(tp_in(x, tp))
+        a = self.core(self.rot(self.heads(qp, self.num_heads), cos, sin), k, self.heads(vp, self.kv_heads), mask)
+        self.saved = (qp, vp, a)
         return tp_out(self.o_proj(a), tp)
 
 
@@ -327,59 +425,108 @@ class LlamaMLP(nn.Module):
     def __init__(self, d, ffn, tp=1):
         super().__init__()
         self.tp = tp
-        self.gate_proj = nn.Linear(d, ffn // tp, bias=False)
-        self.up_proj = nn.Linear(d, ffn // tp, bias=False)
-        self.down_proj = nn.Linear(ffn // tp, d, bias=False)
+        dev = DEV.device
+        self.gate_proj = nn.Linear(d, ffn // tp, bias=False, device=dev)
+        self.up_proj = nn.Linear(d, ffn // tp, bias=False, device=dev)
+        self.down_proj = nn.Linear(ffn // tp, d, bias=False, device=dev)
+        self.saved = None
 
     def forward(self, x):
         tp = self.tp
-        return tp_out(self.down_proj(F.silu(self.gate_proj(tp_in(x, tp))) * self.up_proj(tp_in(x, tp))), tp)
+        g = self.gate_proj(tp_in(x, tp))
+        self.saved = g
+        return tp_out(self.down_proj(F.silu(g) * self.up_proj(tp_in(x, tp))), tp)
 
 
 class LlamaBlock(nn.Module):
-    def __init__(self, d, heads, kv_heads, ffn, tp=1):
+    """A Llama layer. Activation checkpointing (ac, tp 1 only):
+    "full" re-runs the whole block's forward at the start of its backward
+    (torchtitan's and Megatron's full recompute); "op" re-runs what
+    torchtitan's per-op selective checkpointing (its default for Llama 3)
+    does not save: its policy keeps the outputs of matmuls except every
+    second one in the block (mm count odd: wq, wv, w1=gate_proj, w2=
+    down_proj kept; wk, wo, w3=up_proj recomputed) and of attention, so the
+    backward first recomputes both RMSNorms, k_proj and RoPE of q and k, the
+    KV-head repeat, o_proj, up_proj, SiLU and the gate product."""
+
+    def __init__(self, d, heads, kv_heads, ffn, tp=1, fused=False, ac="none"):
         super().__init__()
         self.input_layernorm = RMSNorm(d)
-        self.self_attn = LlamaAttention(d, heads, kv_heads, tp)
+        self.self_attn = LlamaAttention(d, heads, kv_heads, tp, fused)
         self.post_attention_layernorm = RMSNorm(d)
         self.mlp = LlamaMLP(d, ffn, tp)
+        self.ac = ac
 
     def forward(self, x, cos, sin, mask):
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        xm = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+        y = xm + self.mlp(self.post_attention_layernorm(xm))
+        if self.ac == "none":
+            return y
+        if self.ac == "full":
+            fn = lambda: self.forward_plain(x, cos, sin, mask)
+        else:
+            at, saved, g = self.self_attn, self.self_attn.saved, self.mlp.saved
+
+            def fn():
+                qp, vp, a = saved
+                h = self.input_layernorm(x)
+                k = at.rot(at.heads(at.k_proj(h), at.kv_heads), cos, sin)
+                at.rot(at.heads(qp, at.num_heads), cos, sin)
+                at.repeat_kv(k)  # attention's inputs: its backward needs them
+                at.repeat_kv(at.heads(vp, at.kv_heads))
+                at.o_proj(a)
+                h2 = self.post_attention_layernorm(xm)
+                F.silu(g) * self.mlp.up_proj(h2)
+        return _Recompute.apply(y, fn)
+
+    def forward_plain(self, x, cos, sin, mask):
+        xm = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+        return xm + self.mlp(self.post_attention_layernorm(xm))
 
 
 class Llama(nn.Module):
     """Llama-3-8B's layer shape (hidden 4096, 32 heads, 8 KV heads, SwiGLU
-    FFN 14336, RMSNorm, rotary base 500000), HuggingFace module names, no
-    LM head (as the GPT-2 and BERT models here: the loss is the sum of the
-    final norm's output), vocabulary 128256. With a Shard as GPT2's: every
-    stage computes its rotary tables (a stage needs them)."""
+    FFN 14336, RMSNorm, rotary base 500000), HuggingFace module names,
+    vocabulary 128256. Without an LM head (as the GPT-2 and BERT models
+    here: the loss is the sum of the final norm's output) unless ce: then
+    torchtitan's head, an untied lm_head linear and cross entropy over the
+    logits cast to fp32. With a Shard as GPT2's: every stage computes its
+    rotary tables (a stage needs them)."""
 
     def __init__(self, vocab=128256, d=4096, layers=32, heads=32, kv_heads=8, ffn=14336, theta=500000.0,
-                 shard=None):
+                 shard=None, fused=False, ac="none", ce=False):
         super().__init__()
         sh = shard or Shard()
         self.sh = sh
+        dev = DEV.device
         if sh.first:
-            self.embed_tokens = nn.Embedding(-(-vocab // sh.tp), d)
-        self.layers = sh.layers(lambda: LlamaBlock(d, heads, kv_heads, ffn, sh.tp), layers)
+            self.embed_tokens = nn.Embedding(-(-vocab // sh.tp), d, device=dev)
+        self.layers = sh.layers(lambda: LlamaBlock(d, heads, kv_heads, ffn, sh.tp, fused, ac), layers)
         if sh.last:
             self.norm = RMSNorm(d)
-        self.hd, self.theta = d // heads, theta
+            if ce:
+                self.lm_head = nn.Linear(d, vocab, bias=False, device=dev)
+        self.hd, self.theta, self.fused, self.vocab, self.ce = d // heads, theta, fused, vocab, ce
 
     def forward(self, inp):
         sh = self.sh
         b, s = inp.shape[:2]
-        inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2).float() / self.hd))
-        f = torch.outer(torch.arange(s).float(), inv)
+        dev = inp.device
+        inv = 1.0 / (self.theta ** (torch.arange(0, self.hd, 2, device=dev).float() / self.hd))
+        f = torch.outer(torch.arange(s, device=dev).float(), inv)
         emb = torch.cat((f, f), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
-        mask = torch.full((s, s), float("-inf")).triu(1)[None, None]
+        mask = None if self.fused else torch.full((s, s), float("-inf"), device=dev).triu(1)[None, None]
         x = tp_out(self.embed_tokens(inp), sh.tp) if sh.first else pp_in(inp)
         for layer in sh.iter(self.layers):
             x = layer(x, cos, sin, mask)
-        return self.norm(x).sum() if sh.last else pp_out(x)
+        if not sh.last:
+            return pp_out(x)
+        x = self.norm(x)
+        if not self.ce:
+            return x.sum()
+        logits = self.lm_head(x)
+        return F.cross_entropy(logits.flatten(0, 1).float(), self.labels.flatten(0, 1))
 
 
 class TinyCNN(nn.Module):
@@ -409,24 +556,30 @@ def shard_inputs(model, sh, s, d, vocab):
     stage (of the rank's vocabulary rows), else the received activation (a
     leaf that needs its gradient: it is sent back); a stage before the last
     backpropagates the gradient its next stage would send (model.grad_out)."""
+    dev = DEV.device
+
     def make(b):
         if not sh.last:
-            model.grad_out = torch.ones(b, s, d)
+            model.grad_out = torch.ones(b, s, d, device=dev)
+        elif getattr(model, "ce", False):
+            model.labels = torch.randint(0, vocab, (b, s), device=dev)
         if sh.first:
-            return (torch.randint(0, -(-vocab // sh.tp), (b, s)),)
-        return (torch.randn(b, s, d, requires_grad=True),)
+            return (torch.randint(0, -(-vocab // sh.tp), (b, s), device=dev),)
+        return (torch.randn(b, s, d, requires_grad=True, device=dev),)
     return make
 
 
-def build(name, seq, optimizer="sgd", layers=0, shard=None):
+def build(name, seq, optimizer="sgd", layers=0, shard=None, attention="eager", ac="none", loss="sum"):
     """Returns (model, make_inputs(batch) -> args, optimizer factory, seq used);
     layers > 0 overrides a transformer's layer count; shard: the TP rank and
     pipeline stage to build (gpt2 and llama3-8b)."""
     torch.manual_seed(0)
     sgd = OPTIMIZERS[optimizer]
     sh = shard or Shard()
-    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "llama3-8b", "tiny-gpt"):
-        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2, llama3-8b and tiny-gpt shards only")
+    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "llama3-8b", "tiny-gpt", "tiny-llama"):
+        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2, llama3-8b, tiny-gpt and tiny-llama shards only")
+    if sh.tp > 1 and ac != "none":
+        raise SystemExit("trace_torch.py: --ac with --tp: not built (the recomputation would repeat the TP markers)")
     if name in ("resnet50", "resnet152", "vgg19"):
         import torchvision
         net = getattr(torchvision.models, name)()
@@ -453,10 +606,15 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None):
         s = seq or 16
         model = GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2, shard=sh)
         return model, shard_inputs(model, sh, s, 32, 64), sgd, s
-    if name == "llama3-8b":
-        s = seq or 8192
-        model = Llama(layers=layers or 32, shard=sh)
-        return model, shard_inputs(model, sh, s, 4096, 128256), sgd, s
+    llama = {"llama3-8b": dict(), "tiny-llama": dict(vocab=64, d=32, heads=4, kv_heads=2, ffn=64)}
+    if name in llama:
+        s = seq or (8192 if name == "llama3-8b" else 16)
+        kw = dict(llama[name], layers=layers or (32 if name == "llama3-8b" else 2), shard=sh,
+                  fused=attention == "sdpa", ac=ac, ce=loss == "ce")
+        model = Llama(**kw)
+        return model, shard_inputs(model, sh, s, kw.get("d", 4096), kw.get("vocab", 128256)), sgd, s
+    if attention != "eager" or ac != "none" or loss != "sum" or DEV.device != "cpu":
+        raise SystemExit("trace_torch.py: --attention, --ac, --loss and --device build llama3-8b and tiny-llama only")
     if name == "bert-large":
         s = seq or 512
         return Bert(layers=layers or 24), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
@@ -578,7 +736,12 @@ def annotate(evs, marks):
             e["acc"] = None
             out.append(e)
             continue
-        if e["name"].startswith(MARK):
+        if e["name"].startswith(MARK + "O:"):  # an operator 1.13 lacks (_op_marker): named as PyTorch 2 does
+            name, shapes, conc = e["name"][len(MARK) + 2:].rsplit(":", 2)
+            e["name"] = name
+            e["dims"] = [[int(v) for v in t.split(",") if v] for t in shapes.split(";")]
+            e["concrete"] = conc.split("|")
+        elif e["name"].startswith(MARK):
             kind, _, arg = e["name"][len(MARK):].partition(":")
             e["mark"] = (kind, arg)
             if kind == "P":  # the AccumulateGrad around it names its parameter
@@ -593,9 +756,11 @@ def annotate(evs, marks):
         node = next((a for a in reversed(st) if a["name"].startswith("autograd::engine::evaluate_function")),
                     None)
         e["pass"] = phase or ("backward" if node is not None else "")
-        if phase == "forward" and mod is not None:
+        if mod is not None:  # a module's forward (in backward: re-run by activation checkpointing)
             e["module"] = mod
-            if e["seq"] >= 0:
+            if phase == "backward":
+                e["pass"] = "recompute"
+            if e["seq"] >= 0 and phase == "forward":
                 seq_mod.setdefault(e["seq"], mod)
         elif node is not None and node["seq"] >= 0:
             e["node_seq"] = node["seq"]
@@ -675,10 +840,12 @@ def annotate(evs, marks):
 
 def step(model, args, opt, marks=None):
     # zero_grad() keeps the gradients (set_to_none=False, PyTorch 1.x's
-    # default): one memset per parameter, and backward accumulates in place.
+    # default): one memset per parameter, and backward accumulates in place;
+    # with --zero-grad none (PyTorch 2's default) it frees them and backward
+    # hands each new gradient over (AccumulateGrad launches nothing).
     leave = torch.ops.profiler._record_function_exit._RecordFunction
     h = marks.phase("optimizer") if marks else None
-    opt.zero_grad()
+    opt.zero_grad(set_to_none=DEV.set_to_none)
     if h is not None:
         leave(h)
         h = marks.phase("forward")
@@ -708,14 +875,27 @@ def trace_step(model, inputs, opt, batch, queue, marks):
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         with torch.profiler.record_function("ProfilerStep#0"):
             step(model, args, opt, marks)
+    # Times in ns from the profiler's event tree where it has them: the
+    # events' own times tick in whole microseconds, so on meta tensors (and
+    # often on the CPU) an operator starts in the tick its enclosing range
+    # ends, and nesting by time would put it outside.
+    ns = {}
+    tree = getattr(prof.profiler.kineto_results, "experimental_event_tree", None)
+    todo = list(tree()) if tree else []
+    while todo:
+        n = todo.pop()
+        ns[n.correlation_id] = (n.start_time_ns, n.end_time_ns)
+        todo.extend(n.children)
+    t0 = min((v[0] for v in ns.values()), default=0)
     evs = []
     for e in prof.events():
+        ts, end = e.time_range.start, e.time_range.end
+        if e.id in ns:
+            ts, end = (ns[e.id][0] - t0) / 1000.0, (ns[e.id][1] - t0) / 1000.0
         evs.append({"name": e.name, "dims": [list(s) for s in e.input_shapes],
-                    "ts": e.time_range.start, "end": e.time_range.end, "tid": e.thread, "id": e.id,
-                    "seq": e.sequence_nr})
-    # Start order. The clock ticks in whole microseconds, so many operators
-    # share a start time; the profiler's ids follow the order operators
-    # started (a parent before its children), which timing cannot reorder.
+                    "ts": ts, "end": end, "tid": e.thread, "id": e.id, "seq": e.sequence_nr})
+    # Start order; the profiler's ids follow the order operators started (a
+    # parent before its children) where times are equal.
     evs.sort(key=lambda e: (e["ts"], e["id"]))
     return prune(annotate(evs, marks))
 
@@ -806,20 +986,31 @@ def extrapolate(e1, e2, batch):
     return out, unmatched
 
 
-def write_trace(path, evs, meta, shard=None):
+# --amp: the element type a mixed-precision GPU run gives each operator's
+# tensors ("Input type"), for a trace run in fp32: activations and their
+# gradients in the half type (autocast, FSDP2's param_dtype), the
+# parameters' gradient accumulation and the optimizer in fp32 (master
+# weights; FSDP2 reduces gradients in fp32, its reduce_dtype default).
+AMP_TYPES = {"bf16": ("c10::BFloat16", 2), "fp16": ("c10::Half", 2)}
+
+
+def write_trace(path, evs, meta, shard=None, amp=None):
     t0 = min(e["ts"] for e in evs)
     tids = {}
     events = []
     for e in evs:
         tid = tids.setdefault(e["tid"], len(tids) + 1)
         name = e["name"]
+        half = amp is not None and e.get("pass") in ("forward", "backward", "recompute") and "param" not in e
         if "marker_eb" in e:  # bytes of the (extrapolated) tensor it names
-            name = "%s[bytes=%d]" % (name, math.prod(e["dims"][0]) * e["marker_eb"])
+            eb = AMP_TYPES[amp][1] if half and e["marker_eb"] == 4 else e["marker_eb"]
+            name = "%s[bytes=%d]" % (name, math.prod(e["dims"][0]) * eb)
         cat = "user_annotation" if name.startswith("ProfilerStep#") else "cpu_op"
         args = {"External id": e["id"]}
         if cat == "cpu_op":
             args["Input Dims"] = e["dims"]
-            args["Input type"] = ["float" if d else "" for d in e["dims"]]
+            ty = AMP_TYPES[amp][0] if half else "float"
+            args["Input type"] = [ty if d else "" for d in e["dims"]]
             if "concrete" in e:
                 args["Concrete Inputs"] = e["concrete"]
             if e.get("pass"):
@@ -858,6 +1049,19 @@ def main():
                     help="trace one tensor-parallel rank's shard of N (gpt2, llama3-8b, tiny-gpt); file MODEL[-lL]-tpN-...")
     ap.add_argument("--pp-stage", default="0/1", metavar="K/P",
                     help="trace pipeline stage K of P only (its layers; markers for the p2p at the cut)")
+    ap.add_argument("--attention", default="eager", choices=("eager", "sdpa"),
+                    help="llama models: eager (s x s scores) or sdpa (one fused causal attention operator)")
+    ap.add_argument("--ac", default="none", choices=("none", "full", "op"),
+                    help="llama models: activation checkpointing (full, or torchtitan's per-op selective)")
+    ap.add_argument("--loss", default="sum", choices=("sum", "ce"),
+                    help="llama models: sum of the final norm (no head), or lm_head + cross entropy")
+    ap.add_argument("--zero-grad", default="zero", choices=("zero", "none"),
+                    help="zero_grad(): zero the gradients (PyTorch 1.x) or free them (none: PyTorch 2's default)")
+    ap.add_argument("--amp", default=None, choices=sorted(AMP_TYPES),
+                    help="record the tensors of forward and backward in this type (mixed precision; the "
+                         "parameters' gradients and the optimizer stay fp32)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "meta"),
+                    help="llama models: run on the CPU, or on meta tensors (shapes only, nothing computed)")
     a = ap.parse_args()
     batches = [int(x) for x in a.batch.split(",")]
     if any(b < 1 for b in batches):
@@ -872,7 +1076,9 @@ def main():
     if a.tp < 1 or P < 1 or not 0 <= k < P:
         raise SystemExit("trace_torch.py: --tp N >= 1 and --pp-stage K/P with 0 <= K < P")
     shard = Shard(a.tp, k, P)
-    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer, a.layers, shard)
+    DEV.device = a.device
+    DEV.set_to_none = a.zero_grad == "none"
+    model, inputs, mkopt, seq = build(a.model, a.seq, a.optimizer, a.layers, shard, a.attention, a.ac, a.loss)
     nlayers = len(model.layers if hasattr(model, "layers") else getattr(model, "blocks", []))
     if P > 1 and not nlayers:
         raise SystemExit("trace_torch.py: --pp-stage %d/%d: no layers on this stage (more stages than layers)" % (k, P))
@@ -883,9 +1089,10 @@ def main():
     opt = mkopt(model.parameters())
     model.train()
     step(model, inputs(1), opt)  # warm-up: optimizer state and gradients exist
-    # Batch 1 alone is traced directly: no batches 2 and 3 to extrapolate from.
-    direct = set(batches) == {1}
-    for b in [1] if direct else sorted({2, 3} | ({1} & set(batches))):
+    # Batch 1 alone is traced directly: no batches 2 and 3 to extrapolate
+    # from; on meta tensors (nothing computed) every batch is.
+    direct = set(batches) == {1} or a.device == "meta"
+    for b in sorted(set(batches)) if direct else sorted({2, 3} | ({1} & set(batches))):
         evs = trace_step(model, inputs, opt, b, queue, marks)
         attach_concrete(evs, list(queue))
         traced[b] = evs
@@ -912,12 +1119,21 @@ def main():
                 "traced_on": "cpu", "torch": torch.__version__, "optimizer": a.optimizer, "traced_batches": sorted(traced),
                 "extrapolated": b not in traced, "unaligned_operators": unmatched,
                 "params": sum(p.numel() for p in model.parameters()), "module_paths": 1}
+        if a.amp:
+            meta["dtype"] = "float32 run, recorded as %s mixed precision (--amp)" % a.amp
+        if a.model in ("llama3-8b", "tiny-llama"):
+            meta.update(attention=a.attention, ac=a.ac, loss=a.loss, device=a.device)
+        if DEV.set_to_none:
+            meta["zero_grad"] = "set_to_none"
         if a.tp > 1 or P > 1:
             meta["tp"], meta["pp_stage"] = a.tp, "%d/%d" % (k, P)
         tag = a.model + ("-l%d" % a.layers if a.layers else "")
         tag += ("-tp%d" % a.tp if a.tp > 1 else "") + ("-s%dof%d" % (k, P) if P > 1 else "")
+        tag += ("-seq%d" % a.seq if a.seq else "") + ("-sdpa" if a.attention == "sdpa" else "")
+        tag += ("-ac%s" % a.ac if a.ac != "none" else "") + ("-ce" if a.loss == "ce" else "")
+        tag += ("-%s" % a.amp if a.amp else "") + ("-zgnone" if DEV.set_to_none else "")
         path = os.path.join(a.out, "%s-b%d.json.gz" % (tag, b))
-        write_trace(path, evs, meta, shard)
+        write_trace(path, evs, meta, shard, a.amp)
         print("%s: %d events, batch %d%s" % (path, len(evs), b,
                                               "" if b in traced else " (extrapolated, %d unaligned)" % unmatched))
 

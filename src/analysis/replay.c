@@ -419,6 +419,8 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
     double t = c->compute->mem_ns(c, jo->bytes), o = c->p.kernel_overhead_us * 1e3;
     return t > o ? o + (t - o) / c->p.norm_eff : t;
   }
+  case SC_JSHAPE_ATTN:
+    return c->compute->attn_ns(c, jo->flops, sh->m, sh->n);
   case SC_JSHAPE_HOST:
     return (sh->m * c->p.host_op_us + sh->n * c->p.host_autograd_us + sh->k * c->p.host_module_us) * 1e3;
   default:
@@ -937,6 +939,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
             priced_busy += op->work;
             int cls = r->shapes[jo->shape - 1].cls;
             if (cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_CONV) op->kind = SC_OP_GEMM;
+            if (cls == SC_JSHAPE_ATTN) op->kind = SC_OP_ATTN;
           }
           break;
         case SC_JOP_MEMCPY:

@@ -58,7 +58,24 @@ enum {
   H_EMBED_BWD, /* embedding_dense_backward(gy, indices, ...) */
   H_NLL_FWD,   /* nll_loss_forward(x[N,C], target[N]): N elements */
   H_NLL_BWD,   /* nll_loss_backward(gy, x[N,C], target): gx written */
-  H_ACCGRAD    /* torch::autograd::AccumulateGrad(grad): in-place add, gradient ready */
+  H_ACCGRAD,   /* torch::autograd::AccumulateGrad(grad): in-place add, gradient ready */
+  H_ATTN_FWD,  /* fused attention (PyTorch 2's SDPA kernels): q, k, v [b, heads, s, d] */
+  H_ATTN_BWD   /* its backward: grad_out, q, k, v, ... */
+};
+
+/* The fused attention operators SDPA records (PyTorch 2.x,
+ * native_functions.yaml): q, k, v (after grad_out in backward) as
+ * [batch, heads, sequence, head dim], and the position of `is_causal`
+ * among the arguments ("Concrete Inputs"). */
+static const struct attn_op { const char *name; uint8_t causal_arg; } attn_ops[] = {
+    {"aten::_scaled_dot_product_cudnn_attention", 6},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", 14},
+    {"aten::_scaled_dot_product_efficient_attention", 6},
+    {"aten::_scaled_dot_product_efficient_attention_backward", 11},
+    {"aten::_scaled_dot_product_flash_attention", 4},
+    {"aten::_scaled_dot_product_flash_attention_backward", 11},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu", 4},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu_backward", 7},
 };
 
 typedef struct xop { const char *name; uint8_t h; } xop;
@@ -75,6 +92,14 @@ static const xop ops[] = {
     {"aten::_log_softmax", H_SOFTMAX},
     {"aten::_log_softmax_backward_data", H_SOFTMAX_BWD},
     {"aten::_reshape_alias", H_ZERO},
+    {"aten::_scaled_dot_product_cudnn_attention", H_ATTN_FWD},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", H_ATTN_BWD},
+    {"aten::_scaled_dot_product_efficient_attention", H_ATTN_FWD},
+    {"aten::_scaled_dot_product_efficient_attention_backward", H_ATTN_BWD},
+    {"aten::_scaled_dot_product_flash_attention", H_ATTN_FWD},
+    {"aten::_scaled_dot_product_flash_attention_backward", H_ATTN_BWD},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu", H_ATTN_FWD},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu_backward", H_ATTN_BWD},
     {"aten::_softmax", H_SOFTMAX},
     {"aten::_softmax_backward_data", H_SOFTMAX_BWD},
     {"aten::_to_copy", H_COMPOSITE},
@@ -205,6 +230,7 @@ static const xop ops[] = {
     {"aten::rsqrt", H_MEM},
     {"aten::rsub", H_MEM},
     {"aten::scalar_tensor", H_ZERO},
+    {"aten::scaled_dot_product_attention", H_COMPOSITE},
     {"aten::scatter_add_", H_MEM},
     {"aten::select", H_ZERO},
     {"aten::set_", H_ZERO},
@@ -280,7 +306,7 @@ typedef struct xev {
   int32_t parent;
   int8_t h;              /* handler */
   uint8_t priced_above;  /* an enclosing operator is priced */
-  uint8_t has_children;
+  uint8_t has_children;  /* 1: some; 3: one is not H_ZERO */
   uint8_t in_autograd;   /* runs inside an autograd node (the C++ engine) */
 } xev;
 
@@ -602,6 +628,7 @@ static int on_event(void *ud, const sc_chrome_event *ce) {
         x->pass = IS(t->s, t->n, "forward")    ? SC_JPASS_FWD
                   : IS(t->s, t->n, "backward") ? SC_JPASS_BWD
                   : IS(t->s, t->n, "optimizer") ? SC_JPASS_OPT
+                  : IS(t->s, t->n, "recompute") ? SC_JPASS_RECOMP
                                                : SC_JPASS_NONE;
       break;
     case A_PARAM:
@@ -966,7 +993,37 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
   case H_NLL_BWD:
     k[0] = mem(in[1].numel * in[1].eb);
     return 1;
+  case H_ATTN_FWD:
+  case H_ATTN_BWD: {
+    /* FlashAttention: 2 b h s_q s_kv (d_qk + d_v) FLOPs forward (scores,
+     * then output), half of it causal (blocks above the diagonal skipped);
+     * backward ~2.5x (synth/layers.c's convention). Priced at replay by the
+     * attention model for the query length and head dimension. */
+    int bwd = e->h == H_ATTN_BWD;
+    shp q = in[bwd], kk = in[bwd + 1], v = in[bwd + 2];
+    if (q.rank != 4 || kk.rank != 4 || v.rank != 4) break;
+    double B = (double)q.d[0], H = (double)q.d[1], S = (double)q.d[2], D = (double)q.d[3];
+    double Skv = (double)kk.d[2], Dv = (double)v.d[3];
+    int64_t causal = 0;
+    for (size_t i = 0; i < sizeof attn_ops / sizeof attn_ops[0]; i++)
+      if (!strcmp(name, attn_ops[i].name) && concrete(r, x, e, attn_ops[i].causal_arg, &causal, 1) < 0) {
+        sc__job_warn(r->job, "%s: %s without \"Concrete Inputs\" (is_causal): not causal assumed", r->name, name);
+        causal = 0;
+      }
+    double fl = 2.0 * B * H * S * Skv * (D + Dv) * (causal && S == Skv ? 0.5 : 1.0);
+    memset(&k[0], 0, sizeof k[0]);
+    k[0].sh = (sc_jshape){S, D, Skv, B * H, SC_JSHAPE_ATTN};
+    k[0].flops = bwd ? 2.5 * fl : fl;
+    /* q, k, v and the output read or written once (backward: and their
+     * gradients), the fp32 log-sum-exp per query */
+    double io = q.eb * (q.numel + kk.numel + v.numel + q.numel) + 4.0 * B * H * S;
+    k[0].bytes = bwd ? 2.0 * io : io;
+    return 1;
+  }
   case H_ACCGRAD: /* grad += new: both read, one written */
+    /* No gradient yet (zero_grad(set_to_none=True)): the new one is handed
+     * over, its only children views (detach): no kernel. */
+    if (e->has_children == 1) return 0;
     k[0] = mem(3 * in[0].numel * in[0].eb);
     return 1;
   case H_MEM:
@@ -1258,7 +1315,7 @@ static int xs_build(sc_trace_reader *r) {
       e->h = e->step ? H_COMPOSITE : (int8_t)op_handler(sc__job_str(job, e->name));
       if (e->parent >= 0) {
         xev *p = &x->ev[e->parent];
-        p->has_children = 1;
+        p->has_children |= e->h == H_ZERO ? 1 : 3; /* 2: a child that is not a view or metadata */
         int ph = p->h;
         int p_priced = ph != H_ZERO && ph != H_COMPOSITE && ph != -1;
         e->priced_above = p->priced_above || p_priced;

@@ -83,13 +83,17 @@ enum {
  * engine, k of the m layer-level (calibration host_op_us, host_autograd_us,
  * host_module_us);
  * NORM as a memory-bound normalisation (batch / layer norm and their
- * backward: per-channel reductions) at calibration norm_eff of MEM's speed. */
+ * backward: per-channel reductions) at calibration norm_eff of MEM's speed;
+ * ATTN as fused (flash) attention of the op's FLOPs over `batch` (batch x
+ * heads) query sequences of m tokens against k keys, head dimension n, by
+ * the attention model. */
 #define SC_JSHAPE_LIST(X)      \
   X(SC_JSHAPE_GEMM, "gemm")    \
   X(SC_JSHAPE_CONV, "conv")    \
   X(SC_JSHAPE_MEM, "mem")      \
   X(SC_JSHAPE_HOST, "host")    \
-  X(SC_JSHAPE_NORM, "norm")
+  X(SC_JSHAPE_NORM, "norm")    \
+  X(SC_JSHAPE_ATTN, "attn")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -110,7 +114,9 @@ typedef struct sc_jshape {
  * ("Linear") and attention heads (0 unknown). An op names one by 1 + index
  * (0: none) with its pass and, for gradient accumulation and optimizer
  * ops, the parameter. */
-enum { SC_JPASS_NONE = 0, SC_JPASS_FWD, SC_JPASS_BWD, SC_JPASS_OPT, SC_JPASS_COUNT };
+/* RECOMP: a forward operator re-run in backward by activation
+ * checkpointing (it runs where the backward does, shaped as forward). */
+enum { SC_JPASS_NONE = 0, SC_JPASS_FWD, SC_JPASS_BWD, SC_JPASS_OPT, SC_JPASS_RECOMP, SC_JPASS_COUNT };
 enum { SC_JPARAM_NONE = 0, SC_JPARAM_WEIGHT, SC_JPARAM_BIAS, SC_JPARAM_OTHER, SC_JPARAM_COUNT };
 /* Attention heads a module may declare: at most 2^20. */
 #define SC_JOB_MAX_HEADS ((uint32_t)1 << 20)

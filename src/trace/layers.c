@@ -125,6 +125,10 @@ static int emit(lrank *L, size_t k, int64_t c, uint32_t base, uint32_t a, uint32
   return SC_OK;
 }
 
+/* Passes of one run: a layer's recomputation (activation checkpointing)
+ * and its backward are one, the recomputation first. */
+static int run_pass(int pass) { return pass == SC_JPASS_RECOMP ? SC_JPASS_BWD : pass; }
+
 /* A host op with no module and no pass (a launch, CPU time before an op). */
 static int plain_host(const lrank *L, size_t k) {
   sc_jopmod om = sc__jrank_opmod(L->src, k);
@@ -147,12 +151,12 @@ static int build_rank(lrank *L) {
       k++;
       continue;
     }
-    int pass = sc__jrank_opmod(src, j).pass;
+    int pass = run_pass(sc__jrank_opmod(src, j).pass);
     size_t a = k, b = j;
     for (size_t q = j + 1; q < n; q++) {
       sc_jopmod om = sc__jrank_opmod(src, q);
       if (!om.module && !om.pass) continue;
-      if (!tmpl_mod(L, q) || om.pass != pass) break;
+      if (!tmpl_mod(L, q) || run_pass(om.pass) != pass) break;
       b = q;
     }
     /* As traced, then once per added layer. */

@@ -295,6 +295,18 @@ typedef struct shb {  /* building */
   int32_t fixed;         /* a shard trace (in->shard_tp): its stage; -1 a whole-process trace */
 } shb;
 
+/* Forward, backward and activation checkpointing's recomputation (forward
+ * operators run in backward): the passes that work on activations. */
+static int act_pass(int pass) { return pass == SC_JPASS_FWD || pass == SC_JPASS_BWD || pass == SC_JPASS_RECOMP; }
+
+/* The slot of a layer's pass among its attention cores (3 per layer). */
+static size_t core_slot(int32_t layer, int pass) {
+  return (size_t)layer * 3 + (pass == SC_JPASS_BWD ? 1 : pass == SC_JPASS_RECOMP ? 2 : 0);
+}
+
+/* A GEMM-like shape whose dims divide (FLOPs and bytes with them). */
+static int dims_divide(int cls) { return cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_CONV || cls == SC_JSHAPE_ATTN; }
+
 static double elem_bytes(const sc_jop *op, const sc_jshape *sh) {
   double b = sh->batch > 0 ? sh->batch : 1, n = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * b;
   double eb = n > 0 ? op->bytes / n : 4;
@@ -348,6 +360,7 @@ static int context_split(shb *B) {
     const sc_jop *op = &r->ops[k];
     if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] < 0) continue;
     const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls == SC_JSHAPE_ATTN && sq == 0) sq = sh->m; /* fused attention: its queries */
     if (sh->cls != SC_JSHAPE_GEMM) continue;
     if (sh->batch > 1 && sh->m == sh->n && sq == 0) sq = sh->m; /* Q K^T: s x s scores */
     if (sh->batch <= 1 && T == 0) T = sh->m;
@@ -355,22 +368,24 @@ static int context_split(shb *B) {
   if (sq <= 0 || T <= 0)
     return sc__error(B->ctx, SC_EINVAL,
                      "cp=%lld: no attention over the sequence found in the traced layers (a batched s x s "
-                     "score GEMM, as eager attention runs it)", (long long)B->cp);
+                     "score GEMM, as eager attention runs it, or a fused attention operator)", (long long)B->cp);
   if ((int64_t)sq % B->cp)
     return sc__error(B->ctx, SC_EINVAL, "cp=%lld: the traced sequence of %.0f tokens is not divisible by cp",
                      (long long)B->cp, sq);
   B->seq = sq;
-  int64_t *first = sc__malloc(B->ctx, 4 * (nl ? nl : 1) * sizeof *first), *last = first ? first + 2 * nl : NULL;
+  int64_t *first = sc__malloc(B->ctx, 6 * (nl ? nl : 1) * sizeof *first), *last = first ? first + 3 * nl : NULL;
   if (!first) return SC_ENOMEM;
-  for (size_t i = 0; i < 2 * nl; i++) first[i] = last[i] = -1;
+  for (size_t i = 0; i < 3 * nl; i++) first[i] = last[i] = -1;
   for (size_t k = 0; k < r->nops; k++) {
     sc_jopmod om = sc__jrank_opmod(r, k);
     const sc_jop *op = &r->ops[k];
-    if (!om.module || !op->shape || (om.pass != SC_JPASS_FWD && om.pass != SC_JPASS_BWD)) continue;
+    if (!om.module || !op->shape || !act_pass(om.pass)) continue;
     int32_t l = B->mod_layer[om.module - 1];
     const sc_jshape *sh = &r->shapes[op->shape - 1];
-    if (l < 0 || sh->cls != SC_JSHAPE_GEMM || sh->batch <= 1 || (sh->m != sq && sh->n != sq && sh->k != sq)) continue;
-    size_t q = (size_t)l * 2 + (om.pass == SC_JPASS_BWD);
+    if (l < 0 || (sh->cls != SC_JSHAPE_GEMM && sh->cls != SC_JSHAPE_ATTN) || sh->batch <= 1 ||
+        (sh->m != sq && sh->n != sq && sh->k != sq))
+      continue;
+    size_t q = core_slot(l, om.pass);
     if (first[q] < 0) first[q] = (int64_t)k;
     last[q] = (int64_t)k;
   }
@@ -379,11 +394,11 @@ static int context_split(shb *B) {
     const sc_jop *op = &r->ops[k];
     opinfo *x = &B->oi[k];
     if (op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC || om.param) continue;
-    if (om.pass != SC_JPASS_FWD && om.pass != SC_JPASS_BWD) continue;
+    if (!act_pass(om.pass)) continue;
     int32_t l = om.module ? B->mod_layer[om.module - 1] : -1;
-    size_t q = l >= 0 ? (size_t)l * 2 + (om.pass == SC_JPASS_BWD) : 0;
+    size_t q = l >= 0 ? core_slot(l, om.pass) : 0;
     const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
-    int gemm = sh && (sh->cls == SC_JSHAPE_GEMM || sh->cls == SC_JSHAPE_CONV);
+    int gemm = sh && dims_divide(sh->cls);
     if (l >= 0 && first[q] >= 0 && (int64_t)k >= first[q] && (int64_t)k <= last[q]) {
       x->attn = 1;
       x->span_first = (uint32_t)first[q];
@@ -409,7 +424,7 @@ static int context_split(shb *B) {
       x->div[pick < 0 ? 0 : pick] *= cp;
     } else x->bytes_div *= cp;
   }
-  sc__free(B->ctx, first, 4 * (nl ? nl : 1) * sizeof *first);
+  sc__free(B->ctx, first, 6 * (nl ? nl : 1) * sizeof *first);
   return SC_OK;
 }
 
@@ -467,17 +482,19 @@ static int analyse(shb *B) {
     sc_jopmod om = sc__jrank_opmod(r, k);
     int pass = om.pass;
     if (pass == SC_JPASS_NONE) pass = SC_JPASS_OPT;
-    x->unit = pass == SC_JPASS_FWD ? U_FWD : pass == SC_JPASS_BWD ? U_BWD : fwd_seen ? U_POST : U_PRE;
+    /* Recomputed forward operators run in the backward, shaped as forward. */
+    int bwd = pass == SC_JPASS_BWD || pass == SC_JPASS_RECOMP, fwdlike = pass == SC_JPASS_FWD || pass == SC_JPASS_RECOMP;
+    x->unit = pass == SC_JPASS_FWD ? U_FWD : bwd ? U_BWD : fwd_seen ? U_POST : U_PRE;
     if (pass == SC_JPASS_FWD) fwd_seen = 1;
     int32_t layer = om.module ? B->mod_layer[om.module - 1] : -1;
     int post;
     if (layer >= 0) post = 0;
     else if (om.module && B->mod_post[om.module - 1]) post = B->mod_post[om.module - 1] == 2;
     else if (pass == SC_JPASS_FWD) post = fwd_seen_layer;
-    else if (pass == SC_JPASS_BWD) post = !bwd_seen_layer;
+    else if (bwd) post = !bwd_seen_layer;
     else post = 0;
     if (layer >= 0 && pass == SC_JPASS_FWD) fwd_seen_layer = 1;
-    if (layer >= 0 && pass == SC_JPASS_BWD) bwd_seen_layer = 1;
+    if (layer >= 0 && bwd) bwd_seen_layer = 1;
     if (layer >= 0) {
       int32_t s = 0;
       while (s + 1 < V && layer >= cut[s + 1]) s++;
@@ -489,7 +506,7 @@ static int analyse(shb *B) {
     size_t m = om.module - 1;
     int role = B->roles[m];
     const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
-    int gemm = sh && (sh->cls == SC_JSHAPE_GEMM || sh->cls == SC_JSHAPE_CONV);
+    int gemm = sh && dims_divide(sh->cls);
     int param_split = om.param && (role == SC_SHARD_COLUMN || role == SC_SHARD_VOCAB ||
                                    (role == SC_SHARD_ROW && om.param == SC_JPARAM_WEIGHT));
     if (om.param) { /* gradient accumulation, grad marks, optimizer: the parameter's shard */
@@ -499,7 +516,7 @@ static int analyse(shb *B) {
     switch (role) {
     case SC_SHARD_COLUMN:
       if (gemm) {
-        if (pass == SC_JPASS_FWD) divide_dim(x, sh, B->fn[m], 1, 0, 2, tp);
+        if (fwdlike) divide_dim(x, sh, B->fn[m], 1, 0, 2, tp);
         else divide_dim(x, sh, B->fn[m], 2, 0, 1, tp);
         /* The input gradient (tokens x input features) is all-reduced. */
         if (pass == SC_JPASS_BWD && sh->m == B->fm[m] && sh->n == B->fk[m] && dx_mod == m) {
@@ -512,12 +529,12 @@ static int analyse(shb *B) {
           x->ar = 1;
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
         }
-        region = pass == SC_JPASS_FWD;
+        region = fwdlike;
       } else x->bytes_div = tp;
       break;
     case SC_SHARD_ROW:
       if (gemm) {
-        if (pass == SC_JPASS_FWD) {
+        if (fwdlike) { /* recomputed too: the recomputed forward sums its partial outputs again */
           divide_dim(x, sh, B->fk[m], 2, 1, 0, tp);
           x->ar = 1; /* the partial outputs summed */
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
@@ -526,7 +543,7 @@ static int analyse(shb *B) {
       }
       break;
     case SC_SHARD_VOCAB:
-      if (pass == SC_JPASS_FWD && op->kind == SC_JOP_KERNEL) x->ar = 1, x->ar_bytes = -1; /* act_bytes, below */
+      if (fwdlike && op->kind == SC_JOP_KERNEL) x->ar = 1, x->ar_bytes = -1; /* act_bytes, below */
       if (pass == SC_JPASS_BWD) x->bytes_div = tp;
       break;
     case SC_SHARD_BLOCK:
@@ -786,7 +803,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (src->shape) {
       sc_jshape sh = r->shapes[src->shape - 1];
       sh.m /= x->div[0], sh.n /= x->div[1], sh.k /= x->div[2], sh.batch /= x->div[3];
-      int gemm = sh.cls == SC_JSHAPE_GEMM || sh.cls == SC_JSHAPE_CONV;
+      int gemm = dims_divide(sh.cls);
       double f = gemm ? x->div[0] * x->div[1] * x->div[2] * x->div[3] : x->bytes_div;
       op.flops /= f;
       op.bytes /= f;

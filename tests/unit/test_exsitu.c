@@ -13,6 +13,7 @@
 
 #include "sctest.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "trace/job_int.h"
 #include "stepcast/trace.h"
 #include "ir/ir_int.h"
+#include "cost/cost_int.h"
 
 static sc_ctx *ctx;
 
@@ -386,10 +388,109 @@ static void test_shards(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "in a trace without distributedInfo tp, pp and pp_stage"));
 }
 
+/* Fused attention (the operators PyTorch 2's SDPA records, as
+ * tools/trace_torch.py --attention sdpa writes them), a recomputed forward
+ * GEMM (activation checkpointing: Pass "recompute"), and gradients handed
+ * over (zero_grad(set_to_none=True): AccumulateGrad's only child a detach)
+ * or accumulated (an add_ inside). */
+static const char attn_json[] =
+    "{\"schemaVersion\":1,\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_scaled_dot_product_flash_attention\",\"pid\":1,\"tid\":1,"
+    "\"ts\":10,\"dur\":5,\"args\":{\"Input Dims\":[[2,4,128,64],[2,4,128,64],[2,4,128,32],[],[],[],[]],"
+    "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"\",\"\",\"\",\"\"],"
+    "\"Concrete Inputs\":[\"\",\"\",\"\",\"0.0\",\"True\",\"False\",\"\"],\"Module\":\"blocks.0.attn\","
+    "\"Module Type\":\"Attention\",\"Pass\":\"forward\",\"Module Heads\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_scaled_dot_product_efficient_attention\",\"pid\":1,"
+    "\"tid\":1,\"ts\":20,\"dur\":5,\"args\":{\"Input Dims\":[[1,2,64,16],[1,2,32,16],[1,2,32,16],[],[]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[256,256],[256,64]],\"Module\":\"blocks.0.k\",\"Module Type\":\"Linear\","
+    "\"Pass\":\"recompute\"}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_scaled_dot_product_flash_attention_backward\",\"pid\":1,"
+    "\"tid\":1,\"ts\":110,\"dur\":5,\"args\":{\"Input Dims\":[[2,4,128,32],[2,4,128,64],[2,4,128,64],"
+    "[2,4,128,32],[2,4,128,32],[2,4,128],[],[],[],[],[],[],[],[]],"
+    "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"0.0\",\"True\",\"\",\"\"],"
+    "\"Module\":\"blocks.0.attn\",\"Module Type\":\"Attention\",\"Pass\":\"backward\"}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
+    "\"ts\":200,\"dur\":5,\"args\":{\"Input Dims\":[[64,256]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::detach\",\"pid\":1,\"tid\":1,\"ts\":201,\"dur\":1,"
+    "\"args\":{\"Input Dims\":[[64,256]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
+    "\"ts\":210,\"dur\":5,\"args\":{\"Input Dims\":[[256]]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":211,\"dur\":1,"
+    "\"args\":{\"Input Dims\":[[256],[256],[]]}}"
+    "]}";
+
+static void test_attention(void **state) {
+  (void)state;
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  int rc = import_mem(job, SC_TRACE_CPU, "attn.json", attn_json, sizeof attn_json - 1, 13, 0);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc_job_finish(job), 0);
+  const sc_jrank *r = &job->ranks[0];
+  /* Causal flash forward: 2 b h s s (d + dv) / 2 FLOPs; query length,
+   * head dim, key length, batch x heads in the shape; bf16 bytes. */
+  const sc_jop *f = find_op(job, r, "aten::_scaled_dot_product_flash_attention", 0);
+  assert_non_null(f);
+  const sc_jshape *sh = &r->shapes[f->shape - 1];
+  assert_int_equal(sh->cls, SC_JSHAPE_ATTN);
+  assert_true(sh->m == 128 && sh->n == 64 && sh->k == 128 && sh->batch == 8);
+  double fl = 2.0 * 2 * 4 * 128 * 128 * (64 + 32) * 0.5;
+  assert_true(f->flops == fl);
+  assert_true(f->bytes == 2.0 * (3 * 65536 + 32768) + 4.0 * 2 * 4 * 128);
+  /* Its backward: 2.5x; not causal without "Concrete Inputs" (warned),
+   * keys longer than queries. */
+  const sc_jop *bw = find_op(job, r, "aten::_scaled_dot_product_flash_attention_backward", 0);
+  assert_true(bw->flops == 2.5 * fl);
+  assert_int_equal(sc__jrank_opmod(r, (size_t)(bw - r->ops)).pass, SC_JPASS_BWD);
+  const sc_jop *ef = find_op(job, r, "aten::_scaled_dot_product_efficient_attention", 0);
+  sh = &r->shapes[ef->shape - 1];
+  assert_true(sh->m == 64 && sh->k == 32 && ef->flops == 2.0 * 1 * 2 * 64 * 32 * 32);
+  buf wb = {0};
+  assert_int_equal(sc_job_write_warnings(job, sc_test_buf_write, &wb), 0);
+  assert_non_null(strstr(wb.p, "_scaled_dot_product_efficient_attention without \"Concrete Inputs\""));
+  free(wb.p);
+  /* The recomputed GEMM: pass recompute, shaped as forward. */
+  const sc_jop *mm = find_op(job, r, "aten::mm", 0);
+  assert_int_equal(sc__jrank_opmod(r, (size_t)(mm - r->ops)).pass, SC_JPASS_RECOMP);
+  /* Two gradients ready, one accumulation kernel (the handed-over one
+   * launches nothing). */
+  size_t grads = 0, acc = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    grads += r->ops[k].kind == SC_JOP_GRAD;
+    acc += r->ops[k].kind == SC_JOP_KERNEL &&
+           !strcmp(sc__job_str(job, r->ops[k].name), "torch::autograd::AccumulateGrad");
+  }
+  assert_int_equal(grads, 2);
+  assert_int_equal(acc, 1);
+  /* Replay prices each attention op with the attention model: bf16 on an
+   * H100 the three take attn_ns of their FLOPs; the step is no shorter. */
+  sc_config cfg;
+  replay_config(&cfg, 1, 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "cluster.gpu=h100-sxm"), 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "training.precision=bf16"), 0);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  sc_cost cost;
+  assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+  /* ... and the GEMM (too small for split-K) and the accumulation (3 x
+   * its fp32 bytes) as any ex-situ op. */
+  double want = cost.compute->attn_ns(&cost, fl, 128, 64) + cost.compute->attn_ns(&cost, 2.5 * fl, 128, 64) +
+                cost.compute->attn_ns(&cost, ef->flops, 64, 16) + cost.compute->gemm_ns(&cost, 256, 64, 256) +
+                cost.compute->mem_ns(&cost, 3.0 * 256 * 4);
+  sc__cost_release(ctx, &cost);
+  sc_replay_opts o = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
+  sc_replay_result res;
+  assert_int_equal(sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res), 0);
+  assert_true(fabs(res.gpu_busy_s * 1e9 - want) < 1e-6 * want);
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exsitu),
       cmocka_unit_test(test_shards),
+      cmocka_unit_test(test_attention),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
