@@ -1232,6 +1232,36 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
   return sweep_free(&S, rc);
 }
 
+/* Soundness check of the bounds (internal; the unit test declares it):
+ * enumerates and prunes as sc_sweep_run does (one process, no file), then
+ * for every candidate computes its bound and simulates it; *checked gets
+ * the candidates both answered for, *violations those whose bound exceeds
+ * the simulated step. Returns 0 or SC_ENOMEM. */
+int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                          int64_t *checked, int64_t *violations);
+int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                          int64_t *checked, int64_t *violations) {
+  *checked = *violations = 0;
+  sweep S;
+  memset(&S, 0, sizeof S);
+  S.ctx = ctx;
+  S.opts = opts;
+  S.fd = -1;
+  int rc = make_probe(&S, base);
+  if (!rc) rc = enumerate(&S);
+  for (size_t i = 0; !rc && i < S.ntodo; i++) {
+    int64_t bound = 0;
+    work_rec w;
+    memset(&w, 0, sizeof w);
+    rc = work_bound(&S, (int64_t)i, &bound);
+    if (!rc && !work(&S, (int64_t)i, &w)) {
+      ++*checked;
+      if (bound > llround(w.row.step_time_s * 1e9)) ++*violations;
+    }
+  }
+  return sweep_free(&S, rc);
+}
+
 void sc_sweep_result_free(sc_ctx *ctx, sc_sweep_result *r) {
   if (!ctx || !r) return;
   if (r->rows)
