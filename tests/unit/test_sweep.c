@@ -879,15 +879,6 @@ static void test_allocation_failures(void **state) {
 int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
                           int64_t *checked, int64_t *violations);
 
-static void llama3_70b_base(sc_config *cfg) {
-  sc_test_example(cfg);
-  assert_int_equal(sc_config_set(ctx, cfg, "model.preset=llama3-70b"), 0);
-  assert_int_equal(sc_config_set(ctx, cfg, "cluster.gpu=h100-sxm"), 0);
-  assert_int_equal(sc_config_set(ctx, cfg, "training.precision=bf16"), 0);
-  assert_int_equal(sc_config_set(ctx, cfg, "training.global_batch=512"), 0);
-  assert_int_equal(sc_config_set(ctx, cfg, "cluster.num_gpus=512"), 0);
-}
-
 static void check_bounds(const sc_config *base, const sc_sweep_opts *o, int64_t min_checked) {
   int64_t checked = 0, violations = 0;
   if (sc__sweep_bound_check(ctx, base, o, &checked, &violations))
@@ -920,26 +911,23 @@ static void check_top_k(const sc_config *base, sc_sweep_opts *o, int64_t k) {
   o->top_k = 0;
 }
 
-static void test_bound_gpt3_175b(void **state) {
+/* The two scale targets as bench_sweep runs them: the built-in GPT-3 175B
+ * on 1,024 A100s, Llama-3 70B on 512 H100s. */
+static void test_bound_scale_targets(void **state) {
   (void)state;
-  sc_config base;
-  sc_test_example(&base);
-  sc_sweep_opts o;
-  memset(&o, 0, sizeof o);
-  o.gpus = 1024;
-  check_bounds(&base, &o, 1129);
-  check_top_k(&base, &o, 10);
-}
-
-static void test_bound_llama3_70b(void **state) {
-  (void)state;
-  sc_config base;
-  llama3_70b_base(&base);
-  sc_sweep_opts o;
-  memset(&o, 0, sizeof o);
-  o.gpus = 512;
-  check_bounds(&base, &o, 700);
-  check_top_k(&base, &o, 10);
+  static const char *const llama[] = {"model.preset=llama3-70b", "cluster.gpu=h100-sxm",
+                                      "training.precision=bf16", "training.global_batch=512",
+                                      "cluster.num_gpus=512", NULL};
+  for (int t = 0; t < 2; t++) {
+    sc_config base;
+    sc_test_example(&base);
+    for (int i = 0; t && llama[i]; i++) assert_int_equal(sc_config_set(ctx, &base, llama[i]), 0);
+    sc_sweep_opts o;
+    memset(&o, 0, sizeof o);
+    o.gpus = t ? 512 : 1024;
+    check_bounds(&base, &o, t ? 700 : 1129);
+    check_top_k(&base, &o, 10);
+  }
 }
 
 /* MoE: the expert grid and both dispatchers over pipelines with every
@@ -984,8 +972,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_robustness),
       cmocka_unit_test(test_allocation_failures),
-      cmocka_unit_test(test_bound_gpt3_175b),
-      cmocka_unit_test(test_bound_llama3_70b),
+      cmocka_unit_test(test_bound_scale_targets),
       cmocka_unit_test(test_bound_moe_and_schedules),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
