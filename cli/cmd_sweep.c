@@ -150,7 +150,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
   const char *config = NULL, *html_path = NULL;
   int64_t robust_seeds = 0, robust_top = 5;
   sc_cli_list sets = {0};
-  int top = 10, progress = 1, emit = 0;
+  int top = 10, progress = 1, emit = 0, exhaustive = 0;
   sc_format fmt = SC_FORMAT_TEXT;
   sc_sweep_opts o;
   memset(&o, 0, sizeof o);
@@ -165,6 +165,7 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
       if (config) code = sc_cli_usage_error(cmd, "more than one config file given (%s)", v);
       config = v;
     } else if (sc_cli_is(&a, "--resume")) o.resume = 1;
+    else if (sc_cli_is(&a, "--exhaustive")) exhaustive = 1;
     else if (sc_cli_is(&a, "--no-progress")) progress = 0;
     else if (sc_cli_is(&a, "--gpus")) bad = !sc_cli_int(a.opt->name, v, 1, INT32_MAX, &o.gpus);
     else if (sc_cli_is(&a, "--top")) {
@@ -211,6 +212,10 @@ int sc_cli_sweep(const sc_cli_cmd *cmd, int argc, char **argv) {
     sc_cli_list_free(&sets);
     return code;
   }
+
+  /* Only the rows printed, emitted or re-simulated for robustness must be
+   * exact; the HTML report plots every layout, so it sweeps them all. */
+  o.top_k = exhaustive || html_path ? 0 : robust_seeds > 0 && robust_top > top ? robust_top : top;
 
   if (sc_sweep_procs_init(NULL, NULL)) {
     sc_cli_list_free(&sets);

@@ -52,6 +52,8 @@ static const sc_cli_opt sweep_opts[] = {
     {"--top", "K", "print the K best layouts (default 10)", 0},
     {"--out", "FILE", "append one CSV row per simulated layout (crash-safe)", 0},
     {"--resume", NULL, "continue the --out FILE of an interrupted sweep", 0},
+    {"--exhaustive", NULL, "simulate every layout that fits (default: skip those a step-time "
+                           "bound shows cannot reach the top K; same top K)", 0},
     {"--format", "text|json", "output format of the ranking (default text)", SC_CLI_CHOICE},
     SET_OPT,
     {"--tp", "LIST", "tensor-parallel sizes to try, comma-separated (--tp 4,8)", 0},

@@ -30,7 +30,8 @@ extern "C" {
 /* X(id, key, text): why a candidate was not ranked, in the order the checks
  * run (a candidate counts under its first failing reason): the arithmetic
  * checks, config validation and the memory model before simulating, then
- * what the simulation answered. */
+ * what the simulation answered; last the candidates not simulated because
+ * they cannot reach the top ranks (sc_sweep_opts.top_k). */
 #define SC_SWEEP_REASON_LIST(X)                                                          \
   X(SC_SWEEP_TP_SHAPE, "tp_shape", "tp does not divide heads, ffn or kv heads")          \
   X(SC_SWEEP_PP_LAYERS, "pp_layers", "no split of the layers over pp*vpp model chunks")  \
@@ -43,7 +44,8 @@ extern "C" {
   X(SC_SWEEP_INVALID, "invalid", "rejected by config validation")                         \
   X(SC_SWEEP_MEMORY, "memory", "does not fit GPU memory")                                 \
   X(SC_SWEEP_NOT_MODELLED, "unmodelled", "a feature the library does not model")        \
-  X(SC_SWEEP_SIM_ERROR, "sim_error", "simulation failed or exceeded a limit")
+  X(SC_SWEEP_SIM_ERROR, "sim_error", "simulation failed or exceeded a limit")           \
+  X(SC_SWEEP_DOMINATED, "dominated", "step-time lower bound above the k-th best step")
 
 typedef enum {
 #define SC_X_ENUM(id, key, text) id,
@@ -112,6 +114,16 @@ typedef struct sc_sweep_opts {
    * tp divides the expert FFN. dispatcher: sc_moe_dispatcher values, default
    * the base's; with ep = etp = 1 (no expert communication) only the first. */
   sc_sweep_dim ep, etp, dispatcher;
+  /* Rows that must come out exactly as an exhaustive sweep ranks them; 0 =
+   * simulate every candidate that passes pruning (exhaustive). With K > 0 a
+   * lower bound on each candidate's step time (the workload's compute and
+   * pipeline dependencies without communication time, docs/SWEEP.md
+   * "Bounded sweeps") decides the order: the K candidates of lowest bound
+   * are simulated first, and of the others those whose bound exceeds the
+   * K-th best step among them are not simulated (counted as dominated);
+   * they cannot rank among the best K. rows then holds the simulated
+   * configurations only, its first K those of an exhaustive sweep. */
+  int64_t top_k;
   /* Testing aid: stop as if killed after appending this many new rows to
    * out_path (sc_sweep_run returns SC_ESTOPPED); 0 = never. */
   int64_t stop_after;
@@ -149,6 +161,7 @@ typedef struct sc_sweep_result {
   int64_t candidates;      /* configurations enumerated */
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   int64_t simulated;       /* rows ranked (including resumed ones) */
+  int64_t bounded;         /* candidates whose step-time bound was computed (top_k > 0) */
   int64_t resumed;         /* rows read back from out_path */
   sc_sweep_row *rows;      /* simulated rows, best first; owned */
   double capacity_gib;     /* GPU memory (the preset's HBM) */

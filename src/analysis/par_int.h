@@ -30,6 +30,11 @@ int sc__par_size(void);
  * 0's results file is unusable). Serial: returns rc. */
 int sc__par_agree(int rc);
 
+/* Process 0's v on every process (a collective), so that all agree on
+ * whether another sc__par_run follows. Serial: returns v. SC_EINTERNAL on
+ * communication failure. */
+int sc__par_share(int v);
+
 /* Runs items[0..n) over the process group with dynamic load balancing:
  * process 0 hands items out one at a time (each worker keeps one queued so
  * it never waits for the next), computes items itself between servicing

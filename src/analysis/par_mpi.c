@@ -63,6 +63,12 @@ int sc__par_agree(int rc) {
   return v;
 }
 
+int sc__par_share(int v) {
+  if (sc__par_size() <= 1) return v;
+  if (MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) return SC_EINTERNAL;
+  return v;
+}
+
 static int send_item(int64_t item, int to) {
   return MPI_Send(&item, 1, MPI_INT64_T, to, TAG_ITEM, MPI_COMM_WORLD) == MPI_SUCCESS ? SC_OK
                                                                                      : SC_EINTERNAL;

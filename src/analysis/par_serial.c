@@ -21,6 +21,8 @@ int sc__par_size(void) { return 1; }
 
 int sc__par_agree(int rc) { return rc; }
 
+int sc__par_share(int v) { return v; }
+
 int sc__par_run(sc_ctx *ctx, const int64_t *items, int64_t n, size_t rec_size,
                 sc_par_work_fn work, sc_par_deliver_fn deliver, void *ud) {
   void *rec = sc__malloc(ctx, rec_size);

@@ -232,6 +232,27 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
   return rc;
 }
 
+int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int64_t *bound_ns) {
+  *bound_ns = 0;
+  const sc_config *cfg = plan->cfg;
+  /* A variation's speeds can beat nominal and its runs are unfolded: no bound. */
+  if (!cfg->simulation.fold || sc__vary_active(cfg)) return SC_OK;
+  if (sc__plan_estimate_bytes(plan) > MAX_SIMULATION_BYTES) return SC_OK; /* refused anyway */
+  sc_cost cost;
+  int rc = sc__cost_init(ctx, cfg, &cost);
+  if (rc) return rc;
+  /* The workload sc__plan_simulate builds for an untraced run. */
+  unsigned flags = cfg->simulation.interference == SC_INTERF_NONE ? SC_WL_MERGE : 0;
+  sc_workload wl;
+  rc = sc__workload_build_ex(ctx, &plan->shape, &cost, flags, &wl);
+  if (!rc) {
+    rc = sc__engine_lower_bound(ctx, &wl, bound_ns);
+    sc__workload_free(ctx, &wl);
+  }
+  sc__cost_release(ctx, &cost);
+  return rc;
+}
+
 /* gpu_mix: a stage with ranks on the other GPU must fit that GPU's usable
  * memory (its capacity less cluster.mem_headroom). */
 typedef struct mix_mem {

@@ -69,6 +69,13 @@ double sc__plan_estimate_ops(const sc_plan *plan);
 /* Simulates one step of a plan (see sc_simulate for trace and out). */
 int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                       sc_result *out);
+/* A lower bound on the step time sc__plan_simulate gives this plan, in ns
+ * (sc__engine_lower_bound on the workload it would build), cheaper than the
+ * simulation: no memory track, no events. 0 (no bound) for variations and
+ * unfolded runs. Returns 0 or the build's SC_E code (the simulation would
+ * fail the same way). */
+int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int64_t *bound_ns);
+
 /* What a simulation hands out besides its result (engine_int.h): every op
  * as it ends, the memory counter track as it changes (either makes the
  * workload unmerged, as a trace does; the result is the same), and the

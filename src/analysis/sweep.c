@@ -106,19 +106,22 @@ typedef struct sweep {
   cand *todo;
   size_t ntodo, cap;
   int64_t leaves;
+  int64_t bounded;       /* candidates bounded (top_k > 0) */
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   double capacity_gib;
   double usable_gib;     /* capacity_gib less cluster.mem_headroom */
   /* Process 0 only. */
   sc_sweep_row *rows;    /* per todo position */
-  uint8_t *state;        /* per todo position: 0 pending, 1 done ok, 2 failed, 3 resumed */
+  uint8_t *state;        /* per todo position: 0 pending, 1 done ok, 2 failed, 3 resumed,
+                            4 dominated (not simulated) */
+  int64_t *bound_ns;     /* per todo position: step-time lower bound (top_k > 0) */
   size_t next_write;     /* first todo position not yet settled in the file */
   int64_t done, resumed, written;
   int fd;                /* results file or -1 */
   double last_sync;      /* monotonic seconds of the last fdatasync */
 } sweep;
 
-enum { ST_PENDING = 0, ST_OK, ST_FAILED, ST_RESUMED };
+enum { ST_PENDING = 0, ST_OK, ST_FAILED, ST_RESUMED, ST_DOMINATED };
 
 /* Ascending divisors of n (n >= 1) into d (at most max). */
 static int divisors(int64_t n, int64_t *d, int max) {
@@ -881,6 +884,8 @@ static int work(void *ud, int64_t pos, void *rec) {
   return SC_OK;
 }
 
+static int settle_rows(sweep *S);
+
 static int deliver(void *ud, int64_t pos, int status, const void *rec) {
   sweep *S = ud;
   if (pos < 0 || (size_t)pos >= S->ntodo)
@@ -898,8 +903,16 @@ static int deliver(void *ud, int64_t pos, int status, const void *rec) {
     S->state[pos] = ST_OK;
   }
   S->done++;
-  /* Settle the file in enumeration order: rows finished out of order wait
-   * until every earlier position is done. */
+  int rc = settle_rows(S);
+  if (rc) return rc;
+  if (S->opts->progress) S->opts->progress(S->opts->progress_ud, S->done, (int64_t)S->ntodo);
+  return SC_OK;
+}
+
+/* Settles the file in enumeration order: rows finished out of order wait
+ * until every earlier position is decided (simulated, failed, resumed or
+ * dominated). */
+static int settle_rows(sweep *S) {
   while (S->next_write < S->ntodo && S->state[S->next_write] != ST_PENDING) {
     size_t p = S->next_write++;
     if (S->state[p] != ST_OK || S->fd < 0) continue;
@@ -914,8 +927,165 @@ static int deliver(void *ud, int64_t pos, int status, const void *rec) {
       return sc__error(S->ctx, SC_ESTOPPED, "stopped after %" PRId64 " new rows (stop_after)",
                        S->written);
   }
-  if (S->opts->progress) S->opts->progress(S->opts->progress_ud, S->done, (int64_t)S->ntodo);
   return SC_OK;
+}
+
+/* ------------------------------------------------------------ bounds */
+
+/* A candidate's step-time lower bound (sc__plan_bound), computed on any
+ * process. A candidate the library refuses gets 0 (no bound): it is then
+ * simulated and counted under the reason the simulation gives. */
+static int work_bound(void *ud, int64_t pos, void *rec) {
+  sweep *S = ud;
+  if (pos < 0 || (size_t)pos >= S->ntodo) return SC_EINVAL;
+  sc_config cfg;
+  apply(S, &S->todo[pos], &cfg);
+  sc_plan plan;
+  int64_t *bound = rec;
+  int rc = sc_config_resolve(S->ctx, &cfg);
+  if (!rc) rc = sc__plan_init(S->ctx, &cfg, &plan);
+  if (!rc) rc = sc__plan_bound(S->ctx, &plan, bound);
+  if (rc) *bound = 0;
+  return rc == SC_ENOMEM ? rc : SC_OK;
+}
+
+static int deliver_bound(void *ud, int64_t pos, int status, const void *rec) {
+  sweep *S = ud;
+  if (pos < 0 || (size_t)pos >= S->ntodo)
+    return sc__error(S->ctx, SC_EINVAL, "sweep processes enumerated different candidates");
+  if (status == SC_ENOMEM) return sc__error(S->ctx, SC_ENOMEM, "out of memory bounding a step");
+  S->bound_ns[pos] = status ? 0 : *(const int64_t *)rec;
+  return SC_OK;
+}
+
+typedef struct bound_key {
+  int64_t bound_ns, pos;
+} bound_key;
+
+static int cmp_bound(const void *x, const void *y) {
+  const bound_key *a = x, *b = y;
+  if (a->bound_ns != b->bound_ns) return a->bound_ns < b->bound_ns ? -1 : 1;
+  return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int cmp_i64(const void *x, const void *y) {
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* The K-th best step (ns) of the rows at order[0..n) (simulated or read
+ * back), K = top_k; INT64_MAX while fewer rows. steps: scratch of n. */
+static int64_t kth_best(const sweep *S, const bound_key *order, size_t n, int64_t *steps) {
+  size_t got = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t p = order[i].pos;
+    if (S->state[p] == ST_OK || S->state[p] == ST_RESUMED)
+      steps[got++] = llround(S->rows[p].step_time_s * 1e9);
+  }
+  if (got < (size_t)S->opts->top_k) return INT64_MAX;
+  qsort(steps, got, sizeof *steps, cmp_i64);
+  return steps[S->opts->top_k - 1];
+}
+
+/* Bounded rounds (process 0 decides, every process simulates): candidates
+ * go in ascending order of their bound, top_k positions a round. Before
+ * each round, the K-th best step over the positions taken so far is the
+ * threshold; the first candidate whose bound exceeds it ends the sweep:
+ * it and every later one step at least that long, strictly longer than K
+ * rows already have, so none can rank among the K best (ties included:
+ * the bound must exceed the threshold); they are counted as dominated.
+ * Rounds, threshold and stop depend on the bounds and steps only, never on
+ * which rows a file already held (those count as taken, not simulated
+ * again) or on the process count, so the simulated set is the same for a
+ * fresh, resumed or multi-process sweep. */
+static int bounded_rounds(sweep *S, int root, int64_t *items) {
+  sc_ctx *ctx = S->ctx;
+  size_t nalloc = S->ntodo ? S->ntodo : 1, taken = 0;
+  bound_key *order = NULL;
+  int64_t *steps = NULL;
+  int local = SC_OK;
+  if (root) {
+    order = sc__malloc(ctx, nalloc * sizeof *order);
+    steps = sc__malloc(ctx, nalloc * sizeof *steps);
+    if (!order || !steps) local = SC_ENOMEM;
+    for (size_t i = 0; !local && i < S->ntodo; i++)
+      order[i] = (bound_key){S->bound_ns[i], (int64_t)i};
+    if (!local) qsort(order, S->ntodo, sizeof *order, cmp_bound);
+  }
+  for (;;) {
+    size_t n = 0;
+    int more = 0;
+    if (root && !local) {
+      int64_t limit = kth_best(S, order, taken, steps);
+      size_t end = taken + (size_t)S->opts->top_k;
+      while (taken < S->ntodo && taken < end && order[taken].bound_ns <= limit) {
+        int64_t p = order[taken++].pos;
+        if (S->state[p] == ST_PENDING) items[n++] = p;
+      }
+      /* A full round with candidates left: another round, on the threshold
+       * this one leaves. Else the rest (if any) is dominated. */
+      more = taken == end && taken < S->ntodo;
+      if (!more) {
+        for (size_t i = taken; i < S->ntodo; i++) {
+          int64_t p = order[i].pos;
+          if (S->state[p] != ST_PENDING) continue;
+          S->state[p] = ST_DOMINATED;
+          S->excluded[SC_SWEEP_DOMINATED]++;
+          S->done++;
+        }
+        taken = S->ntodo;
+      }
+    }
+    int prc = sc__par_run(ctx, items, local ? 0 : (int64_t)n, sizeof(work_rec), work, deliver, S);
+    if (!local) local = prc;
+    if (root && !local && !more) local = settle_rows(S);
+    int go = sc__par_share(root ? (!local && more) : 0);
+    if (go < 0 && !local) local = go;
+    if (go <= 0) break;
+  }
+  if (order) sc__free(ctx, order, nalloc * sizeof *order);
+  if (steps) sc__free(ctx, steps, nalloc * sizeof *steps);
+  return local;
+}
+
+/* Runs the work of a sweep on every process: with top_k the bounds, then
+ * the bounded rounds; else one round of every pending candidate. Every
+ * process makes the same sc__par_run calls; the lists are process 0's. */
+static int run_work(sweep *S, int root) {
+  sc_ctx *ctx = S->ctx;
+  int bounded = S->opts->top_k > 0;
+  size_t nalloc = S->ntodo ? S->ntodo : 1, n = 0;
+  int64_t *items = NULL;
+  int local = SC_OK, prc;
+  if (root) {
+    items = sc__malloc(ctx, nalloc * sizeof *items);
+    if (bounded) S->bound_ns = sc__calloc(ctx, nalloc, sizeof *S->bound_ns);
+    if (!items || (bounded && !S->bound_ns)) local = SC_ENOMEM;
+  }
+  if (bounded) {
+    for (size_t i = 0; root && !local && i < S->ntodo; i++) items[n++] = (int64_t)i;
+    prc = sc__par_run(ctx, items, local ? 0 : (int64_t)n, sizeof(int64_t), work_bound,
+                      deliver_bound, S);
+    if (!local) local = prc;
+    S->bounded = local ? 0 : (int64_t)n;
+  }
+  n = 0;
+  if (root && !local) {
+    if (!bounded)
+      for (size_t i = 0; i < S->ntodo; i++)
+        if (S->state[i] == ST_PENDING) items[n++] = (int64_t)i;
+    /* Rows already in the file settle the write order up to the first gap. */
+    while (S->next_write < S->ntodo && S->state[S->next_write] != ST_PENDING) S->next_write++;
+    if (S->opts->progress) S->opts->progress(S->opts->progress_ud, S->done, (int64_t)S->ntodo);
+  }
+  if (bounded) {
+    prc = bounded_rounds(S, root, items);
+  } else {
+    prc = sc__par_run(ctx, items, local ? 0 : (int64_t)n, sizeof(work_rec), work, deliver, S);
+  }
+  if (!local) local = prc;
+  if (items) sc__free(ctx, items, nalloc * sizeof *items);
+  return local;
 }
 
 /* ------------------------------------------------------------ driver */
@@ -995,6 +1165,7 @@ static int sweep_free(sweep *S, int rc) {
   sc__free(S->ctx, S->todo, S->cap * sizeof *S->todo);
   sc__free(S->ctx, S->rows, (S->ntodo ? S->ntodo : 1) * sizeof *S->rows);
   sc__free(S->ctx, S->state, S->ntodo ? S->ntodo : 1);
+  if (S->bound_ns) sc__free(S->ctx, S->bound_ns, (S->ntodo ? S->ntodo : 1) * sizeof *S->bound_ns);
   if (S->fd >= 0) {
     int src = sync_results(S, 1);
     if (close(S->fd) && !src)
@@ -1032,30 +1203,14 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
   int agreed = sc__par_agree(rc);
   if (agreed && !rc) rc = sc__error(ctx, agreed, "another sweep process failed");
   rc = agreed;
-  if (!rc) {
-    /* From here every process must join sc__par_run, even if process 0
-     * fails to prepare its list: it then hands out nothing. */
-    int64_t *items = NULL;
-    size_t nitems = 0, nalloc = S.ntodo ? S.ntodo : 1;
-    int local = SC_OK;
-    if (root) {
-      items = sc__malloc(ctx, nalloc * sizeof *items);
-      if (!items) local = SC_ENOMEM;
-      for (size_t i = 0; !local && i < S.ntodo; i++)
-        if (S.state[i] == ST_PENDING) items[nitems++] = (int64_t)i;
-      /* Rows already in the file settle the write order up to the first gap. */
-      while (S.next_write < S.ntodo && S.state[S.next_write] != ST_PENDING) S.next_write++;
-      if (!local && opts->progress) opts->progress(opts->progress_ud, S.done, (int64_t)S.ntodo);
-    }
-    int prc = sc__par_run(ctx, items, local ? 0 : (int64_t)nitems, sizeof(work_rec), work,
-                          deliver, &S);
-    rc = local ? local : prc;
-    if (items) sc__free(ctx, items, nalloc * sizeof *items);
-  }
+  /* From here every process must join each sc__par_run, even if process
+   * 0 fails to prepare its list: it then hands out nothing. */
+  if (!rc) rc = run_work(&S, root);
 
   out->gpus = S.gpus;
   out->gpus_per_node = S.probe.cluster.gpus_per_node;
   out->candidates = S.leaves;
+  out->bounded = S.bounded;
   out->capacity_gib = S.capacity_gib;
   out->usable_gib = S.usable_gib;
   memcpy(out->excluded, S.excluded, sizeof out->excluded); /* failures counted by deliver */
@@ -1072,6 +1227,36 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
       qsort(out->rows, (size_t)ok, sizeof *out->rows, cmp_rows);
       out->simulated = ok;
       out->resumed = S.resumed;
+    }
+  }
+  return sweep_free(&S, rc);
+}
+
+/* Soundness check of the bounds (internal; the unit test declares it):
+ * enumerates and prunes as sc_sweep_run does (one process, no file), then
+ * for every candidate computes its bound and simulates it; *checked gets
+ * the candidates both answered for, *violations those whose bound exceeds
+ * the simulated step. Returns 0 or SC_ENOMEM. */
+int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                          int64_t *checked, int64_t *violations);
+int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                          int64_t *checked, int64_t *violations) {
+  *checked = *violations = 0;
+  sweep S;
+  memset(&S, 0, sizeof S);
+  S.ctx = ctx;
+  S.opts = opts;
+  S.fd = -1;
+  int rc = make_probe(&S, base);
+  if (!rc) rc = enumerate(&S);
+  for (size_t i = 0; !rc && i < S.ntodo; i++) {
+    int64_t bound = 0;
+    work_rec w;
+    memset(&w, 0, sizeof w);
+    rc = work_bound(&S, (int64_t)i, &bound);
+    if (!rc && !work(&S, (int64_t)i, &w)) {
+      ++*checked;
+      if (bound > llround(w.row.step_time_s * 1e9)) ++*violations;
     }
   }
   return sweep_free(&S, rc);

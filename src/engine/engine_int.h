@@ -114,4 +114,14 @@ typedef struct sc_engine_result {
 int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
                    const sc_engine_opts *opts, sc_engine_result *out);
 
+/* A lower bound on the step time sc__engine_run gives a synthesised workload
+ * (bound.c), folded (one rank per stage), in ns, without an event queue: every
+ * op starts after its stream's previous op and its dependencies, a send and
+ * its receive start together, compute ops take their work at full speed and
+ * communication takes no time (collectives wait for no other member). The
+ * engine keeps all of these constraints and can only add time (transfers,
+ * rendezvous, slower rates), so *bound_ns <= its step_ns. 0 for explicit
+ * workloads or programs that cannot complete. Returns 0 or SC_ENOMEM. */
+int sc__engine_lower_bound(sc_ctx *ctx, const sc_workload *wl, int64_t *bound_ns);
+
 #endif /* SC_ENGINE_INT_H */

@@ -872,6 +872,89 @@ static void test_allocation_failures(void **state) {
   unlink(path);
 }
 
+/* The bounded sweep's step-time bound (sc__engine_lower_bound) must never
+ * exceed the simulated step: checked on every candidate of the default
+ * spaces of both scale targets and of an MoE space with every schedule;
+ * then the bounded top 10 must be the exhaustive one, row for row. */
+int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                          int64_t *checked, int64_t *violations);
+
+static void check_bounds(const sc_config *base, const sc_sweep_opts *o, int64_t min_checked) {
+  int64_t checked = 0, violations = 0;
+  if (sc__sweep_bound_check(ctx, base, o, &checked, &violations))
+    fail_msg("bound check: %s", sc_errmsg(ctx));
+  if (violations) fail_msg("%lld of %lld bounds exceed the simulated step", (long long)violations,
+                           (long long)checked);
+  assert_true(checked >= min_checked);
+}
+
+/* Exhaustive and bounded sweeps of one space give the same top K (every
+ * field, enumeration index included) and the same counts but dominated. */
+static void check_top_k(const sc_config *base, sc_sweep_opts *o, int64_t k) {
+  sc_sweep_result all, top;
+  o->top_k = 0;
+  run_sweep(base, o, &all);
+  o->top_k = k;
+  run_sweep(base, o, &top);
+  assert_int_equal(all.excluded[SC_SWEEP_DOMINATED], 0);
+  assert_int_equal(top.simulated + top.excluded[SC_SWEEP_DOMINATED], all.simulated);
+  assert_true(top.excluded[SC_SWEEP_DOMINATED] > 0);
+  assert_int_equal(top.bounded, all.simulated);
+  for (int i = 0; i < SC_SWEEP_DOMINATED; i++) assert_int_equal(top.excluded[i], all.excluded[i]);
+  int64_t n = all.simulated < k ? all.simulated : k;
+  assert_true(top.simulated >= n);
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp(&all.rows[i], &top.rows[i], sizeof all.rows[i]))
+      fail_msg("rank %lld differs between the exhaustive and the bounded sweep", (long long)i + 1);
+  sc_sweep_result_free(ctx, &all);
+  sc_sweep_result_free(ctx, &top);
+  o->top_k = 0;
+}
+
+/* The two scale targets as bench_sweep runs them: the built-in GPT-3 175B
+ * on 1,024 A100s, Llama-3 70B on 512 H100s. */
+static void test_bound_scale_targets(void **state) {
+  (void)state;
+  static const char *const llama[] = {"model.preset=llama3-70b", "cluster.gpu=h100-sxm",
+                                      "training.precision=bf16", "training.global_batch=512",
+                                      "cluster.num_gpus=512", NULL};
+  for (int t = 0; t < 2; t++) {
+    sc_config base;
+    sc_test_example(&base);
+    for (int i = 0; t && llama[i]; i++) assert_int_equal(sc_config_set(ctx, &base, llama[i]), 0);
+    sc_sweep_opts o;
+    memset(&o, 0, sizeof o);
+    o.gpus = t ? 512 : 1024;
+    check_bounds(&base, &o, t ? 700 : 1129);
+    check_top_k(&base, &o, 10);
+  }
+}
+
+/* MoE: the expert grid and both dispatchers over pipelines with every
+ * schedule (DualPipe and DualPipe-V among them), and the small GPT's
+ * default space (ZeRO-3, counted splits). */
+static void test_bound_moe_and_schedules(void **state) {
+  (void)state;
+  sc_config base;
+  sc_sweep_opts o;
+  moe_base(&base, &o);
+  o.tp.n = 2, o.tp.v[0] = 1, o.tp.v[1] = 2;
+  o.pp.n = 3, o.pp.v[0] = 1, o.pp.v[1] = 2, o.pp.v[2] = 4;
+  o.micro_batch.n = 2, o.micro_batch.v[1] = 2;
+  o.dispatcher.n = 2, o.dispatcher.v[0] = SC_MOE_ALLTOALL, o.dispatcher.v[1] = SC_MOE_DEEPEP;
+  o.schedule.n = 7;
+  int64_t sched[] = {SC_SCHED_1F1B,     SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED, SC_SCHED_ZB_H1,
+                     SC_SCHED_ZBV,      SC_SCHED_DUALPIPE, SC_SCHED_DUALPIPEV};
+  memcpy(o.schedule.v, sched, sizeof sched);
+  check_bounds(&base, &o, 100);
+  check_top_k(&base, &o, 5);
+  sc_config small;
+  small_base(&small);
+  memset(&o, 0, sizeof o);
+  check_bounds(&small, &o, 100);
+  check_top_k(&small, &o, 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_enumeration_counts),
@@ -889,6 +972,8 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_robustness),
       cmocka_unit_test(test_allocation_failures),
+      cmocka_unit_test(test_bound_scale_targets),
+      cmocka_unit_test(test_bound_moe_and_schedules),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
