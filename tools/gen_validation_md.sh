@@ -97,7 +97,7 @@ EP are the least accurate, the Megatron TP+PP(+DP) layouts the most.
 | row | error | the term that is wrong |
 |---|---:|---|
 | q235b-256gpu-tp4-pp8-vpp4-ep8-deepep | -43 % | none found: the measured 29.0 s is slower than any recompute mode predicts (17-23 s) for the layout the source prints; the neighbouring EP32 DeepEP row is within 4 % |
-| tt2506-8b-64gpu-fsdp8-tp8-fp8rw-asynctp, -fp8rw-tp (and the 70B pair) | -19 to -41 % | the FP8 rowwise GEMM: measured slower than bf16 with TP (torchtitan #1207, PyTorch #147971), priced like tensorwise; the case format cannot say rowwise |
+| tt2506-8b-64gpu-fsdp8-tp8-fp8rw-asynctp, -fp8rw-tp (and the 70B pair) | -19 to -39 % | the FP8 rowwise GEMM: measured slower than bf16 with TP (torchtitan #1207, PyTorch #147971), priced like tensorwise; the case format cannot say rowwise |
 | mpt-a100-40gb-70b-s2048-64gpu | -23 % | not found: the model has this step compute-bound (11.1 s of compute at 146 TFLOP/s per GPU, the FSDP gathers over RoCE hidden behind it, 31.7 of 40 GiB used) where the run reached 111 TFLOP/s |
 | q235b ... cp1-s16k ... cp8-s128k-dropless | -13 to -18 % | the dropless routing penalty: no source publishes the expert load, so `moe_router_balance` stays 1 (the balanced rows beside them are within 6 %) |
 | tt2412-405b-512gpu-fsdp1-cp8-tp8-pp8-s256k | -17 % | the ring attention exchange at 256K tokens: the CP rows' error changes sign with the CP degree |
@@ -117,7 +117,7 @@ configs, kernel-data parameters) the validation rows were at MAPE 14.2 %
 
 Regression guards (`tests/unit/test_validate.c`, run by `make test` and CI)
 hold these figures from the best honest result, validation rows only:
-SC21 7.5 %, Korthikanti 13.5 %, Megatron-Core H100 6.5 %, torchtitan 13.0 %,
+SC21 7.5 %, Korthikanti 13.5 %, Megatron-Core H100 6.5 %, torchtitan 12.5 %,
 llm-foundry 10.8 %, Megatron-Core MoE 14.5 %; the three Megatron files
 together 8 % (worst row 20 %); all six 11 %, with at least 70 % of the rows
 inside their 90 % interval. The collective model and the ex-situ DDP path
@@ -136,7 +136,12 @@ applied to blank cells; see "Blank cells" below.
 
 Their calibration rows enter the shipped H100 fit: the MoE rows in its
 first stage, the torchtitan and llm-foundry H100 rows (FlashAttention-2) in
-its second ("How the calibration was obtained").
+its second ("How the calibration was obtained"). torchtitan's rows run its
+selective activation checkpointing as `recompute: op_sac` (op-level SAC:
+wk, wo and w3 re-run in the backward, docs/MEMORY.md) and its fp32 loss
+(`fp32_loss_grads`), the case loader's torchtitan rule; the shipped
+calibration was fitted before that rule (on Megatron-style selective
+recompute) and not refitted.
 
 EOF
 "$cli" validate $TT $LF $MOE --format markdown | awk '/^$/ {exit} {print}'
@@ -501,7 +506,7 @@ Each change is physical and applies to every configuration, not to cases:
   default (`simulation.interference`), and the shipped calibration was fitted
   that way; see the Interference section for its effect on every case, with
   the shipped and with the refitted calibration.
-* **torchtitan FP8 rowwise rows (4 rows, -24 to -44 %)**. The case format has
+* **torchtitan FP8 rowwise rows (4 rows, -19 to -39 %)**. The case format has
   no column for the FP8 recipe, so these rows run with the same inputs as the
   tensorwise rows beside them (`training.fp8_recipe: rowwise` gives within
   1-2 % of tensorwise: the model prices rowwise scaling's extra casts, not a
@@ -511,11 +516,11 @@ Each change is physical and applies to every configuration, not to cases:
   issue #147971 measures the rowwise CUTLASS GEMM at 50-100 % of tensorwise
   cuBLAS). Not modelled: no calibration row shows it, and a per-row factor
   is not a model. Without these four and the eager row below, the file's
-  validation MAPE is 9.4 % (21 rows).
-* **torchtitan eager rows (-15 % calibration, -18 % validation)**: the same
+  validation MAPE is 7.2 % (21 rows).
+* **torchtitan eager rows (-8 % calibration, -11 % validation)**: the same
   inputs as the compiled rows; the case format has no torch.compile column
   and stepcast models fused elementwise kernels (compiled or Megatron's).
-* **torchtitan 8B with TP8 on 64 GPUs (-13 to -20 %)** while 70B with TP8 is
+* **torchtitan 8B with TP8 on 64 GPUs (-9 to -14 %)** while 70B with TP8 is
   within -9 to +5 %: at hidden 4096 the per-rank GEMMs of TP8 are narrow (K =
   512 for the attention output projection) and the host work per kernel is
   higher under DTensor; no calibration row has TP, so neither is fitted.

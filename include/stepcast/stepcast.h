@@ -125,7 +125,13 @@ const sc_hw *sc_hw_match(const char *device_name);
  * ReLU (Nemotron; not gated, two GEMMs). */
 typedef enum { SC_ACT_GELU = 0, SC_ACT_SWIGLU, SC_ACT_RELU2 } sc_activation;
 typedef enum { SC_PREC_BF16 = 0, SC_PREC_FP16, SC_PREC_FP8, SC_PREC_FP32 } sc_precision;
-typedef enum { SC_RECOMPUTE_NONE = 0, SC_RECOMPUTE_SELECTIVE, SC_RECOMPUTE_FULL } sc_recompute;
+/* op_sac: torchtitan's op-level selective activation checkpointing (docs/MEMORY.md). */
+typedef enum {
+  SC_RECOMPUTE_NONE = 0,
+  SC_RECOMPUTE_SELECTIVE,
+  SC_RECOMPUTE_FULL,
+  SC_RECOMPUTE_OP_SAC
+} sc_recompute;
 /* Pipeline schedules: 1F1B, GPipe, Megatron's interleaved 1F1B (vpp > 1),
  * and the zero-bubble schedules of Qi et al. 2024 that split the backward
  * into input-grad (B) and weight-grad (W) passes: ZB-H1 (1F1B order, W
@@ -231,6 +237,7 @@ typedef struct sc_training_cfg {
   sc_attention attention; /* attention implementation */
   sc_fp8_recipe fp8_recipe; /* scaling of fp8 GEMM inputs (precision fp8) */
   int fp8_attention;      /* 1: attention in fp8 too (else bf16) */
+  int fp32_loss_grads;    /* 1: the loss on fp32 logits, their fp32 gradients held */
   double tokens;          /* tokens the whole training run consumes; 0 = not given
                              (no time-to-train or cost in the result) */
   /* With recompute selective: what is recomputed, a list of Megatron-LM

@@ -657,6 +657,24 @@ static int build_config(const row_ctx *rc, sc_case *c) {
     snprintf(att_why, sizeof att_why, "Transformer Engine on %s: cuDNN fused attention",
              cfg->cluster.gpu);
   }
+  /* torchtitan's rows: its "selective" activation checkpointing is the
+   * op-level SAC of its 8B and larger configs (selective_ac_option "op":
+   * matmul, attention and reduce-scatter outputs kept, every second matmul
+   * re-run), recompute op_sac, not Megatron-LM's selective recompute; and
+   * its cross-entropy runs on the logits cast to fp32 (fp32_loss_grads).
+   * A base config that sets either keeps its value. */
+  char sac_why[96] = "", loss_why[96] = "";
+  if (!strcasecmp(c->framework, "torchtitan")) {
+    if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE &&
+        cell(rc, COL_recompute, buf, sizeof buf)[0]) {
+      cfg->training.recompute = SC_RECOMPUTE_OP_SAC;
+      snprintf(sac_why, sizeof sac_why, "torchtitan: selective AC is op-level SAC");
+    }
+    if (!rc->base->field_line[SC_FIELD_training_fp32_loss_grads]) {
+      cfg->training.fp32_loss_grads = 1;
+      snprintf(loss_why, sizeof loss_why, "torchtitan: cross-entropy on fp32 logits");
+    }
+  }
   /* Messages cite the row: fields the row (or base config) gave point at
    * its line; the rest keep 0 ("default"), which resolution relies on. */
   sc__strlcpy(cfg->origin, rc->name, sizeof cfg->origin);
@@ -710,6 +728,8 @@ static int build_config(const row_ctx *rc, sc_case *c) {
                                                          : columns[k].why;
     append(d, dn, "%s%s=%s (%s)", d[0] ? "; " : "", columns[k].name, v, why);
   }
+  if (sac_why[0]) append(d, dn, "%srecompute=op_sac (%s)", d[0] ? "; " : "", sac_why);
+  if (loss_why[0]) append(d, dn, "%sfp32_loss_grads=true (%s)", d[0] ? "; " : "", loss_why);
   return SC_OK;
 }
 

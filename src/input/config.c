@@ -1914,6 +1914,38 @@ static int resolve_mla(sc_ctx *ctx, sc_config *c) {
   return SC_OK;
 }
 
+/* training.recompute=op_sac (torchtitan's op-level selective activation
+ * checkpointing) is modelled for what torchtitan runs it on: dense blocks
+ * (MoE FFNs and multi-head latent attention change the matmul order the
+ * policy counts, and are not modelled under it), a fused attention kernel
+ * (the policy keeps SDPA's output; the unfused path is separate ops) and,
+ * with tp > 1, sequence parallelism (torchtitan's TP plan; its policy
+ * saves reduce-scatter outputs, an all-reduce would be re-run). */
+static int check_op_sac(sc_ctx *ctx, const sc_config *c) {
+  if (c->training.recompute != SC_RECOMPUTE_OP_SAC) return SC_OK;
+  char w[320], why[200];
+  int at = -1, also = -1;
+  if (c->model.moe_experts > 0 || c->model.mla_kv_lora_rank > 0) {
+    int moe = c->model.moe_experts > 0;
+    at = moe ? SC_FIELD_model_moe_experts : SC_FIELD_model_mla_kv_lora_rank;
+    snprintf(why, sizeof why, "is modelled for dense models only, not for %s (use selective or full)",
+             moe ? "mixture-of-experts layers" : "multi-head latent attention");
+  } else if (c->training.attention == SC_ATTN_UNFUSED) {
+    at = SC_FIELD_training_attention;
+    snprintf(why, sizeof why, "needs fused attention (training.attention=flash or cudnn): its "
+             "policy keeps the attention kernel's output");
+  } else if (c->parallel.tp > 1 && !c->parallel.sequence_parallel) {
+    at = SC_FIELD_parallel_tp, also = SC_FIELD_parallel_sequence_parallel;
+    snprintf(why, sizeof why, "with parallel.tp=%" PRId64 " needs parallel.sequence_parallel "
+             "(torchtitan's TP plan; its policy keeps reduce-scatter outputs, not all-reduce ones)",
+             c->parallel.tp);
+  } else {
+    return SC_OK;
+  }
+  return sc__error(ctx, SC_EINVAL, "%s: training.recompute=op_sac %s",
+                   where_any(c, w, sizeof w, SC_FIELD_training_recompute, at, also), why);
+}
+
 /* The fields nothing can stand in for: the model's shape (from a preset, a
  * config.json or the keys themselves) and the GPU. All the missing ones are
  * named in one message, at the first line of the model section the config
@@ -2302,6 +2334,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
                      m->seq_len, p->cp, p->tp);
   if ((rc = resolve_moe(ctx, c))) return rc;
   if ((rc = resolve_mla(ctx, c))) return rc;
+  if ((rc = check_op_sac(ctx, c))) return rc;
   {
     unsigned mask;
     char bad[64];

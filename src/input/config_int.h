@@ -119,7 +119,12 @@
     "Compute dtype of GEMMs and attention.")                                                     \
   X(training, recompute, RECOMPUTE, training.recompute, "", "none", 0, 0,                              \
     "Activation recomputation: none, selective (attention core, Korthikanti "                    \
-    "et al. 2022) or full (whole layer).")                                                       \
+    "et al. 2022), full (whole layer) or op_sac (torchtitan's op-level selective activation "    \
+    "checkpointing: per layer the outputs of every other matmul (wq, wv, w1, w2 of a Llama "     \
+    "block), of the attention kernel (with its log-sum-exp) and of the sequence-parallel "       \
+    "reduce-scatters are kept; wk, wo, w3 and the norms, RoPE, activation and residuals are "    \
+    "re-run in the backward. Dense models with fused attention only, and sequence_parallel "     \
+    "with tp > 1, as torchtitan's TP plan runs; docs/MEMORY.md).")                               \
   X(training, recompute_modules, LABEL, training.recompute_modules, "", "core_attn", 0, 0,          \
     "With recompute selective: the parts re-run in the backward, Megatron-LM's "                 \
     "--recompute-modules names separated by commas: core_attn (the attention core, Korthikanti " \
@@ -142,6 +147,11 @@
   X(training, fp8_attention, BOOL, training.fp8_attention, "", "false", 0, 0,                         \
     "With precision fp8: attention kernels in fp8 as well (Transformer Engine fp8 DPA); "          \
     "default: attention in bf16 as the recipes run it.")                                         \
+  X(training, fp32_loss_grads, BOOL, training.fp32_loss_grads, "", "false", 0, 0,                   \
+    "The loss on fp32 logits with their fp32 gradients (torchtitan casts the [tokens, vocab] "   \
+    "logits to fp32 for its cross-entropy): on the last stage the loss backward holds the fp32 " \
+    "gradients of the log-probabilities and of the logits, 8 bytes per logit, instead of "       \
+    "Megatron-LM's in-place 16-bit one (docs/MEMORY.md).")                                       \
   X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
     "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
     "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \

@@ -628,6 +628,10 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "parallel.schedule=%s is not a Megatron-LM schedule (1f1b, interleaved)",
                      sc_enum_name(SC_ENUM_SCHEDULE, (int)p->schedule));
+  if (t->recompute == SC_RECOMPUTE_OP_SAC)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "training.recompute=op_sac (torchtitan's op-level selective activation "
+                     "checkpointing) has no Megatron-LM --recompute-granularity");
   if (t->precision == SC_PREC_FP8 && t->fp8_recipe != SC_FP8_DELAYED &&
       t->fp8_recipe != SC_FP8_TENSORWISE)
     return sc__error(ctx, SC_EUNSUPPORTED,

@@ -17,7 +17,7 @@
   X(SC_PREC_FP8, "fp8", "fp8") X(SC_PREC_FP32, "fp32", "fp32")
 #define RECOMPUTE_NAMES(X)                                                          \
   X(SC_RECOMPUTE_NONE, "none", "none") X(SC_RECOMPUTE_SELECTIVE, "selective", "selective") \
-  X(SC_RECOMPUTE_FULL, "full", "full")
+  X(SC_RECOMPUTE_FULL, "full", "full") X(SC_RECOMPUTE_OP_SAC, "op_sac", "op-sac")
 #define SCHEDULE_NAMES(X)                                                           \
   X(SC_SCHED_1F1B, "1f1b", "1f1b") X(SC_SCHED_GPIPE, "gpipe", "gpipe")              \
   X(SC_SCHED_INTERLEAVED, "interleaved", "interleaved-1f1b")                        \

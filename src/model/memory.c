@@ -66,10 +66,50 @@ double sc__memory_layer_wgrad_act(const sc_shape *sh) {
   return e * sb * (inputs + grads);
 }
 
+/*
+ * torchtitan's op-level selective activation checkpointing (recompute
+ * op_sac; its _custom_policy in the activation-checkpoint code): inside
+ * each block's checkpoint (a counter per block) the outputs of the ops in
+ * a save list are kept (aten.mm, the SDPA flash/efficient attention output
+ * with its log-sum-exp, c10d reduce_scatter_tensor, aten.max), except that
+ * every second mm is recomputed (odd counts kept, even ones re-run). The
+ * block's forward mm order is wq, wk, wv, wo, w1, w3, w2 (gated FFN) or
+ * wq, wk, wv, wo, w1, w2 (GELU), so kept per TP rank, e bytes each and
+ * every mm over the block's whole (gathered) tokens:
+ *   the block input (the checkpoint's input, split with SP): h / shard;
+ *   wq, wv outputs (column-parallel shards): qd / t, g_rank d;
+ *   w1's output: f / t; gated: w2's, row-parallel partial sums of all h
+ *     (the mm output, before its reduce-scatter);
+ *   the attention output (qd / t) and its fp32 log-sum-exp (4 a / t);
+ *   with SP the two reduce-scatter outputs (after wo and w2): 2 h / t.
+ * What the backward re-makes (op_sac_recomputed) is not stored. The
+ * per-tensor fp8 amax (aten.max) is a scalar and not counted. */
+static double op_sac_act(const sc_shape *sh) {
+  double e = sh->elem_bytes, sb = sh->s_cp * sh->b;
+  double mm = sh->qd / sh->t + sh->g_rank * sh->d + sh->f / sh->t + (sh->swiglu ? sh->h : 0.0);
+  double rs = sh->sp ? 2.0 * sh->h / sh->t : 0.0;
+  double attn = sh->attn_v / sh->t;
+  return e * sb * (sh->h / sh->shard + mm + attn + rs) + 4.0 * sh->a / sh->t * sb;
+}
+
+/* What op_sac re-makes for one layer's backward and autograd then holds
+ * until that backward is done, per TP rank: the two norms' outputs as the
+ * GEMMs take them (gathered over TP with SP: h each), RoPE's Q and K (the
+ * attention's inputs, qd / t + g_rank d), the residual sum the FFN norm
+ * reads (h / shard) and, gated, the w3 output, the SiLU output and their
+ * product (w2's input; GELU: its output), f / t each. The norms' fp32
+ * statistics (4 bytes a token) are left out. */
+static double op_sac_recomputed(const sc_shape *sh) {
+  double e = sh->elem_bytes, sb = sh->s_cp * sh->b;
+  double ffn = (sh->swiglu ? 3.0 : 1.0) * sh->f / sh->t;
+  return e * sb * (2.0 * sh->h + sh->qd / sh->t + sh->g_rank * sh->d + sh->h / sh->shard + ffn);
+}
+
 double sc__memory_layer_act(const sc_shape *sh, int recompute, int flash_attention) {
   double e = sh->elem_bytes;
   double sb = sh->s_cp * sh->b, sbh = sb * sh->h;
   if (recompute == SC_RECOMPUTE_FULL) return e * sbh / sh->shard;
+  if (recompute == SC_RECOMPUTE_OP_SAC) return op_sac_act(sh);
   double masks = sh->dropout ? 2.0 : 0.0; /* the two residual dropout masks */
   double replicated = (4.0 * e + masks) * sbh;
   double qkv = e * sb * sh->qd / sh->t + 2.0 * e * sb * sh->d * sh->g_rank;
@@ -212,6 +252,13 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
   mm->act_layer = sc__memory_layer_act(sh, cfg->training.recompute, o->flash_attention);
   mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
   mm->act_layer_w = sc__memory_layer_wgrad_act(sh);
+  mm->gather_bytes = sh->shard > 1.0 ? sh->elem_bytes * sh->s_cp * sh->b * sh->h : 0.0;
+  /* One layer's backward: what recompute dropped, re-made, and the
+   * sequence-parallel gather of the GEMM input it runs on (op_sac's count
+   * holds both gathered norm outputs already). */
+  mm->act_layer_rc = cfg->training.recompute == SC_RECOMPUTE_OP_SAC
+                         ? op_sac_recomputed(sh)
+                         : mm->act_layer_full - mm->act_layer + mm->gather_bytes;
   if (sh->moe) {
     mm->act_moe_layer = sc__memory_moe_layer_act(sh, cfg->training.recompute, o->flash_attention);
     mm->act_moe_layer_full = sc__memory_moe_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
@@ -233,7 +280,6 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
    * SP) and the fp32 softmax the vocab-parallel cross-entropy keeps for its
    * backward, 4 s b V / t: Korthikanti et al.'s 4 sbh (1 + V/h) / t. */
   mm->act_head = 2.0 * e * sbh / sh->shard + 4.0 * sb * sh->v / sh->t;
-  mm->gather_bytes = sh->shard > 1.0 ? e * sbh : 0.0;
   /* Context parallelism's K/V in flight during a layer's attention: the ring
    * double-buffers a chunk of K/V and, backward, of dK/dV (4 chunks); the
    * all-gather holds every rank's K/V and their grads; Ulysses the whole
@@ -249,7 +295,15 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
     default: mm->cp_kv_bytes = 4.0 * kv; break;
     }
   }
-  mm->logits16_bytes = e * sb * sh->v / sh->t;
+  /* The loss backward's logits on the last stage, beside the fp32
+   * log-probabilities stored for it: Megatron-LM scales its fp32 softmax
+   * in place and casts it to 16 bits (e a logit); with fp32_loss_grads
+   * (torchtitan's cross-entropy on logits cast to fp32) autograd holds
+   * the fp32 gradients of the log-probabilities and of the logits (4 + 4),
+   * more than the forward's 16-bit logits and their fp32 copy (e + 4). */
+  double per_logit = e;
+  if (cfg->training.fp32_loss_grads) per_logit = e + 4.0 > 8.0 ? e + 4.0 : 8.0;
+  mm->loss_logits_bytes = per_logit * sb * sh->v / sh->t;
   mm->capacity_bytes = sh->hw->hbm_gib * GIB;
   return sc__schedule_whole(sh) ? whole_walk(ctx, mm) : SC_OK;
 }
@@ -447,13 +501,13 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
    * held for one layer) and gathers its sequence-parallel input; the last
    * stage's head briefly holds 16-bit logits next to the fp32 ones. With
    * ZeRO-3 two layers' weights are gathered (current and prefetched). */
-  double layer_ws = (mm->act_layer_full - mm->act_layer) + mm->gather_bytes + mm->cp_kv_bytes;
+  double layer_ws = mm->act_layer_rc + mm->cp_kv_bytes;
   if (mm->sh->moe) { /* an MoE layer's recompute and its dispatch buffers */
     double moe_ws = (mm->act_moe_layer_full - mm->act_moe_layer) + mm->gather_bytes +
                     mm->cp_kv_bytes + mm->moe_buffer_bytes;
     if (moe_ws > layer_ws) layer_ws = moe_ws;
   }
-  double head_ws = stage == mm->pp - 1 ? mm->logits16_bytes : 0.0;
+  double head_ws = stage == mm->pp - 1 ? mm->loss_logits_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
   if (mm->o.zero_stage >= 3) out->transient_bytes += fsdp_gathered(mm, stage);
   out->comm_buffer_bytes = communicators(mm, stage) * NCCL_COMM_BYTES;

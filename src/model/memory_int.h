@@ -38,6 +38,7 @@ typedef struct sc_memory_model {
   double act_layer;           /* stored per layer per micro-batch (recompute mode) */
   double act_layer_full;      /* same without any recompute */
   double act_layer_w;         /* held between a split backward's B and W passes */
+  double act_layer_rc;        /* re-made for one layer's backward, with its SP gather */
   double act_embed, act_head; /* per micro-batch on the first / last virtual stage */
   double gather_bytes;        /* sequence-parallel all-gather output */
   double cp_kv_bytes;         /* context parallelism's K/V buffers during attention */
@@ -48,7 +49,8 @@ typedef struct sc_memory_model {
   double act_moe_layer, act_moe_layer_full, act_moe_layer_w;
   double moe_buffer_bytes;
   double expert_weight_bpp, expert_grad_bpp, expert_opt_bpp;
-  double logits16_bytes;      /* 16-bit logits before the fp32 loss */
+  double loss_logits_bytes;      /* the loss's logits beside its fp32 log-probabilities
+                                 (16-bit; fp32 gradients with fp32_loss_grads) */
   double capacity_bytes;      /* HBM of the GPU */
   /* ZB-V, DualPipe, DualPipe-V only (sc__schedule_whole; else NULL): per
    * stage the peak of its walk along the order the synthesiser runs

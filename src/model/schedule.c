@@ -148,6 +148,8 @@ static void zbv_times(const sc_shape *sh, double t[3]) {
   t[SC_PASS_W] = gemm;
   if (sh->cfg->training.recompute == SC_RECOMPUTE_FULL) t[SC_PASS_B] += t[SC_PASS_F];
   else if (sh->cfg->training.recompute == SC_RECOMPUTE_SELECTIVE) t[SC_PASS_B] += attn;
+  else if (sh->cfg->training.recompute == SC_RECOMPUTE_OP_SAC) /* wk, wo, w3 (or w2) again */
+    t[SC_PASS_B] += 2.0 * T * (sh->h * sh->g_rank * sh->d + (sh->qd + sh->f) * sh->h / sh->t);
 }
 
 typedef struct zbv_state {

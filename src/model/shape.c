@@ -66,6 +66,10 @@ void sc__model_flops(const sc_config *cfg, double *model_flops, double *hw_flops
   if (rc & SC_RC_CORE_ATTN) extra += tokens * L * attn;
   if (rc & SC_RC_MOE) extra += tokens * moe_layers * moe_mlp; /* the MoE FFN re-run */
   if (rc & SC_RC_MLA_UP_PROJ) extra += tokens * L * up;
+  /* op_sac re-runs every second matmul of a block: wk, wo and w3 (gated;
+   * w2 with a GELU FFN, the sixth of six), 2 n k FLOPs a token each. */
+  if (cfg->training.recompute == SC_RECOMPUTE_OP_SAC)
+    extra += tokens * L * (2.0 * h * g * d + proj + 2.0 * h * f);
   *hw_flops = *model_flops + extra;
 }
 

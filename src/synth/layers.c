@@ -168,12 +168,42 @@ static void norms_recompute(builder *B, const where *w) {
   sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
 }
 
+/* recompute op_sac (torchtitan's op-level selective activation
+ * checkpointing, docs/MEMORY.md): before a dense layer's backward its
+ * forward runs again with the kept matmul, attention and reduce-scatter
+ * outputs taken from memory, which re-runs the input norm, the wk GEMM,
+ * the wo GEMM (its reduce-scatter's output is kept), the residual add, the
+ * FFN norm, the w3 GEMM (GELU: the w2 GEMM, the sixth matmul) and the
+ * activation. RoPE is not a kernel of the workload's forward either. The
+ * SP all-gathers of the norm outputs it re-runs are the ones the backward
+ * already gathers for its weight grads (sc__syn_column_parallel_backward),
+ * so none is added. */
+static void op_sac_recompute(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  if (B->cfg->training.recompute != SC_RECOMPUTE_OP_SAC) return;
+  double T = sc__syn_tokens(B);
+  double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
+  double fl = sh->f / sh->t;
+  where rw = *w;
+  rw.phase = SC_PH_RECOMPUTE;
+  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
+  sc__syn_linear(B, &rw, SC_L_QKV, T, sh->g_rank * sh->d, sh->h);
+  sc__syn_linear(B, &rw, SC_L_PROJ, T, sh->h, sh->attn_v / sh->t);
+  sc__syn_compute(B, &rw, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
+  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+  if (sh->swiglu) sc__syn_linear(B, &rw, SC_L_FC1, T, fl, sh->h);
+  sc__syn_compute(B, &rw, SC_OP_ELEMWISE, SC_L_ACT,
+                  sc__syn_mem(B, (sh->swiglu ? 3.0 : 2.0) * T * fl * sh->elem_bytes));
+  if (!sh->swiglu) sc__syn_linear(B, &rw, SC_L_FC2, T, sh->h, fl);
+}
+
 /* Backward of one dense layer after its first op (the residual's grad). */
 static void layer_backward_rest(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   double T = sc__syn_tokens(B);
   double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
 
+  op_sac_recompute(B, w);
   norms_recompute(B, w);
   sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,

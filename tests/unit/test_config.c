@@ -416,7 +416,7 @@ static void test_field_lines(void **state) {
 /* The enum name table: rows in value order, names parse back, labels. */
 static void test_enum_names(void **state) {
   (void)state;
-  static const int counts[SC_ENUM_COUNT] = {3, 4, 3, 7, 4, 3, 4, 3, 3};
+  static const int counts[SC_ENUM_COUNT] = {3, 4, 4, 7, 4, 3, 4, 3, 3};
   for (int e = 0; e < SC_ENUM_COUNT; e++) {
     assert_int_equal(sc_enum_count((sc_enum)e), counts[e]);
     for (int v = 0; v < counts[e]; v++) {
@@ -543,7 +543,7 @@ static void test_set_errors(void **state) {
   assert_int_equal(sc_config_set(ctx, &c, "cluster.nvlink_gbps=0x10"), SC_EINVAL);
   assert_int_equal(sc_config_set(ctx, &c, "training.recompute=partial"), SC_EINVAL);
   check_msg(
-      ctx, "--set: training.recompute: unknown value \"partial\" (allowed: none, selective, full)");
+      ctx, "--set: training.recompute: unknown value \"partial\" (allowed: none, selective, full, op_sac)");
   assert_int_equal(sc_config_set(ctx, &c, "cluster.gpu=tpu-v5"), SC_EINVAL);
   check_msg(ctx, "--set: cluster.gpu: unknown gpu \"tpu-v5\" (a GPU file ends in .yaml; known: ");
   check_msg(ctx, "h100-sxm");
@@ -596,7 +596,7 @@ static const error_case error_cases[] = {
     /* enums, presets, gpus */
     {"model:\n  activation: relu\n", SC_EINVAL, "t.yaml:2: model.activation: unknown value \"relu\" (allowed: gelu, swiglu, relu2)"},
     {"training:\n  precision: int8\n", SC_EINVAL, "(allowed: bf16, fp16, fp8, fp32)"},
-    {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full)"},
+    {"training:\n  recompute: some\n", SC_EINVAL, "(allowed: none, selective, full, op_sac)"},
     {"parallel:\n  schedule: 1F1B\n", SC_EINVAL, "t.yaml:2: parallel.schedule: unknown value \"1F1B\" (allowed: 1f1b, gpipe, interleaved, zb-h1, zbv, dualpipe, dualpipev)"},
     {"simulation:\n  interference: magic\n", SC_EINVAL, "(allowed: none, constant, learned, tree)"},
     {"calibration:\n  interference_w_gemm: 11\n", SC_EINVAL, "t.yaml:2: calibration.interference_w_gemm: 11 out of range [-10, 10]"},

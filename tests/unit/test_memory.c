@@ -575,9 +575,83 @@ static void test_llama3_405b_layout(void **state) {
   assert_true(peak[0] > 80.0 && peak[1] < 80.0);
 }
 
+/* Llama 3 8B on 8 H100s, micro-batch 2 of 8192 tokens, one micro-batch per
+ * replica, tp-way tensor parallel (with SP when tp > 1), resolved. */
+static void llama3_8b_on_8(sc_config *cfg, int64_t tp, sc_recompute rc) {
+  sc_test_example(cfg);
+  assert_int_equal(sc_model_preset(ctx, cfg, "llama3-8b"), 0);
+  snprintf(cfg->cluster.gpu, sizeof cfg->cluster.gpu, "h100-sxm");
+  cfg->cluster.num_gpus = 8;
+  cfg->training.global_batch = 16 / tp;
+  cfg->training.micro_batch = 2;
+  cfg->training.precision = SC_PREC_BF16;
+  cfg->training.recompute = rc;
+  cfg->parallel.tp = tp;
+  cfg->parallel.pp = 1;
+  cfg->parallel.dp = 0;
+  cfg->parallel.sequence_parallel = tp > 1;
+  resolve(cfg);
+}
+
+/* recompute op_sac (torchtitan's op-level SAC) on Llama 3 8B (h 4096, 32
+ * heads of 128, 8 KV heads, FFN 14336), micro-batch 2 x 8192 tokens, by
+ * hand per layer and micro-batch, e = 2:
+ *   TP1: block input 4096, wq 4096, wv 1024, w1 14336, w2 4096, attention
+ *     output 4096: 31744 e sb, plus the fp32 LSE 4 x 32 sb: 63616 sb =
+ *     1,042,284,544 bytes;
+ *   TP2 + SP: block input 2048, wq 2048, wv 512 (4 KV heads), w1 7168, w2's
+ *     partial sums 4096, attention 2048, two reduce-scatters 2 x 2048:
+ *     22016 e sb, LSE 4 x 16 sb: 44096 sb = 722,468,864 bytes.
+ * Re-made in a layer's backward: both norm outputs gathered (2 x 4096),
+ * RoPE's Q and K (4096 + 1024 over t), the residual sum (4096 / shard), w3,
+ * SiLU and their product (3 x 14336 / t): TP1 120832 sb, TP2 + SP 68608 sb.
+ * Hardware FLOPs: wk, wo, w3 again, 2 (4096 x 1024 + 4096 x 4096 + 4096 x
+ * 14336) = 159,383,552 a token and layer. */
+static void test_op_sac_llama3_8b(void **state) {
+  (void)state;
+  const double sb = 2.0 * 8192.0;
+  static const struct {
+    int64_t tp;
+    double act, remade;
+  } want[] = {{1, 1042284544.0, 120832.0 * 16384.0}, {2, 722468864.0, 68608.0 * 16384.0}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    sc_config cfg;
+    llama3_8b_on_8(&cfg, want[i].tp, SC_RECOMPUTE_OP_SAC);
+    const sc_shape *sh = shape_of(&cfg);
+    assert_close(sc__memory_layer_act(sh, SC_RECOMPUTE_OP_SAC, 1), want[i].act, 1e-12, "op_sac kept");
+    sc_memory_opts o;
+    sc__memory_opts_of(&cfg, &o);
+    sc_memory_model mm;
+    assert_int_equal(sc__memory_model_init(ctx, &mm, sh, &o), 0);
+    assert_close(mm.act_layer_rc, want[i].remade, 1e-12, "op_sac re-made");
+    /* the loss on fp32 logits: 8 bytes a logit beside the stored fp32
+     * log-probabilities, against 2 for Megatron-LM's in-place softmax */
+    double logits = sb * sh->v / sh->t;
+    assert_close(mm.loss_logits_bytes, 2.0 * logits, 1e-12, "16-bit logits");
+    sc__memory_model_free(ctx, &mm);
+    cfg.training.fp32_loss_grads = 1;
+    assert_int_equal(sc__memory_model_init(ctx, &mm, sh, &o), 0);
+    assert_close(mm.loss_logits_bytes, 8.0 * logits, 1e-12, "fp32 loss grads");
+    sc__memory_model_free(ctx, &mm);
+    double model, hw;
+    sc__model_flops(&cfg, &model, &hw);
+    assert_close(hw - model, 159383552.0 * 32.0 * (double)cfg.training.global_batch * 8192.0, 1e-12,
+                 "op_sac recompute FLOPs");
+  }
+  /* op_sac keeps less than Megatron's selective set and more than full
+   * recompute on this model */
+  sc_config cfg;
+  llama3_8b_on_8(&cfg, 1, SC_RECOMPUTE_NONE);
+  const sc_shape *sh = shape_of(&cfg);
+  double sac = sc__memory_layer_act(sh, SC_RECOMPUTE_OP_SAC, 1);
+  assert_true(sac < sc__memory_layer_act(sh, SC_RECOMPUTE_SELECTIVE, 1));
+  assert_true(sac > sc__memory_layer_act(sh, SC_RECOMPUTE_FULL, 1));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_llama3_405b_layout),
+      cmocka_unit_test(test_op_sac_llama3_8b),
       cmocka_unit_test(test_cp_memory),
       cmocka_unit_test(test_korthikanti_table2),
       cmocka_unit_test(test_first_stage_totals),

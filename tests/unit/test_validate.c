@@ -27,7 +27,8 @@
  * the three Megatron files 7.5 % over their 18 validation rows
  * (megatron_sc21_table1 5.9 %, korthikanti2022 12.0 %, megatron_core_h100
  * 4.8 %), worst 16.7 %; per file below (GUARDS); all six files 10.2 % over
- * 87 rows. The limits leave 1-1.5 points for other models (communication,
+ * 87 rows (10.1 % after torchtitan's selective AC became op_sac,
+ * torchtitan_h100 11.5 -> 11.0 %, its guard lowered from 13.0 to 12.5). The limits leave 1-1.5 points for other models (communication,
  * engine) to move; the three-file limit is the dense-parallelism issue's
  * 8 % target itself. */
 #define MAX_MAPE_ALL_PCT 8.0
@@ -38,7 +39,7 @@ static const struct {
   const char *file;
   double max_mape_pct; /* validation rows */
 } GUARDS[] = {{"megatron_sc21_table1.csv", 7.5}, {"korthikanti2022.csv", 13.5},
-              {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 13.0},
+              {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 12.5},
               {"llm_foundry_mpt.csv", 10.8},     {"megatron_moe_h100.csv", 14.5}};
 
 /* The guard of file path (its last component), or fails. */

@@ -544,12 +544,54 @@ static void test_merge_refused_with_interference_or_trace(void **state) {
   sc__workload_free(ctx, &wl);
 }
 
+/* The small Llama (TP4 PP2) with SP and recompute op_sac; GELU when asked. */
+static void op_sac_llama(sc_config *cfg, int gelu) {
+  assert_int_equal(sc_test_small_llama(ctx, cfg), 0);
+  cfg->parallel.sequence_parallel = 1;
+  cfg->training.recompute = SC_RECOMPUTE_OP_SAC;
+  if (gelu) cfg->model.activation = SC_ACT_GELU;
+}
+
+/* recompute op_sac: before each dense layer's backward, the input norm, the
+ * wk GEMM (a QKV-labelled GEMM of the KV width), the wo GEMM, the residual,
+ * the FFN norm, the w3 GEMM and the activation run again (7 ops per layer
+ * and micro-batch, no collective); the backward is the plain one. A GELU
+ * model re-runs w2 instead of w3. Merged == unmerged. */
+static void test_op_sac_recompute_ops(void **state) {
+  (void)state;
+  for (int gelu = 0; gelu < 2; gelu++) {
+    sc_config cfg;
+    op_sac_llama(&cfg, gelu);
+    sc_workload wl;
+    build(&cfg, &wl);
+    const sc_program *p = &wl.progs[0];
+    size_t rec = 0, by_label[SC_L_COUNT] = {0};
+    for (size_t i = 0; i < p->nops[SC_ST_COMPUTE]; i++) {
+      const sc_op *op = &p->ops[SC_ST_COMPUTE][i];
+      if (op->phase != SC_PH_RECOMPUTE) continue;
+      rec++;
+      by_label[op->label]++;
+    }
+    size_t per = 4 * 8; /* 4 layers on stage 0 x 8 micro-batches (32 over dp 4) */
+    assert_int_equal(rec, 7 * per);
+    assert_int_equal(by_label[SC_L_QKV], per);
+    assert_int_equal(by_label[SC_L_PROJ], per);
+    assert_int_equal(by_label[gelu ? SC_L_FC2 : SC_L_FC1], per);
+    assert_int_equal(by_label[gelu ? SC_L_FC1 : SC_L_FC2], 0);
+    assert_int_equal(by_label[SC_L_ATTN], 0);
+    sc__workload_free(ctx, &wl);
+    op_sac_llama(&cfg, gelu);
+    assert_merge_exact(&cfg);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_default_program_shape),
       cmocka_unit_test(test_sp_uses_ag_rs),
       cmocka_unit_test(test_interleaved_programs_check),
       cmocka_unit_test(test_flops_formulas),
+      cmocka_unit_test(test_op_sac_recompute_ops),
       cmocka_unit_test(test_rejects_bad_pipeline),
       cmocka_unit_test(test_merge_1f1b_receive_gathers),
       cmocka_unit_test(test_merge_interleaved_sp_distopt_selective),
