@@ -207,6 +207,9 @@ static const sc_cli_opt replay_opts[] = {
      "pipeline schedule of a --scale pp re-target (default 1f1b; zb-h1 splits the backward into "
      "input- and weight-gradient passes)", SC_CLI_CHOICE},
     {"--vpp", "N", "model chunks per stage of the interleaved schedule (default 2)", 0},
+    {"--sequence-parallel", NULL,
+     "with --scale tp=N (N >= 2): Megatron's sequence parallelism (norms and residuals on s/tp tokens, "
+     "all-gathers and reduce-scatters instead of all-reduces)", 0},
     {"--shard-rules", "FILE", "sharding overrides: lines `MODULE-GLOB column-parallel|row-parallel|"
                               "replicated|vocab-parallel`", 0},
     {"--replica", "R", "ranks per data-parallel replica of the traced job (default 1)", 0},
@@ -349,7 +352,8 @@ static const char replay_text[] =
     "at the traced scale too (DDP with one process still copies into buckets).\n"
     "--scale tp=N,cp=C,pp=M,dp=K re-targets an ex-situ job whose trace has module\n"
     "paths (tools/trace_torch.py): Megatron tensor parallelism of the traced modules\n"
-    "by the sharding rules (--shard-rules overrides them), the sequence split over C\n"
+    "by the sharding rules (--shard-rules overrides them; --sequence-parallel adds\n"
+    "Megatron's sequence parallelism), the sequence split over C\n"
     "ranks with ring attention, the layers cut into M stages run\n"
     "along --schedule (1F1B, GPipe, interleaved with --vpp chunks, ZB-H1) over\n"
     "--micro-batches, DDP over each stage's K replicas (fsdp=K: FSDP per layer).\n"

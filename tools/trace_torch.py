@@ -760,8 +760,11 @@ def annotate(evs, marks):
             e["module"] = mod
             if phase == "backward":
                 e["pass"] = "recompute"
+            # An operator that creates no autograd node still records the
+            # next sequence number (the one the next node takes): the last
+            # forward operator with a number is the node's.
             if e["seq"] >= 0 and phase == "forward":
-                seq_mod.setdefault(e["seq"], mod)
+                seq_mod[e["seq"]] = mod
         elif node is not None and node["seq"] >= 0:
             e["node_seq"] = node["seq"]
         e["acc"] = next((a for a in reversed(st) if a["name"] == "torch::autograd::AccumulateGrad"), None)

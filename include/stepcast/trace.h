@@ -136,6 +136,10 @@ typedef struct sc_replay_opts {
    * group (scale_dp; 0 there takes this). Per layer parameter all-gathers
    * and gradient reduce-scatters (docs/TRACE.md, "FSDP"). */
   int64_t scale_fsdp;
+  /* Megatron's sequence parallelism with scale_tp >= 2: norms, residuals
+   * and dropout on s / tp tokens, all-gathers and reduce-scatters instead
+   * of the TP all-reduces (docs/TRACE.md, "Sequence parallelism"). */
+  int sequence_parallel;
   int64_t first_layers, last_layers;
   const char *shard_rules;
   size_t shard_rules_len;
@@ -156,6 +160,7 @@ typedef struct sc_replay_result {
   sc_schedule schedule;       /* of a re-targeted pipeline (SC_SCHED_1F1B otherwise) */
   int64_t vpp;                /* model chunks per stage (1 but interleaved) */
   int64_t fsdp;               /* FSDP shard group (0: none) */
+  int sequence_parallel;      /* 1: re-targeted with sequence parallelism */
   int64_t simulated_ranks;
   int64_t iterations;
   int64_t ops, events;

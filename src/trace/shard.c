@@ -269,7 +269,8 @@ typedef struct opinfo {
   uint8_t wgrad;     /* backward work of the weight gradients (ZB-H1's W pass) */
   uint8_t attn;      /* CP: in its layer's attention core, run once per ring step */
   uint32_t span_first, span_last; /* ... the core's first and last op (source indices) */
-  uint8_t ar;        /* 1: an all-reduce over the TP group follows it */
+  uint8_t ar;        /* 1: an all-reduce over the TP group follows it (a reduce-scatter with SP) */
+  uint8_t ag;        /* SP: an all-gather over the TP group comes before it (of act_bytes) */
   double ar_bytes;
   double div[4];     /* factors on m, n, k, batch */
   double bytes_div;  /* factor on bytes and FLOPs of non-GEMM ops */
@@ -458,6 +459,10 @@ static int analyse(shb *B) {
    * same module's backward is the weight gradient. */
   size_t dx_mod = SIZE_MAX;
   int32_t last_layer = -1;
+  int vocab_bwd_seen = 0, col_open = 0; /* SP: a backward group of column-parallel linears is open */
+  size_t col_dx = SIZE_MAX;              /* ... its last input-gradient GEMM so far */
+  int32_t recomp_gathered = -2;          /* the layer whose recomputation gathered its inputs */
+  int prev_pass = SC_JPASS_NONE;
   /* Virtual stages: chunk c of stage s is c x pp + s; a shard trace holds
    * one stage. */
   int64_t V = B->fixed >= 0 ? 1 : B->o->pp * B->vpp;
@@ -502,6 +507,10 @@ static int analyse(shb *B) {
     } else x->stage = post ? (int32_t)(V - 1) : 0;
     x->wgrad = pass == SC_JPASS_BWD && is_wgrad(B, r, k, &om);
     if (layer != last_layer) region = 0, last_layer = layer;
+    /* A layer's backward starts outside any region, whatever its
+     * recomputation ended in. */
+    if (pass == SC_JPASS_BWD && prev_pass == SC_JPASS_RECOMP) region = col_open = 0;
+    if (pass != SC_JPASS_NONE) prev_pass = pass;
     if (tp <= 1 || !om.module) continue;
     size_t m = om.module - 1;
     int role = B->roles[m];
@@ -512,6 +521,27 @@ static int analyse(shb *B) {
     if (om.param) { /* gradient accumulation, grad marks, optimizer: the parameter's shard */
       if (param_split) x->bytes_div = tp;
       continue;
+    }
+    /* SP: entering a TP region needs the whole sequence, gathered: the
+     * input before a column-parallel linear (forward; in backward again,
+     * for the weight gradients of the linears that share it), the output
+     * gradient before a row-parallel linear's backward, the embedding's
+     * gradient. In backward the region ends where the linears sharing an
+     * input end (at the norm before them), and their input gradients are
+     * summed, then reduce-scattered once (Megatron's and torchtitan's one
+     * collective per shared input). */
+    if (B->o->sp && act_pass(pass)) {
+      /* (A layer whose forward was recomputed in this backward has its
+       * inputs gathered already: the recomputation gathered them.) */
+      if (gemm && role == SC_SHARD_COLUMN && (fwdlike ? !region : !col_open && layer != recomp_gathered)) x->ag = 1;
+      if (x->ag && pass == SC_JPASS_RECOMP) recomp_gathered = layer;
+      if (gemm && role == SC_SHARD_ROW && pass == SC_JPASS_BWD && !region) x->ag = 1;
+      if (role == SC_SHARD_VOCAB && pass == SC_JPASS_BWD && op->kind == SC_JOP_KERNEL && !vocab_bwd_seen)
+        x->ag = 1, vocab_bwd_seen = 1;
+      if (pass == SC_JPASS_BWD && role != SC_SHARD_COLUMN && role != SC_SHARD_ROW && role != SC_SHARD_BLOCK) {
+        region = col_open = 0; /* a norm: the shared input's gradient is whole (s / tp) again */
+        col_dx = SIZE_MAX;
+      }
     }
     switch (role) {
     case SC_SHARD_COLUMN:
@@ -528,8 +558,13 @@ static int analyse(shb *B) {
           dx_mod = m;
           x->ar = 1;
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
+          if (B->o->sp) { /* after the last of the group only */
+            if (col_dx != SIZE_MAX) B->oi[col_dx].ar = 0;
+            col_dx = k;
+          }
         }
-        region = fwdlike;
+        if (B->o->sp && pass == SC_JPASS_BWD) col_open = 1; /* the region goes on to the norm */
+        else region = fwdlike;
       } else x->bytes_div = tp;
       break;
     case SC_SHARD_ROW:
@@ -540,6 +575,7 @@ static int analyse(shb *B) {
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
         } else divide_dim(x, sh, B->fk[m], 1, 0, 2, tp);
         region = pass == SC_JPASS_BWD;
+        if (pass == SC_JPASS_BWD) col_open = 0;
       }
       break;
     case SC_SHARD_VOCAB:
@@ -550,9 +586,10 @@ static int analyse(shb *B) {
       if (region) {
         if (gemm) x->div[sh->batch > 1 ? 3 : 1] = tp;
         else x->bytes_div = tp;
-      }
+      } else if (B->o->sp && !gemm && act_pass(pass)) x->bytes_div = tp; /* s / tp tokens */
       break;
-    default:
+    default: /* replicated: norms, the model's own ops (the loss after a column-parallel head: vocab-parallel) */
+      if (!gemm && act_pass(pass) && (region || B->o->sp)) x->bytes_div = tp;
       break;
     }
   }
@@ -565,7 +602,7 @@ static int analyse(shb *B) {
     if (sh->cls == SC_JSHAPE_GEMM) B->act_bytes = sh->m * sh->k * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
   }
   for (size_t k = 0; k < r->nops; k++)
-    if (B->oi[k].ar && B->oi[k].ar_bytes < 0) B->oi[k].ar_bytes = B->act_bytes;
+    if ((B->oi[k].ar && B->oi[k].ar_bytes < 0) || B->oi[k].ag) B->oi[k].ar_bytes = B->act_bytes;
   /* A shard trace: its markers (exsitu.c) say where the TP all-reduces go
    * (after the op each depends on: the same place the rules above give a
    * whole-model trace's) and how large the pipeline's messages are (the
@@ -626,7 +663,7 @@ typedef struct stg {   /* one stage's rank being built */
   int64_t last_gpu;    /* last compute op emitted */
   int64_t bwd_ar;      /* a backward all-reduce waited for after its module's ops (-1 none) */
   uint32_t bwd_ar_mod; /* ... that module */
-  uint32_t nm_ar, nm_send, nm_recv, tp_group;
+  uint32_t nm_ar, nm_ag_tp, nm_rs_tp, nm_send, nm_recv, tp_group;
   int64_t rank_of_stage0;
   /* FSDP: the all-gather and reduce-scatter streams, the shard group, the
    * parameter bytes of each (chunk, unit) of the stage (unit: a layer, or
@@ -767,7 +804,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s) || x->skip) continue;
     if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
-    uint32_t deps[8];
+    uint32_t deps[10]; /* 4 traced, 4 waits, an SP gather */
     int nd = 0;
     for (uint32_t d = 0; d < src->ndeps && nd < 4; d++) {
       uint32_t q = r->deps[src->dep_off + d];
@@ -799,6 +836,11 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (!host)
       for (int i = 0; i < 4; i++)
         if (S->waits[i] >= 0) deps[nd++] = (uint32_t)S->waits[i], S->waits[i] = -1;
+    if (x->ag && !host) { /* SP: the sequence gathered first */
+      int64_t g = coll_op(B, S, SC_COLL_ALLGATHER, S->tp_group, S->nm_ag_tp, x->ar_bytes, S->tp, S->last_gpu);
+      if (g < 0) return SC_ENOMEM;
+      deps[nd++] = (uint32_t)g;
+    }
     sc_jop op = *src;
     if (src->shape) {
       sc_jshape sh = r->shapes[src->shape - 1];
@@ -840,9 +882,9 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (home == -1) return SC_ENOMEM;
       if (home >= 0 && add_wait(S, home)) return SC_EINTERNAL;
     }
-    if (x->ar) { /* the TP all-reduce, waited for by the next compute op */
-      int64_t a = coll_op(B, S, SC_COLL_ALLREDUCE, S->tp_group, S->nm_ar, x->ar_bytes, S->tp,
-                          (int64_t)nk);
+    if (x->ar) { /* the TP all-reduce (SP: reduce-scatter), waited for by the next compute op */
+      int64_t a = coll_op(B, S, B->o->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE, S->tp_group,
+                          B->o->sp ? S->nm_rs_tp : S->nm_ar, x->ar_bytes, S->tp, (int64_t)nk);
       if (a < 0) return SC_ENOMEM;
       /* Forward: the next op needs the sum. Backward: Megatron runs the
        * input gradient's all-reduce asynchronously behind the layer's
@@ -881,7 +923,8 @@ static int build_stage(shb *B, int32_t s) {
       sc__job_intern(job, "tp comm", 7, &nm_tp) || sc__job_intern(job, "pp fwd send", 11, &nm_fs) ||
       sc__job_intern(job, "pp fwd recv", 11, &nm_fr) || sc__job_intern(job, "pp bwd send", 11, &nm_bs) ||
       sc__job_intern(job, "pp bwd recv", 11, &nm_br) ||
-      sc__job_intern(job, "tp: all_reduce", 14, &S.nm_ar) || sc__job_intern(job, "pp: send", 8, &S.nm_send) ||
+      sc__job_intern(job, "tp: all_reduce", 14, &S.nm_ar) || sc__job_intern(job, "tp: all_gather", 14, &S.nm_ag_tp) ||
+      sc__job_intern(job, "tp: reduce_scatter", 18, &S.nm_rs_tp) || sc__job_intern(job, "pp: send", 8, &S.nm_send) ||
       sc__job_intern(job, "pp: recv", 8, &S.nm_recv) ||
       sc__job_intern(job, SC_JOB_TP_GROUP, strlen(SC_JOB_TP_GROUP), &nm_grp))
     return SC_ENOMEM;
@@ -1072,6 +1115,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      (long long)SC_JOB_MAX_WORLD);
   if (o->pp > 4096) return sc__error(ctx, SC_EINVAL, "pp=%lld: at most 4096 stages", (long long)o->pp);
   int shards = in->shard_tp > 0;
+  if (o->sp && (o->tp < 2 || shards))
+    return sc__error(ctx, SC_EINVAL,
+                     o->tp < 2 ? "sequence parallelism needs tp >= 2 (it splits what tensor parallelism replicates)"
+                               : "sequence parallelism of shard traces is not supported (their markers are "
+                                 "all-reduces): re-target a whole-model trace");
   if (shards) {
     /* Per-rank shards: each stage's program from its own trace, at the
      * layout it was traced for. */

@@ -97,6 +97,10 @@ typedef struct sc_shard_opts {
   /* Context parallelism: each sequence split over cp ranks (0 or 1: off);
    * rank t + tp x (c + cp x (s + pp x d)). */
   int64_t cp;
+  /* Megatron's sequence parallelism with tp > 1 (Korthikanti et al. 2022,
+   * section 4.2.2): what TP replicates works on s / tp tokens, all-gathers
+   * and reduce-scatters instead of the all-reduces. */
+  int sp;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /

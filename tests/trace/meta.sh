@@ -12,6 +12,15 @@
 #  - re-targeted to TP2, the recomputed row-parallel linears sum their
 #    outputs again: one all-reduce more per layer with op (o_proj), two
 #    with full (o_proj, down_proj);
+#  - with --sequence-parallel (TP2) the all-reduces become all-gathers and
+#    reduce-scatters, one per shared input: 27 gathers (6 a layer: before
+#    q/k/v and gate/up forward; the output gradients of down_proj and o_proj
+#    and the inputs again for the weight gradients in backward; plus the
+#    embedding's gradient and the LM head's input twice) and 18
+#    reduce-scatters (4 a layer, the embedding's output, the head's input
+#    gradient); op adds a reduce-scatter a layer (the recomputed o_proj),
+#    full two; a recomputation gathers the inputs, so its layer's backward
+#    does not gather them again; GPU time below TP2's without SP;
 #  - 2 layers run as 4 (--layers 4) against the 4-layer trace, as traced,
 #    TP2, FSDP2, CP2 (the fused attention's ring) and PP2: the same ops and
 #    step (host costs at their floor: the GPU sets the pace).
@@ -63,6 +72,20 @@ for ac in none op full; do
   [ $ac = full ] && want=8
   [ "$f" -eq $want ] && [ "$b" -eq 4 ] || { echo "$ac: attention kernels $f / $b, want $want / 4"; fail=1; }
   eval "ar_$ac=$ar"
+  "$sc" replay "$tmp/$ac-4.scw" $gpu $host --scale tp=2 --format json >"$tmp/$ac-tp2.json"
+  "$sc" replay "$tmp/$ac-4.scw" $gpu $host --scale tp=2 --sequence-parallel --format json \
+    --trace "$tmp/$ac-sp.trace.json" >"$tmp/$ac-sp.json"
+  ag=$(grep -o '"name":"tp: all_gather"' "$tmp/$ac-sp.trace.json" | wc -l)
+  rs=$(grep -o '"name":"tp: reduce_scatter"' "$tmp/$ac-sp.trace.json" | wc -l)
+  ar=$(grep -o '"name":"tp: all_reduce"' "$tmp/$ac-sp.trace.json" | wc -l)
+  bt=$(field gpu_busy_s <"$tmp/$ac-tp2.json") bs=$(field gpu_busy_s <"$tmp/$ac-sp.json")
+  echo "$ac: TP2 with SP: $ag all-gathers, $rs reduce-scatters, $ar all-reduces; GPU $bs s (without SP $bt s)"
+  want=18
+  [ $ac = op ] && want=22
+  [ $ac = full ] && want=26
+  [ "$ag" -eq 27 ] && [ "$rs" -eq $want ] && [ "$ar" -eq 0 ] ||
+    { echo "$ac: SP collectives $ag / $rs / $ar, want 27 / $want / 0"; fail=1; }
+  awk -v a="$bs" -v b="$bt" 'BEGIN { exit !(a < b) }' || { echo "$ac: SP not below TP2's GPU time"; fail=1; }
 done
 awk -v a="$(field gpu_busy_s <"$tmp/none.json")" -v b="$(field gpu_busy_s <"$tmp/op.json")" \
   -v c="$(field gpu_busy_s <"$tmp/full.json")" 'BEGIN { exit !(a < b && b < c) }' ||

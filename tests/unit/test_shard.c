@@ -136,7 +136,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -164,6 +164,33 @@ static void test_tensor_parallel(void **state) {
   const sc_jop *m0 = first_named(job, a, "aten::bmm"), *m1 = first_named(tp, b, "aten::bmm");
   assert_true(a->shapes[m0->shape - 1].batch == 2 && b->shapes[m1->shape - 1].batch == 1);
   sc_job_free(tp);
+  /* Sequence parallelism: per layer, forward gathers the input of c_attn
+   * and c_fc and reduce-scatters the outputs of c_proj and mlp_proj;
+   * backward gathers the output gradients of mlp_proj and c_proj and, for
+   * the weight gradients, the inputs of c_fc and c_attn again, and
+   * reduce-scatters their input gradients; the embedding's output is
+   * reduce-scattered, its gradient gathered. The norms work on s / tp. */
+  o.sp = 1;
+  rc = sc__job_shard(job, &o, &tp);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  b = &tp->ranks[0];
+  size_t ag = 0, rs = 0;
+  for (size_t k = 0; k < b->nops; k++)
+    if (b->ops[k].kind == SC_JOP_COLL) {
+      ag += b->ops[k].coll == SC_COLL_ALLGATHER;
+      rs += b->ops[k].coll == SC_COLL_REDUCESCATTER;
+      assert_true(b->ops[k].bytes == 16 * 32 * 4.0);
+    }
+  assert_int_equal(ag, 2 * 6 + 1);
+  assert_int_equal(rs, 2 * 4 + 1);
+  assert_int_equal(count(b, SC_JOP_COLL), ag + rs);
+  const sc_jop *n0 = first_named(job, a, "aten::native_layer_norm"), *n1 = first_named(tp, b, "aten::native_layer_norm");
+  assert_true(n1->bytes * 2 == n0->bytes);
+  sc_job_free(tp);
+  o.tp = 1;
+  assert_int_equal(sc__job_shard(job, &o, &tp), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "sequence parallelism needs tp >= 2"));
+  o.sp = 0;
   /* 2 heads do not split 4 ways. */
   o.tp = 4;
   assert_int_equal(sc__job_shard(job, &o, &tp), SC_EINVAL);
@@ -174,7 +201,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -342,7 +369,7 @@ static void test_schedules(void **state) {
     for (int j = 0; j < 4; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -397,7 +424,7 @@ static void test_schedules(void **state) {
 static void test_fsdp(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0};
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0};
   sc_job *fj;
   if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
   const sc_jrank *r = &fj->ranks[0];
@@ -449,8 +476,8 @@ static void test_fsdp(void **state) {
 static void test_context(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2};
-  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
   sc_job *cj, *wj;
   if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
@@ -524,7 +551,7 @@ static sc_job *read_small_v2(void) {
 static void test_no_modules(void **state) {
   (void)state;
   sc_job *job = read_small_v2();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
