@@ -30,12 +30,13 @@ Usage:
   tools/trace_torch.py MODEL [--batch 1,2,4] [--seq N] [--layers N] [--tp N] [--pp-stage K/P] [-o DIR]
       [--device cpu|meta] [--attention eager|sdpa] [--loss sum|ce] [--ac none|full|op]
       [--amp bf16|fp16] [--zero-grad zero|none] [--optimizer sgd|momentum|adamw]
-MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b tiny-cnn tiny-gpt tiny-llama
+MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b llama3-70b llama3-405b tiny-cnn tiny-gpt tiny-llama
 Writes DIR/MODEL-bB.json.gz per batch size (MODEL-lL-tpN-sKofP-bB.json.gz
 with --layers, --tp, --pp-stage; -seqN, -sdpa, -acX, -ce, -bf16, -zgnone
 after them with those options).
 
-As torchtitan trains (llama3-8b, tiny-llama; docs/TRACE.md, "Tracing as
+As torchtitan trains (the llama models; llama3-70b and llama3-405b on meta
+tensors only; docs/TRACE.md, "Tracing as
 torchtitan trains"): on meta tensors (shapes only, nothing computed: a
 full-size layer at 8192 tokens traces in about a second, every batch
 directly), fused causal attention, an LM head with cross entropy, per-block
@@ -606,15 +607,22 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None, attention="eager", a
         s = seq or 16
         model = GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2, shard=sh)
         return model, shard_inputs(model, sh, s, 32, 64), sgd, s
-    llama = {"llama3-8b": dict(), "tiny-llama": dict(vocab=64, d=32, heads=4, kv_heads=2, ffn=64)}
+    # Llama 3.1 shapes (the models' config.json: hidden, heads, KV heads,
+    # FFN, vocabulary 128256, rotary base 500000), layers as published.
+    llama = {"llama3-8b": (dict(), 32), "llama3-70b": (dict(d=8192, heads=64, ffn=28672), 80),
+             "llama3-405b": (dict(d=16384, heads=128, ffn=53248), 126),
+             "tiny-llama": (dict(vocab=64, d=32, heads=4, kv_heads=2, ffn=64), 2)}
     if name in llama:
-        s = seq or (8192 if name == "llama3-8b" else 16)
-        kw = dict(llama[name], layers=layers or (32 if name == "llama3-8b" else 2), shard=sh,
+        if name in ("llama3-70b", "llama3-405b") and DEV.device != "meta":
+            raise SystemExit("trace_torch.py: %s is traced on meta tensors only (--device meta): its weights "
+                             "do not fit a CPU run" % name)
+        s = seq or (16 if name == "tiny-llama" else 8192)
+        kw = dict(llama[name][0], layers=layers or llama[name][1], shard=sh,
                   fused=attention == "sdpa", ac=ac, ce=loss == "ce")
         model = Llama(**kw)
         return model, shard_inputs(model, sh, s, kw.get("d", 4096), kw.get("vocab", 128256)), sgd, s
     if attention != "eager" or ac != "none" or loss != "sum" or DEV.device != "cpu":
-        raise SystemExit("trace_torch.py: --attention, --ac, --loss and --device build llama3-8b and tiny-llama only")
+        raise SystemExit("trace_torch.py: --attention, --ac, --loss and --device build the llama models only")
     if name == "bert-large":
         s = seq or 512
         return Bert(layers=layers or 24), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
@@ -1124,7 +1132,7 @@ def main():
                 "params": sum(p.numel() for p in model.parameters()), "module_paths": 1}
         if a.amp:
             meta["dtype"] = "float32 run, recorded as %s mixed precision (--amp)" % a.amp
-        if a.model in ("llama3-8b", "tiny-llama"):
+        if a.model.startswith("llama3-") or a.model == "tiny-llama":
             meta.update(attention=a.attention, ac=a.ac, loss=a.loss, device=a.device)
         if DEV.set_to_none:
             meta["zero_grad"] = "set_to_none"
