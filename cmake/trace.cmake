@@ -49,4 +49,8 @@ if(SC_BUILD_TESTS)
   add_test(NAME trace.meta COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/meta.sh
            $<TARGET_FILE:stepcast_cli>)
   set_tests_properties(trace.meta PROPERTIES SKIP_RETURN_CODE 77)
+  # Ex-situ accuracy against torchtitan's bf16 rows (torch needed).
+  add_test(NAME trace.titan COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/titan.sh
+           $<TARGET_FILE:stepcast_cli>)
+  set_tests_properties(trace.titan PROPERTIES SKIP_RETURN_CODE 77)
 endif()
