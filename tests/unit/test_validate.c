@@ -35,7 +35,7 @@
 #define MAX_MAPE_ALL_PCT 8.0
 #define MAX_WORST_PCT 20.0
 #define MAX_MAPE_SIX_FILES_PCT 11.0
-#define MIN_COVERAGE_SIX_FILES_PCT 70.0
+#define MIN_COVERAGE_SIX_FILES_PCT 92.0
 static const struct {
   const char *file;
   double max_mape_pct; /* validation rows */
@@ -980,7 +980,7 @@ static void test_shipped_new_files(void **state) {
   sc_validate_stats(set, res, NULL, SC_SPLIT_VALIDATION, &six);
   print_message("  six files: MAPE %.2f %% over %zu validation rows\n", six.mape_pct, six.n);
   assert_true(six.mape_pct < MAX_MAPE_SIX_FILES_PCT);
-  /* The 90 % interval covers 74 % of them at best so far. */
+  /* The 90 % interval (held-out conformal widths) covers 94 % of them. */
   print_message("  six files: %zu of %zu inside the 90 %% interval\n", six.in_interval, six.n);
   assert_true(six.coverage_pct >= MIN_COVERAGE_SIX_FILES_PCT);
   free(res);
