@@ -750,7 +750,8 @@ static void test_prediction_interval(void **state) {
               1e-12);
   /* errors log(measured / predicted) of +-0.01 .. +-0.10 (measured is 0.5 s):
    * n = 10, rank ceil(11 * 0.9) = 10, the largest |e| */
-  for (int i = 0; i < 10; i++) res[i].predicted_step_s = 0.5 * exp((i % 2 ? 1 : -1) * 0.01 * (i + 1));
+  for (int i = 0; i < 10; i++)
+    res[i].predicted_step_s = 0.5 * exp((i % 2 ? 1 : -1) * 0.01 * (i + 1));
   sc_interval_fit fit;
   assert_int_equal(sc_validate_fit_interval(set, res, NULL, &fit), 0);
   assert_int_equal(fit.dense_n, 10);
