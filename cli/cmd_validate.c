@@ -34,30 +34,40 @@ static int load_calibration(sc_ctx *ctx, const char *path, sc_cost_params *p) {
   return rc;
 }
 
-/* --fit-interval FILE: the interval widths as a loadable calibration file. */
-static int write_interval(const sc_caseset *set, const sc_case_result *res,
-                          const sc_cli_list files, const char *path) {
+/* --fit-interval FILE: the interval widths as a loadable calibration file,
+ * on the held-out predictions of --held-out HELD (NULL: the predictions of
+ * this run, the fit's own residuals for the rows the fit used). */
+static int write_interval(sc_ctx *ctx, const sc_caseset *set, const sc_case_result *res,
+                          const sc_cli_list files, const char *held, const char *path) {
+  size_t n = sc_caseset_count(set);
+  double *held_out = held ? calloc(n ? n : 1, sizeof *held_out) : NULL;
+  if (held && !held_out) return sc_cli_fail(ctx, SC_ENOMEM);
+  int rc = held ? sc_validate_load_held_out(set, held, NULL, held_out) : 0;
   sc_interval_fit fit;
-  sc_validate_fit_interval(set, res, &fit);
-  if (fit.dense_n < 2 && fit.moe_n < 2)
+  if (!rc) rc = sc_validate_fit_interval(set, res, held_out, &fit);
+  free(held_out);
+  if (rc) return sc_cli_fail(ctx, rc);
+  if (!fit.dense && !fit.moe)
     return sc_cli_error(sc_exit_code(SC_EINVAL),
-                        "--fit-interval: fewer than 2 simulated calibration rows of dense and "
-                        "of MoE models: nothing to fit");
+                        "--fit-interval: fewer than 9 simulated calibration rows of dense "
+                        "models and of all models: no 90 %% rank to fit");
   sc_cli_out o;
   int code = sc_cli_out_open(&o, path);
   if (code) return code;
   int bad = fprintf(o.f, "# stepcast validate --fit-interval: 90 %% prediction-interval "
-                         "half-widths (log space),\n# w = t(0.95, n-1) * rms(log(measured / "
-                         "predicted)) * sqrt(1 + 1/n) over the simulated\n# split=calibration "
-                         "rows of:\n") < 0;
+                         "half-widths (log space),\n# w = the ceil((n + 1) * 0.9)-th smallest "
+                         "|log(measured / predicted)| (split conformal)\n# over the simulated "
+                         "split=calibration rows, %zu of them held out (%s), of:\n",
+                    fit.held_out, held ? held : "no --held-out file") < 0;
   for (int i = 0; i < files.n; i++) bad |= fprintf(o.f, "#   %s\n", files.v[i]) < 0;
   bad |= fprintf(o.f, "calibration:\n") < 0;
-  if (fit.dense_n >= 2)
+  if (fit.dense > 0)
     bad |= fprintf(o.f, "  interval_dense: %.4g   # %zu dense rows, rms log error %.4g\n",
                    fit.dense, fit.dense_n, fit.dense_rms) < 0;
-  if (fit.moe_n >= 2)
-    bad |= fprintf(o.f, "  interval_moe: %.4g   # %zu MoE rows, rms log error %.4g%s\n", fit.moe,
-                   fit.moe_n, fit.moe_rms,
+  if (fit.moe > 0)
+    bad |= fprintf(o.f, "  interval_moe: %.4g   # %zu MoE rows, rms log error %.4g%s%s\n",
+                   fit.moe, fit.moe_n, fit.moe_rms,
+                   fit.moe_pooled ? " (rank over every row)" : "",
                    fit.moe == fit.dense ? " (at least the dense width)" : "") < 0;
   code = sc_cli_out_close(&o, bad);
   return !code && bad ? sc_cli_write_error(path, 1) : code;
@@ -65,7 +75,8 @@ static int write_interval(const sc_caseset *set, const sc_case_result *res,
 
 int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_cli_list files = {0}, sets = {0};
-  const char *calibration = NULL, *outpath = NULL, *html_path = NULL, *interval_path = NULL;
+  const char *calibration = NULL, *outpath = NULL, *html_path = NULL, *interval_path = NULL,
+             *held_path = NULL;
   sc_validate_format fmt = SC_VALIDATE_TEXT;
   sc_validate_group by = SC_VALIDATE_BY_FILE;
   sc_cli_args a;
@@ -78,6 +89,7 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "-o")) outpath = a.value;
     else if (sc_cli_is(&a, "--html")) html_path = a.value;
     else if (sc_cli_is(&a, "--fit-interval")) interval_path = a.value;
+    else if (sc_cli_is(&a, "--held-out")) held_path = a.value;
     else if (sc_cli_is(&a, "--format")) fmt = (sc_validate_format)a.choice; /* text|json|csv|md */
     else if (sc_cli_is(&a, "--by")) by = (sc_validate_group)a.choice; /* file|gpu|parallelism */
     else code = sc_cli_unhandled(&a);
@@ -134,7 +146,8 @@ int sc_cli_validate(const sc_cli_cmd *cmd, int argc, char **argv) {
   rc = sc_validate_write_by(set, res, fmt, by, sc_cli_write_file, f);
   code = sc_cli_out_close(&o, rc != 0);
   if (rc == SC_EWRITE) code = sc_cli_write_error(outpath ? outpath : "stdout", 1), rc = 0;
-  if (!code && !rc && interval_path) code = write_interval(set, res, files, interval_path);
+  if (!code && !rc && interval_path)
+    code = write_interval(ctx, set, res, files, held_path, interval_path);
 out:
   if (rc && !code) code = sc_cli_fail(ctx, rc);
   free(res);

@@ -92,6 +92,9 @@ static const sc_cli_opt validate_opts[] = {
     {"--html", "FILE", "also write the HTML report (predicted vs measured, errors)", 0},
     {"--fit-interval", "FILE", "write the 90 % prediction-interval widths fitted on the "
                                "calibration rows' errors (a calibration file)", 0},
+    {"--held-out", "FILE", "with --fit-interval: the calibration rows' held-out "
+                           "predictions (validation/calibration/loo.csv, written by "
+                           "tools/interval_loo.sh)", 0},
     {"--by", "file|gpu|parallelism",
      "group the summary by case file (default), GPU preset or parallelism mix (FSDP+TP, "
      "DP+TP+PP+EP, ...)",

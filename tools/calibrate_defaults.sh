@@ -6,7 +6,8 @@
 # (sc__cost_compute_priors), so the result does not depend on what cost.c
 # currently ships; rerun it whenever a model changes, then copy the printed
 # values into compute_defaults() in src/cost/cost.c (test_validate checks they
-# agree) and regenerate docs/VALIDATION.md (tools/gen_validation_md.sh).
+# agree), rerun tools/interval_loo.sh and the interval fit (docs/VALIDATION.md,
+# Prediction intervals) and regenerate docs/VALIDATION.md (tools/gen_validation_md.sh).
 # It also refits the same parameters with each interference model on
 # ({a100,h100}-interference-{constant,learned}.yaml), which are not defaults.
 #

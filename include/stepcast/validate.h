@@ -166,19 +166,38 @@ void sc_validate_stats_by(const sc_caseset *set, const sc_case_result *res, sc_v
                           const char *key, int split, sc_error_stats *out);
 
 /* The 90 % prediction-interval half-widths (calibration keys interval_dense
- * and interval_moe) fitted on the simulated split=calibration cases: for
- * the n dense (MoE) cases with errors e_i = log(measured / predicted),
- * w = t(0.95, n - 1) * rms(e) * sqrt(1 + 1/n), a normal prediction interval
- * in log space (the interval is centred on the prediction, so a bias widens
- * it). A group with fewer than 2 cases gets 0 (no fit). The MoE width is
- * at least the dense one: an MoE step has every dense term and more. */
+ * and interval_moe) fitted on the simulated split=calibration cases
+ * (docs/VALIDATION.md, section Prediction intervals). Each case's error is
+ * e_i = log(measured / p_i), p_i its held-out prediction where held_out_s
+ * (NULL, or one entry per case; 0 = none) has one, else its prediction in
+ * res: held out, a case the compute fit used is predicted by the fit redone
+ * without it (tools/interval_loo.sh), so the errors are those of a new
+ * workload, not the fit's own residuals. The half-width of a group of n
+ * cases is split-conformal: the ceil((n + 1) * 0.9)-th smallest |e_i|, 0
+ * when that rank exceeds n (fewer than 9 cases). MoE cases too few for it
+ * take the rank over every calibration case (moe_pooled); the MoE width is
+ * at least the dense one: an MoE step has every dense term and more.
+ * Returns 0, SC_EINVAL (no set, results or output) or SC_ENOMEM. */
 typedef struct sc_interval_fit {
   double dense, moe;          /* half-widths, log space */
   size_t dense_n, moe_n;      /* cases used */
   double dense_rms, moe_rms;  /* rms log error */
+  size_t held_out;            /* cases whose held-out prediction was used */
+  int moe_pooled;             /* 1: the MoE width is the rank over every case */
 } sc_interval_fit;
-void sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
-                              sc_interval_fit *out);
+int sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
+                             const double *held_out_s, sc_interval_fit *out);
+
+/* Reads a held-out prediction file (tools/interval_loo.sh writes
+ * validation/calibration/loo.csv): header id,file,predicted_s,loo_predicted_s,
+ * then one row per case, file being the case file's last path component.
+ * Fills held_out_s[i] (and predicted_s[i], the prediction the file was made
+ * with, when predicted_s is not NULL; both arrays have sc_caseset_count
+ * entries) for every case of the set the file names, 0 for the others;
+ * rows of cases not in the set are skipped. Returns 0, SC_EREAD, SC_EINVAL
+ * ("file:line: message") or SC_ENOMEM. */
+int sc_validate_load_held_out(const sc_caseset *set, const char *path, double *predicted_s,
+                              double *held_out_s);
 
 typedef enum {
   SC_VALIDATE_TEXT = 0, /* table per file, defaults applied, summaries */

@@ -77,6 +77,18 @@ static void csv_free(csv *r) {
 
 static const char *csv_cell(const csv *r, size_t i) { return r->text + r->field[i]; }
 
+/* A reader over text[0, len) named `name` in messages; a UTF-8 byte-order
+ * mark is skipped. Free with csv_free. */
+static void csv_open(csv *r, sc_ctx *ctx, const char *name, const char *text, size_t len) {
+  memset(r, 0, sizeof *r);
+  r->ctx = ctx;
+  r->name = name;
+  r->p = text;
+  r->end = text + len;
+  r->line = 1;
+  if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) r->p += 3;
+}
+
 /* Reads the next record. Returns 1 (record read; *rec_line = its first
  * line), 0 at end of input, or a negative SC_E code with the message
  * "name:line: ...". Empty lines are skipped. */
@@ -847,13 +859,7 @@ static int read_header(sc_caseset *set, const csv *r, int line, int col[COL_COUN
 static int load_rows(sc_caseset *set, const char *name, const char *text, size_t len,
                      const sc_config *base, const char *base_name) {
   csv r;
-  memset(&r, 0, sizeof r);
-  r.ctx = set->ctx;
-  r.name = name;
-  r.p = text;
-  r.end = text + len;
-  r.line = 1;
-  if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) r.p += 3; /* UTF-8 byte-order mark */
+  csv_open(&r, set->ctx, name, text, len);
   row_ctx rc;
   memset(&rc, 0, sizeof rc);
   rc.set = set;
@@ -1122,44 +1128,129 @@ void sc_validate_stats(const sc_caseset *set, const sc_case_result *res, const c
   sc_validate_stats_by(set, res, SC_VALIDATE_BY_FILE, file, split, out);
 }
 
-/* One-sided 95 % quantiles of Student's t by degrees of freedom (1-30, then
- * 40, 60, 120; the normal's 1.645 beyond): standard table values. */
-static double t95(size_t dof) {
-  static const double t[] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860,
-                             1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746,
-                             1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711,
-                             1.708, 1.706, 1.703, 1.701, 1.699, 1.697};
-  if (dof >= 1 && dof <= 30) return t[dof - 1];
-  return dof <= 40 ? 1.684 : dof <= 60 ? 1.671 : dof <= 120 ? 1.658 : 1.645;
+/* 90 % in tenths: the nominal level of the prediction interval. */
+#define INTERVAL_LEVEL_TENTHS 9
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
-void sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
-                              sc_interval_fit *out) {
+/* The split-conformal half-width of n absolute errors a (sorted here): the
+ * k-th smallest with k = ceil((n + 1) * 0.9), the rank at which a new
+ * error exchangeable with these falls inside with probability >= 90 %
+ * (Vovk, Gammerman and Shafer 2005; Lei et al. 2018, JASA 113:1094).
+ * 0 when k > n (fewer than 9 errors: no finite 90 % width). */
+static double conformal_width(double *a, size_t n) {
+  size_t k = (INTERVAL_LEVEL_TENTHS * (n + 1) + 9) / 10;
+  if (!n || k > n) return 0;
+  qsort(a, n, sizeof *a, cmp_double);
+  return a[k - 1];
+}
+
+int sc_validate_fit_interval(const sc_caseset *set, const sc_case_result *res,
+                             const double *held_out_s, sc_interval_fit *out) {
+  if (!out) return SC_EINVAL;
   memset(out, 0, sizeof *out);
-  if (!set || !res) return;
+  if (!set || !res) return SC_EINVAL;
+  double *a[3]; /* absolute log errors: dense, MoE, every row */
+  size_t bytes = (set->n ? set->n : 1) * sizeof(double);
+  for (int g = 0; g < 3; g++)
+    if (!(a[g] = sc__malloc(set->ctx, bytes))) {
+      for (int h = 0; h < g; h++) sc__free(set->ctx, a[h], bytes);
+      return SC_ENOMEM;
+    }
   double ss[2] = {0, 0};
-  size_t n[2] = {0, 0};
+  size_t n[3] = {0, 0, 0};
   for (size_t i = 0; i < set->n; i++) {
     const sc_case *c = &set->cases[i];
     if (res[i].status || c->split != SC_SPLIT_CALIBRATION || res[i].predicted_step_s <= 0)
       continue;
+    double p = res[i].predicted_step_s;
+    if (held_out_s && held_out_s[i] > 0) {
+      p = held_out_s[i];
+      out->held_out++;
+    }
     int g = c->resolved.model.moe_experts > 0;
-    double e = log(c->measured_step_s / res[i].predicted_step_s);
+    double e = log(c->measured_step_s / p);
     ss[g] += e * e;
-    n[g]++;
+    a[g][n[g]++] = fabs(e);
+    a[2][n[2]++] = fabs(e);
   }
-  double *w[2] = {&out->dense, &out->moe}, *rms[2] = {&out->dense_rms, &out->moe_rms};
-  size_t *cnt[2] = {&out->dense_n, &out->moe_n};
-  for (int g = 0; g < 2; g++) {
-    *cnt[g] = n[g];
-    if (n[g] < 2) continue;
-    *rms[g] = sqrt(ss[g] / (double)n[g]);
-    *w[g] = t95(n[g] - 1) * *rms[g] * sqrt(1.0 + 1.0 / (double)n[g]);
+  out->dense_n = n[0];
+  out->moe_n = n[1];
+  if (n[0]) out->dense_rms = sqrt(ss[0] / (double)n[0]);
+  if (n[1]) out->moe_rms = sqrt(ss[1] / (double)n[1]);
+  out->dense = conformal_width(a[0], n[0]);
+  out->moe = conformal_width(a[1], n[1]);
+  /* Too few MoE rows for a 90 % rank: the rank over every calibration row
+   * (pooled). An MoE step has every term of a dense one plus routing and
+   * dispatch: its interval is never narrower than the dense one (a few MoE
+   * rows that happen to fit well say little about the rest). */
+  if (n[1] && !out->moe) {
+    out->moe = conformal_width(a[2], n[2]);
+    out->moe_pooled = 1;
   }
-  /* An MoE step has every term of a dense one plus routing and dispatch:
-   * its interval is never narrower than the dense one (a few MoE rows that
-   * happen to fit well say little about the rest). */
   if (out->moe > 0 && out->moe < out->dense) out->moe = out->dense;
+  for (int g = 0; g < 3; g++) sc__free(set->ctx, a[g], bytes);
+  return SC_OK;
+}
+
+int sc_validate_load_held_out(const sc_caseset *set, const char *path, double *predicted_s,
+                              double *held_out_s) {
+  if (!set) return SC_EINVAL;
+  if (!path || !held_out_s) return sc__error(set->ctx, SC_EINVAL, "held-out file: no path");
+  for (size_t i = 0; i < set->n; i++) {
+    held_out_s[i] = 0;
+    if (predicted_s) predicted_s[i] = 0;
+  }
+  char *text;
+  size_t len, cap;
+  int e = read_whole(set->ctx, path, &text, &len, &cap);
+  if (e) return e;
+  csv r;
+  csv_open(&r, set->ctx, path, text, len);
+  static const char *const head[4] = {"id", "file", "predicted_s", "loo_predicted_s"};
+  int line, got, first = 1;
+  while ((got = csv_record(&r, &line)) > 0) {
+    if (r.nfield != 4) {
+      e = sc__error(set->ctx, SC_EINVAL, "%s:%d: expected 4 cells (%s,%s,%s,%s), got %zu",
+                    path, line, head[0], head[1], head[2], head[3], r.nfield);
+      break;
+    }
+    if (first) {
+      first = 0;
+      for (int k = 0; k < 4 && !e; k++)
+        if (strcmp(csv_cell(&r, (size_t)k), head[k]))
+          e = sc__error(set->ctx, SC_EINVAL, "%s:%d: column %d is \"%s\", expected \"%s\"",
+                        path, line, k + 1, csv_cell(&r, (size_t)k), head[k]);
+      if (e) break;
+      continue;
+    }
+    double v[2];
+    for (int k = 0; k < 2 && !e; k++) {
+      char *end;
+      errno = 0;
+      v[k] = strtod(csv_cell(&r, (size_t)k + 2), &end);
+      if (*end || errno || !isfinite(v[k]) || v[k] <= 0)
+        e = sc__error(set->ctx, SC_EINVAL, "%s:%d: %s: expected a positive number, got \"%s\"",
+                      path, line, head[k + 2], csv_cell(&r, (size_t)k + 2));
+    }
+    if (e) break;
+    /* A row of a file not loaded is no error: the set may hold fewer files. */
+    for (size_t i = 0; i < set->n; i++) {
+      const char *b = strrchr(set->cases[i].file, '/');
+      if (strcmp(set->cases[i].id, csv_cell(&r, 0)) ||
+          strcmp(b ? b + 1 : set->cases[i].file, csv_cell(&r, 1)))
+        continue;
+      if (predicted_s) predicted_s[i] = v[0];
+      held_out_s[i] = v[1];
+    }
+  }
+  if (got < 0) e = got;
+  csv_free(&r);
+  sc__free(set->ctx, text, cap);
+  return e;
 }
 
 /* ------------------------------------------------------------ output */

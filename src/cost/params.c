@@ -164,8 +164,8 @@ void sc__cost_defaults(const sc_hw *hw, sc_cost_params *p) {
   p->p2p_latency_us = SC_P2P_LATENCY_US_DEFAULT;
   p->optimizer_bytes_per_param = 18.0; /* Adam: 16-20 B/param read+written */
   /* 90 % prediction intervals: `stepcast validate --fit-interval` on the
-   * split=calibration rows of every shipped case file (never the validation
-   * rows), with the shipped calibration (docs/VALIDATION.md). */
+   * held-out errors of the split=calibration rows of every shipped case file
+   * (tools/interval_loo.sh; never the validation rows), docs/VALIDATION.md. */
   p->interval_dense = SC_INTERVAL_DENSE_DEFAULT;
   p->interval_moe = SC_INTERVAL_MOE_DEFAULT;
   sc__interf_defaults(p); /* interf.c: the cited table and the shipped learned model */

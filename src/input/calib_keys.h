@@ -53,7 +53,7 @@
   X(interval_dense, 0.0001, 5.0, "",                                                              \
     "Half-width w (log space) of the 90 % prediction interval of a dense model's step time t: "  \
     "[t e^-w, t e^w]. `stepcast validate --fit-interval` fits it from the calibration rows' "     \
-    "errors (docs/VALIDATION.md, section Prediction intervals).")                                \
+    "held-out errors (docs/VALIDATION.md, section Prediction intervals).")                       \
   X(interval_moe, 0.0001, 5.0, "",                                                                \
     "The same for mixture-of-experts models (fitted on the MoE calibration rows).")              \
   X(interference_gemm, 0.0001, 10.0, "",                                                          \
