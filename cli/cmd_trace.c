@@ -233,6 +233,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     else if (sc_cli_is(&a, "--html")) html_path = v;
     else if (sc_cli_is(&a, "--ddp")) opts.ddp = 1;
     else if (sc_cli_is(&a, "--sequence-parallel")) opts.sequence_parallel = 1;
+    else if (sc_cli_is(&a, "--compile")) opts.compile = 1;
     else code = sc_cli_unhandled(&a);
     if (!ok) code = SC_CLI_EXIT_USAGE;
   }

@@ -213,6 +213,9 @@ static const sc_cli_opt replay_opts[] = {
     {"--sequence-parallel", NULL,
      "with --scale tp=N (N >= 2): Megatron's sequence parallelism (norms and residuals on s/tp tokens, "
      "all-gathers and reduce-scatters instead of all-reduces)", 0},
+    {"--compile", NULL,
+     "price an ex-situ job as torch.compile runs its blocks: a layer's memory-bound kernels between two "
+     "other kernels fused into one", 0},
     {"--shard-rules", "FILE", "sharding overrides: lines `MODULE-GLOB column-parallel|row-parallel|"
                               "replicated|vocab-parallel`", 0},
     {"--replica", "R", "ranks per data-parallel replica of the traced job (default 1)", 0},

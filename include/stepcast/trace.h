@@ -140,6 +140,10 @@ typedef struct sc_replay_opts {
    * and dropout on s / tp tokens, all-gathers and reduce-scatters instead
    * of the TP all-reduces (docs/TRACE.md, "Sequence parallelism"). */
   int sequence_parallel;
+  /* torch.compile: the memory-bound kernels of a layer's pass between two
+   * other kernels fused into one (ex-situ jobs; docs/TRACE.md, "Compiled
+   * blocks"). */
+  int compile;
   int64_t first_layers, last_layers;
   const char *shard_rules;
   size_t shard_rules_len;
@@ -161,6 +165,7 @@ typedef struct sc_replay_result {
   int64_t vpp;                /* model chunks per stage (1 but interleaved) */
   int64_t fsdp;               /* FSDP shard group (0: none) */
   int sequence_parallel;      /* 1: re-targeted with sequence parallelism */
+  int64_t fused_kernels;      /* --compile: kernels fused into the one before them (per traced rank) */
   int64_t simulated_ranks;
   int64_t iterations;
   int64_t ops, events;

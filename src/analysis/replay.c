@@ -561,6 +561,25 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     }
     return rc;
   }
+  if (opts && opts->compile) { /* fused first (fuse.c), then replayed as asked */
+    int shaped = 0;
+    for (size_t i = 0; i < job->nranks && !shaped; i++)
+      for (size_t k = 0; k < job->ranks[i].nops && !shaped; k++) shaped = job->ranks[i].ops[k].shape > 0;
+    if (!shaped)
+      return sc__error(ctx, SC_EINVAL,
+                       "--compile fuses the priced kernels of an ex-situ job (import cpu); this job's kernels "
+                       "have measured durations");
+    sc_job *fj = NULL;
+    int64_t absorbed = 0;
+    int rc = sc__job_fused(job, &fj, &absorbed);
+    if (rc) return rc;
+    sc_replay_opts o2 = *opts;
+    o2.compile = 0;
+    rc = sc__replay_run(ctx, fj, cfg, &o2, topts, trace, trace_ud, sink, sink_ud, out);
+    sc_job_free(fj);
+    if (!rc) out->fused_kernels = absorbed;
+    return rc;
+  }
   sc_replay_opts o;
   if (opts) o = *opts;
   else memset(&o, 0, sizeof o);
@@ -1139,6 +1158,7 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
     if (!rc && r->layers > 0)
       rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
                       (long long)r->traced_layers);
+    if (!rc && r->fused_kernels > 0) rc = sc__writef(w, ud, "\"fused_kernels\":%lld,", (long long)r->fused_kernels);
     if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
@@ -1162,6 +1182,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   if (!rc && r->layers > 0 && r->layers != r->traced_layers)
     rc = sc__writef(w, ud, "extrapolated: %lld layers (%lld traced; the last traced layer repeated)\n",
                     (long long)r->layers, (long long)r->traced_layers);
+  if (!rc && r->fused_kernels > 0)
+    rc = sc__writef(w, ud, "compiled: %lld memory-bound kernels of the traced rank(s) fused into the run before "
+                    "them (torch.compile)\n", (long long)r->fused_kernels);
   char chunks[48] = "";
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
   if (!rc && sharded)

@@ -72,6 +72,13 @@ int64_t sc__shard_layers(const sc_job *job, const sc_jrank *r, int32_t *mod_laye
  * fewer layers than traced, a shard job, more ops than a job holds. */
 int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *traced);
 
+/* torch.compile's fusion of an ex-situ job's eager kernels (fuse.c,
+ * `replay --compile`): a copy in which each run of a layer pass's
+ * memory-bound kernels moves its largest member's bytes in its first
+ * kernel and 0 in the others (*absorbed counts those). 0, SC_ENOMEM or a
+ * read error. */
+int sc__job_fused(const sc_job *in, sc_job **out, int64_t *absorbed);
+
 /* The stage cut: first_layer[0..pp] with stage s holding layers
  * [first_layer[s], first_layer[s+1]) of `layers`. Even split (the first
  * layers % pp stages one more), or with first / last (> 0) layers on the

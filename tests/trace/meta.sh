@@ -21,6 +21,7 @@
 #    gradient); op adds a reduce-scatter a layer (the recomputed o_proj),
 #    full two; a recomputation gathers the inputs, so its layer's backward
 #    does not gather them again; GPU time below TP2's without SP;
+#  - --compile (torch.compile's fusion) fuses kernels and lowers GPU time;
 #  - 2 layers run as 4 (--layers 4) against the 4-layer trace, as traced,
 #    TP2, FSDP2, CP2 (the fused attention's ring) and PP2: the same ops and
 #    step (host costs at their floor: the GPU sets the pace).
@@ -93,9 +94,16 @@ awk -v a="$(field gpu_busy_s <"$tmp/none.json")" -v b="$(field gpu_busy_s <"$tmp
 [ $((ar_op - ar_none)) -eq 4 ] && [ $((ar_full - ar_none)) -eq 8 ] ||
   { echo "TP2 all-reduces: none $ar_none, op $ar_op, full $ar_full (want +4, +8)"; fail=1; }
 
+# --compile: fewer bytes, GPU time down, kernels fused.
+c=$("$sc" replay "$tmp/op-4.scw" $gpu $host --compile --format json)
+fk=$(echo "$c" | field fused_kernels) bc=$(echo "$c" | field gpu_busy_s)
+echo "op --compile: $fk kernels fused, GPU $bc s (eager $(field gpu_busy_s <"$tmp/op.json") s)"
+awk -v n="$fk" -v a="$bc" -v b="$(field gpu_busy_s <"$tmp/op.json")" 'BEGIN { exit !(n > 0 && a < b) }' ||
+  { echo "op --compile: nothing fused or no faster"; fail=1; }
+
 # --layers 4 of the 2-layer traces against the 4-layer ones.
 for ac in none op full; do
-  for s in "" "--scale tp=2" "--scale fsdp=2" "--scale cp=2" "--scale pp=2"; do
+  for s in "" "--scale tp=2" "--scale fsdp=2" "--scale cp=2" "--scale pp=2" "--scale tp=2 --sequence-parallel --compile"; do
     a=$("$sc" replay "$tmp/$ac-2.scw" --layers 4 $s $gpu $host --format json)
     b=$("$sc" replay "$tmp/$ac-4.scw" $s $gpu $host --format json)
     ta=$(echo "$a" | field predicted_step_s) tb=$(echo "$b" | field predicted_step_s)

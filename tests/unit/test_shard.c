@@ -645,13 +645,68 @@ static void test_layers(void **state) {
   sc_job_free(job);
 }
 
+/* torch.compile's fusion (fuse.c): in the tiny GPT, each run of a layer
+ * pass's memory-bound kernels between two other kernels keeps its first
+ * kernel with the run's largest bytes, the others move 0; nothing outside
+ * the layers or outside memory-bound kernels changes; the count absorbed
+ * is reported. blocks.0's attention core in forward (score bmm, then
+ * scale, mask, softmax and dropout, then the value bmm) is one such run. */
+static void test_fused(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt(), *fj;
+  int64_t absorbed = 0;
+  assert_int_equal(sc__job_fused(job, &fj, &absorbed), 0);
+  const sc_jrank *a = &job->ranks[0], *b = &fj->ranks[0];
+  assert_int_equal(a->nops, b->nops);
+  int32_t ml[256];
+  assert_true(a->nmodules <= 256);
+  sc__shard_layers(job, a, ml, NULL);
+  int64_t zeroed = 0;
+  double before = 0, after = 0;
+  for (size_t k = 0; k < a->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(a, k);
+    int cls = a->ops[k].shape ? a->shapes[a->ops[k].shape - 1].cls : -1;
+    int fusable = (cls == SC_JSHAPE_MEM || cls == SC_JSHAPE_NORM) && om.module && ml[om.module - 1] >= 0 &&
+                  (om.pass == SC_JPASS_FWD || om.pass == SC_JPASS_BWD) && !om.param;
+    if (!fusable) {
+      assert_true(b->ops[k].bytes == a->ops[k].bytes);
+      continue;
+    }
+    before += a->ops[k].bytes, after += b->ops[k].bytes;
+    if (b->ops[k].bytes == 0) zeroed++;
+    else assert_true(b->ops[k].bytes >= a->ops[k].bytes);
+  }
+  assert_int_equal(zeroed, absorbed);
+  assert_true(absorbed > 0 && after < before);
+  /* The attention core's run: from the first kernel after blocks.0's
+   * score bmm to the value bmm. */
+  int64_t m = module_of(job, a, "blocks.0");
+  size_t k = 0;
+  while (k < a->nops && !(sc__jrank_opmod(a, k).module == m + 1 && sc__jrank_opmod(a, k).pass == SC_JPASS_FWD &&
+                          !strcmp(sc__job_str(job, a->ops[k].name), "aten::bmm")))
+    k++;
+  assert_true(k < a->nops);
+  size_t h = k + 1;
+  while (a->ops[h].kind != SC_JOP_KERNEL) h++;
+  double big = 0;
+  size_t q = h;
+  for (; strcmp(sc__job_str(job, a->ops[q].name), "aten::bmm"); q++)
+    if (a->ops[q].kind == SC_JOP_KERNEL) {
+      if (a->ops[q].bytes > big) big = a->ops[q].bytes;
+      if (q > h) assert_true(b->ops[q].bytes == 0);
+    }
+  assert_true(q > h + 3 && b->ops[h].bytes == big); /* scale, mask, softmax, dropout at least */
+  sc_job_free(fj);
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
       cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
-      cmocka_unit_test(test_context),       cmocka_unit_test(test_layers),
+      cmocka_unit_test(test_context),       cmocka_unit_test(test_layers), cmocka_unit_test(test_fused),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
