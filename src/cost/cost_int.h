@@ -85,8 +85,8 @@ double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl);
 #define SC_P2P_LATENCY_US_DEFAULT 10.0
 /* The shipped 90 % prediction-interval half-widths (log space), from
  * `stepcast validate --fit-interval` over every case file of validation/cases. */
-#define SC_INTERVAL_DENSE_DEFAULT 0.1386
-#define SC_INTERVAL_MOE_DEFAULT 0.1386
+#define SC_INTERVAL_DENSE_DEFAULT 0.1387
+#define SC_INTERVAL_MOE_DEFAULT 0.1387
 
 /* The registered models. */
 extern const sc_compute_model sc__roofline_model;

@@ -624,14 +624,18 @@ static void test_op_sac_llama3_8b(void **state) {
     sc_memory_model mm;
     assert_int_equal(sc__memory_model_init(ctx, &mm, sh, &o), 0);
     assert_close(mm.act_layer_rc, want[i].remade, 1e-12, "op_sac re-made");
-    /* the loss on fp32 logits: 8 bytes a logit beside the stored fp32
-     * log-probabilities, against 2 for Megatron-LM's in-place softmax */
+    /* the loss on fp32 logits beside the stored fp32 log-probabilities,
+     * against 2 bytes a logit for Megatron-LM's in-place softmax */
     double logits = sb * sh->v / sh->t;
     assert_close(mm.loss_logits_bytes, 2.0 * logits, 1e-12, "16-bit logits");
     sc__memory_model_free(ctx, &mm);
     cfg.training.fp32_loss_grads = 1;
     assert_int_equal(sc__memory_model_init(ctx, &mm, sh, &o), 0);
-    assert_close(mm.loss_logits_bytes, 8.0 * logits, 1e-12, "fp32 loss grads");
+    /* t = 1: the fp32 gradients of the log-probabilities and of the logits,
+     * 8 bytes; t = 2 (torch's loss_parallel decomposition): the one-hot,
+     * exp(log-probabilities), their sum and its product, 12 */
+    assert_close(mm.loss_logits_bytes, (want[i].tp > 1 ? 12.0 : 8.0) * logits, 1e-12,
+                 "fp32 loss grads");
     sc__memory_model_free(ctx, &mm);
     double model, hw;
     sc__model_flops(&cfg, &model, &hw);
