@@ -150,8 +150,9 @@
   X(training, fp32_loss_grads, BOOL, training.fp32_loss_grads, "", "false", 0, 0,                   \
     "The loss on fp32 logits with their fp32 gradients (torchtitan casts the [tokens, vocab] "   \
     "logits to fp32 for its cross-entropy): on the last stage the loss backward holds the fp32 " \
-    "gradients of the log-probabilities and of the logits, 8 bytes per logit, instead of "       \
-    "Megatron-LM's in-place 16-bit one (docs/MEMORY.md).")                                       \
+    "gradients of the log-probabilities and of the logits, 8 bytes per logit (12 with tp > 1: " \
+    "torch's loss_parallel backward), instead of Megatron-LM's in-place 16-bit one "             \
+    "(docs/MEMORY.md).")                                                                         \
   X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
     "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
     "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \

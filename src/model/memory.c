@@ -303,6 +303,15 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
    * more than the forward's 16-bit logits and their fp32 copy (e + 4). */
   double per_logit = e;
   if (cfg->training.fp32_loss_grads) per_logit = e + 4.0 > 8.0 ? e + 4.0 : 8.0;
+  /* With tp > 1 torchtitan's loss runs under torch's loss_parallel on
+   * vocabulary-sharded logits: its backward (_nll_loss_and_log_softmax_
+   * backward, out of place) holds, beside the stored log-probabilities,
+   * the zero-filled one-hot gradient, exp(log-probabilities), their sum and
+   * that sum times the incoming gradient, fp32 each: 12 bytes a logit (two
+   * of them at a time: 4 + 4 + 4 beside the one-hot). Its forward
+   * (_log_softmax: the max-shifted copy and its exp beside the fp32 input
+   * and the 16-bit logits, e + 8) is less. */
+  if (cfg->training.fp32_loss_grads && sh->tp > 1) per_logit = e + 8.0 > 12.0 ? e + 8.0 : 12.0;
   mm->loss_logits_bytes = per_logit * sb * sh->v / sh->t;
   mm->capacity_bytes = sh->hw->hbm_gib * GIB;
   return sc__schedule_whole(sh) ? whole_walk(ctx, mm) : SC_OK;
@@ -465,6 +474,31 @@ static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *byte
  * an MoE layer's gathers bring its dense part and its E/ep local experts
  * (over EDP with expert parallelism), so it is priced at
  * moe_layer_params + expert_params. */
+/* Parameters of a stage outside its transformer layers: the word embedding
+ * on virtual stage 0, the LM head (unless it is the embedding, shared) and
+ * the final norm on the last one. */
+static double stage_root_params(const sc_memory_model *mm, int64_t stage) {
+  const sc_shape *sh = mm->sh;
+  int64_t last_vs = sh->pp * sh->vpp - 1;
+  double params = 0;
+  for (int64_t c = 0; c < sc__shape_chunks(sh); c++) {
+    int64_t vs = sc__shape_vstage(sh, stage, c);
+    if (vs == 0) params += sh->embed_params;
+    if (vs == last_vs && (!sh->tied || !sc__shape_ends_together(sh))) params += sh->embed_params;
+    if (vs == last_vs) params += sh->norm_params;
+  }
+  return params;
+}
+
+/* The LM head's parameters on `stage` (0 where the stage has none). */
+static double stage_head_params(const sc_memory_model *mm, int64_t stage) {
+  const sc_shape *sh = mm->sh;
+  int64_t last_vs = sh->pp * sh->vpp - 1;
+  for (int64_t c = 0; c < sc__shape_chunks(sh); c++)
+    if (sc__shape_vstage(sh, stage, c) == last_vs) return sh->embed_params;
+  return 0.0;
+}
+
 static double fsdp_gathered(const sc_memory_model *mm, int64_t stage) {
   const sc_parallel_cfg *par = &mm->cfg->parallel;
   const sc_shape *sh = mm->sh;
@@ -482,7 +516,18 @@ static double fsdp_gathered(const sc_memory_model *mm, int64_t stage) {
     int dense_layers = sh->dense_layers > 0 || sh->moe_freq > 1;
     unit = dense_layers && unit > moe_unit ? unit : moe_unit;
   }
-  return units * unit * pbytes + unit * sh->grad_bytes;
+  /* The unit being reduced: FSDP2's foreach_reduce copies its unsharded
+   * gradients (parameter dtype, e) into a reduce-dtype buffer and frees them
+   * only after that copy; the buffer is held until the next unit's reduce
+   * (post_backward waits on reduce_scatter_state), while the next unit's
+   * gradients are made: unit * (e + grad_bytes). The root unit (FSDP2's
+   * fully_shard on the whole model: embedding, final norm, LM head) is
+   * never resharded after its forward (_lazy_init clears the root's
+   * post_forward_mesh_info), so it stays gathered, 16-bit (fp8 gathers are
+   * Float8Linear's, not the embedding's or the output's), from the forward's
+   * start to the backward's end. */
+  double root = stage_root_params(mm, stage) * sh->elem_bytes;
+  return units * unit * pbytes + unit * (sh->elem_bytes + sh->grad_bytes) + root;
 }
 
 void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage *out) {
@@ -507,6 +552,10 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
                     mm->cp_kv_bytes + mm->moe_buffer_bytes;
     if (moe_ws > layer_ws) layer_ws = moe_ws;
   }
+  /* FSDP2 keeps the LM head's unsharded gradient (e a parameter) from its
+   * backward, right after the loss's, until the root unit's post-backward at
+   * the end of the backward: it is there for every layer's backward. */
+  if (mm->o.zero_stage >= 3) layer_ws += stage_head_params(mm, stage) * mm->sh->elem_bytes;
   double head_ws = stage == mm->pp - 1 ? mm->loss_logits_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
   if (mm->o.zero_stage >= 3) out->transient_bytes += fsdp_gathered(mm, stage);

@@ -593,6 +593,37 @@ static void llama3_8b_on_8(sc_config *cfg, int64_t tp, sc_recompute rc) {
   resolve(cfg);
 }
 
+/* FSDP2 as torchtitan runs Llama 3 8B on 8 GPUs (zero_stage 3, untied LM
+ * head, op_sac, fp32 loss): the transient at the loss backward, by hand.
+ * A layer: 4096 (4096 + 1024 + 1024 + 4096) + 3 x 4096 x 14336 + 2 x 4096
+ * = 218,112,000 parameters; the embedding and the LM head 128256 x 4096 =
+ * 525,336,576 each. The gathered units: the computing layer and one
+ * prefetched, 2 x 2 bytes; the reduced layer's bf16 gradients and its fp32
+ * reduce buffer, 2 + 4 bytes; the root unit (embedding, LM head, final
+ * norm) gathered in bf16, 2 bytes; the loss backward's 8 fp32 bytes a
+ * logit over 2 x 8192 tokens x 128256. */
+static void test_fsdp2_llama3_8b(void **state) {
+  (void)state;
+  sc_config cfg;
+  llama3_8b_on_8(&cfg, 1, SC_RECOMPUTE_OP_SAC);
+  cfg.model.tied_embeddings = 0;
+  cfg.parallel.zero_stage = 3;
+  cfg.training.fp32_loss_grads = 1;
+  resolve(&cfg);
+  sc_memory_report r;
+  assert_int_equal(sc_memory_estimate(ctx, &cfg, &r), 0);
+  const sc_shape *sh = shape_of(&cfg);
+  /* the shape counts GPT-style biases and norm shifts too (+51,200) */
+  double layer = sh->layer_params, embed = sh->embed_params;
+  assert_close(layer, 218112000.0 + 51200.0, 1e-15, "layer parameters");
+  assert_close(embed, 525336576.0, 1e-15, "embedding parameters");
+  double root = 2.0 * embed + sh->norm_params;
+  double fsdp = 2.0 * layer * 2.0 + layer * (2.0 + 4.0) + root * 2.0;
+  double loss = 8.0 * 2.0 * 8192.0 * 128256.0;
+  assert_close(r.stages[0].transient_bytes, loss + fsdp, 1e-12, "FSDP2 transient");
+  sc_memory_report_free(ctx, &r);
+}
+
 /* recompute op_sac (torchtitan's op-level SAC) on Llama 3 8B (h 4096, 32
  * heads of 128, 8 KV heads, FFN 14336), micro-batch 2 x 8192 tokens, by
  * hand per layer and micro-batch, e = 2:
@@ -624,14 +655,18 @@ static void test_op_sac_llama3_8b(void **state) {
     sc_memory_model mm;
     assert_int_equal(sc__memory_model_init(ctx, &mm, sh, &o), 0);
     assert_close(mm.act_layer_rc, want[i].remade, 1e-12, "op_sac re-made");
-    /* the loss on fp32 logits: 8 bytes a logit beside the stored fp32
-     * log-probabilities, against 2 for Megatron-LM's in-place softmax */
+    /* the loss on fp32 logits beside the stored fp32 log-probabilities,
+     * against 2 bytes a logit for Megatron-LM's in-place softmax */
     double logits = sb * sh->v / sh->t;
     assert_close(mm.loss_logits_bytes, 2.0 * logits, 1e-12, "16-bit logits");
     sc__memory_model_free(ctx, &mm);
     cfg.training.fp32_loss_grads = 1;
     assert_int_equal(sc__memory_model_init(ctx, &mm, sh, &o), 0);
-    assert_close(mm.loss_logits_bytes, 8.0 * logits, 1e-12, "fp32 loss grads");
+    /* t = 1: the fp32 gradients of the log-probabilities and of the logits,
+     * 8 bytes; t = 2 (torch's loss_parallel decomposition): the one-hot,
+     * exp(log-probabilities), their sum and its product, 12 */
+    assert_close(mm.loss_logits_bytes, (want[i].tp > 1 ? 12.0 : 8.0) * logits, 1e-12,
+                 "fp32 loss grads");
     sc__memory_model_free(ctx, &mm);
     double model, hw;
     sc__model_flops(&cfg, &model, &hw);
@@ -662,6 +697,7 @@ int main(void) {
       cmocka_unit_test(test_megatron_formula),
       cmocka_unit_test(test_api),
       cmocka_unit_test(test_zero_stages),
+      cmocka_unit_test(test_fsdp2_llama3_8b),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

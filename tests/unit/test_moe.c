@@ -483,7 +483,8 @@ static void test_fsdp_ep_memory(void **state) {
     double pe = sc__shape_stage_expert_params(&sh, 0), pd = st.params - pe;
     assert_near(st.weights_bytes, pd * 2.0 / shard + pe * 2.0 / 4.0, 1e-12);
     /* the same config without ZeRO-3: the difference in transients is the
-     * gathered units and one unit's unsharded grads */
+     * gathered units, one unit's unsharded grads in the parameter dtype and
+     * in the reduce dtype, and the root unit (stage 0: the embedding), 16-bit */
     sc_config c0 = cfg;
     c0.parallel.zero_stage = 0;
     c0.parallel.fsdp_shard = 0;
@@ -496,7 +497,8 @@ static void test_fsdp_ep_memory(void **state) {
     assert_int_equal(sc__memory_model_init(ctx, &mm0, &sh0, &o0), 0);
     sc__memory_stage(&mm0, 0, &plain);
     double unit = sh.moe_layer_params + sh.expert_params;
-    assert_near(st.transient_bytes - plain.transient_bytes, 2.0 * unit * 2.0 + unit * 4.0, 1e-12);
+    assert_near(st.transient_bytes - plain.transient_bytes,
+                2.0 * unit * 2.0 + unit * (2.0 + 4.0) + sh.embed_params * 2.0, 1e-12);
     /* the trace's memory counter peaks at the estimate on every stage */
     double peak = 0, want = 0;
     int bad = sc_test_counter_peak_mismatch(ctx, &cfg, &peak, &want);
