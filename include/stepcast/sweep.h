@@ -161,7 +161,8 @@ typedef struct sc_sweep_result {
   int64_t candidates;      /* configurations enumerated */
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   int64_t simulated;       /* rows ranked (including resumed ones) */
-  int64_t bounded;         /* candidates whose step-time bound was computed (top_k > 0) */
+  int64_t bounded;         /* candidates whose quick step-time bound was computed (top_k > 0) */
+  int64_t refined;         /* of them, those whose tighter bound was computed too */
   int64_t resumed;         /* rows read back from out_path */
   sc_sweep_row *rows;      /* simulated rows, best first; owned */
   double capacity_gib;     /* GPU memory (the preset's HBM) */
