@@ -118,7 +118,9 @@ typedef struct sc_sweep_opts {
    * simulate every candidate that passes pruning (exhaustive). With K > 0 a
    * lower bound on each candidate's step time (the workload's compute and
    * pipeline dependencies without communication time, docs/SWEEP.md
-   * "Bounded sweeps") decides the order: the K candidates of lowest bound
+   * "Bounded sweeps", computed only where the order needs it: a quicker,
+   * looser one from one stage's compute comes first) decides the order:
+   * the K candidates of lowest bound
    * are simulated first, and of the others those whose bound exceeds the
    * K-th best step among them are not simulated (counted as dominated);
    * they cannot rank among the best K. rows then holds the simulated
