@@ -65,10 +65,10 @@ static int run(sc_ctx *ctx, const scenario *sc, int quick, int64_t top_k, int pr
     for (int i = 0; i < SC_SWEEP_REASON_COUNT; i++) pruned += r.excluded[i];
     int64_t fit = r.simulated + dominated;
     printf("%-34s %s %s procs %d  candidates %6" PRId64 "  pruned %6" PRId64
-           "  dominated %5" PRId64 "  simulated %5" PRId64 "  wall %6.2f s  cpu %6.2f s"
+           "  dominated %5" PRId64 "  refined %5" PRId64 "  simulated %5" PRId64 "  wall %6.2f s  cpu %6.2f s"
            "  decided %7.0f/cpu-s  fitting %7.0f/cpu-s\n",
            sc->name, quick ? "quick" : "full ", top_k ? "top10" : "all  ", procs, r.candidates,
-           pruned, dominated, r.simulated, wall, cpu, (double)r.candidates / cpu,
+           pruned, dominated, r.refined, r.simulated, wall, cpu, (double)r.candidates / cpu,
            (double)fit / cpu);
     fflush(stdout);
   } else {

@@ -118,7 +118,9 @@ typedef struct sc_sweep_opts {
    * simulate every candidate that passes pruning (exhaustive). With K > 0 a
    * lower bound on each candidate's step time (the workload's compute and
    * pipeline dependencies without communication time, docs/SWEEP.md
-   * "Bounded sweeps") decides the order: the K candidates of lowest bound
+   * "Bounded sweeps", computed only where the order needs it: a quicker,
+   * looser one from one stage's compute comes first) decides the order:
+   * the K candidates of lowest bound
    * are simulated first, and of the others those whose bound exceeds the
    * K-th best step among them are not simulated (counted as dominated);
    * they cannot rank among the best K. rows then holds the simulated
@@ -161,7 +163,8 @@ typedef struct sc_sweep_result {
   int64_t candidates;      /* configurations enumerated */
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   int64_t simulated;       /* rows ranked (including resumed ones) */
-  int64_t bounded;         /* candidates whose step-time bound was computed (top_k > 0) */
+  int64_t bounded;         /* candidates whose quick step-time bound was computed (top_k > 0) */
+  int64_t refined;         /* of them, those whose tighter bound was computed too */
   int64_t resumed;         /* rows read back from out_path */
   sc_sweep_row *rows;      /* simulated rows, best first; owned */
   double capacity_gib;     /* GPU memory (the preset's HBM) */

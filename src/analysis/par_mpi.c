@@ -199,6 +199,10 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
   }
   int64_t queue[QUEUE_DEPTH + 1];
   int qhead = 0, qlen = 0, rc = SC_OK;
+  /* The end marker is queued: whatever process 0 sends after it belongs to
+   * the next sc__par_run (it may follow at once, with no collective between
+   * the two), so nothing more is collected here. */
+  int ended = 0;
   for (;;) {
     if (qlen == 0) {
       int64_t item;
@@ -208,6 +212,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
         break;
       }
       queue[(qhead + qlen++) % (QUEUE_DEPTH + 1)] = item;
+      ended = item < 0;
     }
     int64_t item = queue[qhead];
     qhead = (qhead + 1) % (QUEUE_DEPTH + 1);
@@ -223,7 +228,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
     }
     /* Collect items that arrived meanwhile, without waiting. */
     int flag = 0;
-    while (qlen < QUEUE_DEPTH + 1 &&
+    while (!ended && qlen < QUEUE_DEPTH + 1 &&
            MPI_Iprobe(0, TAG_ITEM, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
            flag) {
       int64_t next;
@@ -233,6 +238,7 @@ static int run_worker(sc_ctx *ctx, size_t rec_size, sc_par_work_fn work, void *u
         break;
       }
       queue[(qhead + qlen++) % (QUEUE_DEPTH + 1)] = next;
+      ended = next < 0;
     }
     if (rc) break;
   }

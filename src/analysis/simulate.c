@@ -232,7 +232,21 @@ int sc__plan_simulate_ex(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, vo
   return rc;
 }
 
-int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int64_t *bound_ns) {
+/* The stage whose compute bounds the step best, guessed without building:
+ * the one holding the most parameters (layers, and the LM head or the
+ * embedding), the later one of equals (the last holds the LM head's
+ * GEMMs, the first only the embedding's lookup). Any stage gives a bound. */
+static int64_t busiest_stage(const sc_shape *sh) {
+  int64_t best = sh->pp - 1;
+  double most = sc__shape_stage_params(sh, best);
+  for (int64_t s = sh->pp - 2; s >= 0; s--) {
+    double p = sc__shape_stage_params(sh, s);
+    if (p > most) most = p, best = s;
+  }
+  return best;
+}
+
+int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int quick, int64_t *bound_ns) {
   *bound_ns = 0;
   const sc_config *cfg = plan->cfg;
   /* A variation's speeds can beat nominal and its runs are unfolded: no bound. */
@@ -241,12 +255,16 @@ int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int64_t *bound_ns) {
   sc_cost cost;
   int rc = sc__cost_init(ctx, cfg, &cost);
   if (rc) return rc;
-  /* The workload sc__plan_simulate builds for an untraced run. */
+  /* The workload sc__plan_simulate builds for an untraced run (quick: one
+   * stage of it). */
   unsigned flags = cfg->simulation.interference == SC_INTERF_NONE ? SC_WL_MERGE : 0;
   sc_workload wl;
-  rc = sc__workload_build_ex(ctx, &plan->shape, &cost, flags, &wl);
+  rc = quick ? sc__workload_build_stage(ctx, &plan->shape, &cost, flags,
+                                        busiest_stage(&plan->shape), &wl)
+             : sc__workload_build_ex(ctx, &plan->shape, &cost, flags, &wl);
   if (!rc) {
-    rc = sc__engine_lower_bound(ctx, &wl, bound_ns);
+    if (quick) *bound_ns = sc__engine_compute_bound(&wl);
+    else rc = sc__engine_lower_bound(ctx, &wl, bound_ns);
     sc__workload_free(ctx, &wl);
   }
   sc__cost_release(ctx, &cost);

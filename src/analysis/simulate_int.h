@@ -69,12 +69,15 @@ double sc__plan_estimate_ops(const sc_plan *plan);
 /* Simulates one step of a plan (see sc_simulate for trace and out). */
 int sc__plan_simulate(sc_ctx *ctx, const sc_plan *plan, sc_write_fn trace, void *trace_ud,
                       sc_result *out);
-/* A lower bound on the step time sc__plan_simulate gives this plan, in ns
- * (sc__engine_lower_bound on the workload it would build), cheaper than the
- * simulation: no memory track, no events. 0 (no bound) for variations and
- * unfolded runs. Returns 0 or the build's SC_E code (the simulation would
- * fail the same way). */
-int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int64_t *bound_ns);
+/* A lower bound on the step time sc__plan_simulate gives this plan, in ns,
+ * cheaper than the simulation: no memory track, no events. quick = 0: the
+ * replay of the workload it would build (sc__engine_lower_bound); quick =
+ * 1: one stage's compute (sc__engine_compute_bound on that stage alone,
+ * sc__workload_build_stage), looser but about pp times cheaper and never
+ * above the first. 0 (no bound) for variations and unfolded runs. Needs only
+ * the plan's cfg and shape. Returns 0 or the build's SC_E code (the
+ * simulation would fail the same way). */
+int sc__plan_bound(sc_ctx *ctx, const sc_plan *plan, int quick, int64_t *bound_ns);
 
 /* What a simulation hands out besides its result (engine_int.h): every op
  * as it ends, the memory counter track as it changes (either makes the

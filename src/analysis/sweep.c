@@ -106,7 +106,9 @@ typedef struct sweep {
   cand *todo;
   size_t ntodo, cap;
   int64_t leaves;
-  int64_t bounded;       /* candidates bounded (top_k > 0) */
+  int64_t bounded;       /* candidates given a quick bound (top_k > 0) */
+  int64_t refined;       /* of them, those given the replay's bound too */
+  int refine_all;        /* testing: quick bounds all 0, so every candidate is refined */
   int64_t excluded[SC_SWEEP_REASON_COUNT];
   double capacity_gib;
   double usable_gib;     /* capacity_gib less cluster.mem_headroom */
@@ -114,7 +116,9 @@ typedef struct sweep {
   sc_sweep_row *rows;    /* per todo position */
   uint8_t *state;        /* per todo position: 0 pending, 1 done ok, 2 failed, 3 resumed,
                             4 dominated (not simulated) */
-  int64_t *bound_ns;     /* per todo position: step-time lower bound (top_k > 0) */
+  int64_t *quick_ns;     /* per todo position: quick step-time lower bound (top_k > 0) */
+  int64_t *bound_ns;     /* per todo position: the replay's bound, where refined */
+  int64_t *bound_into;   /* quick_ns or bound_ns: where deliver_bound writes */
   size_t next_write;     /* first todo position not yet settled in the file */
   int64_t done, resumed, written;
   int fd;                /* results file or -1 */
@@ -932,29 +936,33 @@ static int settle_rows(sweep *S) {
 
 /* ------------------------------------------------------------ bounds */
 
-/* A candidate's step-time lower bound (sc__plan_bound), computed on any
- * process. A candidate the library refuses gets 0 (no bound): it is then
+/* Candidate pos's step-time lower bound (sc__plan_bound, quick or the
+ * replay's), computed on any process from its shape (the memory model was
+ * pruning's). A candidate the library refuses gets 0 (no bound): it is then
  * simulated and counted under the reason the simulation gives. */
-static int work_bound(void *ud, int64_t pos, void *rec) {
-  sweep *S = ud;
+static int bound_at(sweep *S, int64_t pos, int quick, int64_t *bound) {
   if (pos < 0 || (size_t)pos >= S->ntodo) return SC_EINVAL;
   sc_config cfg;
   apply(S, &S->todo[pos], &cfg);
   sc_plan plan;
-  int64_t *bound = rec;
+  memset(&plan, 0, sizeof plan);
+  plan.cfg = &cfg;
   int rc = sc_config_resolve(S->ctx, &cfg);
-  if (!rc) rc = sc__plan_init(S->ctx, &cfg, &plan);
-  if (!rc) rc = sc__plan_bound(S->ctx, &plan, bound);
+  if (!rc) rc = sc__shape_init(S->ctx, &cfg, &plan.shape);
+  if (!rc) rc = sc__plan_bound(S->ctx, &plan, quick, bound);
   if (rc) *bound = 0;
   return rc == SC_ENOMEM ? rc : SC_OK;
 }
+
+static int work_quick_bound(void *ud, int64_t pos, void *rec) { return bound_at(ud, pos, 1, rec); }
+static int work_bound(void *ud, int64_t pos, void *rec) { return bound_at(ud, pos, 0, rec); }
 
 static int deliver_bound(void *ud, int64_t pos, int status, const void *rec) {
   sweep *S = ud;
   if (pos < 0 || (size_t)pos >= S->ntodo)
     return sc__error(S->ctx, SC_EINVAL, "sweep processes enumerated different candidates");
   if (status == SC_ENOMEM) return sc__error(S->ctx, SC_ENOMEM, "out of memory bounding a step");
-  S->bound_ns[pos] = status ? 0 : *(const int64_t *)rec;
+  S->bound_into[pos] = status ? 0 : *(const int64_t *)rec;
   return SC_OK;
 }
 
@@ -988,68 +996,109 @@ static int64_t kth_best(const sweep *S, const bound_key *order, size_t n, int64_
 }
 
 /* Bounded rounds (process 0 decides, every process simulates): candidates
- * go in ascending order of their bound, top_k positions a round. Before
- * each round, the K-th best step over the positions taken so far is the
- * threshold; the first candidate whose bound exceeds it ends the sweep:
- * it and every later one step at least that long, strictly longer than K
- * rows already have, so none can rank among the K best (ties included:
- * the bound must exceed the threshold); they are counted as dominated.
+ * go in ascending order of their bound (the replay's, sc__plan_bound quick
+ * 0), top_k positions a round. Before each round, the K-th best step over
+ * the positions taken so far is the threshold; the first candidate whose
+ * bound exceeds it ends the sweep: it and every later one step at least
+ * that long, strictly longer than K rows already have, so none can rank
+ * among the K best (ties included: the bound must exceed the threshold);
+ * they are counted as dominated.
+ *
+ * The replay's bound is computed only where that order needs it. Every
+ * candidate has a quick bound (one stage's compute), never above the
+ * replay's; candidates are *refined* (given the replay's bound) in ascending
+ * quick-bound order, top_k at a time, until every unrefined one has a quick
+ * bound above T: the K-th smallest refined bound among the candidates left,
+ * or the threshold when fewer than K are at most that. Then every unrefined
+ * candidate's bound exceeds T as well, so the next round (the K smallest
+ * refined bounds up to the threshold, ties by position) is exactly the one
+ * that bounding every candidate gives, and so is the stop.
+ *
  * Rounds, threshold and stop depend on the bounds and steps only, never on
  * which rows a file already held (those count as taken, not simulated
  * again) or on the process count, so the simulated set is the same for a
- * fresh, resumed or multi-process sweep. */
+ * fresh, resumed or multi-process sweep. Each iteration is one sc__par_run
+ * of bounds and one of simulations on every process (one of them empty). */
 static int bounded_rounds(sweep *S, int root, int64_t *items) {
   sc_ctx *ctx = S->ctx;
-  size_t nalloc = S->ntodo ? S->ntodo : 1, taken = 0;
-  bound_key *order = NULL;
+  size_t nalloc = S->ntodo ? S->ntodo : 1, k = (size_t)S->opts->top_k;
+  size_t nquick = 0, nready = 0, ntaken = 0; /* refined; refined, not taken; taken */
+  bound_key *by_quick = NULL, *ready = NULL, *taken = NULL;
   int64_t *steps = NULL;
+  uint8_t *took = NULL;
   int local = SC_OK;
+  S->bound_into = S->bound_ns;
   if (root) {
-    order = sc__malloc(ctx, nalloc * sizeof *order);
+    by_quick = sc__malloc(ctx, nalloc * sizeof *by_quick);
+    ready = sc__malloc(ctx, nalloc * sizeof *ready);
+    taken = sc__malloc(ctx, nalloc * sizeof *taken);
     steps = sc__malloc(ctx, nalloc * sizeof *steps);
-    if (!order || !steps) local = SC_ENOMEM;
+    took = sc__calloc(ctx, nalloc, 1);
+    if (!by_quick || !ready || !taken || !steps || !took) local = SC_ENOMEM;
     for (size_t i = 0; !local && i < S->ntodo; i++)
-      order[i] = (bound_key){S->bound_ns[i], (int64_t)i};
-    if (!local) qsort(order, S->ntodo, sizeof *order, cmp_bound);
+      by_quick[i] = (bound_key){S->quick_ns[i], (int64_t)i};
+    if (!local) qsort(by_quick, S->ntodo, sizeof *by_quick, cmp_bound);
   }
   for (;;) {
-    size_t n = 0;
-    int more = 0;
+    size_t nrefine = 0, nsim = 0;
+    int more = 0, last = 0;
     if (root && !local) {
-      int64_t limit = kth_best(S, order, taken, steps);
-      size_t end = taken + (size_t)S->opts->top_k;
-      while (taken < S->ntodo && taken < end && order[taken].bound_ns <= limit) {
-        int64_t p = order[taken++].pos;
-        if (S->state[p] == ST_PENDING) items[n++] = p;
-      }
-      /* A full round with candidates left: another round, on the threshold
-       * this one leaves. Else the rest (if any) is dominated. */
-      more = taken == end && taken < S->ntodo;
-      if (!more) {
-        for (size_t i = taken; i < S->ntodo; i++) {
-          int64_t p = order[i].pos;
-          if (S->state[p] != ST_PENDING) continue;
+      int64_t limit = kth_best(S, taken, ntaken, steps);
+      qsort(ready, nready, sizeof *ready, cmp_bound);
+      size_t under = 0; /* the next round: ready[0 .. under) */
+      while (under < nready && under < k && ready[under].bound_ns <= limit) under++;
+      int64_t upto = under == k ? ready[k - 1].bound_ns : limit; /* T above */
+      while (nrefine < k && nquick < S->ntodo && by_quick[nquick].bound_ns <= upto)
+        items[nrefine++] = by_quick[nquick++].pos;
+      if (!nrefine) {
+        for (size_t i = 0; i < under; i++) {
+          int64_t p = ready[i].pos;
+          taken[ntaken++] = ready[i];
+          took[p] = 1;
+          if (S->state[p] == ST_PENDING) items[nsim++] = p;
+        }
+        nready -= under;
+        memmove(ready, ready + under, nready * sizeof *ready);
+        /* A full round with candidates left: another round, on the
+         * threshold this one leaves. Else the rest (if any) is dominated. */
+        more = under == k && ntaken < S->ntodo;
+        last = !more;
+        for (size_t p = 0; last && p < S->ntodo; p++) {
+          if (took[p] || S->state[p] != ST_PENDING) continue;
           S->state[p] = ST_DOMINATED;
           S->excluded[SC_SWEEP_DOMINATED]++;
           S->done++;
         }
-        taken = S->ntodo;
       }
     }
-    int prc = sc__par_run(ctx, items, local ? 0 : (int64_t)n, sizeof(work_rec), work, deliver, S);
+    int prc = sc__par_run(ctx, items, local ? 0 : (int64_t)nrefine, sizeof(int64_t), work_bound,
+                          deliver_bound, S);
     if (!local) local = prc;
-    if (root && !local && !more) local = settle_rows(S);
-    int go = sc__par_share(root ? (!local && more) : 0);
+    /* Never below the quick bound (both are below the step): where the
+     * whole build gives up TP inlining that the quick bound's stage keeps,
+     * the replay times the TP waits at 0. */
+    for (size_t i = 0; root && !local && i < nrefine; i++) {
+      int64_t p = items[i], b = S->bound_ns[p] > S->quick_ns[p] ? S->bound_ns[p] : S->quick_ns[p];
+      ready[nready++] = (bound_key){b, p};
+    }
+    S->refined += (int64_t)nrefine;
+    prc = sc__par_run(ctx, items, local ? 0 : (int64_t)nsim, sizeof(work_rec), work, deliver, S);
+    if (!local) local = prc;
+    if (root && !local && last) local = settle_rows(S);
+    int go = sc__par_share(root ? (!local && !last) : 0);
     if (go < 0 && !local) local = go;
     if (go <= 0) break;
   }
-  if (order) sc__free(ctx, order, nalloc * sizeof *order);
+  if (by_quick) sc__free(ctx, by_quick, nalloc * sizeof *by_quick);
+  if (ready) sc__free(ctx, ready, nalloc * sizeof *ready);
+  if (taken) sc__free(ctx, taken, nalloc * sizeof *taken);
   if (steps) sc__free(ctx, steps, nalloc * sizeof *steps);
+  if (took) sc__free(ctx, took, nalloc);
   return local;
 }
 
-/* Runs the work of a sweep on every process: with top_k the bounds, then
- * the bounded rounds; else one round of every pending candidate. Every
+/* Runs the work of a sweep on every process: with top_k the quick bounds,
+ * then the bounded rounds; else one round of every pending candidate. Every
  * process makes the same sc__par_run calls; the lists are process 0's. */
 static int run_work(sweep *S, int root) {
   sc_ctx *ctx = S->ctx;
@@ -1059,13 +1108,17 @@ static int run_work(sweep *S, int root) {
   int local = SC_OK, prc;
   if (root) {
     items = sc__malloc(ctx, nalloc * sizeof *items);
-    if (bounded) S->bound_ns = sc__calloc(ctx, nalloc, sizeof *S->bound_ns);
-    if (!items || (bounded && !S->bound_ns)) local = SC_ENOMEM;
+    if (bounded) {
+      S->quick_ns = sc__calloc(ctx, nalloc, sizeof *S->quick_ns);
+      S->bound_ns = sc__calloc(ctx, nalloc, sizeof *S->bound_ns);
+    }
+    if (!items || (bounded && (!S->quick_ns || !S->bound_ns))) local = SC_ENOMEM;
   }
   if (bounded) {
     for (size_t i = 0; root && !local && i < S->ntodo; i++) items[n++] = (int64_t)i;
-    prc = sc__par_run(ctx, items, local ? 0 : (int64_t)n, sizeof(int64_t), work_bound,
-                      deliver_bound, S);
+    S->bound_into = S->quick_ns;
+    prc = sc__par_run(ctx, items, local || S->refine_all ? 0 : (int64_t)n, sizeof(int64_t),
+                      work_quick_bound, deliver_bound, S);
     if (!local) local = prc;
     S->bounded = local ? 0 : (int64_t)n;
   }
@@ -1165,6 +1218,7 @@ static int sweep_free(sweep *S, int rc) {
   sc__free(S->ctx, S->todo, S->cap * sizeof *S->todo);
   sc__free(S->ctx, S->rows, (S->ntodo ? S->ntodo : 1) * sizeof *S->rows);
   sc__free(S->ctx, S->state, S->ntodo ? S->ntodo : 1);
+  if (S->quick_ns) sc__free(S->ctx, S->quick_ns, (S->ntodo ? S->ntodo : 1) * sizeof *S->quick_ns);
   if (S->bound_ns) sc__free(S->ctx, S->bound_ns, (S->ntodo ? S->ntodo : 1) * sizeof *S->bound_ns);
   if (S->fd >= 0) {
     int src = sync_results(S, 1);
@@ -1176,8 +1230,18 @@ static int sweep_free(sweep *S, int rc) {
   return rc;
 }
 
+/* sc_sweep_run; refine_all (testing): the bounded rounds without quick
+ * bounds, every candidate refined, as the sweep was before it had them. */
+int sc__sweep_run_ex(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                     int refine_all, sc_sweep_result *out);
+
 int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
                  sc_sweep_result *out) {
+  return sc__sweep_run_ex(ctx, base, opts, 0, out);
+}
+
+int sc__sweep_run_ex(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                     int refine_all, sc_sweep_result *out) {
   if (!ctx) return SC_EINVAL;
   if (!base || !opts || !out) return sc__error(ctx, SC_EINVAL, "sc_sweep_run: missing argument");
   memset(out, 0, sizeof *out);
@@ -1186,6 +1250,7 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
   S.ctx = ctx;
   S.opts = opts;
   S.fd = -1;
+  S.refine_all = refine_all;
   int root = sc__par_rank() == 0;
   out->is_root = root;
 
@@ -1211,6 +1276,7 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
   out->gpus_per_node = S.probe.cluster.gpus_per_node;
   out->candidates = S.leaves;
   out->bounded = S.bounded;
+  out->refined = S.refined;
   out->capacity_gib = S.capacity_gib;
   out->usable_gib = S.usable_gib;
   memcpy(out->excluded, S.excluded, sizeof out->excluded); /* failures counted by deliver */
@@ -1234,9 +1300,10 @@ int sc_sweep_run(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
 
 /* Soundness check of the bounds (internal; the unit test declares it):
  * enumerates and prunes as sc_sweep_run does (one process, no file), then
- * for every candidate computes its bound and simulates it; *checked gets
- * the candidates both answered for, *violations those whose bound exceeds
- * the simulated step. Returns 0 or SC_ENOMEM. */
+ * for every candidate computes its quick bound, the replay's bound and its
+ * simulated step; *checked gets the candidates all three answered for,
+ * *violations those where quick > replay's > step does not hold as <=.
+ * Returns 0 or SC_ENOMEM. */
 int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
                           int64_t *checked, int64_t *violations);
 int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
@@ -1250,13 +1317,14 @@ int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opt
   int rc = make_probe(&S, base);
   if (!rc) rc = enumerate(&S);
   for (size_t i = 0; !rc && i < S.ntodo; i++) {
-    int64_t bound = 0;
+    int64_t quick = 0, bound = 0;
     work_rec w;
     memset(&w, 0, sizeof w);
-    rc = work_bound(&S, (int64_t)i, &bound);
+    rc = work_quick_bound(&S, (int64_t)i, &quick);
+    if (!rc) rc = work_bound(&S, (int64_t)i, &bound);
     if (!rc && !work(&S, (int64_t)i, &w)) {
       ++*checked;
-      if (bound > llround(w.row.step_time_s * 1e9)) ++*violations;
+      if (quick > bound || bound > llround(w.row.step_time_s * 1e9)) ++*violations;
     }
   }
   return sweep_free(&S, rc);

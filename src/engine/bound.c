@@ -5,7 +5,8 @@
  * ranks. It keeps every ordering constraint the engine obeys on the folded
  * job (one rank per pipeline stage) and drops everything that can only make
  * an op later: communication is free, collectives do not wait for other
- * members, compute runs at full speed.
+ * members, compute runs at full speed. sc__engine_compute_bound is the
+ * cheaper, looser bound of one stream's compute alone.
  */
 #include "engine/engine_int.h"
 
@@ -167,4 +168,21 @@ int sc__engine_lower_bound(sc_ctx *ctx, const sc_workload *wl, int64_t *bound_ns
   sc__free(ctx, Bd.queue, nprogs * sizeof *Bd.queue);
   if (rc) return sc__error(ctx, rc, "out of memory bounding the step");
   return SC_OK;
+}
+
+int64_t sc__engine_compute_bound(const sc_workload *wl) {
+  int64_t best = 0;
+  if (wl->nranks > 0) return 0;
+  for (int64_t p = 0; p < wl->nprogs; p++)
+    for (int s = 0; s < SC_ST_COUNT; s++) {
+      const sc_program *pg = &wl->progs[p];
+      int64_t sum = 0;
+      for (size_t i = 0; i < pg->nops[s]; i++) {
+        const sc_op *op = &pg->ops[s][i];
+        if (op->kind == SC_OP_COLL || op->kind == SC_OP_SEND || op->kind == SC_OP_RECV) continue;
+        sum += (int64_t)op->work; /* as advance() times it */
+      }
+      if (sum > best) best = sum;
+    }
+  return best;
 }

@@ -124,4 +124,16 @@ int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
  * workloads or programs that cannot complete. Returns 0 or SC_ENOMEM. */
 int sc__engine_lower_bound(sc_ctx *ctx, const sc_workload *wl, int64_t *bound_ns);
 
+/* A looser lower bound than sc__engine_lower_bound, of a synthesised
+ * workload's step (ns): the largest sum, over one program's stream, of its
+ * compute ops' work at full speed (a merged compute stream's ops include
+ * their waits for inlined TP collectives, sc_op.tp_ns). The ops of a stream
+ * run one after another, so the replay's bound, and the engine's step, can
+ * only be later. Also holds for a workload built with only some programs
+ * (sc__workload_build_stage) against the engine's step of the whole one;
+ * against the replay's bound of the whole one only when both inline TP or
+ * neither does (the replay times TP collectives at 0). 0 for explicit
+ * workloads. */
+int64_t sc__engine_compute_bound(const sc_workload *wl);
+
 #endif /* SC_ENGINE_INT_H */

@@ -10,9 +10,10 @@ int sc__workload_build(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, sc_
   return sc__workload_build_ex(ctx, sh, cost, 0, wl);
 }
 
-/* Builds wl; with inline_tp, sets *retry when inlining cannot be exact. */
+/* Builds wl (only program `only` when it is >= 0, the others left empty);
+ * with inline_tp, sets *retry when inlining cannot be exact. */
 static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, unsigned flags,
-                          int inline_tp, sc_workload *wl, int *retry) {
+                          int inline_tp, int64_t only, sc_workload *wl, int *retry) {
   const sc_config *cfg = sh->cfg;
   memset(wl, 0, sizeof *wl);
   const sc_parallel_cfg *par = &cfg->parallel;
@@ -89,7 +90,7 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   if ((rc = sc__schedule_all(ctx, sh, sched_all))) goto done;
   rc = SC_ENOMEM;
 
-  for (int64_t s = 0; s < B.pp; s++) {
+  for (int64_t s = only >= 0 ? only : 0; s < (only >= 0 ? only + 1 : B.pp); s++) {
     B.stage = s;
     B.prog = &wl->progs[s];
     B.nwait = 0;
@@ -126,8 +127,10 @@ done:
   return rc;
 }
 
-int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
-                          unsigned flags, sc_workload *wl) {
+/* sc__workload_build_ex and sc__workload_build_stage: every program, or
+ * only program `only` (>= 0). */
+static int build_programs(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, unsigned flags,
+                          int64_t only, sc_workload *wl) {
   const sc_config *cfg = sh->cfg;
   /* TP collectives are inlined (see "merging") when each runs alone at rate
    * 1 on a known placement: folded (one simulated member per group), the
@@ -138,8 +141,20 @@ int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
                   cost->gpus_per_node > 0 && cost->gpus_per_node % tp == 0 &&
                   cfg->simulation.interference == SC_INTERF_NONE;
   int retry = 0;
-  int rc = build_workload(ctx, sh, cost, flags, inline_tp, wl, &retry);
-  if (rc && retry) rc = build_workload(ctx, sh, cost, flags, 0, wl, &retry);
+  int rc = build_workload(ctx, sh, cost, flags, inline_tp, only, wl, &retry);
+  if (rc && retry) rc = build_workload(ctx, sh, cost, flags, 0, only, wl, &retry);
   return rc;
+}
+
+int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
+                          unsigned flags, sc_workload *wl) {
+  return build_programs(ctx, sh, cost, flags, -1, wl);
+}
+
+int sc__workload_build_stage(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
+                             unsigned flags, int64_t stage, sc_workload *wl) {
+  if (stage < 0 || stage >= sh->pp)
+    return sc__error(ctx, SC_EINVAL, "no pipeline stage %lld", (long long)stage);
+  return build_programs(ctx, sh, cost, flags, stage, wl);
 }
 

@@ -41,4 +41,14 @@ enum { SC_WL_MERGE = 1, SC_WL_UNFOLDED = 2 };
 int sc__workload_build_ex(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
                           unsigned flags, sc_workload *wl);
 
+/* Builds program `stage` (0 <= stage < pp) only, the others left empty
+ * (nops 0): the program sc__workload_build_ex gives that stage, except that
+ * TP inlining is given up only when this stage cannot inline (the whole
+ * build gives it up when any stage cannot; the stage's compute ops are the
+ * same, their inlined TP waits, sc_op.tp_ns, are then the time the engine's
+ * compute stream waits for those collectives). For a bound from one stage's
+ * compute (sc__engine_compute_bound) at about 1/pp of the cost. */
+int sc__workload_build_stage(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost,
+                             unsigned flags, int64_t stage, sc_workload *wl);
+
 #endif /* SC_SYNTH_INT_H */

@@ -872,30 +872,44 @@ static void test_allocation_failures(void **state) {
   unlink(path);
 }
 
-/* The bounded sweep's step-time bound (sc__engine_lower_bound) must never
- * exceed the simulated step: checked on every candidate of the default
+/* The bounded sweep's step-time bounds must never exceed the simulated
+ * step, and the quick one (one stage's compute) never the replay's
+ * (sc__engine_lower_bound): checked on every candidate of the default
  * spaces of both scale targets and of an MoE space with every schedule;
- * then the bounded top 10 must be the exhaustive one, row for row. */
+ * then the bounded top 10 must be the exhaustive one, row for row, and the
+ * bounded sweep must simulate what it does with every candidate refined. */
 int sc__sweep_bound_check(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
                           int64_t *checked, int64_t *violations);
+int sc__sweep_run_ex(sc_ctx *ctx, const sc_config *base, const sc_sweep_opts *opts,
+                     int refine_all, sc_sweep_result *out);
 
 static void check_bounds(const sc_config *base, const sc_sweep_opts *o, int64_t min_checked) {
   int64_t checked = 0, violations = 0;
   if (sc__sweep_bound_check(ctx, base, o, &checked, &violations))
     fail_msg("bound check: %s", sc_errmsg(ctx));
-  if (violations) fail_msg("%lld of %lld bounds exceed the simulated step", (long long)violations,
-                           (long long)checked);
+  if (violations)
+    fail_msg("%lld of %lld candidates: quick bound > bound or bound > simulated step",
+             (long long)violations, (long long)checked);
   assert_true(checked >= min_checked);
 }
 
 /* Exhaustive and bounded sweeps of one space give the same top K (every
- * field, enumeration index included) and the same counts but dominated. */
+ * field, enumeration index included) and the same counts but dominated;
+ * refining every candidate (no quick bounds) simulates the same rows. */
 static void check_top_k(const sc_config *base, sc_sweep_opts *o, int64_t k) {
-  sc_sweep_result all, top;
+  sc_sweep_result all, top, ref;
   o->top_k = 0;
   run_sweep(base, o, &all);
   o->top_k = k;
   run_sweep(base, o, &top);
+  if (sc__sweep_run_ex(ctx, base, o, 1, &ref)) fail_msg("sweep: %s", sc_errmsg(ctx));
+  assert_int_equal(ref.refined, ref.bounded);
+  assert_true(top.refined <= ref.refined);
+  assert_int_equal(top.simulated, ref.simulated);
+  for (int i = 0; i < SC_SWEEP_REASON_COUNT; i++) assert_int_equal(top.excluded[i], ref.excluded[i]);
+  if (memcmp(top.rows, ref.rows, (size_t)top.simulated * sizeof *top.rows))
+    fail_msg("quick bounds changed the simulated rows");
+  sc_sweep_result_free(ctx, &ref);
   assert_int_equal(all.excluded[SC_SWEEP_DOMINATED], 0);
   assert_int_equal(top.simulated + top.excluded[SC_SWEEP_DOMINATED], all.simulated);
   assert_true(top.excluded[SC_SWEEP_DOMINATED] > 0);
