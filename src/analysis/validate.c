@@ -481,7 +481,7 @@ static int cell_range(const row_ctx *rc, int col, int64_t lo, int64_t hi, int64_
  * the cross-field rules are Megatron-LM's (--expert-model-parallel-size
  * divides --num-experts; topk <= experts). Returns 0 or a cell's error. */
 static int check_moe(const row_ctx *rc) {
-  int64_t experts, topk, ffn, shared, dense, ep, etp, kv, q, rope, vdim;
+  int64_t experts = 0, topk = 0, ffn = 0, shared = 0, dense = 0, ep = 0, etp = 0, kv = 0, q = 0, rope = 0, vdim = 0;
   int g_experts, g_topk, g_ffn, g_shared, g_dense, g_ep, g_etp, g_kv, g_q, g_rope, g_vdim;
   int e;
   if ((e = cell_range(rc, COL_moe_experts, 0, 16777216, &experts, &g_experts)) ||

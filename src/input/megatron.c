@@ -285,7 +285,7 @@ static void note_ignored(importer *I, const char *flag) {
 }
 
 static int special(importer *I, const mflag *f, int line, const char *v) {
-  int64_t n;
+  int64_t n = 0;
   int rc;
   switch (f->special) {
   case S_GQA: I->gqa = 1; return SC_OK;

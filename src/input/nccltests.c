@@ -353,7 +353,7 @@ static int range_fail(parser *P, const char *what, const char *v, double lo, dou
  * (*rc: the error): one that is no integer or negative "is not a
  * non-negative integer", one beyond the range (int64's too) is out of it. */
 static int count_cell(parser *P, const char *what, const char *v, int64_t *out, int *rc) {
-  int64_t x;
+  int64_t x = 0;
   int ok = parse_i64(v, &x);
   if (ok && x >= 0 && (double)x <= MAX_CELL_BYTES) {
     *out = x;
