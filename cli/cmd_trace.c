@@ -212,6 +212,8 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     } else if (sc_cli_is(&a, "--micro-batches")) {
       ok = sc_cli_int(name, v, 1, 65536, &k);
       opts.micro_batches = k;
+    } else if (sc_cli_is(&a, "--cp-comm")) {
+      opts.cp_a2a = a.choice == 1; /* p2p|a2a */
     } else if (sc_cli_is(&a, "--schedule")) {
       opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1: the enum's order */
     } else if (sc_cli_is(&a, "--vpp")) {

@@ -206,6 +206,9 @@ static const sc_cli_opt replay_opts[] = {
     {"--layers", "N",
      "extrapolate an ex-situ job with module paths to N layers (the last traced layer repeated), "
      "before any --scale", 0},
+    {"--cp-comm", "p2p|a2a",
+     "the CP exchange of --scale cp=C: the ring of K/V chunks (p2p, default) or Ulysses all-to-alls over "
+     "heads (a2a)", SC_CLI_CHOICE},
     {"--schedule", "1f1b|gpipe|interleaved|zb-h1",
      "pipeline schedule of a --scale pp re-target (default 1f1b; zb-h1 splits the backward into "
      "input- and weight-gradient passes)", SC_CLI_CHOICE},

@@ -140,6 +140,9 @@ typedef struct sc_replay_opts {
    * and dropout on s / tp tokens, all-gathers and reduce-scatters instead
    * of the TP all-reduces (docs/TRACE.md, "Sequence parallelism"). */
   int sequence_parallel;
+  /* The CP exchange of a re-target with scale_cp > 1: 0 the ring of K/V
+   * chunks (p2p), 1 Ulysses all-to-alls over heads (a2a). */
+  int cp_a2a;
   /* torch.compile: the memory-bound kernels of a layer's pass between two
    * other kernels fused into one (ex-situ jobs; docs/TRACE.md, "Compiled
    * blocks"). */
@@ -165,6 +168,7 @@ typedef struct sc_replay_result {
   int64_t vpp;                /* model chunks per stage (1 but interleaved) */
   int64_t fsdp;               /* FSDP shard group (0: none) */
   int sequence_parallel;      /* 1: re-targeted with sequence parallelism */
+  int cp_a2a;                 /* 1: CP by Ulysses all-to-alls */
   int64_t fused_kernels;      /* --compile: kernels fused into the one before them (per traced rank) */
   int64_t simulated_ranks;
   int64_t iterations;

@@ -662,6 +662,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.cp = o->scale_cp > 0 ? o->scale_cp : 1;
   so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
   so.sp = o->sequence_parallel;
+  so.cp_a2a = o->cp_a2a;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
   so.schedule = (int)o->schedule;
   so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
@@ -700,6 +701,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->fsdp = so.fsdp;
     out->sequence_parallel = so.sp;
+    out->cp_a2a = so.cp_a2a;
     out->traced_world = job->shard_tp > 0 ? job->world : 1; /* shards: the ranks they were traced for */
     out->traced_dp = 1;
     if (dj)
@@ -1152,9 +1154,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
     if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1))
-      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,\"sequence_parallel\":%s,",
+      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,\"sequence_parallel\":%s,\"cp_comm\":\"%s\",",
                       sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
-                      (long long)r->fsdp, r->sequence_parallel ? "true" : "false");
+                      (long long)r->fsdp, r->sequence_parallel ? "true" : "false", r->cp_a2a ? "a2a" : "p2p");
     if (!rc && r->layers > 0)
       rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
                       (long long)r->traced_layers);
@@ -1189,9 +1191,10 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
   if (!rc && sharded)
     rc = sc__writef(w, ud,
-                    "re-targeted: TP %lld%s, CP %lld, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, "
+                    "re-targeted: TP %lld%s, CP %lld%s, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, "
                     "one program per stage\n",
-                    (long long)r->tp, r->sequence_parallel ? " (SP)" : "", (long long)r->cp, (long long)r->pp, chunks, sched_label(r->schedule),
+                    (long long)r->tp, r->sequence_parallel ? " (SP)" : "", (long long)r->cp,
+                    r->cp > 1 ? (r->cp_a2a ? " (a2a)" : " (ring)") : "", (long long)r->pp, chunks, sched_label(r->schedule),
                     (long long)r->micro_batches, (long long)r->dp, r->fsdp > 1 ? " (FSDP)" : "",
                     (long long)r->world);
   else if (!rc && r->dp != r->traced_dp)

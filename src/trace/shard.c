@@ -370,6 +370,14 @@ static int context_split(shb *B) {
     return sc__error(B->ctx, SC_EINVAL,
                      "cp=%lld: no attention over the sequence found in the traced layers (a batched s x s "
                      "score GEMM, as eager attention runs it, or a fused attention operator)", (long long)B->cp);
+  for (size_t i = 0; B->o->cp_a2a && i < r->nmodules; i++) {
+    int64_t th = B->o->tp * B->cp;
+    if (r->modules[i].heads && r->modules[i].heads % (uint32_t)th)
+      return sc__error(B->ctx, SC_EINVAL,
+                       "cp=%lld with the a2a exchange: module %s has %u attention heads, not divisible by tp x cp "
+                       "= %lld", (long long)B->cp, sc__job_str(B->in, r->modules[i].path), r->modules[i].heads,
+                       (long long)th);
+  }
   if ((int64_t)sq % B->cp)
     return sc__error(B->ctx, SC_EINVAL, "cp=%lld: the traced sequence of %.0f tokens is not divisible by cp",
                      (long long)B->cp, sq);
@@ -404,6 +412,11 @@ static int context_split(shb *B) {
       x->attn = 1;
       x->span_first = (uint32_t)first[q];
       x->span_last = (uint32_t)last[q];
+      if (B->o->cp_a2a) { /* Ulysses: the whole sequence on heads / cp */
+        if (gemm) x->div[3] *= cp;
+        else x->bytes_div *= cp;
+        continue;
+      }
       if (gemm) {
         /* Queries x keys: two of the dims are s (the third the head
          * dimension, which may equal s too). */
@@ -677,7 +690,7 @@ typedef struct stg {   /* one stage's rank being built */
   int64_t *ag_op;
   int64_t prefetch_after; /* the first AG of the next pass is issued after it */
   int cpst;               /* CP: the ring's stream, group and op name */
-  uint32_t cp_group, nm_ring;
+  uint32_t cp_group, nm_ring, nm_a2a;
   int64_t last_rs;
 } stg;
 
@@ -812,7 +825,15 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     }
     int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
     if (host && ring && step > 0) continue; /* the launches are not repeated */
-    if (!ring && x->attn && k == x->span_first && B->cp > 1) {
+    if (x->attn && B->o->cp_a2a && k == x->span_first && !host) {
+      /* Ulysses: q, k, v (backward: the output's gradient) to heads / cp
+       * over the whole sequence first. */
+      int64_t a = coll_op(B, S, SC_COLL_ALLTOALL, S->cp_group, S->nm_a2a, unit == U_BWD ? kv / 2 : 1.5 * kv,
+                          S->cpst, S->last_gpu);
+      if (a < 0) return SC_ENOMEM;
+      deps[nd++] = (uint32_t)a;
+    }
+    if (!ring && !B->o->cp_a2a && x->attn && k == x->span_first && B->cp > 1) {
       /* Step 0 computes with the local K/V while chunk 1 travels. */
       ring = 1, step = 0, span_first = x->span_first, span_last = x->span_last;
       if ((ring_next = ring_coll(B, S, unit == U_BWD ? 2 * kv : kv, S->last_gpu)) < 0) return SC_ENOMEM;
@@ -866,6 +887,12 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k &&
         (S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0)
       return SC_ENOMEM;
+    if (x->attn && B->o->cp_a2a && k == x->span_last && !host) {
+      /* ... and the output (backward: dq, dk, dv) back to the rank's tokens. */
+      int64_t a = coll_op(B, S, SC_COLL_ALLTOALL, S->cp_group, S->nm_a2a, unit == U_BWD ? 1.5 * kv : kv / 2,
+                          S->cpst, nk);
+      if (a < 0 || add_wait(S, a)) return a < 0 ? SC_ENOMEM : SC_EINTERNAL;
+    }
     if (ring && k == span_last && !x->ar) {
       if (step + 1 < B->cp) { /* the next step waits for its chunk; the one after travels */
         step++;
@@ -988,6 +1015,7 @@ static int build_stage(shb *B, int32_t s) {
     uint32_t nm_cs, nm_cg;
     int64_t *m = sc__malloc(B->ctx, (size_t)B->cp * sizeof *m);
     if (!m || sc__job_intern(job, "cp comm", 7, &nm_cs) || sc__job_intern(job, "cp: send_recv K/V", 17, &S.nm_ring) ||
+                  sc__job_intern(job, "cp: all_to_all", 14, &S.nm_a2a) ||
         sc__job_intern(job, SC_JOB_CP_GROUP, strlen(SC_JOB_CP_GROUP), &nm_cg) ||
         (S.cpst = sc__jrank_stream(job, S.jr, 16, nm_cs, 0)) < 0)
       rc = SC_ENOMEM;

@@ -108,6 +108,9 @@ typedef struct sc_shard_opts {
    * section 4.2.2): what TP replicates works on s / tp tokens, all-gathers
    * and reduce-scatters instead of the all-reduces. */
   int sp;
+  /* CP exchange: 0 the ring of K/V chunks (p2p), 1 Ulysses all-to-alls
+   * over heads around the attention core (a2a). */
+  int cp_a2a;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /

@@ -136,7 +136,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -201,7 +201,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -369,7 +369,7 @@ static void test_schedules(void **state) {
     for (int j = 0; j < 4; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -424,7 +424,7 @@ static void test_schedules(void **state) {
 static void test_fsdp(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0};
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0};
   sc_job *fj;
   if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
   const sc_jrank *r = &fj->ranks[0];
@@ -476,8 +476,8 @@ static void test_fsdp(void **state) {
 static void test_context(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0};
-  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   sc_job *cj, *wj;
   if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
@@ -510,6 +510,34 @@ static void test_context(void **state) {
   assert_true(fabs(bf_c - bf_w / 2) < 1e-6 * bf_w);
   assert_true(fabs(fl_c - fl_w / 2) < 1e-6 * fl_w);
   sc_job_free(cj);
+  /* Ulysses (a2a): no ring; an all-to-all before and after each layer's
+   * attention core each way; the core's batched GEMMs (bmm) once, on the
+   * heads / cp (one of the 2 here; the same FLOPs as the ring's cp steps of s/cp x s/cp); 2 heads
+   * do not split 4 ways. */
+  o.cp_a2a = 1;
+  if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
+  r = &cj->ranks[0];
+  size_t a2a = 0, bmm_a = 0;
+  double bf_a = 0;
+  ring = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    ring += op->kind == SC_JOP_COLL && op->coll == SC_COLL_SENDRECV;
+    a2a += op->kind == SC_JOP_COLL && op->coll == SC_COLL_ALLTOALL;
+    if (op->kind != SC_JOP_KERNEL || !op->shape) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls == SC_JSHAPE_GEMM && !strcmp(sc__job_str(cj, op->name), "aten::bmm")) bmm_a++, bf_a += op->flops;
+  }
+  assert_int_equal(ring, 0);
+  assert_int_equal(a2a, 4 * 2 * 2);
+  assert_int_equal(bmm_a, bmm_w);
+  assert_true(fabs(bf_a - bf_w / 2) < 1e-6 * bf_w);
+  sc_job_free(cj);
+  o.cp = 4;
+  assert_int_equal(sc__job_shard(job, &o, &cj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "not divisible by tp x cp = 4"));
+  o.cp = 2;
+  o.cp_a2a = 0;
   sc_job_free(wj);
   /* Replayed with DP 2: the DDP group holds both CP ranks of each replica. */
   sc_config cfg;
@@ -551,7 +579,7 @@ static sc_job *read_small_v2(void) {
 static void test_no_modules(void **state) {
   (void)state;
   sc_job *job = read_small_v2();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
