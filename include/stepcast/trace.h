@@ -147,6 +147,7 @@ typedef struct sc_replay_opts {
    * other kernels fused into one (ex-situ jobs; docs/TRACE.md, "Compiled
    * blocks"). */
   int compile;
+  int fp8_done;               /* internal: the job's FP8 linears are marked (fp8.c) */
   int64_t first_layers, last_layers;
   const char *shard_rules;
   size_t shard_rules_len;
@@ -170,6 +171,7 @@ typedef struct sc_replay_result {
   int sequence_parallel;      /* 1: re-targeted with sequence parallelism */
   int cp_a2a;                 /* 1: CP by Ulysses all-to-alls */
   int64_t fused_kernels;      /* --compile: kernels fused into the one before them (per traced rank) */
+  int64_t fp8_gemms;          /* precision fp8: linear-layer GEMMs on FP8 operands (per traced rank) */
   int64_t simulated_ranks;
   int64_t iterations;
   int64_t ops, events;

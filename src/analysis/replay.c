@@ -401,10 +401,32 @@ static double gemm_split_ns(const sc_cost *c, double m, double n, double k, doub
   return c->compute->gemm_ns(c, m * b * s, n, k / s) + c->compute->mem_ns(c, 2 * partial);
 }
 
-static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo) {
+/* An FP8 GEMM (fp8.c) and the casts of its operands before it, by recipe
+ * (synth/tensor.c's accounting, on the traced pass): forward the
+ * activation m x k and the weight k x n; the input gradient the output's
+ * gradient m x k; the weight gradient, rowwise only, both operands
+ * column-wise again. Bytes per element: delayed 4 (the weight's cast
+ * cached: one micro-batch's worth counted), tensorwise 6 (an amax pass
+ * first), rowwise 3 (weights 6). */
+static double fp8_gemm_priced_ns(const sc_cost *c, const sc_jshape *sh, double b, int recipe) {
+  double m = sh->m * b, act = recipe == SC_FP8_DELAYED ? 4.0 : recipe == SC_FP8_TENSORWISE ? 6.0 : 3.0;
+  double weight = recipe == SC_FP8_DELAYED ? 4.0 : 6.0, cast;
+  if (sh->cls == SC_JSHAPE_GEMM8_WGRAD) cast = recipe == SC_FP8_ROWWISE ? 3.0 * (sh->m * sh->k + sh->k * sh->n) * b : 0;
+  else if (sh->cls == SC_JSHAPE_GEMM8_DGRAD) cast = act * m * sh->k;
+  else if (sh->cls == SC_JSHAPE_GEMM8_FWD_SHARED) cast = weight * sh->k * sh->n;
+  else cast = act * m * sh->k + weight * sh->k * sh->n;
+  return c->compute->fp8_gemm_ns(c, m, sh->n, sh->k) + (cast > 0 ? c->compute->mem_ns(c, cast) : 0);
+}
+
+static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, int fp8_recipe) {
   const sc_jshape *sh = &r->shapes[jo->shape - 1];
   double b = sh->batch > 0 ? sh->batch : 1;
   switch (sh->cls) {
+  case SC_JSHAPE_GEMM8_FWD:
+  case SC_JSHAPE_GEMM8_DGRAD:
+  case SC_JSHAPE_GEMM8_WGRAD:
+  case SC_JSHAPE_GEMM8_FWD_SHARED:
+    return fp8_gemm_priced_ns(c, sh, b, fp8_recipe);
   case SC_JSHAPE_GEMM:
     return gemm_split_ns(c, sh->m, sh->n, sh->k, b);
   case SC_JSHAPE_CONV: {
@@ -560,6 +582,26 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
       if (opts->layers != traced) out->traced_step_s = 0, out->error_pct = 0;
     }
     return rc;
+  }
+  if (cfg && cfg->training.precision == SC_PREC_FP8 && !(opts && opts->fp8_done)) {
+    /* FP8 linear layers (fp8.c) of an ex-situ job, then replayed as asked. */
+    int shaped = 0;
+    for (size_t i = 0; i < job->nranks && !shaped; i++)
+      for (size_t k = 0; k < job->ranks[i].nops && !shaped; k++) shaped = job->ranks[i].ops[k].shape > 0;
+    if (shaped) {
+      sc_job *pj = NULL;
+      int64_t n = 0;
+      int rc = sc__job_fp8(job, &pj, &n);
+      if (rc) return rc;
+      sc_replay_opts o2;
+      if (opts) o2 = *opts;
+      else memset(&o2, 0, sizeof o2);
+      o2.fp8_done = 1;
+      rc = sc__replay_run(ctx, pj, cfg, &o2, topts, trace, trace_ud, sink, sink_ud, out);
+      sc_job_free(pj);
+      if (!rc) out->fp8_gemms = n;
+      return rc;
+    }
   }
   if (opts && opts->compile) { /* fused first (fuse.c), then replayed as asked */
     int shaped = 0;
@@ -957,11 +999,11 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
           op->cat = SC_CAT_COMPUTE;
           op->work = (double)jo->dur_ns;
           if (jo->shape) {
-            op->work = priced_ns(&cost, r, jo);
+            op->work = priced_ns(&cost, r, jo, (int)cfg->training.fp8_recipe);
             priced++;
             priced_busy += op->work;
             int cls = r->shapes[jo->shape - 1].cls;
-            if (cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_CONV) op->kind = SC_OP_GEMM;
+            if (sc__jshape_gemm(cls) || cls == SC_JSHAPE_CONV) op->kind = SC_OP_GEMM;
             if (cls == SC_JSHAPE_ATTN) op->kind = SC_OP_ATTN;
           }
           break;
@@ -1018,7 +1060,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
           op->cat = SC_CAT_BUBBLE;
           op->work = (double)jo->dur_ns;
           if (jo->shape) {
-            op->work = priced_ns(&cost, r, jo);
+            op->work = priced_ns(&cost, r, jo, (int)cfg->training.fp8_recipe);
             priced++;
           }
           break;
@@ -1161,6 +1203,7 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
       rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
                       (long long)r->traced_layers);
     if (!rc && r->fused_kernels > 0) rc = sc__writef(w, ud, "\"fused_kernels\":%lld,", (long long)r->fused_kernels);
+    if (!rc && r->fp8_gemms > 0) rc = sc__writef(w, ud, "\"fp8_gemms\":%lld,", (long long)r->fp8_gemms);
     if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
     if (!rc)
@@ -1184,6 +1227,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   if (!rc && r->layers > 0 && r->layers != r->traced_layers)
     rc = sc__writef(w, ud, "extrapolated: %lld layers (%lld traced; the last traced layer repeated)\n",
                     (long long)r->layers, (long long)r->traced_layers);
+  if (!rc && r->fp8_gemms > 0)
+    rc = sc__writef(w, ud, "fp8: %lld linear-layer GEMMs of the traced rank(s) on FP8 operands, with their casts\n",
+                    (long long)r->fp8_gemms);
   if (!rc && r->fused_kernels > 0)
     rc = sc__writef(w, ud, "compiled: %lld memory-bound kernels of the traced rank(s) fused into the run before "
                     "them (torch.compile)\n", (long long)r->fused_kernels);

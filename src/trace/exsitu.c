@@ -1115,7 +1115,7 @@ static double gemm_out_bytes(const sc_jrank *jr, int64_t k) {
   const sc_jop *op = &jr->ops[k];
   if (op->kind != SC_JOP_KERNEL || !op->shape) return 0;
   const sc_jshape *sh = &jr->shapes[op->shape - 1];
-  if (sh->cls != SC_JSHAPE_GEMM) return 0;
+  if (!sc__jshape_gemm(sh->cls)) return 0;
   double b = sh->batch > 0 ? sh->batch : 1, all = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * b;
   return all > 0 ? sh->m * sh->n * b * (op->bytes / all) : 0;
 }

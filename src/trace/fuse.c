@@ -85,15 +85,21 @@ static int img_write(void *ud, const char *s, size_t n) {
   return SC_OK;
 }
 
+int sc__job_clone(const sc_job *in, sc_job **out) {
+  img b = {in->ctx, NULL, 0, 0};
+  *out = NULL;
+  int rc = sc_job_write(in, img_write, &b);
+  if (!rc) rc = sc_job_read(in->ctx, "the job", b.p, b.n, out);
+  sc__free(in->ctx, b.p, b.cap);
+  return rc;
+}
+
 int sc__job_fused(const sc_job *in, sc_job **out, int64_t *absorbed) {
   sc_ctx *ctx = in->ctx;
   *out = NULL;
   *absorbed = 0;
-  img b = {ctx, NULL, 0, 0};
-  int rc = sc_job_write(in, img_write, &b);
   sc_job *job = NULL;
-  if (!rc) rc = sc_job_read(ctx, "the job", b.p, b.n, &job);
-  sc__free(ctx, b.p, b.cap);
+  int rc = sc__job_clone(in, &job);
   for (size_t i = 0; !rc && i < job->nranks; i++) {
     sc_jrank *r = &job->ranks[i];
     size_t n = r->nops ? r->nops : 1;

@@ -86,14 +86,22 @@ enum {
  * backward: per-channel reductions) at calibration norm_eff of MEM's speed;
  * ATTN as fused (flash) attention of the op's FLOPs over `batch` (batch x
  * heads) query sequences of m tokens against k keys, head dimension n, by
- * the attention model. */
+ * the attention model; GEMM8_FWD / _DGRAD / _WGRAD as a GEMM on FP8
+ * operands (a linear layer's forward, input-gradient or weight-gradient
+ * GEMM under training.precision fp8, `replay` of an ex-situ job) with the
+ * casts training.fp8_recipe needs (FWD_SHARED: a forward GEMM whose input
+ * the previous one cast, q/k/v or gate/up: its weight's cast only). */
 #define SC_JSHAPE_LIST(X)      \
   X(SC_JSHAPE_GEMM, "gemm")    \
   X(SC_JSHAPE_CONV, "conv")    \
   X(SC_JSHAPE_MEM, "mem")      \
   X(SC_JSHAPE_HOST, "host")    \
   X(SC_JSHAPE_NORM, "norm")    \
-  X(SC_JSHAPE_ATTN, "attn")
+  X(SC_JSHAPE_ATTN, "attn")    \
+  X(SC_JSHAPE_GEMM8_FWD, "gemm8-fwd") \
+  X(SC_JSHAPE_GEMM8_DGRAD, "gemm8-dgrad") \
+  X(SC_JSHAPE_GEMM8_WGRAD, "gemm8-wgrad") \
+  X(SC_JSHAPE_GEMM8_FWD_SHARED, "gemm8-fwd-shared")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -101,6 +109,12 @@ enum {
 #undef SC_X_ENUM
   SC_JSHAPE_COUNT
 };
+
+/* A GEMM, in bf16/fp32 or on FP8 operands. */
+static inline int sc__jshape_gemm(int cls) {
+  return cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_GEMM8_FWD || cls == SC_JSHAPE_GEMM8_DGRAD ||
+         cls == SC_JSHAPE_GEMM8_WGRAD || cls == SC_JSHAPE_GEMM8_FWD_SHARED;
+}
 
 typedef struct sc_jshape {
   double m, n, k, batch;

@@ -178,7 +178,7 @@ static void forward_dims(const sc_jrank *r, double *fm, double *fn, double *fk) 
     if (!om.module || om.pass != SC_JPASS_FWD || !op->shape) continue;
     const sc_jshape *sh = &r->shapes[op->shape - 1];
     size_t m = om.module - 1;
-    if (sh->cls == SC_JSHAPE_GEMM && fm[m] == 0) fm[m] = sh->m, fn[m] = sh->n, fk[m] = sh->k;
+    if (sc__jshape_gemm(sh->cls) && fm[m] == 0) fm[m] = sh->m, fn[m] = sh->n, fk[m] = sh->k;
   }
 }
 
@@ -306,7 +306,7 @@ static size_t core_slot(int32_t layer, int pass) {
 }
 
 /* A GEMM-like shape whose dims divide (FLOPs and bytes with them). */
-static int dims_divide(int cls) { return cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_CONV || cls == SC_JSHAPE_ATTN; }
+static int dims_divide(int cls) { return sc__jshape_gemm(cls) || cls == SC_JSHAPE_CONV || cls == SC_JSHAPE_ATTN; }
 
 static double elem_bytes(const sc_jop *op, const sc_jshape *sh) {
   double b = sh->batch > 0 ? sh->batch : 1, n = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * b;
@@ -340,7 +340,7 @@ static int is_wgrad(const shb *B, const sc_jrank *r, size_t k, const sc_jopmod *
   const sc_jshape *sh = &r->shapes[op->shape - 1];
   size_t m = om->module - 1;
   double fm = B->fm[m];
-  if (sh->cls != SC_JSHAPE_GEMM || fm <= 0 || sh->batch > 1) return 0;
+  if (!sc__jshape_gemm(sh->cls) || fm <= 0 || sh->batch > 1) return 0;
   return sh->k == fm && !(sh->m == fm && sh->n == B->fk[m]);
 }
 
@@ -362,7 +362,7 @@ static int context_split(shb *B) {
     if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] < 0) continue;
     const sc_jshape *sh = &r->shapes[op->shape - 1];
     if (sh->cls == SC_JSHAPE_ATTN && sq == 0) sq = sh->m; /* fused attention: its queries */
-    if (sh->cls != SC_JSHAPE_GEMM) continue;
+    if (!sc__jshape_gemm(sh->cls)) continue;
     if (sh->batch > 1 && sh->m == sh->n && sq == 0) sq = sh->m; /* Q K^T: s x s scores */
     if (sh->batch <= 1 && T == 0) T = sh->m;
   }
@@ -391,7 +391,7 @@ static int context_split(shb *B) {
     if (!om.module || !op->shape || !act_pass(om.pass)) continue;
     int32_t l = B->mod_layer[om.module - 1];
     const sc_jshape *sh = &r->shapes[op->shape - 1];
-    if (l < 0 || (sh->cls != SC_JSHAPE_GEMM && sh->cls != SC_JSHAPE_ATTN) || sh->batch <= 1 ||
+    if (l < 0 || (!sc__jshape_gemm(sh->cls) && sh->cls != SC_JSHAPE_ATTN) || sh->batch <= 1 ||
         (sh->m != sq && sh->n != sq && sh->k != sq))
       continue;
     size_t q = core_slot(l, om.pass);
@@ -612,7 +612,7 @@ static int analyse(shb *B) {
     const sc_jop *op = &r->ops[k];
     if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] != 0) continue;
     const sc_jshape *sh = &r->shapes[op->shape - 1];
-    if (sh->cls == SC_JSHAPE_GEMM) B->act_bytes = sh->m * sh->k * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
+    if (sc__jshape_gemm(sh->cls)) B->act_bytes = sh->m * sh->k * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
   }
   for (size_t k = 0; k < r->nops; k++)
     if ((B->oi[k].ar && B->oi[k].ar_bytes < 0) || B->oi[k].ag) B->oi[k].ar_bytes = B->act_bytes;

@@ -79,6 +79,15 @@ int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *trac
  * read error. */
 int sc__job_fused(const sc_job *in, sc_job **out, int64_t *absorbed);
 
+/* A deep copy of a job (a .scw round trip in memory; fuse.c). */
+int sc__job_clone(const sc_job *in, sc_job **out);
+
+/* FP8 linear layers (fp8.c, `replay` with training.precision fp8): a copy
+ * of an ex-situ job whose nn.Linear GEMMs (not the LM head) have the
+ * shape classes GEMM8_FWD / _DGRAD / _WGRAD (*n counts them). 0,
+ * SC_ENOMEM, SC_EINVAL (no module paths: message set). */
+int sc__job_fp8(const sc_job *in, sc_job **out, int64_t *n);
+
 /* The stage cut: first_layer[0..pp] with stage s holding layers
  * [first_layer[s], first_layer[s+1]) of `layers`. Even split (the first
  * layers % pp stages one more), or with first / last (> 0) layers on the

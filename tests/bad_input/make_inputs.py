@@ -126,7 +126,7 @@ def scw_fixtures():
     sh = C["shapes"]
     write("scw_shape_m_huge.scw", patched(cpu, "<d", sh, 1e15))
     write("scw_shape_k_nan.scw", patched(cpu, "<d", sh + 16, float("nan")))
-    write("scw_shape_class_unknown.scw", patched(cpu, "<B", sh + 32, 9))
+    write("scw_shape_class_unknown.scw", patched(cpu, "<B", sh + 32, 200))
     write("scw_shapes_huge.scw", patched(cpu, "<I", C["deps"] + 4 * C["ndeps"], 2**25))
     # A second RANK section for the same rank (world 2, ranks 2).
     img = bytearray(kin)

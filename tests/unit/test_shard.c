@@ -728,13 +728,40 @@ static void test_fused(void **state) {
   sc_job_free(job);
 }
 
+/* FP8 linears (fp8.c): the tiny GPT's four nn.Linear of each of its 2
+ * layers get a forward, an input-gradient and a weight-gradient FP8 GEMM
+ * (no LM head here; the attention bmm stays); a job without module paths
+ * is refused. */
+static void test_fp8(void **state) {
+  (void)state;
+  sc_job *job = tiny_gpt(), *pj;
+  int64_t n = 0;
+  assert_int_equal(sc__job_fp8(job, &pj, &n), 0);
+  const sc_jrank *b = &pj->ranks[0];
+  int64_t cnt[SC_JSHAPE_COUNT] = {0};
+  for (size_t k = 0; k < b->nops; k++)
+    if (b->ops[k].shape) cnt[b->shapes[b->ops[k].shape - 1].cls]++;
+  assert_int_equal(cnt[SC_JSHAPE_GEMM8_FWD], 2 * 4);
+  assert_int_equal(cnt[SC_JSHAPE_GEMM8_FWD_SHARED], 0);
+  assert_int_equal(cnt[SC_JSHAPE_GEMM8_DGRAD], 2 * 4);
+  assert_int_equal(cnt[SC_JSHAPE_GEMM8_WGRAD], 2 * 4);
+  assert_int_equal(n, 3 * 2 * 4);
+  assert_true(cnt[SC_JSHAPE_GEMM] > 0); /* the attention's batched GEMMs */
+  sc_job_free(pj);
+  sc_job_free(job);
+  job = read_small_v2();
+  assert_int_equal(sc__job_fp8(job, &pj, &n), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "has no module paths to tell its linear layers"));
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
       cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
-      cmocka_unit_test(test_context),       cmocka_unit_test(test_layers), cmocka_unit_test(test_fused),
+      cmocka_unit_test(test_context),       cmocka_unit_test(test_layers), cmocka_unit_test(test_fused), cmocka_unit_test(test_fp8),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
