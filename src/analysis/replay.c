@@ -557,6 +557,14 @@ int sc_replay_trace_estimate(sc_ctx *ctx, const sc_job *job, const sc_replay_opt
   return SC_OK;
 }
 
+/* Whether the job has ops priced from a shape (an ex-situ job). */
+static int job_priced(const sc_job *job) {
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nops; k++)
+      if (job->ranks[i].ops[k].shape) return 1;
+  return 0;
+}
+
 int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
                    const sc_trace_opts *topts, sc_write_fn trace, void *trace_ud,
                    sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out) {
@@ -585,10 +593,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   }
   if (cfg && cfg->training.precision == SC_PREC_FP8 && !(opts && opts->fp8_done)) {
     /* FP8 linear layers (fp8.c) of an ex-situ job, then replayed as asked. */
-    int shaped = 0;
-    for (size_t i = 0; i < job->nranks && !shaped; i++)
-      for (size_t k = 0; k < job->ranks[i].nops && !shaped; k++) shaped = job->ranks[i].ops[k].shape > 0;
-    if (shaped) {
+    if (job_priced(job)) {
       sc_job *pj = NULL;
       int64_t n = 0;
       int rc = sc__job_fp8(job, &pj, &n);
@@ -604,10 +609,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
     }
   }
   if (opts && opts->compile) { /* fused first (fuse.c), then replayed as asked */
-    int shaped = 0;
-    for (size_t i = 0; i < job->nranks && !shaped; i++)
-      for (size_t k = 0; k < job->ranks[i].nops && !shaped; k++) shaped = job->ranks[i].ops[k].shape > 0;
-    if (!shaped)
+    if (!job_priced(job))
       return sc__error(ctx, SC_EINVAL,
                        "--compile fuses the priced kernels of an ex-situ job (import cpu); this job's kernels "
                        "have measured durations");

@@ -12,18 +12,6 @@
 
 #include <string.h>
 
-/* An LM head: a linear outside the layers by its name, or vocabulary-wide
- * (as shard.c's rules tell a column-parallel head). */
-static int is_head(const sc_job *job, const sc_jrank *r, size_t m, double fn) {
-  static const char *const names[] = {"lm_head", "head", "output", "output_layer", NULL};
-  const char *p = sc__job_str(job, r->modules[m].path), *dot = strrchr(p, '.');
-  const char *leaf = dot ? dot + 1 : p;
-  if (sc__shard_layer_prefix(p)) return 0;
-  for (int i = 0; names[i]; i++)
-    if (!strcmp(leaf, names[i])) return 1;
-  return fn >= 16384;
-}
-
 /* Modules a and b under the same parent module (path up to the last dot). */
 static int siblings(const sc_job *job, const sc_jrank *r, size_t a, size_t b) {
   const char *pa = sc__job_str(job, r->modules[a].path), *pb = sc__job_str(job, r->modules[b].path);
@@ -39,17 +27,10 @@ static int fp8_rank(sc_job *job, sc_jrank *r, int64_t *n) {
   uint8_t *lin = sc__calloc(ctx, nm, 1), *dx = sc__calloc(ctx, nm, 1);
   int rc = fm && lin && dx ? SC_OK : SC_ENOMEM;
   double *fn = rc ? NULL : fm + nm, *fk = rc ? NULL : fm + 2 * nm;
-  /* Each module's forward GEMM: tokens x out x in. */
-  for (size_t k = 0; !rc && k < r->nops; k++) {
-    sc_jopmod om = sc__jrank_opmod(r, k);
-    const sc_jop *op = &r->ops[k];
-    if (!om.module || om.pass != SC_JPASS_FWD || !op->shape) continue;
-    const sc_jshape *sh = &r->shapes[op->shape - 1];
-    size_t m = om.module - 1;
-    if (sh->cls == SC_JSHAPE_GEMM && fm[m] == 0) fm[m] = sh->m, fn[m] = sh->n, fk[m] = sh->k;
-  }
+  if (!rc) sc__shard_forward_dims(r, fm, fn, fk); /* each module's forward GEMM: tokens x out x in */
   for (size_t m = 0; !rc && m < nm; m++)
-    lin[m] = fm[m] > 0 && !strcmp(sc__job_str(job, r->modules[m].type), "Linear") && !is_head(job, r, m, fn[m]);
+    lin[m] = fm[m] > 0 && !strcmp(sc__job_str(job, r->modules[m].type), "Linear") &&
+             !sc__shard_is_head(job, r, m, fn[m]);
   size_t prev_fwd = SIZE_MAX; /* the last forward FP8 GEMM, SIZE_MAX after any other GEMM or attention */
   for (size_t k = 0; !rc && k < r->nops; k++) {
     sc_jopmod om = sc__jrank_opmod(r, k);
@@ -99,13 +80,10 @@ static int fp8_rank(sc_job *job, sc_jrank *r, int64_t *n) {
 int sc__job_fp8(const sc_job *in, sc_job **out, int64_t *n) {
   *out = NULL;
   *n = 0;
-  for (size_t i = 0; i < in->nranks; i++)
-    if (!in->ranks[i].opmods || !in->ranks[i].nmodules)
-      return sc__error(in->ctx, SC_EINVAL,
-                       "precision fp8: %s has no module paths to tell its linear layers (re-trace it with "
-                       "tools/trace_torch.py)", sc__job_str(in, in->ranks[i].source));
+  int rc = sc__job_need_modules(in, "precision fp8");
+  if (rc) return rc;
   sc_job *job;
-  int rc = sc__job_clone(in, &job);
+  rc = sc__job_clone(in, &job);
   for (size_t i = 0; !rc && i < job->nranks; i++) rc = fp8_rank(job, &job->ranks[i], n);
   if (rc) {
     sc_job_free(job);

@@ -98,13 +98,10 @@ int sc__job_fused(const sc_job *in, sc_job **out, int64_t *absorbed) {
   sc_ctx *ctx = in->ctx;
   *out = NULL;
   *absorbed = 0;
-  for (size_t i = 0; i < in->nranks; i++)
-    if (!in->ranks[i].opmods || !in->ranks[i].nmodules)
-      return sc__error(ctx, SC_EINVAL,
-                       "--compile: %s has no module paths to tell the layers it fuses in (re-trace it with "
-                       "tools/trace_torch.py)", sc__job_str(in, in->ranks[i].source));
+  int rc = sc__job_need_modules(in, "--compile");
+  if (rc) return rc;
   sc_job *job = NULL;
-  int rc = sc__job_clone(in, &job);
+  rc = sc__job_clone(in, &job);
   for (size_t i = 0; !rc && i < job->nranks; i++) {
     sc_jrank *r = &job->ranks[i];
     size_t n = r->nops ? r->nops : 1;

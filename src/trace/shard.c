@@ -164,13 +164,13 @@ static const char *const col_names[] = {"q", "k", "v", "qkv", "c_attn", "query",
 static const char *const row_names[] = {"o", "c_proj", "out_proj", "o_proj", "proj", "mlp_proj", "fc2",
                                         "down_proj", "w2", "wo", "fc_out", "dense_4h_to_h", "linear_fc2",
                                         "linear_proj", NULL};
-static const char *const head_names[] = {"lm_head", "head", "output_layer", NULL};
+static const char *const head_names[] = {"lm_head", "head", "output", "output_layer", NULL};
 static const char *const vocab_names[] = {"wte", "word", "word_embeddings", "tok_embeddings", "embed_tokens",
                                           "tok", "tokens", "embedding", "embed", NULL};
 
 /* Forward GEMM dimensions of each module: its first forward GEMM's m (tokens),
  * n (output features) and k (input features); 0 when it has none. */
-static void forward_dims(const sc_jrank *r, double *fm, double *fn, double *fk) {
+void sc__shard_forward_dims(const sc_jrank *r, double *fm, double *fn, double *fk) {
   for (size_t i = 0; i < r->nmodules; i++) fm[i] = fn[i] = fk[i] = 0;
   for (size_t k = 0; k < r->nops; k++) {
     sc_jopmod om = sc__jrank_opmod(r, k);
@@ -180,6 +180,19 @@ static void forward_dims(const sc_jrank *r, double *fm, double *fn, double *fk) 
     size_t m = om.module - 1;
     if (sc__jshape_gemm(sh->cls) && fm[m] == 0) fm[m] = sh->m, fn[m] = sh->n, fk[m] = sh->k;
   }
+}
+
+int sc__shard_is_head(const sc_job *job, const sc_jrank *r, size_t m, double fn) {
+  const char *path = sc__job_str(job, r->modules[m].path), *dot = strrchr(path, '.');
+  return !sc__shard_layer_prefix(path) && (in_list(dot ? dot + 1 : path, head_names) || fn >= 16384);
+}
+
+int sc__job_need_modules(const sc_job *in, const char *what) {
+  for (size_t i = 0; i < in->nranks; i++)
+    if (!in->ranks[i].opmods || !in->ranks[i].nmodules)
+      return sc__error(in->ctx, SC_EINVAL, "%s: %s has no module paths to tell its layers and linears (re-trace it "
+                       "with tools/trace_torch.py)", what, sc__job_str(in, in->ranks[i].source));
+  return SC_OK;
 }
 
 static uint8_t builtin_role(const sc_job *job, const sc_jrank *r, size_t i, double fn, double fk) {
@@ -198,7 +211,7 @@ static uint8_t builtin_role(const sc_job *job, const sc_jrank *r, size_t i, doub
   int linear = !strcmp(type, "Linear") || !strcmp(type, "Conv1D") || !strcmp(type, "NonDynamicallyQuantizableLinear");
   if (linear) {
     if (!layer) /* an LM head (a vocabulary-sized output) is column-parallel */
-      return in_list(leaf, head_names) || fn >= 16384 ? SC_SHARD_COLUMN : SC_SHARD_REPLICATED;
+      return sc__shard_is_head(job, r, i, fn) ? SC_SHARD_COLUMN : SC_SHARD_REPLICATED;
     if (in_list(leaf, col_names)) return SC_SHARD_COLUMN;
     if (in_list(leaf, row_names)) return SC_SHARD_ROW;
     if (!strcmp(leaf, "dense")) { /* BERT: intermediate.dense, (attention.)output.dense */
@@ -223,7 +236,7 @@ void sc__shard_classify(const sc_job *job, const sc_jrank *r, const sc_shard_rul
     for (size_t q = 0; q < nrules && roles[i] == SC_SHARD_AUTO; q++)
       if (rules[q].glob[0] && glob_match(rules[q].glob, path)) roles[i] = rules[q].role;
   }
-  if (fm) forward_dims(r, fm, fm + nm, fm + 2 * nm);
+  if (fm) sc__shard_forward_dims(r, fm, fm + nm, fm + 2 * nm);
   for (size_t i = 0; i < r->nmodules; i++)
     if (roles[i] == SC_SHARD_AUTO) roles[i] = builtin_role(job, r, i, fm ? fm[nm + i] : 0, fm ? fm[2 * nm + i] : 0);
   sc__free(job->ctx, fm, 3 * nm * sizeof *fm);
@@ -449,7 +462,7 @@ static int analyse(shb *B) {
   double tp = B->fixed >= 0 ? 1 : (double)B->o->tp;
   size_t nm = r->nmodules;
   int64_t nl = B->nlayers = sc__shard_layers(job, r, B->mod_layer, B->mod_post);
-  forward_dims(r, B->fm, B->fn, B->fk);
+  sc__shard_forward_dims(r, B->fm, B->fn, B->fk);
   /* Checks: heads and features divisible by tp. */
   for (size_t i = 0; i < nm && tp > 1; i++) {
     const char *p = sc__job_str(job, r->modules[i].path);

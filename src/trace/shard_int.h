@@ -79,6 +79,15 @@ int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *trac
  * read error. */
 int sc__job_fused(const sc_job *in, sc_job **out, int64_t *absorbed);
 
+/* Each module's first forward GEMM: m (tokens), n (out), k (in); 0 none. */
+void sc__shard_forward_dims(const sc_jrank *r, double *fm, double *fn, double *fk);
+/* Module m an LM head: a linear outside the layers named as one (lm_head,
+ * head, output_layer) or vocabulary-wide (fn >= 16384 outputs). */
+int sc__shard_is_head(const sc_job *job, const sc_jrank *r, size_t m, double fn);
+/* 0, or SC_EINVAL ("WHAT: FILE has no module paths ...") when a rank of
+ * the job has no module paths. */
+int sc__job_need_modules(const sc_job *in, const char *what);
+
 /* A deep copy of a job (a .scw round trip in memory; fuse.c). */
 int sc__job_clone(const sc_job *in, sc_job **out);
 

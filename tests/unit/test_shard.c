@@ -751,7 +751,7 @@ static void test_fp8(void **state) {
   sc_job_free(job);
   job = read_small_v2();
   assert_int_equal(sc__job_fp8(job, &pj, &n), SC_EINVAL);
-  assert_non_null(strstr(sc_errmsg(ctx), "has no module paths to tell its linear layers"));
+  assert_non_null(strstr(sc_errmsg(ctx), "has no module paths to tell its layers and linears"));
   sc_job_free(job);
 }
 
