@@ -206,6 +206,10 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       }
       /* fsdp=F alone: F data-parallel replicas sharded over all of them. */
       if (ok && opts.scale_fsdp > 1 && opts.scale_dp <= 0) opts.scale_dp = opts.scale_fsdp;
+    } else if (sc_cli_is(&a, "--async-tp")) {
+      opts.async_tp = 1;
+    } else if (sc_cli_is(&a, "--fsdp-keep")) {
+      opts.fsdp_keep = 1;
     } else if (sc_cli_is(&a, "--layers")) {
       ok = sc_cli_int(name, v, 1, 4096, &k);
       opts.layers = k;
@@ -213,7 +217,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       ok = sc_cli_int(name, v, 1, 65536, &k);
       opts.micro_batches = k;
     } else if (sc_cli_is(&a, "--cp-comm")) {
-      opts.cp_a2a = a.choice == 1; /* p2p|a2a */
+      opts.cp_comm = a.choice; /* p2p|a2a|allgather: sc_cp_comm's order */
     } else if (sc_cli_is(&a, "--schedule")) {
       opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1: the enum's order */
     } else if (sc_cli_is(&a, "--vpp")) {

@@ -199,16 +199,19 @@ static const sc_cli_opt replay_opts[] = {
     {"--scale", "tp=N,cp=C,pp=M,dp=K,fsdp=K",
      "re-target: dp alone to K data-parallel replicas (weak scaling); tp / cp / pp split an ex-situ "
      "job with module paths over tensor-parallel ranks, context-parallel ranks (the sequence, ring "
-     "attention) and pipeline stages; fsdp=K shards its parameters over the K replicas (FSDP per "
-     "layer instead of DDP)",
+     "attention) and pipeline stages; fsdp=K shards its parameters over K of the replicas (FSDP per "
+     "layer instead of DDP; K below dp: HSDP)",
      0},
     {"--micro-batches", "N", "micro-batches of the pipeline schedule with --scale pp (default pp)", 0},
+    {"--fsdp-keep", NULL,
+     "with fsdp=K: each unit's parameters gathered once per step and kept unsharded (FSDP2 with "
+     "reshard_after_forward=False under torch pipelining, as torchtitan's PP runs)", 0},
     {"--layers", "N",
      "extrapolate an ex-situ job with module paths to N layers (the last traced layer repeated), "
      "before any --scale", 0},
-    {"--cp-comm", "p2p|a2a",
-     "the CP exchange of --scale cp=C: the ring of K/V chunks (p2p, default) or Ulysses all-to-alls over "
-     "heads (a2a)", SC_CLI_CHOICE},
+    {"--cp-comm", "p2p|a2a|allgather",
+     "the CP exchange of --scale cp=C: the ring of K/V chunks (p2p, default), Ulysses all-to-alls over "
+     "heads (a2a) or K/V all-gathered, dK/dV reduce-scattered (allgather)", SC_CLI_CHOICE},
     {"--schedule", "1f1b|gpipe|interleaved|zb-h1",
      "pipeline schedule of a --scale pp re-target (default 1f1b; zb-h1 splits the backward into "
      "input- and weight-gradient passes)", SC_CLI_CHOICE},
@@ -216,6 +219,9 @@ static const sc_cli_opt replay_opts[] = {
     {"--sequence-parallel", NULL,
      "with --scale tp=N (N >= 2): Megatron's sequence parallelism (norms and residuals on s/tp tokens, "
      "all-gathers and reduce-scatters instead of all-reduces)", 0},
+    {"--async-tp", NULL,
+     "with --sequence-parallel: async TP (torchtitan's micro-pipelined all-gather matmul and matmul "
+     "reduce-scatter: the GEMM beside each SP collective runs in tp row chunks that overlap it)", 0},
     {"--compile", NULL,
      "price an ex-situ job as torch.compile runs its blocks: a layer's memory-bound kernels between two "
      "other kernels fused into one", 0},

@@ -1,14 +1,15 @@
 #!/bin/sh
 # torchtitan_exsitu.sh STEPCAST [MAX_MAPE MAX_ROW]: ex-situ predictions of
-# torchtitan's bf16 H100 rows (validation/cases/torchtitan_h100.csv) from
+# torchtitan's H100 rows (validation/cases/torchtitan_h100.csv; all 33) from
 # tools/trace_torch.py traces on meta tensors (docs/TRACE.md, "Against
 # torchtitan's measurements"): each row's model traced with 2 layers at its
 # local batch and sequence, its checkpointing, fused attention, LM head and
 # cross entropy, bf16, AdamW; replayed with its layer count and layout on
 # its GPU (--compile for the rows torch.compile ran). Prints a markdown table (measured, ex-situ, synthesized by
-# `stepcast validate`) and the mean absolute errors. With MAX_MAPE and
-# MAX_ROW (percent), exits 1 when the ex-situ MAPE or one row's error is
-# above them (tests/trace/titan.sh).
+# `stepcast validate`) and the mean absolute errors of the bf16, FP8
+# tensorwise and FP8 rowwise rows. With MAX_MAPE and MAX_ROW (percent),
+# exits 1 when the bf16 rows' ex-situ MAPE or one of their errors is above
+# them (tests/trace/titan.sh).
 set -eu
 sc=$1
 max_mape=${2:-}
@@ -18,29 +19,64 @@ py=/usr/bin/python3
 csv=$here/validation/cases/torchtitan_h100.csv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# id | model | layers | local batch | checkpointing | --scale | SP, compile
-# (the 405B row's compile is not stated; its torchtitan config enables it)
-rows="tt2412-8b-8gpu-fsdp8-eager-bf16|llama3-8b|32|2|op|fsdp=8|
-tt2412-8b-8gpu-fsdp8-compile-bf16|llama3-8b|32|2|op|fsdp=8|--compile
-tt2412-8b-128gpu-fsdp128-eager-bf16|llama3-8b|32|2|op|fsdp=128|
-tt2412-8b-128gpu-fsdp128-compile-bf16|llama3-8b|32|2|op|fsdp=128|--compile
-tt2506-8b-64gpu-fsdp8-tp8-bf16-tp|llama3-8b|32|12|op|tp=8,fsdp=8|--sequence-parallel --compile
-tt2506-70b-256gpu-fsdp32-tp8-bf16-tp|llama3-70b|80|16|full|tp=8,fsdp=32|--sequence-parallel --compile
-tt2408-405b-128gpu-fsdp16-tp8-bf16|llama3-405b|126|2|full|tp=8,fsdp=16|--sequence-parallel --compile"
-# FP8 (torchao Float8Linear, tensorwise scaling: the rows' notes), compiled:
-# reported, not guarded (they are less accurate; docs/TRACE.md).
+# id | model | layers | sequence | local batch (a micro-batch with PP) |
+# checkpointing | --scale | flags (SP, async TP, compile, PP's micro-batches
+# and uneven stages, CP exchange). The 405B row's compile is not stated; its
+# torchtitan config enables it. PP rows: torch.distributed.pipelining with
+# FSDP2 keeps the parameters unsharded through the step (--fsdp-keep), 8
+# micro-batches (of 4 at 8K tokens, of 1 with CP), torchtitan's 1F1B split
+# of 126 layers (15 / 16 x 6 / 15); CP rows: the all-gather exchange, FSDP
+# over dp x cp.
+pp8="--micro-batches 8 --fsdp-keep --set parallel.pp_first_layers=15 --set parallel.pp_last_layers=15"
+# interleaved: 126 layers over 16 virtual stages, split as evenly as they go
+# (the first / last options would set the first and last virtual stage)
+pp8i="--micro-batches 8 --fsdp-keep --schedule interleaved --vpp 2"
+rows="tt2412-8b-8gpu-fsdp8-eager-bf16|llama3-8b|32|8192|2|op|fsdp=8|
+tt2412-8b-8gpu-fsdp8-compile-bf16|llama3-8b|32|8192|2|op|fsdp=8|--compile
+tt2412-8b-128gpu-fsdp128-eager-bf16|llama3-8b|32|8192|2|op|fsdp=128|
+tt2412-8b-128gpu-fsdp128-compile-bf16|llama3-8b|32|8192|2|op|fsdp=128|--compile
+tt2506-8b-64gpu-fsdp8-tp8-bf16-tp|llama3-8b|32|8192|12|op|tp=8,fsdp=8|--sequence-parallel --compile
+tt2506-8b-64gpu-fsdp8-tp8-bf16-asynctp|llama3-8b|32|8192|12|op|tp=8,fsdp=8|--sequence-parallel --async-tp --compile
+tt2506-70b-256gpu-fsdp32-tp8-bf16-tp|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --compile
+tt2506-70b-256gpu-fsdp32-tp8-bf16-asynctp|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --async-tp --compile
+tt2408-405b-128gpu-fsdp16-tp8-bf16|llama3-405b|126|8192|2|full|tp=8,fsdp=16|--sequence-parallel --compile"
+# FP8 (torchao Float8Linear, the rows' notes: tensorwise scaling unless the
+# id says rowwise), compiled: reported, not guarded (less accurate;
+# docs/TRACE.md).
 fp8="--set training.precision=fp8 --set training.fp8_recipe=tensorwise"
-rows8="tt2412-8b-8gpu-fsdp8-compile-fp8|llama3-8b|32|2|op|fsdp=8|--compile $fp8
-tt2412-8b-128gpu-fsdp128-compile-fp8|llama3-8b|32|2|op|fsdp=128|--compile $fp8
-tt2506-8b-64gpu-fsdp8-tp8-fp8tw-tp|llama3-8b|32|12|op|tp=8,fsdp=8|--sequence-parallel --compile $fp8
-tt2506-70b-256gpu-fsdp32-tp8-fp8tw-tp|llama3-70b|80|16|full|tp=8,fsdp=32|--sequence-parallel --compile $fp8
-tt2408-405b-128gpu-fsdp16-tp8-fp8|llama3-405b|126|2|full|tp=8,fsdp=16|--sequence-parallel --compile $fp8"
+rw="--set training.precision=fp8 --set training.fp8_recipe=rowwise"
+rows8="tt2412-8b-8gpu-fsdp8-compile-fp8|llama3-8b|32|8192|2|op|fsdp=8|--compile $fp8
+tt2412-8b-128gpu-fsdp128-compile-fp8|llama3-8b|32|8192|2|op|fsdp=128|--compile $fp8
+tt2506-8b-64gpu-fsdp8-tp8-fp8tw-tp|llama3-8b|32|8192|12|op|tp=8,fsdp=8|--sequence-parallel --compile $fp8
+tt2506-8b-64gpu-fsdp8-tp8-fp8tw-asynctp|llama3-8b|32|8192|12|op|tp=8,fsdp=8|--sequence-parallel --async-tp --compile $fp8
+tt2412-70b-256gpu-fsdp32-tp8-asynctp-fp8|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --async-tp --compile $fp8
+tt2412-70b-256gpu-fsdp32-tp8-tp-fp8|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --compile $fp8
+tt2506-70b-256gpu-fsdp32-tp8-fp8tw-tp|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --compile $fp8
+tt2506-70b-256gpu-fsdp32-tp8-fp8tw-asynctp|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --async-tp --compile $fp8
+tt2408-405b-128gpu-fsdp16-tp8-fp8|llama3-405b|126|8192|2|full|tp=8,fsdp=16|--sequence-parallel --compile $fp8
+tt2408-405b-128gpu-fsdp16-tp8-fp8-asynctp|llama3-405b|126|8192|2|full|tp=8,fsdp=16|--sequence-parallel --async-tp --compile $fp8
+tt2412-405b-512gpu-fsdp8-tp8-pp8-1f1b|llama3-405b|126|8192|4|full|tp=8,pp=8,fsdp=8|--sequence-parallel --async-tp --compile $pp8 $fp8
+tt2412-405b-512gpu-fsdp8-tp8-pp8-interleaved|llama3-405b|126|8192|4|full|tp=8,pp=8,fsdp=8|--sequence-parallel --async-tp --compile $pp8i $fp8
+tt2412-8b-8gpu-fsdp8-cp1-s32k|llama3-8b|32|32768|1|full|fsdp=8|--compile $fp8
+tt2412-8b-8gpu-fsdp4-cp2-s64k|llama3-8b|32|65536|1|full|cp=2,fsdp=4|--cp-comm allgather --compile $fp8
+tt2412-8b-8gpu-fsdp2-cp4-s128k|llama3-8b|32|131072|1|full|cp=4,fsdp=2|--cp-comm allgather --compile $fp8
+tt2412-8b-8gpu-fsdp1-cp8-s256k|llama3-8b|32|262144|1|full|cp=8,fsdp=1|--cp-comm allgather --compile $fp8
+tt2412-405b-512gpu-fsdp8-cp1-tp8-pp8-s32k|llama3-405b|126|32768|1|full|tp=8,pp=8,fsdp=8|--sequence-parallel --async-tp --compile $pp8 $fp8
+tt2412-405b-512gpu-fsdp4-cp2-tp8-pp8-s64k|llama3-405b|126|65536|1|full|tp=8,pp=8,cp=2,fsdp=4|--sequence-parallel --async-tp --compile --cp-comm allgather $pp8 $fp8
+tt2412-405b-512gpu-fsdp2-cp4-tp8-pp8-s128k|llama3-405b|126|131072|1|full|tp=8,pp=8,cp=4,fsdp=2|--sequence-parallel --async-tp --compile --cp-comm allgather $pp8 $fp8
+tt2412-405b-512gpu-fsdp1-cp8-tp8-pp8-s256k|llama3-405b|126|262144|1|full|tp=8,pp=8,cp=8,fsdp=1|--sequence-parallel --async-tp --compile --cp-comm allgather $pp8 $fp8"
+# Rowwise scaling: measured slower than bf16 with TP (docs/VALIDATION.md,
+# "The worst validation rows"); reported apart.
+rowsrw="tt2506-8b-64gpu-fsdp8-tp8-fp8rw-tp|llama3-8b|32|8192|12|op|tp=8,fsdp=8|--sequence-parallel --compile $rw
+tt2506-8b-64gpu-fsdp8-tp8-fp8rw-asynctp|llama3-8b|32|8192|12|op|tp=8,fsdp=8|--sequence-parallel --async-tp --compile $rw
+tt2506-70b-256gpu-fsdp32-tp8-fp8rw-tp|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --compile $rw
+tt2506-70b-256gpu-fsdp32-tp8-fp8rw-asynctp|llama3-70b|80|8192|16|full|tp=8,fsdp=32|--sequence-parallel --async-tp --compile $rw"
 "$sc" validate "$csv" --format csv >"$tmp/validate.csv"
 table() { # ROWS -> the table's rows
-echo "$1" | while IFS='|' read -r id model layers batch ac scale sp; do
-  d=$tmp/$model-b$batch-$ac
-  if [ ! -f "$d.scw" ]; then # one trace per model, batch and checkpointing
-    "$py" "$here/tools/trace_torch.py" "$model" --layers 2 --seq 8192 --batch "$batch" --device meta \
+echo "$1" | while IFS='|' read -r id model layers seq batch ac scale sp; do
+  d=$tmp/$model-s$seq-b$batch-$ac
+  if [ ! -f "$d.scw" ]; then # one trace per model, sequence, batch and checkpointing
+    "$py" "$here/tools/trace_torch.py" "$model" --layers 2 --seq "$seq" --batch "$batch" --device meta \
       --attention sdpa --loss ce --ac "$ac" --amp bf16 --zero-grad none --optimizer adamw -o "$d" >"$tmp/log" ||
       { cat "$tmp/log" >&2; exit 1; }
     "$sc" import cpu "$d"/*.json.gz -o "$d.scw" >/dev/null
@@ -66,8 +102,11 @@ echo "| row | measured s | ex-situ s | error | synthesized s | error |"
 echo "|---|---:|---:|---:|---:|---:|"
 table "$rows" >"$tmp/table"
 table "$rows8" >"$tmp/table8"
-cat "$tmp/table" "$tmp/table8"
-printf '\nfp8 rows:'
+table "$rowsrw" >"$tmp/tablerw"
+cat "$tmp/table" "$tmp/table8" "$tmp/tablerw"
+printf '\nfp8 tensorwise rows:'
 summary "$tmp/table8" "" ""
+printf '\nfp8 rowwise rows:'
+summary "$tmp/tablerw" "" ""
 printf '\nbf16 rows:'
 summary "$tmp/table" "$max_mape" "$max_row"

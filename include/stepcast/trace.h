@@ -132,17 +132,31 @@ typedef struct sc_replay_opts {
   sc_schedule schedule;
   int64_t vpp;
   /* FSDP (FULL_SHARD) instead of DDP on an ex-situ job with module paths:
-   * 0 or 1 off, else the shard group, which must be the data-parallel
-   * group (scale_dp; 0 there takes this). Per layer parameter all-gathers
-   * and gradient reduce-scatters (docs/TRACE.md, "FSDP"). */
+   * 0 or 1 off, else the shard group's data-parallel ranks, which divide
+   * scale_dp (0 there takes this); each shard group also holds its ranks'
+   * CP peers. Per layer parameter all-gathers and gradient reduce-scatters
+   * within the group, and with fewer than scale_dp (HSDP) an all-reduce of
+   * each reduced shard across the dp / fsdp replicas (docs/TRACE.md,
+   * "FSDP"). */
   int64_t scale_fsdp;
+  /* With scale_fsdp: 1 gathers each unit's parameters once per step and
+   * keeps them unsharded to its end (FSDP2 with reshard_after_forward=False
+   * under torch pipelining, as torchtitan's PP runs); 0 gathers them again
+   * for every forward and backward pass (FULL_SHARD). */
+  int fsdp_keep;
+  /* With sequence_parallel: async TP (torchtitan's micro-pipelined
+   * all-gather matmul and matmul reduce-scatter; docs/TRACE.md, "Sequence
+   * parallelism"). */
+  int async_tp;
   /* Megatron's sequence parallelism with scale_tp >= 2: norms, residuals
    * and dropout on s / tp tokens, all-gathers and reduce-scatters instead
    * of the TP all-reduces (docs/TRACE.md, "Sequence parallelism"). */
   int sequence_parallel;
-  /* The CP exchange of a re-target with scale_cp > 1: 0 the ring of K/V
-   * chunks (p2p), 1 Ulysses all-to-alls over heads (a2a). */
-  int cp_a2a;
+  /* The CP exchange of a re-target with scale_cp > 1 (sc_cp_comm):
+   * SC_CP_P2P the ring of K/V chunks, SC_CP_A2A Ulysses all-to-alls over
+   * heads, SC_CP_ALLGATHER K/V all-gathered (dK/dV reduce-scattered);
+   * SC_CP_A2A_P2P is refused. */
+  int cp_comm;
   /* torch.compile: the memory-bound kernels of a layer's pass between two
    * other kernels fused into one (ex-situ jobs; docs/TRACE.md, "Compiled
    * blocks"). */
@@ -169,7 +183,9 @@ typedef struct sc_replay_result {
   int64_t vpp;                /* model chunks per stage (1 but interleaved) */
   int64_t fsdp;               /* FSDP shard group (0: none) */
   int sequence_parallel;      /* 1: re-targeted with sequence parallelism */
-  int cp_a2a;                 /* 1: CP by Ulysses all-to-alls */
+  int cp_comm;                /* the CP exchange (sc_cp_comm) */
+  int async_tp;               /* 1: SP collectives chunk-overlapped with their GEMMs */
+  int fsdp_keep;              /* 1: FSDP units gathered once per step and kept */
   int64_t fused_kernels;      /* --compile: kernels fused into the one before them (per traced rank) */
   int64_t fp8_gemms;          /* precision fp8: linear-layer GEMMs on FP8 operands (per traced rank) */
   int64_t simulated_ranks;

@@ -332,7 +332,8 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
      * CP ranks make them neither world nor strided (or keep them inside
      * one replica: dp 1, cp 2). */
     const char *gname = sc__job_str(job, jg->name);
-    g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP);
+    g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP) ||
+                          !strcmp(gname, SC_JOB_HSDP_GROUP);
     g[i].cp = !strcmp(gname, SC_JOB_CP_GROUP);
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
     if (!g[i].members) {
@@ -705,8 +706,10 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.dp = o->scale_dp > 0 ? o->scale_dp : o->scale_fsdp > 1 ? o->scale_fsdp : 1;
   so.cp = o->scale_cp > 0 ? o->scale_cp : 1;
   so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
+  so.fsdp_keep = o->fsdp_keep;
+  so.async_tp = o->async_tp;
   so.sp = o->sequence_parallel;
-  so.cp_a2a = o->cp_a2a;
+  so.cp_comm = o->cp_comm;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
   so.schedule = (int)o->schedule;
   so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
@@ -745,7 +748,9 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->fsdp = so.fsdp;
     out->sequence_parallel = so.sp;
-    out->cp_a2a = so.cp_a2a;
+    out->cp_comm = so.cp_comm;
+    out->async_tp = so.async_tp;
+    out->fsdp_keep = so.fsdp_keep && so.fsdp > 1;
     out->traced_world = job->shard_tp > 0 ? job->world : 1; /* shards: the ranks they were traced for */
     out->traced_dp = 1;
     if (dj)
@@ -1181,6 +1186,14 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
 
 /* ------------------------------------------------------------ output */
 
+static const char *cp_label(int k) {
+  return k == SC_CP_A2A ? "a2a" : k == SC_CP_ALLGATHER ? "allgather" : "p2p";
+}
+
+static const char *cp_text(int k) {
+  return k == SC_CP_A2A ? " (a2a)" : k == SC_CP_ALLGATHER ? " (all-gather)" : " (ring)";
+}
+
 static const char *sched_label(sc_schedule k) {
   return k == SC_SCHED_GPIPE ? "GPipe" : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B" : k == SC_SCHED_ZB_H1 ? "ZB-H1" : "1F1B";
 }
@@ -1198,9 +1211,12 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
     if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1))
-      rc = sc__writef(w, ud, "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,\"sequence_parallel\":%s,\"cp_comm\":\"%s\",",
+      rc = sc__writef(w, ud,
+                      "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,\"fsdp_keep\":%s,\"sequence_parallel\":%s,"
+                      "\"async_tp\":%s,\"cp_comm\":\"%s\",",
                       sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
-                      (long long)r->fsdp, r->sequence_parallel ? "true" : "false", r->cp_a2a ? "a2a" : "p2p");
+                      (long long)r->fsdp, r->fsdp_keep ? "true" : "false", r->sequence_parallel ? "true" : "false",
+                      r->async_tp ? "true" : "false", cp_label(r->cp_comm));
     if (!rc && r->layers > 0)
       rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
                       (long long)r->traced_layers);
@@ -1237,13 +1253,17 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     "them (torch.compile)\n", (long long)r->fused_kernels);
   char chunks[48] = "";
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
+  char dpx[64] = "";
+  const char *keep = r->fsdp_keep ? ", kept unsharded" : "";
+  if (r->fsdp > 1 && r->fsdp < r->dp) snprintf(dpx, sizeof dpx, " (HSDP: shards of %lld%s)", (long long)r->fsdp, keep);
+  else if (r->fsdp > 1) snprintf(dpx, sizeof dpx, " (FSDP%s)", keep);
   if (!rc && sharded)
     rc = sc__writef(w, ud,
                     "re-targeted: TP %lld%s, CP %lld%s, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, "
                     "one program per stage\n",
-                    (long long)r->tp, r->sequence_parallel ? " (SP)" : "", (long long)r->cp,
-                    r->cp > 1 ? (r->cp_a2a ? " (a2a)" : " (ring)") : "", (long long)r->pp, chunks, sched_label(r->schedule),
-                    (long long)r->micro_batches, (long long)r->dp, r->fsdp > 1 ? " (FSDP)" : "",
+                    (long long)r->tp, r->async_tp ? " (SP, async)" : r->sequence_parallel ? " (SP)" : "",
+                    (long long)r->cp, r->cp > 1 ? cp_text(r->cp_comm) : "", (long long)r->pp, chunks,
+                    sched_label(r->schedule), (long long)r->micro_batches, (long long)r->dp, dpx,
                     (long long)r->world);
   else if (!rc && r->dp != r->traced_dp)
     rc = sc__writef(w, ud, "re-targeted: data parallel %lld -> %lld (world %lld -> %lld)\n",

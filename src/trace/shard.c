@@ -383,7 +383,7 @@ static int context_split(shb *B) {
     return sc__error(B->ctx, SC_EINVAL,
                      "cp=%lld: no attention over the sequence found in the traced layers (a batched s x s "
                      "score GEMM, as eager attention runs it, or a fused attention operator)", (long long)B->cp);
-  for (size_t i = 0; B->o->cp_a2a && i < r->nmodules; i++) {
+  for (size_t i = 0; B->o->cp_comm == SC_CP_A2A && i < r->nmodules; i++) {
     int64_t th = B->o->tp * B->cp;
     if (r->modules[i].heads && r->modules[i].heads % (uint32_t)th)
       return sc__error(B->ctx, SC_EINVAL,
@@ -425,9 +425,21 @@ static int context_split(shb *B) {
       x->attn = 1;
       x->span_first = (uint32_t)first[q];
       x->span_last = (uint32_t)last[q];
-      if (B->o->cp_a2a) { /* Ulysses: the whole sequence on heads / cp */
+      if (B->o->cp_comm == SC_CP_A2A) { /* Ulysses: the whole sequence on heads / cp */
         if (gemm) x->div[3] *= cp;
         else x->bytes_div *= cp;
+        continue;
+      }
+      if (B->o->cp_comm == SC_CP_ALLGATHER) {
+        /* The rank's queries against all the keys, once: the first dim
+         * that is s (the queries of the forward GEMMs and of a fused
+         * attention op, else one of the backward's) splits. */
+        if (gemm) {
+          const double d[3] = {sh->m, sh->n, sh->k};
+          int i = 0;
+          while (i < 2 && d[i] != sq) i++;
+          x->div[i] *= cp;
+        } else x->bytes_div *= cp;
         continue;
       }
       if (gemm) {
@@ -697,13 +709,15 @@ typedef struct stg {   /* one stage's rank being built */
    * the units in order of first use, their last op and their gathers. */
   int ag, rs;
   uint32_t fsdp_group, nm_ag, nm_rs;
+  uint32_t hsdp_group, nm_hsdp; /* HSDP: the replica group, its all-reduce's name */
   double *unit_bytes;
   int32_t *useq;
   size_t *ulast;
   int64_t *ag_op;
+  uint8_t *kept;          /* per (chunk, unit): gathered in this step already */
   int64_t prefetch_after; /* the first AG of the next pass is issued after it */
   int cpst;               /* CP: the ring's stream, group and op name */
-  uint32_t cp_group, nm_ring, nm_a2a;
+  uint32_t cp_group, nm_ring, nm_a2a, nm_cp_ag, nm_cp_rs;
   int64_t last_rs;
 } stg;
 
@@ -780,6 +794,20 @@ static int64_t p2p(shb *B, stg *S, int send, int stream, int64_t peer, int64_t a
   return k;
 }
 
+/* Emits fraction f of GEMM op (its rows, FLOPs and bytes) on the compute
+ * stream after deps: one part of an async-TP chunked GEMM. */
+static int64_t emit_part(shb *B, stg *S, const sc_jop *op, double f, const uint32_t *deps, int nd) {
+  sc_jop p = *op;
+  sc_jshape sh = S->jr->shapes[op->shape - 1];
+  sh.m *= f;
+  p.flops *= f;
+  p.bytes *= f;
+  int64_t si = sc__jrank_shape(B->job, S->jr, &sh);
+  if (si < 0) return -1;
+  p.shape = (uint32_t)si + 1;
+  return emit(B, S, &p, S->gpu, deps, nd);
+}
+
 /* Part of a backward unit to emit: all of it, the input-gradient pass
  * (weight-gradient work left out) or the weight-gradient pass alone. */
 enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
@@ -796,7 +824,8 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
    * forward), the next unit's gather issued as a unit starts (forward and
    * backward prefetch); its gradients are reduce-scattered after its last
    * backward op where they are final (the last micro-batch's backward, or
-   * W pass). */
+   * W pass). With fsdp_keep a unit is gathered once, at its first use in
+   * the step, and stays unsharded (FSDP2 under torch pipelining). */
   int fsdp = B->o->fsdp > 1 && vs >= 0 && (unit == U_FWD || unit == U_BWD);
   int gathers = fsdp && part != PART_WEIGHT, scatters = fsdp && unit == U_BWD && last_mb && part != PART_INPUT;
   size_t nseq = 0, nu = (size_t)B->nlayers + 1;
@@ -810,7 +839,12 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
       int32_t u = op_unit(B, k);
       if (ub[u] <= 0) continue;
-      if (S->ag_op[u] == -2) S->useq[nseq++] = u, S->ag_op[u] = -1;
+      if (S->ag_op[u] == -2) {
+        S->ag_op[u] = -1;
+        uint8_t *kept = &S->kept[(size_t)(vs / pp) * nu + (size_t)u];
+        if (!(B->o->fsdp_keep && *kept)) S->useq[nseq++] = u; /* else no gather, nothing to wait for */
+        if (gathers) *kept = 1;
+      }
       S->ulast[u] = k;
     }
     if (gathers && nseq) {
@@ -830,7 +864,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s) || x->skip) continue;
     if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
-    uint32_t deps[10]; /* 4 traced, 4 waits, an SP gather */
+    uint32_t deps[10]; /* 4 traced, 4 waits, an SP gather, a CP exchange */
     int nd = 0;
     for (uint32_t d = 0; d < src->ndeps && nd < 4; d++) {
       uint32_t q = r->deps[src->dep_off + d];
@@ -838,7 +872,14 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     }
     int host = src->kind == SC_JOP_HOST || src->kind == SC_JOP_SYNC;
     if (host && ring && step > 0) continue; /* the launches are not repeated */
-    if (x->attn && B->o->cp_a2a && k == x->span_first && !host) {
+    if (x->attn && B->o->cp_comm == SC_CP_ALLGATHER && k == x->span_first && !host) {
+      /* K and V of the whole sequence gathered (backward: again) first. */
+      int64_t g = coll_op(B, S, SC_COLL_ALLGATHER, S->cp_group, S->nm_cp_ag, kv * (double)B->cp, S->cpst,
+                          S->last_gpu);
+      if (g < 0) return SC_ENOMEM;
+      deps[nd++] = (uint32_t)g;
+    }
+    if (x->attn && B->o->cp_comm == SC_CP_A2A && k == x->span_first && !host) {
       /* Ulysses: q, k, v (backward: the output's gradient) to heads / cp
        * over the whole sequence first. */
       int64_t a = coll_op(B, S, SC_COLL_ALLTOALL, S->cp_group, S->nm_a2a, unit == U_BWD ? kv / 2 : 1.5 * kv,
@@ -846,7 +887,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (a < 0) return SC_ENOMEM;
       deps[nd++] = (uint32_t)a;
     }
-    if (!ring && !B->o->cp_a2a && x->attn && k == x->span_first && B->cp > 1) {
+    if (!ring && B->o->cp_comm == SC_CP_P2P && x->attn && k == x->span_first && B->cp > 1) {
       /* Step 0 computes with the local K/V while chunk 1 travels. */
       ring = 1, step = 0, span_first = x->span_first, span_last = x->span_last;
       if ((ring_next = ring_coll(B, S, unit == U_BWD ? 2 * kv : kv, S->last_gpu)) < 0) return SC_ENOMEM;
@@ -870,10 +911,17 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     if (!host)
       for (int i = 0; i < 4; i++)
         if (S->waits[i] >= 0) deps[nd++] = (uint32_t)S->waits[i], S->waits[i] = -1;
+    /* Async TP (torchtitan's micro-pipelined all-gather matmul and matmul
+     * reduce-scatter, synth/tensor.c's tp_comm_overlap): a GEMM next to an
+     * SP collective runs as tp chunks of its rows; split in two here. */
+    const sc_jshape *ssh = src->shape ? &r->shapes[src->shape - 1] : NULL;
+    int split = B->o->async_tp && B->o->sp && !host && ssh && sc__jshape_gemm(ssh->cls) && ssh->batch <= 1;
+    int64_t gather = -1;
     if (x->ag && !host) { /* SP: the sequence gathered first */
       int64_t g = coll_op(B, S, SC_COLL_ALLGATHER, S->tp_group, S->nm_ag_tp, x->ar_bytes, S->tp, S->last_gpu);
       if (g < 0) return SC_ENOMEM;
-      deps[nd++] = (uint32_t)g;
+      if (split) gather = g; /* waited for by the last chunk only */
+      else deps[nd++] = (uint32_t)g;
     }
     sc_jop op = *src;
     if (src->shape) {
@@ -887,20 +935,41 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (si < 0) return SC_ENOMEM;
       op.shape = (uint32_t)si + 1;
     } else op.bytes /= x->bytes_div;
-    /* FSDP: zero_grad and the optimizer step work on the rank's shard. */
+    /* FSDP: zero_grad and the optimizer step work on the rank's shard
+     * (of the fsdp x cp ranks of its shard group). */
     if (B->o->fsdp > 1 && (unit == U_PRE || unit == U_POST) && sc__jrank_opmod(r, k).param) {
-      op.bytes /= (double)B->o->fsdp;
-      op.flops /= (double)B->o->fsdp;
+      op.bytes /= (double)(B->o->fsdp * B->cp);
+      op.flops /= (double)(B->o->fsdp * B->cp);
     }
-    int64_t nk = emit(B, S, &op, host ? S->host : S->gpu, deps, nd);
+    int64_t first = -1, nk;
+    int rs_split = split && x->ar && unit != U_BWD; /* forward and recomputation: the reduce-scatter */
+    if (gather >= 0 || rs_split) {
+      /* The gathered input: tp - 1 chunks while the last one arrives; the
+       * reduced output: one chunk, then the rest while it is scattered. */
+      double t = (double)B->o->tp, f = gather >= 0 ? (t - 1) / t : 1 / t;
+      if ((first = emit_part(B, S, &op, f, deps, nd)) < 0) return SC_ENOMEM;
+      uint32_t d2[2] = {(uint32_t)first, (uint32_t)gather};
+      nk = emit_part(B, S, &op, 1 - f, d2, gather >= 0 ? 2 : 1);
+    } else nk = emit(B, S, &op, host ? S->host : S->gpu, deps, nd);
     if (nk < 0) return SC_ENOMEM;
     S->map[k] = (uint32_t)nk;
     S->stamp[k] = S->serial;
     if (!host) S->last_gpu = nk;
-    if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k &&
-        (S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0)
-      return SC_ENOMEM;
-    if (x->attn && B->o->cp_a2a && k == x->span_last && !host) {
+    if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k) {
+      if ((S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0) return SC_ENOMEM;
+      /* HSDP: the reduced shard summed across the replicas, behind it. */
+      if (B->o->fsdp < B->o->dp &&
+          (S->last_rs = coll_op(B, S, SC_COLL_ALLREDUCE, S->hsdp_group, S->nm_hsdp,
+                                ub[ou] / (double)(B->o->fsdp * B->cp), S->rs, S->last_rs)) < 0)
+        return SC_ENOMEM;
+    }
+    if (x->attn && B->o->cp_comm == SC_CP_ALLGATHER && unit == U_BWD && k == x->span_last && !host) {
+      /* ... and, backward, dK / dV of the whole sequence reduce-scattered
+       * back to their ranks, waited for by the next op. */
+      int64_t a = coll_op(B, S, SC_COLL_REDUCESCATTER, S->cp_group, S->nm_cp_rs, kv * (double)B->cp, S->cpst, nk);
+      if (a < 0 || add_wait(S, a)) return a < 0 ? SC_ENOMEM : SC_EINTERNAL;
+    }
+    if (x->attn && B->o->cp_comm == SC_CP_A2A && k == x->span_last && !host) {
       /* ... and the output (backward: dq, dk, dv) back to the rank's tokens. */
       int64_t a = coll_op(B, S, SC_COLL_ALLTOALL, S->cp_group, S->nm_a2a, unit == U_BWD ? 1.5 * kv : kv / 2,
                           S->cpst, nk);
@@ -924,7 +993,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     }
     if (x->ar) { /* the TP all-reduce (SP: reduce-scatter), waited for by the next compute op */
       int64_t a = coll_op(B, S, B->o->sp ? SC_COLL_REDUCESCATTER : SC_COLL_ALLREDUCE, S->tp_group,
-                          B->o->sp ? S->nm_rs_tp : S->nm_ar, x->ar_bytes, S->tp, (int64_t)nk);
+                          B->o->sp ? S->nm_rs_tp : S->nm_ar, x->ar_bytes, S->tp, rs_split ? first : nk);
       if (a < 0) return SC_ENOMEM;
       /* Forward: the next op needs the sum. Backward: Megatron runs the
        * input gradient's all-reduce asynchronously behind the layer's
@@ -993,22 +1062,33 @@ static int build_stage(shb *B, int32_t s) {
     S.ag = sc__jrank_stream(job, S.jr, 14, nm_ags, 0);
     S.rs = sc__jrank_stream(job, S.jr, 15, nm_rss, 0);
     if (S.ag < 0 || S.rs < 0) return SC_ENOMEM;
-    /* The stage's data-parallel group: its rank in every replica of
-     * tp x cp x pp ranks, with its CP peers (FSDP shards over DP x CP, as
-     * torchtitan does). */
-    int64_t dp = B->o->dp, R = tp * B->cp * pp, nc = B->cp;
-    int64_t *m = sc__malloc(B->ctx, (size_t)(dp * nc) * sizeof *m);
+    /* The stage's shard group: its rank in each of the first fsdp
+     * replicas of tp x cp x pp ranks, with its CP peers (FSDP shards over
+     * DP x CP, as torchtitan does); with HSDP the replica group: the same
+     * rank in the first replica of every shard group. */
+    int64_t dp = B->o->dp, fs = B->o->fsdp, R = tp * B->cp * pp, nc = B->cp, nrep = dp / fs;
+    size_t nmem = (size_t)(fs * nc > nrep ? fs * nc : nrep);
+    int64_t *m = sc__malloc(B->ctx, nmem * sizeof *m);
     if (!m) return SC_ENOMEM;
-    for (int64_t q = 0; q < dp; q++)
+    for (int64_t q = 0; q < fs; q++)
       for (int64_t c = 0; c < nc; c++) m[q * nc + c] = base + c * tp + q * R;
-    rc = sc__job_group_named(job, m, (size_t)(dp * nc), nm_fg, &S.fsdp_group);
-    sc__free(B->ctx, m, (size_t)(dp * nc) * sizeof *m);
+    rc = sc__job_group_named(job, m, (size_t)(fs * nc), nm_fg, &S.fsdp_group);
+    if (!rc && nrep > 1) {
+      uint32_t nm_hg;
+      for (int64_t q = 0; q < nrep; q++) m[q] = base + q * fs * R;
+      if (sc__job_intern(job, SC_JOB_HSDP_GROUP, strlen(SC_JOB_HSDP_GROUP), &nm_hg) ||
+          sc__job_intern(job, "hsdp: all_reduce", 16, &S.nm_hsdp))
+        rc = SC_ENOMEM;
+      if (!rc) rc = sc__job_group_named(job, m, (size_t)nrep, nm_hg, &S.hsdp_group);
+    }
+    sc__free(B->ctx, m, nmem * sizeof *m);
     if (rc) return rc;
     S.unit_bytes = sc__calloc(B->ctx, (size_t)B->vpp * nu, sizeof *S.unit_bytes);
     S.useq = sc__calloc(B->ctx, nu, sizeof *S.useq);
     S.ulast = sc__calloc(B->ctx, nu, sizeof *S.ulast);
     S.ag_op = sc__calloc(B->ctx, nu, sizeof *S.ag_op);
-    if (!S.unit_bytes || !S.useq || !S.ulast || !S.ag_op) rc = SC_ENOMEM;
+    S.kept = sc__calloc(B->ctx, (size_t)B->vpp * nu, 1);
+    if (!S.unit_bytes || !S.useq || !S.ulast || !S.ag_op || !S.kept) rc = SC_ENOMEM;
     /* A unit's parameter bytes: its gradient marks' (TP shard; the traced
      * parameters and gradients share their dtype). */
     for (size_t k = 0; !rc && k < r->nops; k++) {
@@ -1029,6 +1109,8 @@ static int build_stage(shb *B, int32_t s) {
     int64_t *m = sc__malloc(B->ctx, (size_t)B->cp * sizeof *m);
     if (!m || sc__job_intern(job, "cp comm", 7, &nm_cs) || sc__job_intern(job, "cp: send_recv K/V", 17, &S.nm_ring) ||
                   sc__job_intern(job, "cp: all_to_all", 14, &S.nm_a2a) ||
+                  sc__job_intern(job, "cp: all_gather K/V", 18, &S.nm_cp_ag) ||
+                  sc__job_intern(job, "cp: reduce_scatter dK/dV", 24, &S.nm_cp_rs) ||
         sc__job_intern(job, SC_JOB_CP_GROUP, strlen(SC_JOB_CP_GROUP), &nm_cg) ||
         (S.cpst = sc__jrank_stream(job, S.jr, 16, nm_cs, 0)) < 0)
       rc = SC_ENOMEM;
@@ -1096,6 +1178,7 @@ static int build_stage(shb *B, int32_t s) {
   sc__free(B->ctx, S.useq, nu * sizeof *S.useq);
   sc__free(B->ctx, S.ulast, nu * sizeof *S.ulast);
   sc__free(B->ctx, S.ag_op, nu * sizeof *S.ag_op);
+  sc__free(B->ctx, S.kept, (size_t)B->vpp * nu);
   return rc;
 }
 
@@ -1155,6 +1238,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      (long long)o->tp, (long long)cp, (long long)o->pp, (long long)o->dp,
                      (long long)SC_JOB_MAX_WORLD);
   if (o->pp > 4096) return sc__error(ctx, SC_EINVAL, "pp=%lld: at most 4096 stages", (long long)o->pp);
+  if (o->async_tp && !o->sp)
+    return sc__error(ctx, SC_EINVAL, "async TP needs sequence parallelism (its all-gathers and reduce-scatters)");
+  if (o->cp_comm < SC_CP_P2P || o->cp_comm > SC_CP_ALLGATHER)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "the CP exchange of a re-targeted job is p2p, a2a or allgather (a2a+p2p is not modelled)");
   int shards = in->shard_tp > 0;
   if (o->sp && (o->tp < 2 || shards))
     return sc__error(ctx, SC_EINVAL,
@@ -1193,10 +1281,10 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   if (o->schedule != SC_SCHED_INTERLEAVED && vpp > 1)
     return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
                      (long long)vpp);
-  if (o->fsdp > 1 && o->fsdp != o->dp)
-    return sc__error(ctx, SC_EUNSUPPORTED,
-                     "fsdp=%lld with dp=%lld: a shard group smaller than the data-parallel group (HSDP) is not "
-                     "supported for a re-targeted job; give fsdp=dp", (long long)o->fsdp, (long long)o->dp);
+  if (o->fsdp > 1 && (o->fsdp > o->dp || o->dp % o->fsdp))
+    return sc__error(ctx, SC_EINVAL,
+                     "fsdp=%lld with dp=%lld: the shard group must divide the data-parallel replicas (fsdp = dp "
+                     "shards over all of them, a divisor below dp is HSDP)", (long long)o->fsdp, (long long)o->dp);
   if (vpp > 64) return sc__error(ctx, SC_EINVAL, "vpp=%lld: at most 64 model chunks per stage", (long long)vpp);
   if (o->micro_batches * vpp * (o->pp + 3) > 1 << 20)
     return sc__error(ctx, SC_EINVAL, "%lld micro-batches: too many", (long long)o->micro_batches);

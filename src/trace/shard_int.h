@@ -116,8 +116,9 @@ typedef struct sc_shard_opts {
    * interleaved (>= 2). */
   int schedule;
   int64_t vpp;
-  /* FSDP (FULL_SHARD) over each stage's data-parallel group instead of DDP:
-   * 0 off, else dp (the shard group). */
+  /* FSDP (FULL_SHARD) instead of DDP: 0 off, else the shard group's
+   * data-parallel ranks (with their CP peers), which divide dp; fewer than
+   * dp is HSDP (the reduced shards all-reduced across dp / fsdp replicas). */
   int64_t fsdp;
   /* Context parallelism: each sequence split over cp ranks (0 or 1: off);
    * rank t + tp x (c + cp x (s + pp x d)). */
@@ -126,9 +127,22 @@ typedef struct sc_shard_opts {
    * section 4.2.2): what TP replicates works on s / tp tokens, all-gathers
    * and reduce-scatters instead of the all-reduces. */
   int sp;
-  /* CP exchange: 0 the ring of K/V chunks (p2p), 1 Ulysses all-to-alls
-   * over heads around the attention core (a2a). */
-  int cp_a2a;
+  /* CP exchange (sc_cp_comm): SC_CP_P2P the ring of K/V chunks,
+   * SC_CP_A2A Ulysses all-to-alls over heads around the attention core,
+   * SC_CP_ALLGATHER K/V all-gathered before it (backward: gathered again,
+   * dK/dV reduce-scattered after it). */
+  int cp_comm;
+  /* FSDP: 1 gathers each unit once per step, at its first use, and keeps
+   * it unsharded to the step's end (FSDP2's reshard_after_forward=False
+   * under torch pipelining, which also keeps it after each backward); 0
+   * re-gathers it for every forward and backward pass. */
+  int fsdp_keep;
+  /* With sp: async TP (torchtitan's enable_async_tensor_parallel, the
+   * micro-pipelined all-gather matmul and matmul reduce-scatter): a GEMM
+   * after an SP all-gather runs tp - 1 of its tp row chunks while the
+   * gather is under way, the last after it; a forward row-parallel GEMM
+   * computes one chunk, then the rest while its output is reduce-scattered. */
+  int async_tp;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /
@@ -140,6 +154,8 @@ enum { SC_SHARD_ST_FSEND = 30, SC_SHARD_ST_FRECV, SC_SHARD_ST_BSEND, SC_SHARD_ST
 #define SC_JOB_FSDP_GROUP "fsdp"
 /* ... and of the context-parallel groups (the ring's send_recv steps). */
 #define SC_JOB_CP_GROUP "context parallel"
+/* Group name of HSDP's replica groups (the same shard of every replica). */
+#define SC_JOB_HSDP_GROUP "hsdp"
 
 /* Group name of the TP groups sc__job_shard makes: replay counts their
  * collectives as TP and never resizes them. */

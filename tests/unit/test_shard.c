@@ -136,7 +136,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -186,11 +186,48 @@ static void test_tensor_parallel(void **state) {
   assert_int_equal(count(b, SC_JOP_COLL), ag + rs);
   const sc_jop *n0 = first_named(job, a, "aten::native_layer_norm"), *n1 = first_named(tp, b, "aten::native_layer_norm");
   assert_true(n1->bytes * 2 == n0->bytes);
+  /* Async TP: the same collectives; each of the 12 GEMMs after a layer's
+   * gather runs as two parts (tp - 1 of the 2 row chunks, then the last,
+   * which waits for the gather), and so does each of the 4 forward
+   * row-parallel GEMMs (one chunk, the reduce-scatter after it, then the
+   * rest); the FLOPs are those of the SP job. */
+  double fl_sp = 0, fl_as = 0;
+  size_t kern_sp = count(b, SC_JOP_KERNEL);
+  for (size_t k = 0; k < b->nops; k++) fl_sp += b->ops[k].flops;
+  o.async_tp = 1;
+  sc_job *at;
+  if (sc__job_shard(job, &o, &at)) fail_msg("%s", sc_errmsg(ctx));
+  const sc_jrank *c = &at->ranks[0];
+  size_t ag2 = 0, rs2 = 0, waits_gather = 0;
+  for (size_t k = 0; k < c->nops; k++) {
+    const sc_jop *op = &c->ops[k];
+    fl_as += op->flops;
+    ag2 += op->kind == SC_JOP_COLL && op->coll == SC_COLL_ALLGATHER;
+    rs2 += op->kind == SC_JOP_COLL && op->coll == SC_COLL_REDUCESCATTER;
+    if (op->kind != SC_JOP_KERNEL) continue;
+    for (uint32_t d = 0; d < op->ndeps; d++) {
+      const sc_jop *q = &c->ops[c->deps[op->dep_off + d]];
+      waits_gather += q->kind == SC_JOP_COLL && q->coll == SC_COLL_ALLGATHER && op->shape &&
+                      sc__jshape_gemm(c->shapes[op->shape - 1].cls);
+    }
+  }
+  assert_int_equal(ag2, ag);
+  assert_int_equal(rs2, rs);
+  assert_int_equal(count(c, SC_JOP_KERNEL), kern_sp + 12 + 4);
+  assert_int_equal(waits_gather, 12);
+  assert_true(fabs(fl_as - fl_sp) < 1e-9 * fl_sp);
+  sc_job_free(at);
+  o.async_tp = 0;
   sc_job_free(tp);
   o.tp = 1;
   assert_int_equal(sc__job_shard(job, &o, &tp), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "sequence parallelism needs tp >= 2"));
   o.sp = 0;
+  o.tp = 2;
+  o.async_tp = 1;
+  assert_int_equal(sc__job_shard(job, &o, &tp), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "async TP needs sequence parallelism"));
+  o.async_tp = 0;
   /* 2 heads do not split 4 ways. */
   o.tp = 4;
   assert_int_equal(sc__job_shard(job, &o, &tp), SC_EINVAL);
@@ -201,7 +238,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -369,7 +406,7 @@ static void test_schedules(void **state) {
     for (int j = 0; j < 4; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0, 0, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -424,7 +461,7 @@ static void test_schedules(void **state) {
 static void test_fsdp(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0};
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0, 0, 0};
   sc_job *fj;
   if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
   const sc_jrank *r = &fj->ranks[0];
@@ -447,6 +484,24 @@ static void test_fsdp(void **state) {
   assert_true(fabs(rs_bytes - grad_bytes) < 1e-6 * grad_bytes);
   assert_true(fabs(ag_bytes - 4 * grad_bytes) < 1e-6 * grad_bytes);
   sc_job_free(fj);
+  /* Kept unsharded (fsdp_keep): each unit gathered once per step, at its
+   * first forward; the scatters unchanged. */
+  o.fsdp_keep = 1;
+  if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
+  r = &fj->ranks[0];
+  ag = rs = 0;
+  ag_bytes = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind != SC_JOP_COLL) continue;
+    if (op->coll == SC_COLL_ALLGATHER) ag++, ag_bytes += op->bytes;
+    rs += op->coll == SC_COLL_REDUCESCATTER;
+  }
+  assert_int_equal(ag, 5);
+  assert_int_equal(rs, 5);
+  assert_true(fabs(ag_bytes - grad_bytes) < 1e-6 * grad_bytes);
+  sc_job_free(fj);
+  o.fsdp_keep = 0;
   /* Replayed: DP time from the gathers and scatters, no DDP buckets, and
    * the optimizer on a quarter of the parameters. */
   sc_config cfg;
@@ -461,10 +516,45 @@ static void test_fsdp(void **state) {
   assert_true(ddp.ddp_buckets > 0 && ddp.fsdp == 0);
   assert_true(res.breakdown_s[SC_CAT_OPTIMIZER] + res.breakdown_s[SC_CAT_COMPUTE] <
               ddp.breakdown_s[SC_CAT_OPTIMIZER] + ddp.breakdown_s[SC_CAT_COMPUTE]);
-  /* A shard group other than the data-parallel group is refused. */
+  /* HSDP: shard groups of 4 in dp 8 (2 replicas): the same gathers and
+   * scatters within the group of 4, and behind each unit's scatter an
+   * all-reduce of its quarter shard over the 2 replicas (the rank and its
+   * peer 4 replicas on). */
   o.dp = 8;
-  assert_int_equal(sc__job_shard(job, &o, &fj), SC_EUNSUPPORTED);
-  assert_non_null(strstr(sc_errmsg(ctx), "fsdp=4 with dp=8"));
+  if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
+  r = &fj->ranks[0];
+  size_t ar = 0, ag2 = 0, rs2 = 0;
+  double ar_bytes = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind != SC_JOP_COLL) continue;
+    const sc_jgroup *g = &fj->groups[op->group];
+    if (op->coll == SC_COLL_ALLREDUCE) {
+      assert_string_equal(sc__job_str(fj, g->name), SC_JOB_HSDP_GROUP);
+      assert_int_equal(g->n, 2);
+      assert_int_equal(fj->members[g->off + 1] - fj->members[g->off], 4);
+      ar++, ar_bytes += op->bytes;
+      continue;
+    }
+    assert_string_equal(sc__job_str(fj, g->name), SC_JOB_FSDP_GROUP);
+    assert_int_equal(g->n, 4);
+    ag2 += op->coll == SC_COLL_ALLGATHER;
+    rs2 += op->coll == SC_COLL_REDUCESCATTER;
+  }
+  assert_int_equal(ag2, 2 * 2 * 5);
+  assert_int_equal(rs2, 5);
+  assert_int_equal(ar, 5);
+  assert_true(fabs(ar_bytes - grad_bytes / 4) < 1e-6 * grad_bytes);
+  sc_job_free(fj);
+  ro.scale_dp = 8;
+  ro.scale_fsdp = 4;
+  sc_replay_result hs;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &hs)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(hs.fsdp == 4 && hs.dp == 8 && hs.world == 8 && hs.ddp_buckets == 0);
+  /* A shard group that does not divide the replicas is refused. */
+  o.dp = 6;
+  assert_int_equal(sc__job_shard(job, &o, &fj), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "fsdp=4 with dp=6: the shard group must divide"));
   sc_job_free(job);
 }
 
@@ -476,8 +566,8 @@ static void test_fsdp(void **state) {
 static void test_context(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0};
-  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0, 0, 0};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   sc_job *cj, *wj;
   if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
@@ -514,7 +604,7 @@ static void test_context(void **state) {
    * attention core each way; the core's batched GEMMs (bmm) once, on the
    * heads / cp (one of the 2 here; the same FLOPs as the ring's cp steps of s/cp x s/cp); 2 heads
    * do not split 4 ways. */
-  o.cp_a2a = 1;
+  o.cp_comm = SC_CP_A2A;
   if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
   r = &cj->ranks[0];
   size_t a2a = 0, bmm_a = 0;
@@ -537,7 +627,46 @@ static void test_context(void **state) {
   assert_int_equal(sc__job_shard(job, &o, &cj), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "not divisible by tp x cp = 4"));
   o.cp = 2;
-  o.cp_a2a = 0;
+  /* All-gather (PyTorch's allgather rotation): each layer's attention core
+   * waits for an all-gather of the whole sequence's K and V, forward and
+   * backward (4 + 4), and its backward ends with a reduce-scatter of
+   * dK/dV (4), all of cp x the rank's K/V bytes; the core's batched GEMMs
+   * run once, on the rank's queries against every key (half the work, as
+   * the ring's two steps of a quarter); no ring, no all-to-all. */
+  o.cp_comm = SC_CP_ALLGATHER;
+  if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
+  r = &cj->ranks[0];
+  size_t ag = 0, rs = 0, bmm_g = 0;
+  double bf_g = 0, ag_bytes = -1;
+  ring = a2a = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const sc_jop *op = &r->ops[k];
+    if (op->kind == SC_JOP_COLL) {
+      ring += op->coll == SC_COLL_SENDRECV;
+      a2a += op->coll == SC_COLL_ALLTOALL;
+      if (op->coll == SC_COLL_ALLGATHER || op->coll == SC_COLL_REDUCESCATTER) {
+        assert_string_equal(sc__job_str(cj, cj->groups[op->group].name), SC_JOB_CP_GROUP);
+        if (ag_bytes < 0) ag_bytes = op->bytes;
+        assert_true(op->bytes == ag_bytes && op->bytes > 0);
+        ag += op->coll == SC_COLL_ALLGATHER;
+        rs += op->coll == SC_COLL_REDUCESCATTER;
+      }
+    }
+    if (op->kind != SC_JOP_KERNEL || !op->shape) continue;
+    const sc_jshape *sh = &r->shapes[op->shape - 1];
+    if (sh->cls == SC_JSHAPE_GEMM && !strcmp(sc__job_str(cj, op->name), "aten::bmm")) bmm_g++, bf_g += op->flops;
+  }
+  assert_int_equal(ring, 0);
+  assert_int_equal(a2a, 0);
+  assert_int_equal(ag, 4 * 2);
+  assert_int_equal(rs, 4);
+  assert_int_equal(bmm_g, bmm_w);
+  assert_true(fabs(bf_g - bf_w / 2) < 1e-6 * bf_w);
+  sc_job_free(cj);
+  o.cp_comm = SC_CP_A2A_P2P;
+  assert_int_equal(sc__job_shard(job, &o, &cj), SC_EUNSUPPORTED);
+  assert_non_null(strstr(sc_errmsg(ctx), "a2a+p2p is not modelled"));
+  o.cp_comm = SC_CP_P2P;
   sc_job_free(wj);
   /* Replayed with DP 2: the DDP group holds both CP ranks of each replica. */
   sc_config cfg;
@@ -579,7 +708,7 @@ static sc_job *read_small_v2(void) {
 static void test_no_modules(void **state) {
   (void)state;
   sc_job *job = read_small_v2();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
