@@ -501,11 +501,38 @@ static int analyse(shb *B) {
   size_t col_dx = SIZE_MAX;              /* ... its last input-gradient GEMM so far */
   int32_t recomp_gathered = -2;          /* the layer whose recomputation gathered its inputs */
   int prev_pass = SC_JPASS_NONE;
+  /* Per layer, 1 when its recomputation re-runs fewer GEMMs than its
+   * forward ran: per-op selective checkpointing (torchtitan's op SAC),
+   * whose policy saves the reduce-scatters' outputs, so a recomputed
+   * row-parallel linear with SP does not scatter again; a whole-layer
+   * recomputation (full checkpointing) re-runs its collectives. */
+  uint8_t *selective = B->o->sp && nl > 0 ? sc__calloc(B->ctx, (size_t)nl, 1) : NULL;
+  if (B->o->sp && nl > 0) {
+    int64_t *cnt = sc__calloc(B->ctx, 2 * (size_t)nl, sizeof *cnt);
+    if (!selective || !cnt) {
+      sc__free(B->ctx, selective, (size_t)nl);
+      sc__free(B->ctx, cnt, 2 * (size_t)nl * sizeof *cnt);
+      return SC_ENOMEM;
+    }
+    for (size_t k = 0; k < r->nops; k++) {
+      sc_jopmod om = sc__jrank_opmod(r, k);
+      const sc_jop *op = &r->ops[k];
+      if (!om.module || om.param || !op->shape || !sc__jshape_gemm(r->shapes[op->shape - 1].cls)) continue;
+      int32_t l = B->mod_layer[om.module - 1];
+      if (l >= 0 && (om.pass == SC_JPASS_FWD || om.pass == SC_JPASS_RECOMP))
+        cnt[2 * (size_t)l + (om.pass == SC_JPASS_RECOMP)]++;
+    }
+    for (int64_t l = 0; l < nl; l++) selective[l] = cnt[2 * l + 1] > 0 && cnt[2 * l + 1] < cnt[2 * l];
+    sc__free(B->ctx, cnt, 2 * (size_t)nl * sizeof *cnt);
+  }
   /* Virtual stages: chunk c of stage s is c x pp + s; a shard trace holds
    * one stage. */
   int64_t V = B->fixed >= 0 ? 1 : B->o->pp * B->vpp;
   int64_t *cut = sc__malloc(B->ctx, (size_t)(V + 1) * sizeof *cut);
-  if (!cut) return SC_ENOMEM;
+  if (!cut) {
+    sc__free(B->ctx, selective, selective ? (size_t)nl : 0);
+    return SC_ENOMEM;
+  }
   int rc = SC_OK;
   if (nl && B->vpp > 1 && nl < V)
     rc = sc__error(B->ctx, SC_EINVAL,
@@ -609,7 +636,7 @@ static int analyse(shb *B) {
       if (gemm) {
         if (fwdlike) { /* recomputed too: the recomputed forward sums its partial outputs again */
           divide_dim(x, sh, B->fk[m], 2, 1, 0, tp);
-          x->ar = 1; /* the partial outputs summed */
+          x->ar = !(pass == SC_JPASS_RECOMP && layer >= 0 && selective && selective[layer]); /* the partial outputs summed */
           x->ar_bytes = sh->m * sh->n * (sh->batch > 0 ? sh->batch : 1) * elem_bytes(op, sh);
         } else divide_dim(x, sh, B->fk[m], 1, 0, 2, tp);
         region = pass == SC_JPASS_BWD;
@@ -686,6 +713,7 @@ static int analyse(shb *B) {
   for (size_t k = 0; !rc && B->fixed >= 0 && k < r->nops; k++) B->oi[k].stage = B->fixed;
   sc__free(B->ctx, placed, r->nops ? r->nops : 1);
   sc__free(B->ctx, cut, (size_t)(V + 1) * sizeof *cut);
+  sc__free(B->ctx, selective, selective ? (size_t)nl : 0);
   return rc;
 }
 
