@@ -1,5 +1,5 @@
 #!/bin/sh
-# shard_consistency.sh STEPCAST gpt2|llama [DIR]: the per-rank shard table
+# shard_consistency.sh STEPCAST gpt2|bert|llama [DIR]: the per-rank shard table
 # of docs/TRACE.md ("Per-rank shards"). The same model two ways on
 # A100-80GB, 8 per node: the whole-model ex-situ trace re-targeted by
 # graph rewriting (`replay --scale tp=..,pp=..`, src/trace/shard.c) and the
@@ -13,6 +13,8 @@
 # the wall time of import and of replay (best of 3 runs).
 #   gpt2   DIR/gpt2-b4.json.gz and, in DIR/shards, gpt2-tp2-b4, -s0of2-/-s1of2-b4,
 #          -tp2-s0of2-/-tp2-s1of2-b4
+#   bert   DIR/shards/bert-large-b4.json.gz (the whole model, with module paths),
+#          DIR/shards/bert-large-tp2-b4, ... (as gpt2)
 #   llama  DIR/llama3-8b-l2-b1.json.gz and DIR/shards/llama3-8b-l2-tp2-b1, ...
 # DIR defaults to validation/traces/cpu (the shards in DIR/shards, or DIR
 # itself when it has no shards folder).
@@ -25,9 +27,14 @@ sdir=$dir/shards
 [ -d "$sdir" ] || sdir=$dir
 case $which in
 gpt2) full=gpt2 b=b4 ;;
+bert) full=bert-large b=b4 ;;
 llama) full=llama3-8b-l2 b=b1 ;;
-*) echo "shard_consistency.sh: gpt2 or llama, not $which" >&2; exit 2 ;;
+*) echo "shard_consistency.sh: gpt2, bert or llama, not $which" >&2; exit 2 ;;
 esac
+# The whole-model trace: in the shards folder when traced there (with module
+# paths; the one beside it may predate them), else beside it.
+whole=$dir/$full-$b.json.gz
+[ -f "$sdir/$full-$b.json.gz" ] && whole=$sdir/$full-$b.json.gz
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gpu="--set cluster.gpu=a100-80gb --set cluster.gpus_per_node=8"
@@ -58,7 +65,7 @@ L
   shards=$(shards_of $name)
   for src in rewriting shards; do
     if [ $src = rewriting ]; then
-      "$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/j.scw" >/dev/null 2>&1
+      "$sc" import cpu "$whole" -o "$tmp/j.scw" >/dev/null 2>&1
       # shellcheck disable=SC2086
       "$sc" replay "$tmp/j.scw" $gpu --scale "tp=$tp,pp=$pp" --micro-batches "$m" --format json >"$tmp/r.json"
     else
@@ -102,8 +109,8 @@ done
 echo
 printf '| layout | source | traces (gzip) | .scw | import (s) | replay (s) |\n'
 printf '|---|---|---|---|---|---|\n'
-"$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/full.scw" >/dev/null 2>&1
-ti=$(best3 "$sc" import cpu "$dir/$full-$b.json.gz" -o "$tmp/full.scw")
+"$sc" import cpu "$whole" -o "$tmp/full.scw" >/dev/null 2>&1
+ti=$(best3 "$sc" import cpu "$whole" -o "$tmp/full.scw")
 for l in tp2:2:1:1 pp2:1:2:4 tp2pp2:2:2:4; do
   IFS=: read -r name tp pp m <<L
 $l
@@ -118,7 +125,7 @@ L
   # shellcheck disable=SC2086
   sz=$(cat $shards | wc -c)
   label=$(echo "$name" | sed 's/tp2pp2/TP2 x PP2/; s/tp2/TP2/; s/pp2/PP2/')
-  printf '| %s | replay --scale | %s | %s | %s | %s |\n' "$label" "$(wc -c <"$dir/$full-$b.json.gz")" \
+  printf '| %s | replay --scale | %s | %s | %s | %s |\n' "$label" "$(wc -c <"$whole")" \
     "$(wc -c <"$tmp/full.scw")" "$ti" "$tr"
   printf '| | shard traces | %s | %s | %s | %s |\n' "$sz" "$(wc -c <"$tmp/sh.scw")" "$si" "$sr"
 done

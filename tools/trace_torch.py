@@ -43,7 +43,7 @@ directly), fused causal attention, an LM head with cross entropy, per-block
 activation checkpointing (full, or torchtitan's per-op selective policy),
 tensors recorded in a mixed-precision type, gradients freed by zero_grad.
 
-Per-rank shards (--tp, --pp-stage; gpt2, llama3-8b, tiny-gpt): one tensor-
+Per-rank shards (--tp, --pp-stage; gpt2, bert-large, llama3-8b, tiny-gpt): one tensor-
 parallel rank's shard of one pipeline stage, built at its shard shapes (no
 weight at full size) with markers where the GPU run communicates; see
 "shards" below and docs/TRACE.md, "Per-rank shards". `stepcast import cpu`
@@ -244,48 +244,72 @@ class GPT2(nn.Module):
 
 
 class BertLayer(nn.Module):
-    def __init__(self, d, heads, ffn, drop=0.1):
+    """BERT-Large's encoder layer (post-LN); with tp > 1 one TP rank's shard
+    as shard.c's rules re-target it: q, k, v and fc1 column-parallel (output
+    features and heads / tp, each all-reducing its input gradient), o and
+    fc2 row-parallel (input features / tp, their outputs all-reduced before
+    the bias-free residual path; their biases, replicated, added once)."""
+
+    def __init__(self, d, heads, ffn, drop=0.1, tp=1):
         super().__init__()
-        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
-        self.o = nn.Linear(d, d)
+        self.q, self.k, self.v = nn.Linear(d, d // tp), nn.Linear(d, d // tp), nn.Linear(d, d // tp)
+        self.o = nn.Linear(d // tp, d)
         self.ln1 = nn.LayerNorm(d, eps=1e-12)
-        self.fc1, self.fc2 = nn.Linear(d, ffn), nn.Linear(ffn, d)
+        self.fc1, self.fc2 = nn.Linear(d, ffn // tp), nn.Linear(ffn // tp, d)
         self.ln2 = nn.LayerNorm(d, eps=1e-12)
-        self.heads, self.drop = heads, drop
+        self.heads, self.hd, self.drop, self.tp = heads // tp, d // heads, drop, tp
 
     def forward(self, x, amask):
         b, s, d = x.shape
-        h = self.heads
+        h, hd, tp = self.heads, self.hd, self.tp
 
         def split(t):
-            return t.view(b, s, h, d // h).permute(0, 2, 1, 3)
+            return t.view(b, s, h, hd).permute(0, 2, 1, 3)
 
-        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
-        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // h) + amask
+        q, k, v = split(self.q(tp_in(x, tp))), split(self.k(tp_in(x, tp))), split(self.v(tp_in(x, tp)))
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd) + amask
         w = F.dropout(F.softmax(w, dim=-1), self.drop, self.training)
-        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, d)
-        x = self.ln1(F.dropout(self.o(a), self.drop, self.training) + x)
-        m = self.fc2(F.gelu(self.fc1(x)))
-        return self.ln2(F.dropout(m, self.drop, self.training) + x)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, h * hd)
+        x = self.ln1(F.dropout(tp_out(self.o(a), tp), self.drop, self.training) + x)
+        m = self.fc2(F.gelu(self.fc1(tp_in(x, tp))))
+        return self.ln2(F.dropout(tp_out(m, tp), self.drop, self.training) + x)
 
 
 class Bert(nn.Module):
-    def __init__(self, vocab=30522, pos=512, d=1024, layers=24, heads=16, ffn=4096):
-        super().__init__()
-        self.word = nn.Embedding(vocab, d)
-        self.pos = nn.Embedding(pos, d)
-        self.typ = nn.Embedding(2, d)
-        self.ln = nn.LayerNorm(d, eps=1e-12)
-        self.layers = nn.ModuleList(BertLayer(d, heads, ffn) for _ in range(layers))
-        self.pooler = nn.Linear(d, d)
+    """BERT-Large (BertModel with its pooler; the loss the sum of the last
+    hidden states and the pooled output). With a Shard as GPT2's: the
+    vocab-parallel word embedding (ceil(vocab / tp) rows, its output
+    all-reduced), the position and type embeddings and their LayerNorm on
+    the first stage, the pooler and loss on the last, p2p markers at the
+    cut."""
 
-    def forward(self, ids):
-        b, s = ids.shape
-        x = self.word(ids) + self.pos(torch.arange(s).unsqueeze(0)) + self.typ(torch.zeros_like(ids))
-        x = F.dropout(self.ln(x), 0.1, self.training)
+    def __init__(self, vocab=30522, pos=512, d=1024, layers=24, heads=16, ffn=4096, shard=None):
+        super().__init__()
+        sh = shard or Shard()
+        self.sh = sh
+        if sh.first:
+            self.word = nn.Embedding(-(-vocab // sh.tp), d)
+            self.pos = nn.Embedding(pos, d)
+            self.typ = nn.Embedding(2, d)
+            self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.layers = sh.layers(lambda: BertLayer(d, heads, ffn, tp=sh.tp), layers)
+        if sh.last:
+            self.pooler = nn.Linear(d, d)
+
+    def forward(self, inp):
+        sh = self.sh
+        b, s = inp.shape[:2]
+        if sh.first:
+            ids = inp
+            x = tp_out(self.word(ids), sh.tp) + self.pos(torch.arange(s).unsqueeze(0)) + self.typ(torch.zeros_like(ids))
+            x = F.dropout(self.ln(x), 0.1, self.training)
+        else:
+            x = pp_in(inp)
         amask = torch.zeros(b, 1, 1, s)
-        for layer in self.layers:
+        for layer in sh.iter(self.layers):
             x = layer(x, amask)
+        if not sh.last:
+            return pp_out(x)
         pooled = torch.tanh(self.pooler(x[:, 0]))
         return x.sum() + pooled.sum()
 
@@ -577,8 +601,9 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None, attention="eager", a
     torch.manual_seed(0)
     sgd = OPTIMIZERS[optimizer]
     sh = shard or Shard()
-    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "llama3-8b", "tiny-gpt", "tiny-llama"):
-        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2, llama3-8b, tiny-gpt and tiny-llama shards only")
+    if (sh.tp > 1 or sh.stages > 1) and name not in ("gpt2", "bert-large", "llama3-8b", "tiny-gpt", "tiny-llama"):
+        raise SystemExit("trace_torch.py: --tp and --pp-stage build gpt2, bert-large, llama3-8b, tiny-gpt and "
+                         "tiny-llama shards only")
     if sh.tp > 1 and ac != "none":
         raise SystemExit("trace_torch.py: --ac with --tp: not built (the recomputation would repeat the TP markers)")
     if name in ("resnet50", "resnet152", "vgg19"):
@@ -625,7 +650,8 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None, attention="eager", a
         raise SystemExit("trace_torch.py: --attention, --ac, --loss and --device build the llama models only")
     if name == "bert-large":
         s = seq or 512
-        return Bert(layers=layers or 24), (lambda b: (torch.randint(0, 30522, (b, s)),)), sgd, s
+        model = Bert(layers=layers or 24, shard=sh)
+        return model, shard_inputs(model, sh, s, 1024, 30522), sgd, s
     raise SystemExit("trace_torch.py: unknown model %r" % name)
 
 
@@ -1057,7 +1083,7 @@ def main():
     ap.add_argument("--layers", type=int, default=0,
                     help="transformer layers (default the model's); the file is MODEL-lN-bB.json.gz")
     ap.add_argument("--tp", type=int, default=1,
-                    help="trace one tensor-parallel rank's shard of N (gpt2, llama3-8b, tiny-gpt); file MODEL[-lL]-tpN-...")
+                    help="trace one tensor-parallel rank's shard of N (gpt2, bert-large, llama3-8b, tiny-gpt); file MODEL[-lL]-tpN-...")
     ap.add_argument("--pp-stage", default="0/1", metavar="K/P",
                     help="trace pipeline stage K of P only (its layers; markers for the p2p at the cut)")
     ap.add_argument("--attention", default="eager", choices=("eager", "sdpa"),
