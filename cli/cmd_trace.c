@@ -111,6 +111,9 @@ int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
     if (info.traced_step_s > 0)
       printf("traced: %lld iteration(s), %.3f ms per iteration\n", (long long)info.iterations,
              info.traced_step_s * 1e3);
+    if (info.modules > 0 && fmt == SC_TRACE_KINETO)
+      printf("module annotations: %lld nn.Module(s), %lld ops with their module and pass\n",
+             (long long)info.modules, (long long)info.module_ops);
     printf("read %.1f MB in %.2f s (%.0f MB/s); wrote %s\n", (double)bytes / 1e6, secs,
            secs > 0 ? (double)bytes / 1e6 / secs : 0.0, out);
     sc_job_write_warnings(job, sc_cli_write_file, stderr);

@@ -45,6 +45,9 @@ if(SC_BUILD_TESTS)
   # Layer-count extrapolation: 2 traced layers run as 4 against 4 traced.
   add_test(NAME trace.layers COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/layers.sh
            $<TARGET_FILE:stepcast_cli>)
+  # GPU (Kineto) traces with module annotations: paths, passes, --layers.
+  add_test(NAME trace.kineto_modules COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/kineto_modules.sh
+           $<TARGET_FILE:stepcast_cli>)
   # torchtitan-style traces on meta tensors: fused attention, recompute (torch needed).
   add_test(NAME trace.meta COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/meta.sh
            $<TARGET_FILE:stepcast_cli>)

@@ -46,6 +46,9 @@ typedef struct sc_job_info {
   int64_t warnings;       /* counted import warnings */
   int64_t priced_ops;     /* ops to be priced at replay (ex-situ traces) */
   int64_t grads;          /* gradient-ready marks (ex-situ traces) */
+  int64_t modules;        /* nn.Module table entries (max over ranks; module paths: ex-situ traces, Kineto
+                           * traces with module annotations) */
+  int64_t module_ops;     /* ops with a module or pass */
   double traced_step_s;   /* measured time per iteration (max over ranks); 0 if unknown */
 } sc_job_info;
 

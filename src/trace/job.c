@@ -364,6 +364,8 @@ void sc_job_get_info(const sc_job *job, sc_job_info *info) {
     if (r->iterations > info->iterations) info->iterations = r->iterations;
     double step = r->iterations > 0 ? (double)r->span_ns / 1e9 / (double)r->iterations : 0;
     if (step > info->traced_step_s) info->traced_step_s = step;
+    if ((int64_t)r->nmodules > info->modules) info->modules = (int64_t)r->nmodules;
+    for (size_t k = 0; r->opmods && k < r->nops; k++) info->module_ops += r->opmods[k].module || r->opmods[k].pass;
     for (size_t k = 0; k < r->nops; k++) {
       info->priced_ops += r->ops[k].shape != 0;
       info->grads += r->ops[k].kind == SC_JOP_GRAD;

@@ -10,6 +10,7 @@
  * cross-stream dependencies (CUDA events when recorded, else inferred).
  */
 #include "trace/chrome_int.h"
+#include "trace/kinmod_int.h"
 #include "trace/trace_int.h"
 #include "ir/ir_int.h"
 
@@ -39,20 +40,21 @@ enum {
   CAT_RUNTIME,
   CAT_CPU_OP,
   CAT_ANNOTATION,
-  CAT_SYNC /* cuda_sync: CUDA event / stream synchronisation activity */
+  CAT_SYNC, /* cuda_sync: CUDA event / stream synchronisation activity */
+  CAT_PYFUNC /* python_function: Python frames and nn.Module calls (with_stack / with_modules) */
 };
 
 /* Members of an event's args that we read: member ids, in the order of
  * arg_keys (the Chrome-trace reader numbers them from SC_CHROME_ARG). */
 enum {
   A_DEVICE = SC_CHROME_ARG, A_STREAM, A_CORR, A_BYTES, A_IN_NELEMS, A_OUT_NELEMS, A_GROUP_SIZE, A_DTYPE,
-  A_COLL_NAME, A_PG_RANKS, A_PG_NAME, A_INPUT_DIMS, A_INPUT_TYPE, A_WAIT_STREAM, A_WAIT_CORR
+  A_COLL_NAME, A_PG_RANKS, A_PG_NAME, A_INPUT_DIMS, A_INPUT_TYPE, A_WAIT_STREAM, A_WAIT_CORR, A_SEQ
 };
 static const char *const arg_keys[] = {"device", "stream", "correlation", "bytes", "In msg nelems",
                                        "Out msg nelems", "Group size", "dtype", "Collective name",
                                        "Process Group Ranks", "Process Group Name", "Input Dims",
                                        "Input type", "wait_on_stream",
-                                       "wait_on_cuda_event_record_corr_id", NULL};
+                                       "wait_on_cuda_event_record_corr_id", "Sequence number", NULL};
 /* distributedInfo members and top-level members we read. */
 enum { D_RANK = 0, D_WORLD, D_PGCONFIG };
 static const char *const dist_keys[] = {"rank", "world_size", "pg_config", NULL};
@@ -127,6 +129,8 @@ typedef struct kev {
   char name_buf[NAME_MAX_BYTES];
   char coll_name[64], dtype[32], pg_name[64], input_type[32];
   int64_t input_elems;  /* product of the first "Input Dims" entry; -1 none */
+  int64_t seq;          /* "Sequence number" (has_seq) */
+  int has_seq;
   int64_t *pg_ranks;    /* parsed "Process Group Ranks" */
   size_t npg_ranks, pg_ranks_cap;
   int has_pg_ranks;
@@ -167,6 +171,7 @@ typedef struct kin {
   kstep *steps;
   size_t nsteps, steps_cap;
   int64_t min_device;   /* device of the first GPU event */
+  sc_kinmod km;         /* module calls, sequence numbers, optimizer ranges (kinmod.c) */
 } kin;
 
 /* ------------------------------------------------------------ names */
@@ -185,7 +190,7 @@ static int category(const char *s, size_t n) {
            NAMED("cuda_runtime", CAT_RUNTIME),  NAMED("cuda_driver", CAT_RUNTIME),
            NAMED("Runtime", CAT_RUNTIME),       NAMED("cpu_op", CAT_CPU_OP),
            NAMED("Operator", CAT_CPU_OP),       NAMED("user_annotation", CAT_ANNOTATION),
-           NAMED("cuda_sync", CAT_SYNC)};
+           NAMED("cuda_sync", CAT_SYNC),        NAMED("python_function", CAT_PYFUNC)};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     if (t[i].n == n && !memcmp(t[i].name, s, n)) return t[i].cat;
   return CAT_OTHER;
@@ -266,6 +271,7 @@ static void kin_close(sc_trace_reader *r) {
   FREE_ARR(ctx, k->ann, k->ann_cap);
   FREE_ARR(ctx, k->sync, k->sync_cap);
   FREE_ARR(ctx, k->steps, k->steps_cap);
+  sc__kinmod_free(ctx, &k->km);
   sc__free(ctx, k, sizeof *k);
   r->state = NULL;
 }
@@ -387,6 +393,18 @@ static int stream_slot(sc_trace_reader *r, int64_t id, uint16_t *slot) {
 }
 
 /* A complete event: keep a compact record of it if it matters. */
+/* Module calls, operators with a sequence number, backward nodes and the
+ * optimizer's ranges (kinmod.c keeps what is one of them). */
+static int module_record(sc_trace_reader *r, const kev *e) {
+  int rc = sc__kinmod_keep(r->ctx, r->job, &K(r)->km, e->name, e->name_len, e->ts, e->has_dur ? e->dur : 0,
+                           e->tid, e->has_seq, e->seq, SC_TRACE_MAX_RECORDS);
+  if (rc == SC_EINVAL)
+    return sc__trace_fail(r, SC_EINVAL, e->offset,
+                          "more than %lld module, operator or optimizer ranges: too many for one rank's trace "
+                          "(profile fewer steps)", (long long)SC_TRACE_MAX_RECORDS);
+  return rc;
+}
+
 static int end_event(sc_trace_reader *r) {
   kin *k = K(r);
   kev *e = &k->ev;
@@ -444,9 +462,13 @@ static int end_event(sc_trace_reader *r) {
              (uint8_t)kind};
     return KEEP(r, k->rt, k->nrt, k->rt_cap, &t, "CUDA runtime");
   }
+  case CAT_PYFUNC:
+    if (!e->has_ts) return SC_OK;
+    return module_record(r, e);
   case CAT_ANNOTATION:
   case CAT_CPU_OP: {
     if (!e->has_ts) return SC_OK;
+    if ((rc = module_record(r, e))) return rc;
     if (e->cat == CAT_ANNOTATION && starts_with(e->name, e->name_len, "ProfilerStep#")) {
       kstep s = {e->ts, e->has_dur ? e->dur : 0};
       return KEEP(r, k->steps, k->nsteps, k->steps_cap, &s, "ProfilerStep");
@@ -504,6 +526,8 @@ static void reset_event(kev *e, uint64_t off) {
   e->name_len = 0;
   e->name_buf[0] = e->coll_name[0] = e->dtype[0] = e->pg_name[0] = e->input_type[0] = 0;
   e->input_elems = -1;
+  e->seq = -1;
+  e->has_seq = 0;
   e->npg_ranks = 0;
   e->has_pg_ranks = 0;
   e->offset = off;
@@ -592,6 +616,9 @@ static int event_value(sc_trace_reader *r, kev *e, int key, const sc_jtok *v, si
     break;
   case A_WAIT_CORR:
     tok_i64(r, t, &e->wait_corr, "wait_on_cuda_event_record_corr_id");
+    break;
+  case A_SEQ:
+    e->has_seq = tok_i64(r, t, &e->seq, "Sequence number");
     break;
   case A_DTYPE:
     if (str) tok_str(t, e->dtype, sizeof e->dtype);
@@ -1607,6 +1634,29 @@ static int emit_rank(build *b) {
   return rc;
 }
 
+/* Phase 6 (traces with module calls): each GPU op's module and pass from
+ * its launch call (kinmod.c), in b->g order. */
+static int module_tags(build *b, sc_jopmod **out) {
+  sc_ctx *ctx = b->r->ctx;
+  size_t ng = b->ng ? b->ng : 1;
+  int64_t *ts = sc__malloc(ctx, 2 * ng * sizeof *ts), *tid = ts ? ts + ng : NULL;
+  sc_jopmod *tags = sc__malloc(ctx, ng * sizeof *tags);
+  int rc = ts && tags ? SC_OK : SC_ENOMEM;
+  for (size_t i = 0; !rc && i < b->ng; i++) {
+    const kgpu *g = b->g[i];
+    ts[i] = g->launch != SC_JOB_NONE ? b->k->rt[g->launch].ts : 0;
+    tid[i] = g->launch != SC_JOB_NONE ? b->k->rt[g->launch].tid : INT64_MIN;
+  }
+  if (!rc) rc = sc__kinmod_tag(ctx, b->r->job, b->jr, &b->k->km, ts, tid, b->ng, tags);
+  sc__free(ctx, ts, 2 * ng * sizeof *ts);
+  if (rc) {
+    sc__free(ctx, tags, ng * sizeof *tags);
+    return rc;
+  }
+  *out = tags;
+  return SC_OK;
+}
+
 /* Builds the rank from the records (see the file comment). */
 static int kin_build(sc_trace_reader *r) {
   kin *k = K(r);
@@ -1650,6 +1700,8 @@ static int kin_build(sc_trace_reader *r) {
   if (!rc) rc = make_streams(&b);
   if (!rc) rc = host_timeline(&b);
   if (!rc) rc = cross_stream_deps(&b);
+  sc_jopmod *tags = NULL;
+  if (!rc && sc__kinmod_any(&k->km)) rc = module_tags(&b, &tags);
   sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
   b.bycorr = NULL;
   FREE_ARR(ctx, k->rt, k->rt_cap);
@@ -1661,6 +1713,14 @@ static int kin_build(sc_trace_reader *r) {
   k->nrt = k->rt_cap = k->nann = k->ann_cap = k->nsync = k->sync_cap = 0;
   sc__release_free(ctx);
   if (!rc) rc = emit_rank(&b);
+  /* Each GPU op and its launch get the module and pass of the call. */
+  for (size_t i = 0; !rc && tags && i < b.ng; i++) {
+    if (!tags[i].pass && !tags[i].module) continue;
+    rc = sc__jrank_set_opmod(job, b.jr, b.g[i]->u.index, &tags[i]);
+    if (!rc && b.g[i]->host_op) rc = sc__jrank_set_opmod(job, b.jr, b.g[i]->host_op, &tags[i]);
+  }
+  sc__free(ctx, tags, (b.ng ? b.ng : 1) * sizeof *tags);
+  sc__kinmod_free(ctx, &k->km);
   sc__free(ctx, b.ord, (b.ng ? b.ng : 1) * sizeof *b.ord);
   sc__free(ctx, b.sidx, (k->nstreams ? k->nstreams : 1) * sizeof *b.sidx);
   sc__free(ctx, b.g, b.ng * sizeof *b.g);

@@ -28,10 +28,19 @@
 #define MAX_LAYERS 4096
 
 /* Of a new op: the first new index of the run's emission it is part of
- * (SC_JOB_NONE outside runs) and the run's source ops [a, b]. */
+ * (SC_JOB_NONE outside runs), the run's source ops [a, b] and the copy
+ * (-1 as traced, else the added layer). */
 typedef struct lemit {
   uint32_t base, a, b;
+  int32_t copy;
 } lemit;
+
+/* A run of the template layer: its source ops [a, b] and the first new
+ * index of each emission (adds + 1 of them, as traced first). */
+typedef struct lrun {
+  uint32_t a, b;
+  size_t bases; /* offset of its bases in lrank.bases */
+} lrun;
 
 typedef struct lrank {
   sc_ctx *ctx;
@@ -48,6 +57,11 @@ typedef struct lrank {
   size_t nem, em_cap;
   uint32_t *srcdep;         /* per new dep: the source op it names (remapped at the end) */
   size_t nsrcdep, srcdep_cap;
+  uint32_t *run_of;         /* [src->nops]: the run a source op is in, SC_JOB_NONE none */
+  lrun *runs;
+  size_t nruns, runs_cap;
+  uint32_t *bases;
+  size_t nbases, bases_cap;
 } lrank;
 
 /* Entries of copy_mod (at least one). */
@@ -102,6 +116,7 @@ static int copy_modules(lrank *L) {
  * base (c: the added layer, -1 as traced), or outside runs (base
  * SC_JOB_NONE). */
 static int emit(lrank *L, size_t k, int64_t c, uint32_t base, uint32_t a, uint32_t b) {
+  int32_t copy = base == SC_JOB_NONE ? -1 : (int32_t)c;
   const sc_jrank *src = L->src;
   if (L->r->nops >= SC_JOB_MAX_OPS)
     return sc__error(L->ctx, SC_EINVAL, "layers=%lld: more than %lld ops on rank %lld",
@@ -115,7 +130,7 @@ static int emit(lrank *L, size_t k, int64_t c, uint32_t base, uint32_t a, uint32
     L->srcdep[L->nsrcdep++] = src->deps[op.dep_off + q];
   }
   if (sc__grow(L->ctx, (void **)&L->em, sizeof *L->em, &L->em_cap, L->nem + 1)) return SC_ENOMEM;
-  L->em[L->nem++] = (lemit){base, a, b};
+  L->em[L->nem++] = (lemit){base, a, b, copy};
   sc_jopmod om = sc__jrank_opmod(src, k);
   if (om.module || om.pass || om.param) {
     if (c >= 0 && tmpl_mod(L, k)) om.module = L->copy_mod[(size_t)c * src->nmodules + (om.module - 1)];
@@ -160,23 +175,38 @@ static int build_rank(lrank *L) {
       b = q;
     }
     /* As traced, then once per added layer. */
+    if (sc__grow(L->ctx, (void **)&L->runs, sizeof *L->runs, &L->runs_cap, L->nruns + 1) ||
+        sc__grow(L->ctx, (void **)&L->bases, sizeof *L->bases, &L->bases_cap, L->nbases + (size_t)L->adds + 1))
+      return SC_ENOMEM;
+    L->runs[L->nruns] = (lrun){(uint32_t)a, (uint32_t)b, L->nbases};
+    for (size_t q = a; q <= b; q++) L->run_of[q] = (uint32_t)L->nruns;
+    L->nruns++;
     for (int64_t c = -1; !rc && c < L->adds; c++) {
       uint32_t base = (uint32_t)L->r->nops;
+      L->bases[L->nbases++] = base;
       for (size_t q = a; !rc && q <= b; q++) rc = emit(L, q, c, base, (uint32_t)a, (uint32_t)b);
     }
     k = b + 1;
   }
-  /* Dependencies: inside a run to the same emission's op, else to the
-   * source op's last emission. */
+  /* Dependencies: inside a run to the same emission's op; between the
+   * host and the GPU side of the layer (a measured trace's launch and its
+   * kernel lie in separate runs: the host timeline comes first) to the
+   * same copy of the other run; else to the source op's last emission. */
   sc_jrank *r = L->r;
   size_t d = 0;
   for (size_t q = 0; !rc && q < r->nops; q++) {
     const sc_jop *op = &r->ops[q];
+    int qhost = op->kind == SC_JOP_HOST || op->kind == SC_JOP_SYNC;
     for (uint32_t e = 0; e < op->ndeps; e++, d++) {
       uint32_t s = L->srcdep[d];
       const lemit *x = &L->em[q];
       int inside = x->base != SC_JOB_NONE && s >= x->a && s <= x->b;
-      r->deps[op->dep_off + e] = inside ? x->base + (s - x->a) : L->outmap[s];
+      int shost = src->ops[s].kind == SC_JOP_HOST || src->ops[s].kind == SC_JOP_SYNC;
+      uint32_t ru = L->run_of[s];
+      if (inside) r->deps[op->dep_off + e] = x->base + (s - x->a);
+      else if (x->base != SC_JOB_NONE && ru != SC_JOB_NONE && qhost != shost)
+        r->deps[op->dep_off + e] = L->bases[L->runs[ru].bases + (size_t)(x->copy + 1)] + (s - L->runs[ru].a);
+      else r->deps[op->dep_off + e] = L->outmap[s];
     }
   }
   return rc;
@@ -204,8 +234,9 @@ int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *trac
     const char *name = sc__job_str(in, src->source);
     if (!src->opmods || !src->nmodules) {
       rc = sc__error(ctx, SC_EINVAL,
-                     "layers=%lld: %s has no module paths (a .scw before version 3, or a trace other than "
-                     "tools/trace_torch.py's): re-trace it", (long long)layers, name);
+                     "layers=%lld: %s has no module paths (a .scw before version 3, or a trace without module "
+                     "annotations): trace it with tools/trace_torch.py, or profile with with_stack=True, "
+                     "with_modules=True", (long long)layers, name);
       break;
     }
     lrank L;
@@ -213,7 +244,9 @@ int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *trac
     L.ctx = ctx, L.in = in, L.src = src, L.job = job;
     L.mod_layer = sc__malloc(ctx, src->nmodules * sizeof *L.mod_layer);
     L.outmap = sc__malloc(ctx, (src->nops ? src->nops : 1) * sizeof *L.outmap);
-    if (!L.mod_layer || !L.outmap) rc = SC_ENOMEM;
+    L.run_of = sc__malloc(ctx, (src->nops ? src->nops : 1) * sizeof *L.run_of);
+    if (!L.mod_layer || !L.outmap || !L.run_of) rc = SC_ENOMEM;
+    for (size_t k = 0; !rc && k < src->nops; k++) L.run_of[k] = SC_JOB_NONE;
     if (!rc) {
       L.nlayers = sc__shard_layers(in, src, L.mod_layer, NULL);
       if (!L.nlayers)
@@ -255,6 +288,9 @@ int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *trac
     if (!rc) rc = build_rank(&L);
     sc__free(ctx, L.mod_layer, src->nmodules * sizeof *L.mod_layer);
     sc__free(ctx, L.outmap, (src->nops ? src->nops : 1) * sizeof *L.outmap);
+    sc__free(ctx, L.run_of, (src->nops ? src->nops : 1) * sizeof *L.run_of);
+    sc__free(ctx, L.runs, L.runs_cap * sizeof *L.runs);
+    sc__free(ctx, L.bases, L.bases_cap * sizeof *L.bases);
     if (L.copy_mod) sc__free(ctx, L.copy_mod, copy_mod_len(&L) * sizeof *L.copy_mod);
     sc__free(ctx, L.em, L.em_cap * sizeof *L.em);
     sc__free(ctx, L.srcdep, L.srcdep_cap * sizeof *L.srcdep);
