@@ -587,7 +587,8 @@ static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
  * op (backward, weight-grad or recompute phase) ends. A split backward
  * (item_wgrad_bytes > 0) frees them in two steps, as memory.c counts them:
  * all but the weight-grad inputs when its input-grad pass ends, those when
- * its weight-grad pass (the weight-grad phase ops) ends. */
+ * its weight-grad pass (the weight-grad phase ops) ends. What the item keeps
+ * to the step's end (item_kept_bytes) is never freed. */
 static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t start) {
   memtrack *mt = &S->trace->mem;
   rstate *r = &S->ranks[rank];
@@ -613,6 +614,8 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
       return;
   }
   double item_bytes = mt->hook->item_bytes(mt->hook->ud, r->stage, op->chunk);
+  if (mt->hook->item_kept_bytes) /* kept to the step's end */
+    item_bytes -= mt->hook->item_kept_bytes(mt->hook->ud, r->stage, op->chunk);
   mt->bytes[rank] -= wgrad <= 0 ? item_bytes : w_pass ? wgrad : item_bytes - wgrad;
   trace_memory(S, rank, S->now);
 }
