@@ -248,10 +248,30 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
   if (o->zero_stage >= 1) mm->opt_bpp /= dp;
   if (o->zero_stage >= 2) mm->grad_bpp /= dp;
   if (o->zero_stage >= 3) mm->weight_bpp /= dp;
+  /* training.optimizer_offload: that fraction of the (sharded) states, the
+   * fp32 master weights with them, lives in host memory (Megatron-LM's
+   * --optimizer-offload-fraction; ZeRO-Offload: all). */
+  double off = cfg->training.optimizer_offload;
+  if (off > 0) {
+    mm->host_opt_bpp = off * mm->opt_bpp;
+    mm->host_expert_opt_bpp = off * mm->expert_opt_bpp;
+    mm->opt_bpp -= mm->host_opt_bpp;
+    mm->expert_opt_bpp -= mm->host_expert_opt_bpp;
+  }
 
   mm->act_layer = sc__memory_layer_act(sh, cfg->training.recompute, o->flash_attention);
   mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
   mm->act_layer_w = sc__memory_layer_wgrad_act(sh);
+  /* training.activation_offload_layers (pp = 1, no recompute: config.c):
+   * the first layers' stored activations go to the host after their
+   * forward; the largest of them is the one in transit. */
+  mm->offload_layers = cfg->training.activation_offload_layers;
+  for (int64_t l = 0; l < mm->offload_layers; l++) {
+    double a = sc__shape_is_moe_layer(sh, l)
+                   ? sc__memory_moe_layer_act(sh, cfg->training.recompute, o->flash_attention)
+                   : mm->act_layer;
+    if (a > mm->offload_layer_max) mm->offload_layer_max = a;
+  }
   mm->gather_bytes = sh->shard > 1.0 ? sh->elem_bytes * sh->s_cp * sh->b * sh->h : 0.0;
   /* One layer's backward: what recompute dropped, re-made, and the
    * sequence-parallel gather of the GEMM input it runs on (op_sac's count
@@ -339,11 +359,22 @@ static int64_t vs_moe_layers(const sc_shape *sh, int64_t vs) {
   return sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs), sc__shape_vs_layers(sh, vs));
 }
 
+/* The activations of virtual stage vs's offloaded layers (per micro-batch),
+ * which its forward sends to host memory. */
+static double vs_offloaded_bytes(const sc_memory_model *mm, int64_t vs) {
+  if (mm->offload_layers <= 0) return 0.0;
+  int64_t first = sc__shape_vs_first_layer(mm->sh, vs), n = sc__shape_vs_layers(mm->sh, vs);
+  int64_t end = first + n < mm->offload_layers ? first + n : mm->offload_layers;
+  if (end <= first) return 0.0;
+  int64_t nm = sc__shape_moe_layers_in(mm->sh, first, end - first);
+  return mm->act_layer * (double)(end - first - nm) + mm->act_moe_layer * (double)nm;
+}
+
 double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
   int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
   int64_t nm = vs_moe_layers(mm->sh, vs);
   double bytes = mm->act_layer * (double)(sc__shape_vs_layers(mm->sh, vs) - nm) +
-                 mm->act_moe_layer * (double)nm;
+                 mm->act_moe_layer * (double)nm - vs_offloaded_bytes(mm, vs);
   if (vs == 0) bytes += mm->act_embed;
   if (vs == mm->pp * mm->vpp - 1) bytes += mm->act_head + mm->pp_output_bytes;
   return bytes;
@@ -561,6 +592,7 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
   out->weights_bytes = pd * mm->weight_bpp + pe * mm->expert_weight_bpp;
   out->grads_bytes = pd * mm->grad_bpp + pe * mm->expert_grad_bpp;
   out->optimizer_bytes = pd * mm->opt_bpp + pe * mm->expert_opt_bpp;
+  out->host_optimizer_bytes = pd * mm->host_opt_bpp + pe * mm->host_expert_opt_bpp;
   out->act_layer_bytes = mm->act_layer;
   schedule_peak(mm, stage, &out->activations_bytes, &out->embed_head_bytes, &out->inflight,
                 &out->pp_outputs_bytes);
@@ -583,6 +615,20 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
   double head_ws = stage == mm->pp - 1 ? mm->loss_logits_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
   if (mm->o.zero_stage >= 3) out->transient_bytes += fsdp_gathered(mm, stage);
+  /* Activation offload: one offloaded layer's activations on the device
+   * beside the stored ones (the one being copied out in the forward, or
+   * reloaded for the next backward); the offloaded ones of the items held
+   * at the peak are in host memory. pp = 1: one chunk. */
+  if (mm->offload_layers > 0) {
+    out->transient_bytes += mm->offload_layer_max;
+    out->host_activation_bytes = out->inflight * vs_offloaded_bytes(mm, sc__shape_vstage(mm->sh, stage, 0));
+  }
+  /* A GPU step of offloaded states (optimizer_offload_cpu_step false)
+   * brings them back for the step, when the activations are freed: the
+   * stage's peak is the larger of the two moments. */
+  if (out->host_optimizer_bytes > 0 && !mm->cfg->training.optimizer_offload_cpu_step &&
+      out->host_optimizer_bytes > out->activations_bytes + out->transient_bytes)
+    out->transient_bytes = out->host_optimizer_bytes - out->activations_bytes;
   out->comm_buffer_bytes = communicators(mm, stage) * NCCL_COMM_BYTES;
   out->fragmentation_bytes = FRAGMENTATION * (out->activations_bytes + out->transient_bytes);
   out->framework_bytes = FRAMEWORK_FIXED_BYTES + out->fragmentation_bytes;

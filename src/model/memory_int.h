@@ -58,6 +58,14 @@ typedef struct sc_memory_model {
    * 16-bit logits of one micro-batch, e s b V / t, which the last virtual
    * stage's forward adds and nothing frees before the step ends; else 0. */
   double pp_output_bytes;
+  /* Host-memory offload (training.optimizer_offload,
+   * activation_offload_layers): bytes per parameter of the optimizer
+   * states kept in host memory (opt_bpp and expert_opt_bpp hold the
+   * device's part); the first offload_layers layers' activations go to the
+   * host, offload_layer_max the largest of them (one layer in transit). */
+  double host_opt_bpp, host_expert_opt_bpp;
+  int64_t offload_layers;
+  double offload_layer_max;
   double capacity_bytes;      /* HBM of the GPU */
   /* ZB-V, DualPipe, DualPipe-V only (sc__schedule_whole; else NULL): per
    * stage the peak of its walk along the order the synthesiser runs
