@@ -1982,6 +1982,11 @@ static int check_offload(sc_ctx *ctx, const sc_config *c) {
     } else if (c->parallel.zero_stage >= 3) {
       at = SC_FIELD_parallel_zero_stage;
       snprintf(why, sizeof why, " is not modelled with parallel.zero_stage=3 (FSDP)");
+    } else if (c->parallel.schedule != SC_SCHED_1F1B && c->parallel.schedule != SC_SCHED_GPIPE) {
+      at = SC_FIELD_parallel_schedule;
+      snprintf(why, sizeof why, " is not modelled with parallel.schedule=%s (a split backward "
+               "keeps the weight-gradient inputs past the reload)",
+               sc_enum_name(SC_ENUM_SCHEDULE, (int)c->parallel.schedule));
     }
     if (at >= 0)
       return sc__error(ctx, SC_EINVAL, "%s: training.activation_offload_layers%s",

@@ -173,7 +173,7 @@
     "its forward and back before its backward, on a copy stream beside the compute; a layer's "   \
     "forward waits for the copy of the layer two before it, a layer's backward for its reload, "  \
     "which starts with the backward of the layer after it. As Megatron-Core requires: fewer "    \
-    "than model.layers, pp = 1, no recompute. 0 = none.")                                        \
+    "than model.layers, pp = 1, no recompute; 1f1b or gpipe. 0 = none.")             \
   X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
     "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
     "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \

@@ -106,6 +106,22 @@ static void test_memory_terms(void **state) {
   assert_close(st.transient_bytes, base.transient_bytes + LAYER_ACT, 1e-12, "layer in transit");
   assert_close(st.host_activation_bytes, 5.0 * LAYER_ACT, 1e-12, "host activations");
   assert_true(st.optimizer_bytes == base.optimizer_bytes);
+
+  /* A GPU step of streamed states (optimizer_offload_cpu_step false): they
+   * are back on the device for the step, after the activations are freed.
+   * Unsharded (dp 1: 16.8 GB of states against 6.7 GB of activations) that
+   * moment is the peak. */
+  sc_config g;
+  llama8(&g);
+  g.cluster.num_gpus = 2;
+  g.training.global_batch = 8;
+  g.training.optimizer_offload = 1;
+  g.training.optimizer_offload_cpu_step = 0;
+  resolve(&g);
+  estimate(&g, &st);
+  assert_true(st.optimizer_bytes == 0 && st.host_optimizer_bytes > st.activations_bytes);
+  assert_close(st.activations_bytes + st.transient_bytes, st.host_optimizer_bytes, 1e-12,
+               "the step's streamed states");
 }
 
 /* The workload of cfg (resolved), unmerged. */
@@ -217,12 +233,20 @@ static void test_link_speed(void **state) {
 /* The memory counter track's peak is the estimate with offload too. */
 static void test_counter_peak(void **state) {
   (void)state;
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 6; k++) {
     sc_config cfg;
     llama8(&cfg);
-    if (k != 1) cfg.training.activation_offload_layers = 4;
+    if (k != 1 && k != 3 && k != 5) cfg.training.activation_offload_layers = 4;
     if (k != 0) cfg.training.optimizer_offload = 0.5;
     if (k == 2) cfg.parallel.schedule = SC_SCHED_GPIPE;
+    /* a GPU step of streamed states: the step's peak is the larger one
+     * with a short global batch (one micro-batch) and all states out */
+    if (k == 3) cfg.training.optimizer_offload_cpu_step = 0, cfg.training.optimizer_offload = 1;
+    if (k == 4) cfg.parallel.cp = 2, cfg.cluster.num_gpus = 16;
+    if (k == 5) {
+      cfg.cluster.num_gpus = 2, cfg.training.global_batch = 8;
+      cfg.training.optimizer_offload = 1, cfg.training.optimizer_offload_cpu_step = 0;
+    }
     resolve(&cfg);
     double peak = 0, want = 0;
     int st = sc_test_counter_peak_mismatch(ctx, &cfg, &peak, &want);
@@ -240,6 +264,7 @@ static void test_refused(void **state) {
       {"parallel.pp=2", "needs parallel.pp=1"},
       {"training.recompute=selective", "needs training.recompute=none"},
       {"parallel.zero_stage=3", "not modelled with parallel.zero_stage=3"},
+      {"parallel.schedule=zb-h1", "not modelled with parallel.schedule=zb-h1"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
     sc_config cfg;
