@@ -2521,7 +2521,8 @@ static int field_used(const sc_config *c, int fi) {
   /* host-memory offload: listed when used */
   case SC_FIELD_training_optimizer_offload: return c->training.optimizer_offload > 0;
   case SC_FIELD_training_optimizer_offload_cpu_step: return c->training.optimizer_offload > 0;
-  case SC_FIELD_training_activation_offload_layers: return c->training.activation_offload_layers > 0;
+  case SC_FIELD_training_activation_offload_layers:
+    return c->training.activation_offload_layers > 0;
   case SC_FIELD_cluster_host_link_gbps:
     return c->training.optimizer_offload > 0 || c->training.activation_offload_layers > 0;
   case SC_FIELD_cluster_host_mem_gbps:

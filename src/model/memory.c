@@ -621,7 +621,8 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
    * at the peak are in host memory. pp = 1: one chunk. */
   if (mm->offload_layers > 0) {
     out->transient_bytes += mm->offload_layer_max;
-    out->host_activation_bytes = out->inflight * vs_offloaded_bytes(mm, sc__shape_vstage(mm->sh, stage, 0));
+    int64_t vs = sc__shape_vstage(mm->sh, stage, 0);
+    out->host_activation_bytes = out->inflight * vs_offloaded_bytes(mm, vs);
   }
   /* A GPU step of offloaded states (optimizer_offload_cpu_step false)
    * brings them back for the step, when the activations are freed: the
