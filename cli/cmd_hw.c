@@ -73,6 +73,9 @@ int sc_cli_hw_show(const sc_cli_cmd *cmd, int argc, char **argv) {
   printf("  memory       %.0f GiB at %.0f GB/s, %d SMs\n", hw->hbm_gib, hw->hbm_gbps, hw->sms);
   printf("  links        NVLink %.0f GB/s per direction, NIC %.0f Gb/s per GPU, %d GPUs/node\n",
          hw->nvlink_gbps, hw->nic_gbps, hw->gpus_per_node);
+  if (hw->host_link_gbps > 0)
+    printf("  host         %.0f GB/s per direction to host memory, host DRAM %.1f GB/s per GPU\n",
+           hw->host_link_gbps, hw->host_mem_gbps);
   printf("  source       %s\n", hw->source);
   return 0;
 }

@@ -36,6 +36,9 @@ typedef struct sc_memory_stage {
                                 layers, embedding and LM head */
   double embed_head_bytes;   /* part of activations_bytes from the embedding and
                                 LM head (fp32 logits on the last stage) */
+  double pp_outputs_bytes;   /* part of activations_bytes: the micro-batches'
+                                last-stage outputs kept to the step's end
+                                (parallel.pp_keep_outputs; 0 without) */
   double transient_bytes;    /* short-lived buffers on top of the stored peak:
                                 recompute working set, sequence-parallel gather,
                                 16-bit logits */
@@ -47,6 +50,12 @@ typedef struct sc_memory_stage {
                                 transients; docs/MEMORY.md) */
   double total_bytes;
   int oom;                   /* 1: total exceeds the GPU's capacity */
+  /* Host memory (training.optimizer_offload, activation_offload_layers), not
+   * in total_bytes: the offloaded optimizer states and fp32 master weights,
+   * and the offloaded layers' activations of the micro-batches held at the
+   * device peak. 0 without offload. */
+  double host_optimizer_bytes;
+  double host_activation_bytes;
 } sc_memory_stage;
 
 typedef struct sc_memory_report {

@@ -105,6 +105,10 @@ typedef struct sc_hw {
   double nic_gbps;         /* default scale-out NIC per GPU, Gbit/s */
   int gpus_per_node;       /* default GPUs per node (HGX/DGX baseboard) */
   const char *source;      /* datasheet citation */
+  double host_link_gbps;   /* GPU <-> host memory copies per direction (PCIe, NVLink-C2C),
+                              GB/s as pinned copies reach it; 0 = not known */
+  double host_mem_gbps;    /* host DRAM bandwidth per GPU of the reference host, GB/s;
+                              0 = not known */
 } sc_hw;
 
 /* Writes hw as a GPU file (YAML, every figure exactly: loading it as
@@ -238,6 +242,10 @@ typedef struct sc_training_cfg {
   sc_fp8_recipe fp8_recipe; /* scaling of fp8 GEMM inputs (precision fp8) */
   int fp8_attention;      /* 1: attention in fp8 too (else bf16) */
   int fp32_loss_grads;    /* 1: the loss on fp32 logits, their fp32 gradients held */
+  double optimizer_offload; /* fraction of optimizer states + fp32 master weights in host
+                               memory, [0, 1] */
+  int optimizer_offload_cpu_step; /* 1: the offloaded part steps on the CPU (CPU Adam) */
+  int64_t activation_offload_layers; /* first layers whose activations go to host memory */
   double tokens;          /* tokens the whole training run consumes; 0 = not given
                              (no time-to-train or cost in the result) */
   /* With recompute selective: what is recomputed, a list of Megatron-LM
@@ -272,6 +280,8 @@ typedef struct sc_parallel_cfg {
   int64_t pp_last_layers;    /* layers of the last stage; 0 = even split */
   int pp_embedding_in_split; /* 1: the embedding counts as a layer in the split */
   int pp_loss_in_split;      /* 1: the LM head and loss count as a layer */
+  int pp_keep_outputs;       /* 1: the last stage keeps every micro-batch's output (logits)
+                                to the step's end (torch.distributed.pipelining) */
   int64_t ep;                /* expert-parallel size (MoE), >= 1 */
   int64_t etp;               /* expert tensor-parallel size; 0 = tp */
   sc_moe_dispatcher moe_dispatcher; /* token dispatch of MoE layers */
@@ -290,6 +300,7 @@ typedef struct sc_gpu_desc {
   int sms;
   double nvlink_gbps, nic_gbps;
   int gpus_per_node;
+  double host_link_gbps, host_mem_gbps; /* 0: not given */
 } sc_gpu_desc;
 
 typedef struct sc_cluster_cfg {
@@ -300,6 +311,8 @@ typedef struct sc_cluster_cfg {
   int64_t gpus_per_node;  /* 0 = the preset's */
   double nic_gbps;        /* scale-out bandwidth per GPU, Gbit/s; 0 = preset */
   double nvlink_gbps;     /* intra-node bandwidth per GPU, GB/s; 0 = preset */
+  double host_link_gbps;  /* GPU <-> host copy bandwidth per direction, GB/s; 0 = preset */
+  double host_mem_gbps;   /* host DRAM bandwidth of one GPU's CPU optimizer, GB/s; 0 = preset */
   double mem_headroom;    /* memory kept free per GPU: GiB when >= 1, else a fraction
                              of the GPU's capacity; 0 = none */
   double price_per_gpu_hour; /* price of one GPU for one hour (any currency); 0 = not
@@ -410,7 +423,7 @@ typedef struct sc_sim_cfg {
   int share_links;        /* 1: concurrent network transfers share the NIC */
 } sc_sim_cfg;
 
-#define SC_CONFIG_MAX_FIELDS 96
+#define SC_CONFIG_MAX_FIELDS 128
 
 typedef struct sc_config {
   char origin[256];       /* file name the config was read from, for messages */

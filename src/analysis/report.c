@@ -24,6 +24,7 @@ typedef struct stage_sink {
   void *ud;
   int64_t pp, peak; /* stages, the peak stage */
   int64_t n;        /* stages seen */
+  unsigned feat;    /* SC_MEM_FEAT_* of the config: optional terms shown */
 } stage_sink;
 
 static int stage_text(void *ud, const sc_memory_stage *st) {
@@ -34,8 +35,12 @@ static int stage_text(void *ud, const sc_memory_stage *st) {
 #define SC_X_TEXT(key, label, expr) SC_WRITE(rc, sc__writef(o->w, o->ud, " %7.2f", (expr) / GIB));
   SC_MEMORY_TERMS(SC_X_TEXT)
 #undef SC_X_TEXT
-  SC_WRITE(rc, sc__writef(o->w, o->ud, " %7.2f%s\n", st->total_bytes / GIB,
-                          s == o->peak ? "  peak" : ""));
+  SC_WRITE(rc, sc__writef(o->w, o->ud, " %7.2f", st->total_bytes / GIB));
+#define SC_X_OPT(key, label, expr, flag) \
+  if (o->feat & (flag)) SC_WRITE(rc, sc__writef(o->w, o->ud, " %8.2f", (expr) / GIB));
+  SC_MEMORY_OPT_TERMS(SC_X_OPT)
+#undef SC_X_OPT
+  SC_WRITE(rc, sc__writef(o->w, o->ud, "%s\n", s == o->peak ? "  peak" : ""));
   return rc;
 }
 
@@ -45,6 +50,10 @@ static int stage_json(void *ud, const sc_memory_stage *st) {
 #define SC_X_JSON(key, label, expr) SC_WRITE(rc, sc__writef(o->w, o->ud, ",\"" key "\":%.6g", (expr) / GIB));
   SC_MEMORY_TERMS(SC_X_JSON)
 #undef SC_X_JSON
+#define SC_X_OPT(key, label, expr, flag) \
+  if (o->feat & (flag)) SC_WRITE(rc, sc__writef(o->w, o->ud, ",\"" key "\":%.6g", (expr) / GIB));
+  SC_MEMORY_OPT_TERMS(SC_X_OPT)
+#undef SC_X_OPT
   SC_WRITE(rc, sc__writef(o->w, o->ud, ",\"peak_gib\":%.6g}", st->total_bytes / GIB));
   return rc;
 }
@@ -230,14 +239,25 @@ static int format_text(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
   if (r->memory_usable_gib < r->memory_capacity_gib)
     SC_WRITE(rc, sc__writef(w, ud, "                   %10.1f GiB usable (cluster.mem_headroom %g)\n",
                             r->memory_usable_gib, cfg->cluster.mem_headroom));
-  stage_sink so = {w, ud, cfg->parallel.pp, r->memory_peak_stage, 0};
+  stage_sink so = {w, ud, cfg->parallel.pp, r->memory_peak_stage, 0, sc__memory_features(cfg)};
   SC_WRITE(rc, sc__writef(w, ud, "\n  memory per stage (GiB, one GPU%s)\n    stage",
                           so.pp > TEXT_STAGES_MAX ? "; first, peak and last stage" : ""));
 #define SC_X_HEAD(key, label, expr) SC_WRITE(rc, sc__writef(w, ud, " %7s", label));
   SC_MEMORY_TERMS(SC_X_HEAD)
 #undef SC_X_HEAD
-  SC_WRITE(rc, sc__writef(w, ud, " %7s\n", "total"));
+  SC_WRITE(rc, sc__writef(w, ud, " %7s", "total"));
+#define SC_X_OPT(key, label, expr, flag) \
+  if (so.feat & (flag)) SC_WRITE(rc, sc__writef(w, ud, " %8s", label));
+  SC_MEMORY_OPT_TERMS(SC_X_OPT)
+#undef SC_X_OPT
+  SC_WRITE(rc, sc__writef(w, ud, "\n"));
   SC_WRITE(rc, each_stage(cfg, stage_text, &so));
+  if (so.feat & SC_MEM_FEAT_PP_OUTPUTS)
+    SC_WRITE(rc, sc__writef(w, ud, "    pp-outs: of activ, the last stage's outputs kept to the "
+                                   "step's end (parallel.pp_keep_outputs)\n"));
+  if (so.feat & SC_MEM_FEAT_HOST)
+    SC_WRITE(rc, sc__writef(w, ud, "    host-opt, host-act: in host memory, not in total "
+                                   "(offloaded optimizer states, activations)\n"));
   SC_WRITE(rc, variation_text(r, w, ud));
   SC_WRITE(rc, sc__writef(w, ud, "\n  where the step goes (mean over ranks)\n"));
   for (int c = 0; c < SC_CAT_COUNT; c++) {
@@ -282,7 +302,7 @@ static int format_json(const sc_config *cfg, const sc_result *r, sc_write_fn w, 
   SC_WRITE(rc, sc__writef(w, ud, "\"memory_usable_gib\":%.6g,\"memory_peak_stage\":%lld,"
                           "\"memory_breakdown\":[",
                           r->memory_usable_gib, (long long)r->memory_peak_stage));
-  stage_sink so = {w, ud, cfg->parallel.pp, r->memory_peak_stage, 0};
+  stage_sink so = {w, ud, cfg->parallel.pp, r->memory_peak_stage, 0, sc__memory_features(cfg)};
   SC_WRITE(rc, each_stage(cfg, stage_json, &so));
   SC_WRITE(rc, sc__writef(w, ud, "],"));
   /* Time to train and cost: null where training.tokens or the price is not given. */

@@ -99,6 +99,9 @@ static double track_item(const void *ud, int64_t stage, int64_t chunk) {
 static double track_item_wgrad(const void *ud, int64_t stage, int64_t chunk) {
   return sc__memory_item_wgrad_bytes(ud, stage, chunk);
 }
+static double track_item_kept(const void *ud, int64_t stage, int64_t chunk) {
+  return sc__memory_item_kept_bytes(ud, stage, chunk);
+}
 
 /* Memory the simulation may take: more means the config describes a job
  * far beyond what one step's simulation is for (the largest runs the
@@ -331,7 +334,7 @@ static int simulate_priced(sc_ctx *ctx, const sc_plan *plan, const sc_config *cf
     sc__workload_free(ctx, &wl);
     return rc;
   }
-  sc_mem_track track = {&mm, track_static, track_item, track_item_wgrad};
+  sc_mem_track track = {&mm, track_static, track_item, track_item_wgrad, track_item_kept};
   sc_engine_opts eo = {cfg->simulation.fold, cfg->simulation.interference,
                        cfg->simulation.share_links, trace, trace_ud, &track, hk->op_sink,
                        hk->op_sink_ud, hk->critical_path, hk->mem_sink, hk->mem_sink_ud,

@@ -43,6 +43,25 @@ int sc__memory_headroom_check(sc_ctx *ctx, const sc_config *cfg, double capacity
   X("framework_gib", "frame", st->framework_bytes - st->fragmentation_bytes) \
   X("fragmentation_gib", "frag", st->fragmentation_bytes)
 
+/* X(key, label, expression, feature): terms only some configs have, shown
+ * after the total where the config uses the feature (sc__memory_features):
+ * the last stage's kept pipeline outputs (part of the activations) and what
+ * offload keeps in host memory (not in the total). */
+enum { SC_MEM_FEAT_PP_OUTPUTS = 1u, SC_MEM_FEAT_HOST = 2u };
+#define SC_MEMORY_OPT_TERMS(X)                                                             \
+  X("pp_outputs_gib", "pp-outs", st->pp_outputs_bytes, SC_MEM_FEAT_PP_OUTPUTS)             \
+  X("host_optimizer_gib", "host-opt", st->host_optimizer_bytes, SC_MEM_FEAT_HOST)          \
+  X("host_activations_gib", "host-act", st->host_activation_bytes, SC_MEM_FEAT_HOST)
+
+/* The SC_MEM_FEAT_* a resolved config uses. */
+static inline unsigned sc__memory_features(const sc_config *cfg) {
+  unsigned f = 0;
+  if (cfg->parallel.pp_keep_outputs && cfg->parallel.pp > 1) f |= SC_MEM_FEAT_PP_OUTPUTS;
+  if (cfg->training.optimizer_offload > 0 || cfg->training.activation_offload_layers > 0)
+    f |= SC_MEM_FEAT_HOST;
+  return f;
+}
+
 /* Calls fn for each pipeline stage's memory estimate of a resolved config
  * (memory.c), in stage order; stops at fn's first non-zero return and
  * returns it. ctx may be a scratch context: nothing is allocated. */

@@ -673,9 +673,11 @@ static int build_config(const row_ctx *rc, sc_case *c) {
    * op-level SAC of its 8B and larger configs (selective_ac_option "op":
    * matmul, attention and reduce-scatter outputs kept, every second matmul
    * re-run), recompute op_sac, not Megatron-LM's selective recompute; and
-   * its cross-entropy runs on the logits cast to fp32 (fp32_loss_grads).
-   * A base config that sets either keeps its value. */
-  char sac_why[96] = "", loss_why[96] = "";
+   * its cross-entropy runs on the logits cast to fp32 (fp32_loss_grads);
+   * with pp > 1 it pipelines with torch.distributed.pipelining, whose last
+   * stage keeps every micro-batch's output to the step's end
+   * (pp_keep_outputs). A base config that sets one keeps its value. */
+  char sac_why[96] = "", loss_why[96] = "", keep_why[96] = "";
   if (!strcasecmp(c->framework, "torchtitan")) {
     if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE &&
         cell(rc, COL_recompute, buf, sizeof buf)[0]) {
@@ -685,6 +687,11 @@ static int build_config(const row_ctx *rc, sc_case *c) {
     if (!rc->base->field_line[SC_FIELD_training_fp32_loss_grads]) {
       cfg->training.fp32_loss_grads = 1;
       snprintf(loss_why, sizeof loss_why, "torchtitan: cross-entropy on fp32 logits");
+    }
+    if (cfg->parallel.pp > 1 && !rc->base->field_line[SC_FIELD_parallel_pp_keep_outputs]) {
+      cfg->parallel.pp_keep_outputs = 1;
+      snprintf(keep_why, sizeof keep_why,
+               "torchtitan: torch pipelining keeps the last stage's outputs");
     }
   }
   /* Messages cite the row: fields the row (or base config) gave point at
@@ -742,6 +749,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   }
   if (sac_why[0]) append(d, dn, "%srecompute=op_sac (%s)", d[0] ? "; " : "", sac_why);
   if (loss_why[0]) append(d, dn, "%sfp32_loss_grads=true (%s)", d[0] ? "; " : "", loss_why);
+  if (keep_why[0]) append(d, dn, "%spp_keep_outputs=true (%s)", d[0] ? "; " : "", keep_why);
   return SC_OK;
 }
 

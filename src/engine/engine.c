@@ -587,7 +587,8 @@ static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
  * op (backward, weight-grad or recompute phase) ends. A split backward
  * (item_wgrad_bytes > 0) frees them in two steps, as memory.c counts them:
  * all but the weight-grad inputs when its input-grad pass ends, those when
- * its weight-grad pass (the weight-grad phase ops) ends. */
+ * its weight-grad pass (the weight-grad phase ops) ends. What the item keeps
+ * to the step's end (item_kept_bytes) is never freed. */
 static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t start) {
   memtrack *mt = &S->trace->mem;
   rstate *r = &S->ranks[rank];
@@ -613,6 +614,8 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
       return;
   }
   double item_bytes = mt->hook->item_bytes(mt->hook->ud, r->stage, op->chunk);
+  if (mt->hook->item_kept_bytes) /* kept to the step's end */
+    item_bytes -= mt->hook->item_kept_bytes(mt->hook->ud, r->stage, op->chunk);
   mt->bytes[rank] -= wgrad <= 0 ? item_bytes : w_pass ? wgrad : item_bytes - wgrad;
   trace_memory(S, rank, S->now);
 }
@@ -839,6 +842,12 @@ static const unsigned char op_kind_compute[SC_OP_KIND_COUNT] = {
  * the enum; sc__workload_check verifies them), so no bounds test here. */
 static inline int op_is_compute(uint8_t kind) { return op_kind_compute[kind]; }
 
+/* Off-GPU work: host time (replayed traces, the CPU optimizer step) and
+ * copies to and from host memory (a copy engine). Neither is a kernel nor
+ * NCCL traffic, so neither slows nor is slowed by one, and a slower GPU
+ * (variation) does not stretch them. */
+static inline int op_off_gpu(uint8_t kind) { return kind == SC_OP_HOST || kind == SC_OP_MEMCPY; }
+
 /* Category rank r's time counts under right now. */
 static int rank_category(const rstate *r) {
   if (r->n_comp > 0) return r->compute_cat;
@@ -847,6 +856,11 @@ static int rank_category(const rstate *r) {
   if (r->n_cat[SC_CAT_EP]) return SC_CAT_EP;
   if (r->n_cat[SC_CAT_PP]) return SC_CAT_PP;
   if (r->n_cat[SC_CAT_DP]) return SC_CAT_DP;
+  /* Only off-GPU ops (host-memory offload, synth/offload.c) carry these
+   * categories off the compute stream: an exposed optimizer copy or CPU
+   * step is optimizer time, an exposed activation copy compute time. */
+  if (r->n_cat[SC_CAT_OPTIMIZER]) return SC_CAT_OPTIMIZER;
+  if (r->n_cat[SC_CAT_COMPUTE]) return SC_CAT_COMPUTE;
   return SC_CAT_BUBBLE;
 }
 
@@ -893,7 +907,7 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   double s = 0;
   for (unsigned run = r->running; run; run &= run - 1) {
     const activity *c = &S->acts[r->act[lowest_bit(run)]];
-    if (c->type == ACT_COMPUTE || c->op->kind == SC_OP_HOST) continue;
+    if (c->type == ACT_COMPUTE || op_off_gpu(c->op->kind)) continue;
     sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
     if (c->type == ACT_COLL) {
       comm.coll = sc__interf_coll_of(c->op->coll);
@@ -932,7 +946,7 @@ static inline double act_rate(const sim *S, const activity *a) {
   switch (a->type) {
   case ACT_COMPUTE: {
     const rstate *r = &S->ranks[a->a];
-    if (!S->interf || r->n_comm <= 0) return 1.0;
+    if (!S->interf || r->n_comm <= 0 || a->op->kind == SC_OP_MEMCPY) return 1.0;
     return S->learned ? learned_rate(S, r, a->op) : S->comp_rate[a->op->kind];
   }
   case ACT_COLL: {
@@ -1077,7 +1091,7 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   if (op_is_compute(op->kind)) r->n_comp++;
   else {
     /* Host time (replayed traces) is neither: it slows no kernel. */
-    r->n_comm += op->kind != SC_OP_HOST;
+    r->n_comm += !op_off_gpu(op->kind);
     r->n_cat[op->cat]++;
     if (net) r->n_net++;
   }
@@ -1128,7 +1142,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
       r->acc[SC_CAT_TP] += (double)op->tp_ns;
     }
   } else {
-    r->n_comm -= op->kind != SC_OP_HOST;
+    r->n_comm -= !op_off_gpu(op->kind);
     r->n_cat[op->cat]--;
     if (net) r->n_net--;
   }
@@ -1166,7 +1180,9 @@ static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
   a->sa = (uint8_t)stream;
   a->op = op;
   occupy(S, rank, stream, id, op, 0);
-  start(S, id, S->vary ? op->work / vary_compute(S->vary, rank, op->kind) : op->work);
+  start(S, id,
+        S->vary && !op_off_gpu(op->kind) ? op->work / vary_compute(S->vary, rank, op->kind)
+                                         : op->work);
   if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
 }
 

@@ -22,6 +22,9 @@ typedef struct sc_mem_track {
   /* Of item_bytes, what a split backward keeps from the input-grad pass to
    * the weight-grad pass; NULL (or 0): the backward is one pass. */
   double (*item_wgrad_bytes)(const void *ud, int64_t stage, int64_t chunk);
+  /* Of item_bytes, what stays after the backward until the step ends (the
+   * last pipeline stage's kept outputs); NULL (or 0): nothing. */
+  double (*item_kept_bytes)(const void *ud, int64_t stage, int64_t chunk);
 } sc_mem_track;
 
 /* Receives every op as it ends on a simulated rank (the HTML report's

@@ -1946,6 +1946,76 @@ static int check_op_sac(sc_ctx *ctx, const sc_config *c) {
                    where_any(c, w, sizeof w, SC_FIELD_training_recompute, at, also), why);
 }
 
+/* Offload to host memory (training.optimizer_offload,
+ * activation_offload_layers) is modelled where its sources run it.
+ * Activation offload as Megatron-Core's TransformerConfig allows it: fewer
+ * layers than the model has ("CPU offloading can be done only for layers
+ * less than num_layers"), no pipeline parallelism ("no support for Pipeline
+ * parallelism with CPU offloading"), no recomputation ("CPU offloading does
+ * not work when activation recomputation is enabled"); not with FSDP, whose
+ * per-unit gathers the copies would interleave with (not modelled). The
+ * optimizer's offload not with FSDP either (FSDP2's CPUOffloadPolicy moves
+ * parameters and gradients too). Both need a host link, and a CPU step the
+ * host's memory bandwidth (a GPU file may not give them). */
+static int check_offload(sc_ctx *ctx, const sc_config *c) {
+  const sc_training_cfg *t = &c->training;
+  char w[320];
+  if (t->activation_offload_layers > 0) {
+    char why[240];
+    int at = -1;
+    if (t->activation_offload_layers >= c->model.layers) {
+      at = SC_FIELD_model_layers;
+      snprintf(why, sizeof why, "=%" PRId64 " must be fewer than model.layers=%" PRId64
+               " (Megatron-Core offloads at most num_layers - 1: the last layer's activations "
+               "are the first the backward needs)", t->activation_offload_layers,
+               c->model.layers);
+    } else if (c->parallel.pp > 1) {
+      at = SC_FIELD_parallel_pp;
+      snprintf(why, sizeof why, " needs parallel.pp=1, not %" PRId64 " (Megatron-Core: no CPU "
+               "offloading with pipeline parallelism; training.optimizer_offload works with it)",
+               c->parallel.pp);
+    } else if (t->recompute != SC_RECOMPUTE_NONE) {
+      at = SC_FIELD_training_recompute;
+      snprintf(why, sizeof why, " needs training.recompute=none, not %s (Megatron-Core: CPU "
+               "offloading does not work with activation recomputation)",
+               sc_enum_name(SC_ENUM_RECOMPUTE, t->recompute));
+    } else if (c->parallel.zero_stage >= 3) {
+      at = SC_FIELD_parallel_zero_stage;
+      snprintf(why, sizeof why, " is not modelled with parallel.zero_stage=3 (FSDP)");
+    } else if (c->parallel.schedule != SC_SCHED_1F1B && c->parallel.schedule != SC_SCHED_GPIPE) {
+      at = SC_FIELD_parallel_schedule;
+      snprintf(why, sizeof why, " is not modelled with parallel.schedule=%s (a split backward "
+               "keeps the weight-gradient inputs past the reload)",
+               sc_enum_name(SC_ENUM_SCHEDULE, (int)c->parallel.schedule));
+    }
+    if (at >= 0)
+      return sc__error(ctx, SC_EINVAL, "%s: training.activation_offload_layers%s",
+                       where_any(c, w, sizeof w, SC_FIELD_training_activation_offload_layers, at,
+                                 -1),
+                       why);
+  }
+  if (t->optimizer_offload > 0 && c->parallel.zero_stage >= 3)
+    return sc__error(ctx, SC_EINVAL,
+                     "%s: training.optimizer_offload is not modelled with parallel.zero_stage=3 "
+                     "(FSDP's CPU offload also moves parameters and gradients)",
+                     where_any(c, w, sizeof w, SC_FIELD_training_optimizer_offload,
+                               SC_FIELD_parallel_zero_stage, -1));
+  /* the host figures a GPU file may leave out */
+  int offload = t->optimizer_offload > 0 || t->activation_offload_layers > 0;
+  int cpu_step = t->optimizer_offload > 0 && t->optimizer_offload_cpu_step;
+  const char *need = NULL, *what = NULL;
+  if (offload && c->cluster.host_link_gbps <= 0)
+    need = "cluster.host_link_gbps", what = "offload to host memory";
+  else if (cpu_step && c->cluster.host_mem_gbps <= 0)
+    need = "cluster.host_mem_gbps", what = "a CPU optimizer step";
+  if (need)
+    return sc__error(ctx, SC_EINVAL, "%s: %s needs %s (the GPU %s gives no value)",
+                     where_any(c, w, sizeof w, SC_FIELD_training_optimizer_offload,
+                               SC_FIELD_training_activation_offload_layers, SC_FIELD_cluster_gpu),
+                     what, need, c->cluster.gpu);
+  return SC_OK;
+}
+
 /* The fields nothing can stand in for: the model's shape (from a preset, a
  * config.json or the keys themselves) and the GPU. All the missing ones are
  * named in one message, at the first line of the model section the config
@@ -2041,6 +2111,14 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   if (gpn_derived) cl->gpus_per_node = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
   if (cl->nic_gbps == 0) cl->nic_gbps = hw->nic_gbps;
   if (cl->nvlink_gbps == 0) cl->nvlink_gbps = hw->nvlink_gbps;
+  /* Host-memory offload: the host link and, for a CPU optimizer step, the
+   * host's memory bandwidth from the GPU preset (left 0 without offload). */
+  if (c->training.optimizer_offload > 0 || c->training.activation_offload_layers > 0) {
+    if (cl->host_link_gbps == 0) cl->host_link_gbps = hw->host_link_gbps;
+    if (c->training.optimizer_offload > 0 && c->training.optimizer_offload_cpu_step &&
+        cl->host_mem_gbps == 0)
+      cl->host_mem_gbps = hw->host_mem_gbps;
+  }
   /* Without a cluster size, a given data-parallel degree sizes the job. */
   if (!cl->num_gpus && !cl->nodes && p->dp)
     cl->num_gpus = mul_sat(mul_sat(mul_sat(p->tp, p->pp), p->cp), p->dp);
@@ -2335,6 +2413,7 @@ static int resolve(sc_ctx *ctx, sc_config *c) {
   if ((rc = resolve_moe(ctx, c))) return rc;
   if ((rc = resolve_mla(ctx, c))) return rc;
   if ((rc = check_op_sac(ctx, c))) return rc;
+  if ((rc = check_offload(ctx, c))) return rc;
   {
     unsigned mask;
     char bad[64];
@@ -2438,6 +2517,16 @@ static int field_used(const sc_config *c, int fi) {
   case SC_FIELD_parallel_pp_last_layers: return pp && p->pp_last_layers;
   case SC_FIELD_parallel_pp_embedding_in_split: return pp && p->pp_embedding_in_split;
   case SC_FIELD_parallel_pp_loss_in_split: return pp && p->pp_loss_in_split;
+  case SC_FIELD_parallel_pp_keep_outputs: return pp && p->pp_keep_outputs;
+  /* host-memory offload: listed when used */
+  case SC_FIELD_training_optimizer_offload: return c->training.optimizer_offload > 0;
+  case SC_FIELD_training_optimizer_offload_cpu_step: return c->training.optimizer_offload > 0;
+  case SC_FIELD_training_activation_offload_layers:
+    return c->training.activation_offload_layers > 0;
+  case SC_FIELD_cluster_host_link_gbps:
+    return c->training.optimizer_offload > 0 || c->training.activation_offload_layers > 0;
+  case SC_FIELD_cluster_host_mem_gbps:
+    return c->training.optimizer_offload > 0 && c->training.optimizer_offload_cpu_step;
   case SC_FIELD_parallel_vpp:
   case SC_FIELD_parallel_schedule: return pp;
   case SC_FIELD_parallel_cp_comm: return p->cp > 1;

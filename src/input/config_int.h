@@ -153,6 +153,27 @@
     "gradients of the log-probabilities and of the logits, 8 bytes per logit (12 with tp > 1: " \
     "torch's loss_parallel backward), instead of Megatron-LM's in-place 16-bit one "             \
     "(docs/MEMORY.md).")                                                                         \
+  X(training, optimizer_offload, FRAC, training.optimizer_offload, "fraction", "0", 0, 1,          \
+    "Fraction of the optimizer states (Adam moments and the fp32 master weights) kept in host "   \
+    "memory instead of the GPU's: Megatron-LM --optimizer-cpu-offload with "                     \
+    "--optimizer-offload-fraction, ZeRO-Offload (1). The device keeps the rest; the step moves " \
+    "the offloaded part's data over the host link (cluster.host_link_gbps) on a copy stream, "   \
+    "see optimizer_offload_cpu_step. Not with zero_stage 3 (FSDP's own offload is not "           \
+    "modelled). docs/MEMORY.md, \"Offload to host memory\".")                                      \
+  X(training, optimizer_offload_cpu_step, BOOL, training.optimizer_offload_cpu_step, "", "true", 0, 0, \
+    "With optimizer_offload: the offloaded part's Adam step runs on the CPU (ZeRO-Offload's "    \
+    "CPU-Adam, Megatron-LM's HybridDeviceOptimizer): its fp32 gradients are copied device to "    \
+    "host, the step streams 30 bytes a parameter (fp32 master, gradient and moments read, "      \
+    "master and moments written, the 16-bit copy; 28 in fp32) through host memory at "           \
+    "cluster.host_mem_gbps while the GPU steps its own part, and the updated parameters are "     \
+    "copied back. false: the offloaded states are copied to the GPU for a GPU step and back.")  \
+  X(training, activation_offload_layers, COUNT, training.activation_offload_layers, "layers", "0", 1, 4096, \
+    "Layers whose stored activations go to host memory (Megatron-LM --cpu-offloading with "      \
+    "--cpu-offloading-num-layers; the first N layers): each one's are copied to the host after "  \
+    "its forward and back before its backward, on a copy stream beside the compute; a layer's "   \
+    "forward waits for the copy of the layer two before it, a layer's backward for its reload, "  \
+    "which starts with the backward of the layer after it. As Megatron-Core requires: fewer "    \
+    "than model.layers, pp = 1, no recompute; 1f1b or gpipe. 0 = none.")             \
   X(training, tokens, REAL, training.tokens, "tokens", "0", 0, 1e18,                              \
     "Tokens of the whole training run (e.g. 3e11 for GPT-3's 300B); with it the result gives "   \
     "time_to_train_days and gpu_hours (and cost with cluster.price_per_gpu_hour). 0 = not given.") \
@@ -191,6 +212,12 @@
   X(parallel, pp_loss_in_split, BOOL, parallel.pp_loss_in_split, "", "false", 0, 0,                   \
     "The LM head and loss count as one layer in the split (Megatron "                            \
     "--account-for-loss-in-pipeline-split).")                                                    \
+  X(parallel, pp_keep_outputs, BOOL, parallel.pp_keep_outputs, "", "false", 0, 0,                   \
+    "The last pipeline stage keeps every micro-batch's output until the step ends, as "          \
+    "torch.distributed.pipelining does (its stage appends each last-stage forward output, the "  \
+    "16-bit logits, to output_chunks to merge them after the step; torchtitan's PP runs): m "    \
+    "micro-batches of e * s * b * V / t bytes on the last stage at its peak. No effect with "    \
+    "pp = 1 (docs/MEMORY.md).")                                                                  \
   X(parallel, dp, COUNT, parallel.dp, "GPUs", "0", 1, 16777216,                                               \
     "Data-parallel size; 0 = cluster.num_gpus / (tp * pp * cp).")                                \
   X(parallel, cp, POSINT, parallel.cp, "GPUs", "1", 1, 1024,                                              \
@@ -288,6 +315,14 @@
     "Scale-out bandwidth per GPU; 0 = the hardware preset's.")                                   \
   X(cluster, nvlink_gbps, REAL, cluster.nvlink_gbps, "GB/s", "0", 0.1, 100000,                                \
     "Intra-node bandwidth per GPU per direction; 0 = the hardware preset's.")                    \
+  X(cluster, host_link_gbps, REAL, cluster.host_link_gbps, "GB/s", "0", 0.1, 10000,               \
+    "GPU <-> host memory bandwidth per GPU per direction as copies reach it (pinned memory), "    \
+    "for training.optimizer_offload and activation_offload_layers; 0 = the hardware preset's "   \
+    "(PCIe Gen4 x16 ~25 GB/s, Gen5 ~50; NVLink-C2C 450 on a GH200). docs/HARDWARE.md.")           \
+  X(cluster, host_mem_gbps, REAL, cluster.host_mem_gbps, "GB/s", "0", 0.1, 100000,                \
+    "Host DRAM bandwidth one GPU's CPU optimizer step streams through (the host's memory "        \
+    "bandwidth over its GPUs), for the CPU Adam of training.optimizer_offload_cpu_step; 0 = the " \
+    "hardware preset's. docs/HARDWARE.md.")                                                      \
   X(cluster, mem_headroom, REAL, cluster.mem_headroom, "GiB or fraction", "0", 0, 1e6,           \
     "Memory kept free on every GPU: GiB when >= 1, else a fraction of the GPU's capacity "       \
     "(0.05 = 5 %). run's OOM verdict and sweep's memory filter use the capacity minus it.")      \

@@ -40,7 +40,9 @@ int sc__gpu_is_file(const char *v) {
   X(nvlink_gbps, 'r', 0.1, 1e5, 1)                    \
   X(nic_gbps, 'r', 0.1, 1e5, 1)                       \
   X(gpus_per_node, 'i', 1, 1024, 1)                   \
-  X(source, 's', 0, 0, 0)
+  X(source, 's', 0, 0, 0)                             \
+  X(host_link_gbps, 'r', 0.1, 1e4, 0)                 \
+  X(host_mem_gbps, 'r', 0.1, 1e5, 0)
 
 enum {
 #define X(k, kind, lo, hi, req) K_##k,
@@ -102,6 +104,8 @@ static int store(sc_ctx *ctx, const char *path, int k, const yaml_node_t *v, sc_
   case K_nvlink_gbps: d->nvlink_gbps = x; break;
   case K_nic_gbps: d->nic_gbps = x; break;
   case K_gpus_per_node: d->gpus_per_node = (int)x; break;
+  case K_host_link_gbps: d->host_link_gbps = x; break;
+  case K_host_mem_gbps: d->host_mem_gbps = x; break;
   default: break;
   }
   return SC_OK;
@@ -207,6 +211,8 @@ void sc__gpu_desc_hw(const sc_gpu_desc *d, sc_hw *o) {
   o->nic_gbps = d->nic_gbps;
   o->gpus_per_node = d->gpus_per_node;
   o->source = d->source[0] ? d->source : d->path;
+  o->host_link_gbps = d->host_link_gbps;
+  o->host_mem_gbps = d->host_mem_gbps;
 }
 
 /* A number written so that it reads back as the same double. */
@@ -256,6 +262,10 @@ int sc_hw_write_yaml(const sc_hw *hw, sc_write_fn w, void *ud) {
   if ((rc = sc__writef(w, ud, "  gpus_per_node: %d\n  source: ", hw->gpus_per_node)) ||
       (rc = quoted(w, ud, hw->source ? hw->source : "")) || (rc = sc__writef(w, ud, "\n")))
     return rc;
+  /* 0: not known (a GPU file may leave them out; offload then needs the
+   * config's cluster.host_link_gbps / host_mem_gbps) */
+  if (hw->host_link_gbps > 0) NUM("host_link_gbps", hw->host_link_gbps);
+  if (hw->host_mem_gbps > 0) NUM("host_mem_gbps", hw->host_mem_gbps);
 #undef NUM
   return SC_OK;
 }

@@ -125,6 +125,10 @@ enum {
   S_ATTN_BACKEND,   /* --attention-backend */
   S_DP_SHARDING,    /* --data-parallel-sharding-strategy */
   S_MOE_FREQ,       /* --moe-layer-freq */
+  S_OPT_OFFLOAD,    /* --optimizer-cpu-offload */
+  S_OPT_FRACTION,   /* --optimizer-offload-fraction F */
+  S_ACT_OFFLOAD,    /* --cpu-offloading */
+  S_ACT_LAYERS,     /* --cpu-offloading-num-layers N */
 };
 
 typedef struct mflag {
@@ -173,6 +177,11 @@ static const mflag flags[] = {
     {"--recompute-method", K_SPECIAL, NULL, NULL, S_RECOMPUTE_METHOD, 0},
     {"--recompute-num-layers", K_SPECIAL, NULL, NULL, S_RECOMPUTE_NUM, 0},
     {"--use-flash-attn", K_SPECIAL, NULL, NULL, S_FLASH, 0},
+    /* host-memory offload: each fraction or count applies with its switch */
+    {"--optimizer-cpu-offload", K_SPECIAL, NULL, NULL, S_OPT_OFFLOAD, 0},
+    {"--optimizer-offload-fraction", K_SPECIAL, NULL, NULL, S_OPT_FRACTION, 0},
+    {"--cpu-offloading", K_SPECIAL, NULL, NULL, S_ACT_OFFLOAD, 0},
+    {"--cpu-offloading-num-layers", K_SPECIAL, NULL, NULL, S_ACT_LAYERS, 0},
     {"--transformer-impl", K_SPECIAL, NULL, NULL, S_IMPL, 0},
     {"--attention-backend", K_SPECIAL, NULL, NULL, S_ATTN_BACKEND, 0},
     /* parallel */
@@ -232,6 +241,11 @@ typedef struct importer {
   int flash, impl_local, impl_line;
   const char *backend; /* --attention-backend's stepcast name; NULL = auto */
   int backend_line;
+  /* --optimizer-cpu-offload [--optimizer-offload-fraction F], --cpu-offloading
+   * [--cpu-offloading-num-layers N]: the lines of each (0: not given) */
+  int opt_offload_line, opt_fraction_line, act_offload_line, act_layers_line;
+  char opt_fraction[32];
+  int64_t act_layers;
 } importer;
 
 /* Applies key=value, naming the flag and line on failure. */
@@ -282,6 +296,11 @@ static void note_ignored(importer *I, const char *flag) {
   }
   I->ign_len += (size_t)snprintf(b + I->ign_len, cap - I->ign_len, "%s%s", I->ign_len ? " " : "",
                                  flag);
+}
+
+/* The special flags that take no value. */
+static int special_switch(int id) {
+  return id == S_GQA || id == S_FLASH || id == S_OPT_OFFLOAD || id == S_ACT_OFFLOAD;
 }
 
 static int special(importer *I, const mflag *f, int line, const char *v) {
@@ -359,6 +378,18 @@ static int special(importer *I, const mflag *f, int line, const char *v) {
     I->impl_line = line;
     return SC_OK;
   case S_FLASH: I->flash = 1; return SC_OK;
+  case S_OPT_OFFLOAD: I->opt_offload_line = line; return SC_OK;
+  case S_OPT_FRACTION:
+    if (strlen(v) >= sizeof I->opt_fraction)
+      return sc__error_at(I->ctx, SC_EINVAL, I->name, line, "%s: value too long", f->flag);
+    sc__strlcpy(I->opt_fraction, v, sizeof I->opt_fraction);
+    I->opt_fraction_line = line;
+    return SC_OK;
+  case S_ACT_OFFLOAD: I->act_offload_line = line; return SC_OK;
+  case S_ACT_LAYERS:
+    if ((rc = parse_count(I, line, f->flag, v, &I->act_layers))) return rc;
+    I->act_layers_line = line;
+    return SC_OK;
   case S_ATTN_BACKEND: /* Megatron-Core's AttnBackend: fused is cuDNN's */
     if (!strcmp(v, "auto")) I->backend = NULL;
     else if (!strcmp(v, "flash")) I->backend = "flash";
@@ -437,6 +468,29 @@ static int finish(importer *I, int last_line) {
   DEFAULT("training.precision", "fp32");
   DEFAULT("training.recompute", "none");
   DEFAULT("training.micro_batch", "1");
+  /* Offload: Megatron's fraction defaults to 1 and only counts with
+   * --optimizer-cpu-offload, whose HybridDeviceOptimizer steps the offloaded
+   * part on the CPU; --cpu-offloading-num-layers only with --cpu-offloading
+   * (TransformerConfig's default: 0 layers). */
+  if (I->opt_offload_line) {
+    if ((rc = assign(I, I->opt_fraction_line ? I->opt_fraction_line : I->opt_offload_line,
+                     I->opt_fraction_line ? "--optimizer-offload-fraction"
+                                          : "--optimizer-cpu-offload",
+                     "training.optimizer_offload", I->opt_fraction[0] ? I->opt_fraction : "1",
+                     0)))
+      return rc;
+  } else {
+    DEFAULT("training.optimizer_offload", "0");
+  }
+  DEFAULT("training.optimizer_offload_cpu_step", "true");
+  snprintf(v, sizeof v, "%" PRId64, I->act_offload_line ? I->act_layers : 0);
+  if (I->act_offload_line && I->act_layers > 0) {
+    if ((rc = assign(I, I->act_layers_line, "--cpu-offloading-num-layers",
+                     "training.activation_offload_layers", v, 0)))
+      return rc;
+  } else {
+    DEFAULT("training.activation_offload_layers", "0");
+  }
   /* Flash attention: Transformer Engine's (the default implementation) or
    * --use-flash-attn; the local implementation without it is unfused; an
    * explicit --attention-backend other than auto names the kernel (fused =
@@ -547,8 +601,7 @@ int sc_config_load_megatron(sc_ctx *ctx, sc_config *cfg, const char *name, const
     const char *value = NULL;
     if (eq) *eq = 0, value = eq + 1;
     const mflag *f = find_flag(wd);
-    int takes = f ? f->kind == K_VAL || (f->kind == K_SPECIAL && f->special != S_GQA &&
-                                         f->special != S_FLASH)
+    int takes = f ? f->kind == K_VAL || (f->kind == K_SPECIAL && !special_switch(f->special))
                   : 0;
     if (!f) { /* not timing-relevant: its value (if any) goes with it */
       if (info) info->flags++;
@@ -628,6 +681,10 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "parallel.schedule=%s is not a Megatron-LM schedule (1f1b, interleaved)",
                      sc_enum_name(SC_ENUM_SCHEDULE, (int)p->schedule));
+  if (t->optimizer_offload > 0 && !t->optimizer_offload_cpu_step)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "training.optimizer_offload_cpu_step=false (a GPU step of streamed states) "
+                     "has no Megatron-LM flag: --optimizer-cpu-offload steps on the CPU");
   if (t->recompute == SC_RECOMPUTE_OP_SAC)
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "training.recompute=op_sac (torchtitan's op-level selective activation "
@@ -678,6 +735,14 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
   if (t->recompute == SC_RECOMPUTE_FULL)
     W("  --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 \\\n");
   if (t->recompute == SC_RECOMPUTE_SELECTIVE) W("  --recompute-granularity selective \\\n");
+  if (t->optimizer_offload > 0) {
+    char frac[40];
+    real_text(frac, sizeof frac, t->optimizer_offload);
+    W("  --optimizer-cpu-offload --optimizer-offload-fraction %s \\\n", frac);
+  }
+  if (t->activation_offload_layers > 0)
+    W("  --cpu-offloading --cpu-offloading-num-layers %" PRId64 " \\\n",
+      t->activation_offload_layers);
   W("  --transformer-impl %s \\\n",
     t->attention == SC_ATTN_UNFUSED ? "local" : "transformer_engine");
   if (t->attention == SC_ATTN_CUDNN) W("  --attention-backend fused \\\n");

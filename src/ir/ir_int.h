@@ -17,7 +17,10 @@
  * side so that every stream talks to exactly one peer: the next stage's
  * forward activations and the previous stage's gradients, and for the V of
  * ZB-V (chunk 1 runs from the last stage back to the first) the reverse pair.
- * At most 15 streams (SC_DEP's 4 bits, one value kept for the synthesiser). */
+ * host-copy: copies between the GPU and host memory (offload, one copy
+ * engine for both directions) and the CPU optimizer step of the offloaded
+ * states. At most 15 streams (SC_DEP's 4 bits, one value kept for the
+ * synthesiser). */
 #define SC_STREAM_LIST(X)             \
   X(SC_ST_COMPUTE, "compute")         \
   X(SC_ST_TP, "tp-comm")              \
@@ -32,7 +35,8 @@
   X(SC_ST_RFWD_RECV, "pp-vfwd-recv")  \
   X(SC_ST_RBWD_SEND, "pp-vbwd-send")  \
   X(SC_ST_RBWD_RECV, "pp-vbwd-recv")  \
-  X(SC_ST_EP, "ep-comm")
+  X(SC_ST_EP, "ep-comm")              \
+  X(SC_ST_HOST, "host-copy")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -65,7 +69,8 @@ static const sc_p2p_stream sc__p2p_streams[SC_ST_COUNT] = {
   X(SC_OP_COLL, "collective", 0)          \
   X(SC_OP_SEND, "send", 0)                \
   X(SC_OP_RECV, "recv", 0)                \
-  X(SC_OP_HOST, "host", 0)
+  X(SC_OP_HOST, "host", 0)                \
+  X(SC_OP_MEMCPY, "memcpy", 0)
 
 enum {
 #define SC_X_ENUM(id, name, c) id,
@@ -161,7 +166,9 @@ enum {
   X(SC_L_EXPERT_GRAD, "expert-grad-reduce")                                \
   X(SC_L_MLA_DOWN, "mla-down-proj") X(SC_L_MLA_Q_UP, "mla-q-up-proj")       \
   X(SC_L_MLA_KV_UP, "mla-kv-up-proj") X(SC_L_MLA_NORM, "mla-latent-norm")  \
-  X(SC_L_MIRROR_AR, "mirror-grad-all-reduce")
+  X(SC_L_MIRROR_AR, "mirror-grad-all-reduce")                              \
+  X(SC_L_D2H, "copy-to-host") X(SC_L_H2D, "copy-to-device")                \
+  X(SC_L_CPU_OPTIM, "cpu-optimizer-step")
 
 enum {
 #define SC_X_ENUM(id, name) id,

@@ -248,10 +248,30 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
   if (o->zero_stage >= 1) mm->opt_bpp /= dp;
   if (o->zero_stage >= 2) mm->grad_bpp /= dp;
   if (o->zero_stage >= 3) mm->weight_bpp /= dp;
+  /* training.optimizer_offload: that fraction of the (sharded) states, the
+   * fp32 master weights with them, lives in host memory (Megatron-LM's
+   * --optimizer-offload-fraction; ZeRO-Offload: all). */
+  double off = cfg->training.optimizer_offload;
+  if (off > 0) {
+    mm->host_opt_bpp = off * mm->opt_bpp;
+    mm->host_expert_opt_bpp = off * mm->expert_opt_bpp;
+    mm->opt_bpp -= mm->host_opt_bpp;
+    mm->expert_opt_bpp -= mm->host_expert_opt_bpp;
+  }
 
   mm->act_layer = sc__memory_layer_act(sh, cfg->training.recompute, o->flash_attention);
   mm->act_layer_full = sc__memory_layer_act(sh, SC_RECOMPUTE_NONE, o->flash_attention);
   mm->act_layer_w = sc__memory_layer_wgrad_act(sh);
+  /* training.activation_offload_layers (pp = 1, no recompute: config.c):
+   * the first layers' stored activations go to the host after their
+   * forward; the largest of them is the one in transit. */
+  mm->offload_layers = cfg->training.activation_offload_layers;
+  for (int64_t l = 0; l < mm->offload_layers; l++) {
+    double a = sc__shape_is_moe_layer(sh, l)
+                   ? sc__memory_moe_layer_act(sh, cfg->training.recompute, o->flash_attention)
+                   : mm->act_layer;
+    if (a > mm->offload_layer_max) mm->offload_layer_max = a;
+  }
   mm->gather_bytes = sh->shard > 1.0 ? sh->elem_bytes * sh->s_cp * sh->b * sh->h : 0.0;
   /* One layer's backward: what recompute dropped, re-made, and the
    * sequence-parallel gather of the GEMM input it runs on (op_sac's count
@@ -313,12 +333,20 @@ int sc__memory_model_init(sc_ctx *ctx, sc_memory_model *mm, const sc_shape *sh,
    * and the 16-bit logits, e + 8) is less. */
   if (cfg->training.fp32_loss_grads && sh->tp > 1) per_logit = e + 8.0 > 12.0 ? e + 8.0 : 12.0;
   mm->loss_logits_bytes = per_logit * sb * sh->v / sh->t;
+  /* torch.distributed.pipelining's last stage appends each micro-batch's
+   * forward output to output_chunks (PipelineStage.forward_one_chunk, "Prepare
+   * for final output merge or reduction") and frees them only when the step
+   * is over: torchtitan's model output, the 16-bit logits [b, s, V/t], e s b
+   * V / t a micro-batch, stays alive beside the loss's own buffers. */
+  mm->pp_output_bytes =
+      cfg->parallel.pp_keep_outputs && sh->pp > 1 ? e * sb * sh->v / sh->t : 0.0;
   mm->capacity_bytes = sh->hw->hbm_gib * GIB;
   return sc__schedule_whole(sh) ? whole_walk(ctx, mm) : SC_OK;
 }
 
 void sc__memory_model_free(sc_ctx *ctx, sc_memory_model *mm) {
-  if (mm->sched_peak) sc__free(ctx, mm->sched_peak, (size_t)mm->pp * 3 * sizeof *mm->sched_peak);
+  if (mm->sched_peak)
+    sc__free(ctx, mm->sched_peak, (size_t)mm->pp * SC_MEMORY_PEAK_VALUES * sizeof *mm->sched_peak);
   mm->sched_peak = NULL;
 }
 
@@ -331,14 +359,30 @@ static int64_t vs_moe_layers(const sc_shape *sh, int64_t vs) {
   return sc__shape_moe_layers_in(sh, sc__shape_vs_first_layer(sh, vs), sc__shape_vs_layers(sh, vs));
 }
 
+/* The activations of virtual stage vs's offloaded layers (per micro-batch),
+ * which its forward sends to host memory. */
+static double vs_offloaded_bytes(const sc_memory_model *mm, int64_t vs) {
+  if (mm->offload_layers <= 0) return 0.0;
+  int64_t first = sc__shape_vs_first_layer(mm->sh, vs), n = sc__shape_vs_layers(mm->sh, vs);
+  int64_t end = first + n < mm->offload_layers ? first + n : mm->offload_layers;
+  if (end <= first) return 0.0;
+  int64_t nm = sc__shape_moe_layers_in(mm->sh, first, end - first);
+  return mm->act_layer * (double)(end - first - nm) + mm->act_moe_layer * (double)nm;
+}
+
 double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
   int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
   int64_t nm = vs_moe_layers(mm->sh, vs);
   double bytes = mm->act_layer * (double)(sc__shape_vs_layers(mm->sh, vs) - nm) +
-                 mm->act_moe_layer * (double)nm;
+                 mm->act_moe_layer * (double)nm - vs_offloaded_bytes(mm, vs);
   if (vs == 0) bytes += mm->act_embed;
-  if (vs == mm->pp * mm->vpp - 1) bytes += mm->act_head;
+  if (vs == mm->pp * mm->vpp - 1) bytes += mm->act_head + mm->pp_output_bytes;
   return bytes;
+}
+
+double sc__memory_item_kept_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
+  int64_t vs = sc__shape_vstage(mm->sh, stage, chunk);
+  return vs == mm->pp * mm->vpp - 1 ? mm->pp_output_bytes : 0.0;
 }
 
 static double item_embed_head(const sc_memory_model *mm, int64_t stage, int64_t chunk) {
@@ -386,9 +430,9 @@ double sc__memory_static_bytes(const sc_memory_model *mm, int64_t stage) {
  * pass), so the embedding and LM head, which live on one chunk only, are
  * counted when they are really held. */
 typedef struct peak_walk {
-  double bytes[64], eh[64], w[64]; /* per chunk (vpp <= 64: shape init) */
+  double bytes[64], eh[64], w[64], kept[64]; /* per chunk (vpp <= 64: shape init) */
   int split;
-  double cur, cur_eh, best, best_eh;
+  double cur, cur_eh, cur_kept, best, best_eh, best_kept;
   int64_t held, best_items;
 } peak_walk;
 
@@ -398,6 +442,7 @@ static void walk_begin(const sc_memory_model *mm, int64_t stage, peak_walk *p) {
     p->bytes[c] = sc__memory_item_bytes(mm, stage, c);
     p->eh[c] = item_embed_head(mm, stage, c);
     p->w[c] = item_wgrad_bytes(mm, stage, c);
+    p->kept[c] = sc__memory_item_kept_bytes(mm, stage, c);
   }
   p->split = sc__schedule_split(mm->sh);
 }
@@ -407,11 +452,13 @@ static void walk_item(peak_walk *p, const sc_sched_item *x) {
   if (x->pass == SC_PASS_F) {
     p->cur += p->bytes[c];
     p->cur_eh += p->eh[c];
+    p->cur_kept += p->kept[c];
     p->held++;
   } else if (x->pass == SC_PASS_B) {
     /* a split backward under full recomputation keeps more (the
-     * re-created weight-grad inputs) than the forward stored */
-    p->cur -= p->bytes[c] - (p->split ? p->w[c] : 0.0);
+     * re-created weight-grad inputs) than the forward stored; kept
+     * pipeline outputs stay to the step's end */
+    p->cur -= p->bytes[c] - p->kept[c] - (p->split ? p->w[c] : 0.0);
     p->cur_eh -= p->eh[c];
     if (!p->split) p->held--;
   } else {
@@ -422,6 +469,7 @@ static void walk_item(peak_walk *p, const sc_sched_item *x) {
   if (p->cur > p->best) {
     p->best = p->cur;
     p->best_eh = p->cur_eh;
+    p->best_kept = p->cur_kept;
     p->best_items = p->held;
   }
 }
@@ -432,15 +480,18 @@ static int whole_walk(sc_ctx *ctx, sc_memory_model *mm) {
   const sc_shape *sh = mm->sh;
   size_t len = sc__schedule_len(sh), n = (size_t)mm->pp * len;
   sc_sched_item *items = sc__malloc(ctx, n * sizeof *items);
-  mm->sched_peak = sc__malloc(ctx, (size_t)mm->pp * 3 * sizeof *mm->sched_peak);
+  mm->sched_peak =
+      sc__malloc(ctx, (size_t)mm->pp * SC_MEMORY_PEAK_VALUES * sizeof *mm->sched_peak);
   int rc = items && mm->sched_peak ? sc__schedule_all(ctx, sh, items) : SC_ENOMEM;
   for (int64_t s = 0; !rc && s < mm->pp; s++) {
     peak_walk p;
     walk_begin(mm, s, &p);
     for (size_t k = 0; k < len; k++) walk_item(&p, &items[(size_t)s * len + k]);
-    mm->sched_peak[3 * s] = p.best;
-    mm->sched_peak[3 * s + 1] = p.best_eh;
-    mm->sched_peak[3 * s + 2] = (double)p.best_items;
+    double *pk = &mm->sched_peak[SC_MEMORY_PEAK_VALUES * s];
+    pk[0] = p.best;
+    pk[1] = p.best_eh;
+    pk[2] = (double)p.best_items;
+    pk[3] = p.best_kept;
   }
   sc__free(ctx, items, n * sizeof *items);
   if (rc) sc__memory_model_free(ctx, mm);
@@ -448,11 +499,13 @@ static int whole_walk(sc_ctx *ctx, sc_memory_model *mm) {
 }
 
 static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *bytes,
-                          double *embed_head, double *items) {
+                          double *embed_head, double *items, double *kept) {
   if (mm->sched_peak) {
-    *bytes = mm->sched_peak[3 * stage];
-    *embed_head = mm->sched_peak[3 * stage + 1];
-    *items = mm->sched_peak[3 * stage + 2];
+    const double *pk = &mm->sched_peak[SC_MEMORY_PEAK_VALUES * stage];
+    *bytes = pk[0];
+    *embed_head = pk[1];
+    *items = pk[2];
+    *kept = pk[3];
     return;
   }
   peak_walk p;
@@ -464,6 +517,7 @@ static void schedule_peak(const sc_memory_model *mm, int64_t stage, double *byte
   *bytes = p.best;
   *embed_head = p.best_eh;
   *items = (double)p.best_items;
+  *kept = p.best_kept;
 }
 
 /* FSDP / ZeRO-3 on top of the sharded states: the units gathered at once
@@ -538,8 +592,10 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
   out->weights_bytes = pd * mm->weight_bpp + pe * mm->expert_weight_bpp;
   out->grads_bytes = pd * mm->grad_bpp + pe * mm->expert_grad_bpp;
   out->optimizer_bytes = pd * mm->opt_bpp + pe * mm->expert_opt_bpp;
+  out->host_optimizer_bytes = pd * mm->host_opt_bpp + pe * mm->host_expert_opt_bpp;
   out->act_layer_bytes = mm->act_layer;
-  schedule_peak(mm, stage, &out->activations_bytes, &out->embed_head_bytes, &out->inflight);
+  schedule_peak(mm, stage, &out->activations_bytes, &out->embed_head_bytes, &out->inflight,
+                &out->pp_outputs_bytes);
 
   /* Transients on top of the stored peak, which is reached just before a
    * backward: that backward recomputes one layer (what recompute dropped,
@@ -559,6 +615,21 @@ void sc__memory_stage(const sc_memory_model *mm, int64_t stage, sc_memory_stage 
   double head_ws = stage == mm->pp - 1 ? mm->loss_logits_bytes : 0.0;
   out->transient_bytes = layer_ws > head_ws ? layer_ws : head_ws;
   if (mm->o.zero_stage >= 3) out->transient_bytes += fsdp_gathered(mm, stage);
+  /* Activation offload: one offloaded layer's activations on the device
+   * beside the stored ones (the one being copied out in the forward, or
+   * reloaded for the next backward); the offloaded ones of the items held
+   * at the peak are in host memory. pp = 1: one chunk. */
+  if (mm->offload_layers > 0) {
+    out->transient_bytes += mm->offload_layer_max;
+    int64_t vs = sc__shape_vstage(mm->sh, stage, 0);
+    out->host_activation_bytes = out->inflight * vs_offloaded_bytes(mm, vs);
+  }
+  /* A GPU step of offloaded states (optimizer_offload_cpu_step false)
+   * brings them back for the step, when the activations are freed: the
+   * stage's peak is the larger of the two moments. */
+  if (out->host_optimizer_bytes > 0 && !mm->cfg->training.optimizer_offload_cpu_step &&
+      out->host_optimizer_bytes > out->activations_bytes + out->transient_bytes)
+    out->transient_bytes = out->host_optimizer_bytes - out->activations_bytes;
   out->comm_buffer_bytes = communicators(mm, stage) * NCCL_COMM_BYTES;
   out->fragmentation_bytes = FRAGMENTATION * (out->activations_bytes + out->transient_bytes);
   out->framework_bytes = FRAMEWORK_FIXED_BYTES + out->fragmentation_bytes;
@@ -647,10 +718,27 @@ void sc_memory_report_free(sc_ctx *ctx, sc_memory_report *out) {
   X(framework_bytes, "framework_bytes")   \
   X(total_bytes, "total_bytes")
 
+/* X(member, key, label): byte fields only some configs have (kept pipeline
+ * outputs, host-memory offload), written when some stage has them. */
+#define STAGE_OPT_FIELDS(X)                                  \
+  X(pp_outputs_bytes, "pp_outputs_bytes", "pp-outs")         \
+  X(host_optimizer_bytes, "host_optimizer_bytes", "host-opt") \
+  X(host_activation_bytes, "host_activation_bytes", "host-act")
+
 int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format fmt,
                      sc_write_fn out, void *ud) {
   int rc;
   if (!r || !out) return SC_EINVAL;
+  /* which optional fields some stage has: bit i for the i-th of STAGE_OPT_FIELDS */
+  unsigned opt = 0, bit;
+  for (int64_t s = 0; s < r->nstages; s++) {
+    bit = 1;
+#define SC_X_HAS(member, key, label) \
+  if (r->stages[s].member > 0) opt |= bit; \
+  bit <<= 1;
+    STAGE_OPT_FIELDS(SC_X_HAS)
+#undef SC_X_HAS
+  }
   if (fmt == SC_FORMAT_JSON) {
     if ((rc = sc__writef(out, ud,
                          "{\"capacity_gib\": %.3f, \"peak_gib\": %.3f, \"peak_stage\": %lld, "
@@ -670,6 +758,12 @@ int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format 
   if ((rc = sc__writef(out, ud, ", \"" key "\": %.0f", st->member))) return rc;
       STAGE_BYTE_FIELDS(SC_X_JSON)
 #undef SC_X_JSON
+      bit = 1;
+#define SC_X_JSON(member, key, label) \
+  if ((opt & bit) && (rc = sc__writef(out, ud, ", \"" key "\": %.0f", st->member))) return rc; \
+  bit <<= 1;
+      STAGE_OPT_FIELDS(SC_X_JSON)
+#undef SC_X_JSON
       if ((rc = sc__writef(out, ud, ", \"oom\": %s}", st->oom ? "true" : "false"))) return rc;
     }
     return sc__writef(out, ud, "]}\n");
@@ -680,6 +774,12 @@ int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format 
   if ((rc = sc__writef(out, ud, "," key))) return rc;
     STAGE_BYTE_FIELDS(SC_X_HEAD)
 #undef SC_X_HEAD
+    bit = 1;
+#define SC_X_HEAD(member, key, label) \
+  if ((opt & bit) && (rc = sc__writef(out, ud, "," key))) return rc; \
+  bit <<= 1;
+    STAGE_OPT_FIELDS(SC_X_HEAD)
+#undef SC_X_HEAD
     if ((rc = sc__writef(out, ud, ",oom\n"))) return rc;
     for (int64_t s = 0; s < r->nstages; s++) {
       const sc_memory_stage *st = &r->stages[s];
@@ -689,6 +789,12 @@ int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format 
 #define SC_X_ROW(member, key) \
   if ((rc = sc__writef(out, ud, ",%.0f", st->member))) return rc;
       STAGE_BYTE_FIELDS(SC_X_ROW)
+#undef SC_X_ROW
+      bit = 1;
+#define SC_X_ROW(member, key, label) \
+  if ((opt & bit) && (rc = sc__writef(out, ud, ",%.0f", st->member))) return rc; \
+  bit <<= 1;
+      STAGE_OPT_FIELDS(SC_X_ROW)
 #undef SC_X_ROW
       if ((rc = sc__writef(out, ud, ",%d\n", st->oom))) return rc;
     }
@@ -705,19 +811,33 @@ int sc_memory_format(const sc_config *cfg, const sc_memory_report *r, sc_format 
                               (long long)cfg->parallel.tp, (long long)cfg->parallel.pp,
                               (long long)cfg->parallel.dp, (long long)cfg->parallel.vpp)))
     return rc;
-  if ((rc = sc__writef(out, ud, "  %5s %9s %8s %8s %8s %8s %7s %8s %8s %8s %8s  (GiB)\n",
-                       "stage", "params M", "weights", "grads", "optim", "activ", "held",
-                       "transnt", "comm", "frame", "total")))
+  if ((rc = sc__writef(out, ud, "  %5s %9s %8s %8s %8s %8s %7s %8s %8s %8s %8s", "stage",
+                       "params M", "weights", "grads", "optim", "activ", "held", "transnt", "comm",
+                       "frame", "total")))
     return rc;
+  bit = 1;
+#define SC_X_HEAD(member, key, label) \
+  if ((opt & bit) && (rc = sc__writef(out, ud, " %8s", label))) return rc; \
+  bit <<= 1;
+  STAGE_OPT_FIELDS(SC_X_HEAD)
+#undef SC_X_HEAD
+  if ((rc = sc__writef(out, ud, "  (GiB)\n"))) return rc;
   for (int64_t s = 0; s < r->nstages; s++) {
     const sc_memory_stage *st = &r->stages[s];
-    if ((rc = sc__writef(out, ud, "  %5lld %9.1f %8.2f %8.2f %8.2f %8.2f %7.0f %8.2f %8.2f %8.2f %8.2f%s\n",
+    if ((rc = sc__writef(out, ud, "  %5lld %9.1f %8.2f %8.2f %8.2f %8.2f %7.0f %8.2f %8.2f %8.2f %8.2f",
                          (long long)st->stage, st->params / 1e6, st->weights_bytes / GIB,
                          st->grads_bytes / GIB, st->optimizer_bytes / GIB,
                          st->activations_bytes / GIB, st->inflight, st->transient_bytes / GIB,
                          st->comm_buffer_bytes / GIB, st->framework_bytes / GIB,
-                         st->total_bytes / GIB, st->oom ? "  OOM" : "")))
+                         st->total_bytes / GIB)))
       return rc;
+    bit = 1;
+#define SC_X_ROW(member, key, label) \
+  if ((opt & bit) && (rc = sc__writef(out, ud, " %8.2f", st->member / GIB))) return rc; \
+  bit <<= 1;
+    STAGE_OPT_FIELDS(SC_X_ROW)
+#undef SC_X_ROW
+    if ((rc = sc__writef(out, ud, "%s\n", st->oom ? "  OOM" : ""))) return rc;
   }
   return SC_OK;
 }

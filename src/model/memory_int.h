@@ -9,6 +9,9 @@
 #include "model/shape_int.h"
 #include "stepcast/memory.h"
 
+/* Doubles per stage in sc_memory_model.sched_peak. */
+#define SC_MEMORY_PEAK_VALUES 4
+
 /* Options of the estimate. zero_stage: 0 none, 1 optimizer states sharded
  * over DP (= parallel.distributed_optimizer), 2 gradients too, 3 weights too
  * (FSDP); 2 and 3 have no config field yet. flash_attention: 1 when the
@@ -51,11 +54,24 @@ typedef struct sc_memory_model {
   double expert_weight_bpp, expert_grad_bpp, expert_opt_bpp;
   double loss_logits_bytes;      /* the loss's logits beside its fp32 log-probabilities
                                  (16-bit; fp32 gradients with fp32_loss_grads) */
+  /* parallel.pp_keep_outputs (torch.distributed.pipelining, pp > 1): the
+   * 16-bit logits of one micro-batch, e s b V / t, which the last virtual
+   * stage's forward adds and nothing frees before the step ends; else 0. */
+  double pp_output_bytes;
+  /* Host-memory offload (training.optimizer_offload,
+   * activation_offload_layers): bytes per parameter of the optimizer
+   * states kept in host memory (opt_bpp and expert_opt_bpp hold the
+   * device's part); the first offload_layers layers' activations go to the
+   * host, offload_layer_max the largest of them (one layer in transit). */
+  double host_opt_bpp, host_expert_opt_bpp;
+  int64_t offload_layers;
+  double offload_layer_max;
   double capacity_bytes;      /* HBM of the GPU */
   /* ZB-V, DualPipe, DualPipe-V only (sc__schedule_whole; else NULL): per
    * stage the peak of its walk along the order the synthesiser runs
-   * (sc__schedule_all), three doubles
-   * a stage: activations, embedding and LM head of them, items held. Owned;
+   * (sc__schedule_all), SC_MEMORY_PEAK_VALUES doubles a stage:
+   * activations, embedding and LM head of them, items held, kept
+   * pipeline outputs of them. Owned;
    * sc__memory_model_free releases it. */
   double *sched_peak;
 } sc_memory_model;
@@ -91,6 +107,10 @@ double sc__memory_item_bytes(const sc_memory_model *mm, int64_t stage, int64_t c
  * input-grad pass until its weight-grad pass; 0 when the backward is not
  * split. The counter track frees the rest when the B pass ends. */
 double sc__memory_item_wgrad_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk);
+/* Of those, what the item keeps after its backward, until the step ends
+ * (parallel.pp_keep_outputs: the last stage's outputs); 0 otherwise. The
+ * counter track does not free it when the backward ends. */
+double sc__memory_item_kept_bytes(const sc_memory_model *mm, int64_t stage, int64_t chunk);
 
 /* Memory that does not depend on the schedule position (weights, grads,
  * optimizer, communication buffers, framework fixed part), bytes: the

@@ -79,13 +79,19 @@ static int build_workload(sc_ctx *ctx, const sc_shape *sh, const sc_cost *cost, 
   B.fsdp.ag = sc__malloc(ctx, sizeof(uint32_t) * (size_t)B.fsdp.cap);
   B.item_end = sc__malloc(ctx, sizeof(uint32_t) * nitems);
   B.item_send = sc__malloc(ctx, sizeof(uint32_t) * nitems);
+  int offload = cfg->training.activation_offload_layers > 0;
+  if (offload) {
+    B.offload_d2h = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
+    B.offload_h2d = sc__malloc(ctx, sizeof(uint32_t) * (size_t)layers_total);
+  }
   /* Megatron's blocking p2p: one pass back (1F1B, GPipe) or two
    * (interleaved); the zero-bubble schedules post every transfer ahead
    * (batched non-blocking isend/irecv), so a pass waits only for its data. */
   B.lag = cfg->parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : sc__schedule_split(sh) ? 0 : 1;
   wl->progs = sc__calloc(ctx, (size_t)B.pp, sizeof(sc_program));
   if (!sched_all || !B.param_ag || !B.item_end || !B.item_send || !wl->progs ||
-      !B.fsdp.params || !B.fsdp.eparams || !B.fsdp.ag)
+      !B.fsdp.params || !B.fsdp.eparams || !B.fsdp.ag ||
+      (offload && (!B.offload_d2h || !B.offload_h2d)))
     goto done;
   if ((rc = sc__schedule_all(ctx, sh, sched_all))) goto done;
   rc = SC_ENOMEM;
@@ -119,6 +125,8 @@ done:
   sc__free(ctx, B.fsdp.ag, sizeof(uint32_t) * (size_t)B.fsdp.cap);
   sc__free(ctx, B.item_end, sizeof(uint32_t) * nitems);
   sc__free(ctx, B.item_send, sizeof(uint32_t) * nitems);
+  if (B.offload_d2h) sc__free(ctx, B.offload_d2h, sizeof(uint32_t) * (size_t)layers_total);
+  if (B.offload_h2d) sc__free(ctx, B.offload_h2d, sizeof(uint32_t) * (size_t)layers_total);
   if (rc) {
     *retry = B.mg.retry && rc != SC_ENOMEM;
     if (rc == SC_ENOMEM) sc__error(ctx, SC_ENOMEM, "out of memory building the workload");

@@ -16,6 +16,8 @@
  *              reduce-scatters over the shard group;
  *   data.c     data parallelism: gradient buckets, the distributed
  *              optimizer's traffic, the optimizer step;
+ *   offload.c  host-memory offload: activation and optimizer copies on the
+ *              host-copy stream, the CPU optimizer step;
  *   build.c    the entry points (synth_int.h).
  */
 #ifndef SC_SYNTH_BUILD_INT_H
@@ -115,6 +117,10 @@ typedef struct builder {
   int ep_defer;        /* moe.c: EP collectives' waits go to ep_deferred (shared expert
                           overlap) instead of the next compute op */
   uint32_t ep_deferred;
+  /* training.activation_offload_layers (offload.c), per global layer (NULL
+   * without): the copy of its activations to the host in the current
+   * forward pass, and its reload in the current backward pass. */
+  uint32_t *offload_d2h, *offload_h2d;
 } builder;
 
 /* Where an op sits in the step (for traces and the memory track). */
@@ -146,6 +152,9 @@ typedef struct bucketer {
 
 /* ------------------------------------------------------------ chain.c */
 
+/* An op at w of kind, label and category with `work` (ns for compute and
+ * host time, bytes for communication), without dependencies. */
+sc_op sc__syn_op(const where *w, int kind, int label, uint8_t cat, double work);
 /* Appends a copy of tmpl to `stream` with the deps that are not NONE;
  * returns its index, or NONE (B->rc set) when out of memory. */
 uint32_t sc__syn_emit(builder *B, int stream, const sc_op *tmpl, const uint32_t *deps, int ndeps);
@@ -273,6 +282,33 @@ void sc__syn_head_weight_grads(builder *B, const where *w);
 /* Builds stage B->stage's program from its schedule; *stage_params gets the
  * parameters it holds. 0 or an SC_E code. */
 int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *stage_params);
+
+/* ------------------------------------------------------------ offload.c */
+
+/* Whether global layer `layer`'s activations go to host memory. */
+int sc__syn_offloaded(const builder *B, int64_t layer);
+/* Around a layer's forward: its first op waits for the copy of the layer
+ * two before; after it, its activations are copied out. */
+void sc__syn_offload_forward_begin(builder *B, int64_t layer);
+void sc__syn_offload_forward_end(builder *B, const where *w, int64_t layer);
+/* Before a layer's backward: it waits for its reload; the layer before it
+ * starts reloading. */
+void sc__syn_offload_backward_begin(builder *B, const where *w, int64_t layer);
+/* training.optimizer_offload around the optimizer step over `elems`
+ * offloaded parameters: _before (a GPU step: the states come over; the
+ * step waits for them; its handle or NONE), then _after the GPU step
+ * `gpu_step` (its handle): the CPU step's gradient copy after grads_ready,
+ * CPU Adam and the copy back, or a GPU step's states back. Returns what the
+ * step's followers wait for. No-ops without optimizer offload. */
+uint32_t sc__syn_offload_optimizer_before(builder *B, const where *w, double elems,
+                                          const uint32_t *grads_ready, int nready);
+/* The handles the offloaded part of the step waits for, into out (at most
+ * SC_SYN_WAITS + 1): the step's pending waits on real streams and the last
+ * compute op (the end of the backward). */
+int sc__syn_offload_grads_ready(builder *B, uint32_t *out);
+uint32_t sc__syn_offload_optimizer_after(builder *B, const where *w, double elems,
+                                         const uint32_t *grads_ready, int nready,
+                                         uint32_t gpu_step);
 
 /* ------------------------------------------------------------ data.c */
 

@@ -30,8 +30,7 @@ uint32_t sc__syn_emit(builder *B, int stream, const sc_op *tmpl, const uint32_t 
   return (uint32_t)p->nops[stream]++;
 }
 
-/* A compute op at w of `work` (ns), without dependencies. */
-static sc_op compute_op(const where *w, int kind, int label, uint8_t cat, double work) {
+sc_op sc__syn_op(const where *w, int kind, int label, uint8_t cat, double work) {
   sc_op op = {0};
   op.work = work;
   op.kind = (uint8_t)kind;
@@ -139,7 +138,7 @@ static void chain_append(builder *B, const where *w, int kind, int label, uint8_
     return;
   }
   close_op(B);
-  sc_op op = compute_op(w, kind, label, cat, (double)(gap_ns + compute_ns));
+  sc_op op = sc__syn_op(w, kind, label, cat, (double)(gap_ns + compute_ns));
   op.tp_ns = (uint32_t)gap_ns;
   if (sc__syn_emit(B, SC_ST_COMPUTE, &op, NULL, 0) == NONE) return;
   B->prog->nmerged--;
@@ -188,7 +187,7 @@ void sc__syn_compute(builder *B, const where *w, int kind, int label, double ns)
     return;
   }
   if (!B->mg.on) {
-    sc_op op = compute_op(w, kind, label, cat, ns);
+    sc_op op = sc__syn_op(w, kind, label, cat, ns);
     sc__syn_emit(B, SC_ST_COMPUTE, &op, B->wait, B->nwait);
     B->nwait = 0;
     return;
@@ -240,7 +239,7 @@ void sc__syn_compute(builder *B, const where *w, int kind, int label, double ns)
     M->must_wait = 0;
   }
   close_op(B);
-  sc_op op = compute_op(w, kind, label, cat, (double)d);
+  sc_op op = sc__syn_op(w, kind, label, cat, (double)d);
   if (sc__syn_emit(B, SC_ST_COMPUTE, &op, real, nreal) == NONE) return;
   B->prog->nmerged--;
   M->op_start = 0;

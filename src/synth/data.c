@@ -153,12 +153,25 @@ void sc__syn_dp_optimizer(builder *B, double params, double expert_params) {
                  : F->on ? params / (double)F->shard_ranks
                  : dist  ? dense / (double)sc__syn_dp_ranks(B) + expert_params / (double)sh->edp
                          : params;
+  /* training.optimizer_offload (offload.c): the offloaded fraction of the
+   * local states steps on the CPU (the GPU's Adam then covers the rest; the
+   * gradient buffer is still zeroed whole), or on the GPU after its states
+   * came over. */
+  double f = cfg->training.optimizer_offload;
+  int cpu_step = f > 0 && cfg->training.optimizer_offload_cpu_step;
+  uint32_t grads_ready[SC_SYN_WAITS + 1];
+  int nready = f > 0 ? sc__syn_offload_grads_ready(B, grads_ready) : 0;
+  if (f > 0) sc__syn_offload_optimizer_before(B, &ws, f * local, grads_ready, nready);
+  double gpu_local = cpu_step ? (1.0 - f) * local : local;
   sc__syn_compute(B, &ws, SC_OP_OPTIMIZER, SC_L_OPTIM,
-                  sc__syn_mem(B, local * B->cost->p.optimizer_bytes_per_param +
+                  sc__syn_mem(B, gpu_local * B->cost->p.optimizer_bytes_per_param +
                                      params * sh->grad_bytes));
-  if (dist && !cfg->parallel.overlap_param_gather) {
+  if (f > 0 || (dist && !cfg->parallel.overlap_param_gather)) {
     uint32_t opt = sc__syn_last_compute(B);
-    gather_all(B, SC_GRP_DP, dense, opt);
-    gather_all(B, SC_GRP_EDP, expert_params, opt);
+    if (f > 0) opt = sc__syn_offload_optimizer_after(B, &ws, f * local, grads_ready, nready, opt);
+    if (dist && !cfg->parallel.overlap_param_gather) {
+      gather_all(B, SC_GRP_DP, dense, opt);
+      gather_all(B, SC_GRP_EDP, expert_params, opt);
+    }
   }
 }

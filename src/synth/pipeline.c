@@ -166,9 +166,11 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
       for (int64_t j = 0; j < nl; j++) {
         w.layer = (uint16_t)(l0 + j);
         if (first) sc__syn_add_wait(B, B->param_ag[w.layer]);
+        if (B->offload_d2h) sc__syn_offload_forward_begin(B, w.layer);
         sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_layer_forward(B, &w);
         sc__syn_fsdp_unit_end(B, &w, 0);
+        if (B->offload_d2h) sc__syn_offload_forward_end(B, &w, w.layer);
       }
       w.layer = SC_NO_LAYER;
       if (vs == last_vs) {
@@ -191,6 +193,7 @@ int sc__syn_build_stage(builder *B, const item *sched, size_t nsched, double *st
       }
       for (int64_t j = nl - 1; j >= 0; j--) {
         w.layer = (uint16_t)(l0 + j);
+        if (B->offload_d2h) sc__syn_offload_backward_begin(B, &w, w.layer);
         sc__syn_fsdp_unit_begin(B, &w);
         sc__syn_layer_backward(B, &w);
         sc__syn_fsdp_unit_end(B, &w, !split);

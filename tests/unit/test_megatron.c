@@ -44,6 +44,17 @@ static int load(sc_config *cfg, const char *text, sc_megatron_info *info) {
   return sc_config_load_megatron(ctx, cfg, "args.sh", text, strlen(text), info);
 }
 
+/* A small model's launch line with `flags` after it, loaded; fails the
+ * test with the message when it does not load. */
+static void load_small(sc_config *c, const char *flags) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+           "--vocab-size 1000 --bf16 %s\n",
+           flags);
+  if (load(c, text, NULL)) fail_msg("%s: %s", flags, sc_errmsg(ctx));
+}
+
 static const char script[] =
     "#!/bin/bash\n"
     "# Llama-3-70B-like pretraining on 64 nodes\n"
@@ -196,6 +207,44 @@ static void test_round_trips(void **state) {
                                       "parallel.tp=1", "parallel.pp=1",
                                       "training.attention=cudnn"};
   round_trip(cudnn, sizeof cudnn / sizeof cudnn[0]); /* --attention-backend fused */
+  static const char *const offload[] = {"model.preset=llama3-8b", "cluster.gpu=h100-sxm",
+                                        "cluster.num_gpus=8", "training.global_batch=16",
+                                        "parallel.tp=2", "parallel.pp=1",
+                                        "parallel.sequence_parallel=true",
+                                        "training.optimizer_offload=0.5",
+                                        "training.recompute=none",
+                                        "training.activation_offload_layers=6"};
+  round_trip(offload, sizeof offload / sizeof offload[0]); /* --optimizer-cpu-offload ... */
+}
+
+/* Offload: the fraction (Megatron's default 1) and the layer count only
+ * with their switches, in any order. */
+static void test_offload_flags(void **state) {
+  (void)state;
+  static const struct {
+    const char *flags;
+    double fraction;
+    int64_t layers;
+  } cases[] = {{"--optimizer-cpu-offload", 1.0, 0},
+               {"--optimizer-offload-fraction 0.25 --optimizer-cpu-offload", 0.25, 0},
+               {"--optimizer-offload-fraction 0.25", 0.0, 0},
+               {"--cpu-offloading --cpu-offloading-num-layers 3", 0.0, 3},
+               {"--cpu-offloading-num-layers 3", 0.0, 0},
+               {"--cpu-offloading", 0.0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sc_config c;
+    load_small(&c, cases[i].flags);
+    assert_true(c.training.optimizer_offload == cases[i].fraction);
+    assert_int_equal(c.training.activation_offload_layers, cases[i].layers);
+    assert_true(c.training.optimizer_offload_cpu_step);
+  }
+  sc_config c;
+  assert_int_equal(load(&c, "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+                            "--seq-length 1024 --vocab-size 10\n--optimizer-cpu-offload "
+                            "--optimizer-offload-fraction 2\n",
+                        NULL),
+                   SC_EINVAL);
+  check_msg("args.sh:2: --optimizer-offload-fraction");
 }
 
 /* --attention-backend names the kernel; auto leaves Transformer Engine's
@@ -212,13 +261,8 @@ static void test_attention_backend(void **state) {
                {"--attention-backend auto", SC_ATTN_FLASH},
                {"--transformer-impl local", SC_ATTN_UNFUSED}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char text[512];
-    snprintf(text, sizeof text,
-             "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
-             "--vocab-size 1000 --bf16 %s\n",
-             cases[i].flags);
     sc_config c;
-    if (load(&c, text, NULL)) fail_msg("%s: %s", cases[i].flags, sc_errmsg(ctx));
+    load_small(&c, cases[i].flags);
     assert_int_equal(c.training.attention, cases[i].want);
   }
   sc_config c;
@@ -286,7 +330,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_script),      cmocka_unit_test(test_megatron_defaults),
       cmocka_unit_test(test_round_trips), cmocka_unit_test(test_bad_input),
-cmocka_unit_test(test_attention_backend),
+cmocka_unit_test(test_attention_backend), cmocka_unit_test(test_offload_flags),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

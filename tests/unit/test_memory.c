@@ -541,24 +541,30 @@ static void test_cp_memory(void **state) {
  * output, SwiGLU's two FC1 halves and the FC2 input, all / t with SP. With
  * gradients sharded (zero_stage 2) the layout fits; kept whole in fp32 as
  * Megatron's distributed optimizer does (ZeRO-1) it does not. */
+/* Llama 3 405B on H100s in bf16 with TP 8 + SP and PP pp, the first and
+ * last stage `edge` layers (unresolved). */
+static void llama3_405b(sc_config *cfg, int64_t gpus, int64_t batch, int64_t pp, int64_t edge) {
+  sc_test_example(cfg);
+  assert_int_equal(sc_model_preset(ctx, cfg, "llama3-405b"), 0);
+  snprintf(cfg->cluster.gpu, sizeof cfg->cluster.gpu, "h100-sxm");
+  cfg->cluster.num_gpus = gpus;
+  cfg->training.global_batch = batch;
+  cfg->training.precision = SC_PREC_BF16;
+  cfg->parallel.tp = 8;
+  cfg->parallel.pp = pp;
+  cfg->parallel.dp = 0;
+  cfg->parallel.sequence_parallel = 1;
+  cfg->parallel.pp_first_layers = edge;
+  cfg->parallel.pp_last_layers = edge;
+}
+
 static void test_llama3_405b_layout(void **state) {
   (void)state;
   double peak[2];
   for (int z = 0; z < 2; z++) {
     sc_config cfg;
-    sc_test_example(&cfg);
-    assert_int_equal(sc_model_preset(ctx, &cfg, "llama3-405b"), 0);
-    snprintf(cfg.cluster.gpu, sizeof cfg.cluster.gpu, "h100-sxm");
-    cfg.cluster.num_gpus = 16384;
-    cfg.training.global_batch = 2048;
-    cfg.training.precision = SC_PREC_BF16;
+    llama3_405b(&cfg, 16384, 2048, 16, 7);
     cfg.training.recompute = SC_RECOMPUTE_NONE;
-    cfg.parallel.tp = 8;
-    cfg.parallel.pp = 16;
-    cfg.parallel.dp = 0;
-    cfg.parallel.sequence_parallel = 1;
-    cfg.parallel.pp_first_layers = 7;
-    cfg.parallel.pp_last_layers = 7;
     cfg.parallel.zero_stage = z ? 2 : 1;
     resolve(&cfg);
     assert_true(cfg.model.dropout == 0);
@@ -622,6 +628,65 @@ static void test_fsdp2_llama3_8b(void **state) {
   double loss = 8.0 * 2.0 * 8192.0 * 128256.0;
   assert_close(r.stages[0].transient_bytes, loss + fsdp, 1e-12, "FSDP2 transient");
   sc_memory_report_free(ctx, &r);
+}
+
+/* parallel.pp_keep_outputs (torch.distributed.pipelining's output_chunks)
+ * on torchtitan's Llama 3.1 405B PP rows (TP 8, PP 8, micro-batch 4 x 8192,
+ * 8 micro-batches, full recompute): the last stage keeps every micro-batch's
+ * 16-bit logits over the padded vocabulary (128256 -> 129024, a multiple of
+ * 128 t), 2 x 4 x 8192 x 129024 / 8 = 1,056,964,608 bytes each, to the
+ * step's end. 1F1B: the last stage runs F B F B ..., so its peak moves to
+ * the 8th forward: one micro-batch's activations and all 8 outputs, 8 x
+ * 1.06 GB more than without; interleaved (vpp 2): the 8 outputs of its last
+ * chunk's forwards, at least 7 of them beyond its peak without. Stage 0
+ * does not change. */
+static void test_pp_keep_outputs_405b(void **state) {
+  (void)state;
+  for (int il = 0; il < 2; il++) {
+    double last[2], first[2];
+    for (int keep = 0; keep < 2; keep++) {
+      sc_config cfg;
+      llama3_405b(&cfg, 512, 256, 8, 15);
+      cfg.model.tied_embeddings = 0;
+      cfg.training.micro_batch = 4;
+      cfg.training.recompute = SC_RECOMPUTE_FULL;
+      cfg.training.fp32_loss_grads = 1;
+      cfg.parallel.zero_stage = 1;
+      cfg.parallel.vpp = il ? 2 : 1;
+      cfg.parallel.schedule = il ? SC_SCHED_INTERLEAVED : SC_SCHED_1F1B;
+      cfg.parallel.pp_keep_outputs = keep;
+      resolve(&cfg);
+      sc_memory_report r;
+      assert_int_equal(sc_memory_estimate(ctx, &cfg, &r), 0);
+      const sc_memory_stage *ls = &r.stages[7];
+      double out = 2.0 * 4.0 * 8192.0 * 129024.0 / 8.0;
+      assert_close(out, 1056964608.0, 1e-15, "one micro-batch's logits");
+      assert_close(ls->pp_outputs_bytes, keep ? 8.0 * out : 0.0, 1e-12, "kept outputs");
+      for (int s = 0; s < 7; s++) assert_true(r.stages[s].pp_outputs_bytes == 0);
+      last[keep] = ls->activations_bytes;
+      first[keep] = r.stages[0].total_bytes;
+      if (keep && !il) {
+        /* at the last forward: one micro-batch's stored activations (the
+         * 15 layer inputs and the LM head's) and the 8 outputs */
+        const sc_shape *sh = shape_of(&cfg);
+        double sb = 4.0 * 8192.0, layer = 2.0 * sb * 16384.0 / 8.0;
+        double head = 2.0 * 2.0 * sb * 16384.0 / 8.0 + 4.0 * sb * 129024.0 / 8.0;
+        assert_close(sc__memory_item_bytes(&(sc_memory_model){.sh = sh, .pp = 8, .vpp = 1,
+                                                              .act_layer = layer,
+                                                              .act_head = head,
+                                                              .pp_output_bytes = out},
+                                           7, 0),
+                     15.0 * layer + head + out, 1e-12, "item bytes");
+        assert_close(ls->activations_bytes, 15.0 * layer + head + 8.0 * out, 1e-12,
+                     "1F1B last stage at its last forward");
+      }
+      sc_memory_report_free(ctx, &r);
+    }
+    double out = 1056964608.0;
+    if (!il) assert_close(last[1] - last[0], 8.0 * out, 1e-12, "1F1B: + 8 outputs");
+    else assert_true(last[1] - last[0] >= 7.0 * out && last[1] - last[0] <= 8.0 * out);
+    assert_close(first[1], first[0], 1e-15, "stage 0 unchanged");
+  }
 }
 
 /* recompute op_sac (torchtitan's op-level SAC) on Llama 3 8B (h 4096, 32
@@ -698,6 +763,7 @@ int main(void) {
       cmocka_unit_test(test_api),
       cmocka_unit_test(test_zero_stages),
       cmocka_unit_test(test_fsdp2_llama3_8b),
+      cmocka_unit_test(test_pp_keep_outputs_405b),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -485,6 +485,27 @@ static void test_merge_fsdp(void **state) {
   }
 }
 
+/* Merged == unmerged with host-memory offload: activation copies between
+ * the layers (slow and fast links), the optimizer's copies and CPU step,
+ * a GPU step of streamed states. */
+static void test_merge_offload(void **state) {
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    sc_config cfg;
+    assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+    cfg.cluster.num_gpus = 8;
+    cfg.parallel.tp = 2;
+    cfg.parallel.pp = 1;
+    cfg.parallel.sequence_parallel = k != 3;
+    cfg.training.recompute = SC_RECOMPUTE_NONE;
+    if (k < 2) cfg.training.activation_offload_layers = 3;
+    if (k == 1) cfg.cluster.host_link_gbps = 5000;
+    if (k >= 1) cfg.training.optimizer_offload = 0.5;
+    if (k == 3) cfg.training.optimizer_offload_cpu_step = 0;
+    assert_merge_exact(&cfg);
+  }
+}
+
 /* Uneven stages, flexible interleaving, ZB-H1 and ZB-V (W passes, V
  * placement, non-blocking p2p) with SP and the distributed optimizer. */
 static void test_merge_new_schedules(void **state) {
@@ -604,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_fsdp_collectives),
       cmocka_unit_test(test_fp8_casts_and_relu2),
       cmocka_unit_test(test_merge_fsdp),
+      cmocka_unit_test(test_merge_offload),
       cmocka_unit_test(test_merge_without_inlining),
       cmocka_unit_test(test_merge_gpt3_default),
       cmocka_unit_test(test_merge_refused_with_interference_or_trace),
