@@ -219,7 +219,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     } else if (sc_cli_is(&a, "--cp-comm")) {
       opts.cp_comm = a.choice; /* p2p|a2a|allgather: sc_cp_comm's order */
     } else if (sc_cli_is(&a, "--schedule")) {
-      opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1: the enum's order */
+      opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1|zbv: the enum's order */
     } else if (sc_cli_is(&a, "--vpp")) {
       ok = sc_cli_int(name, v, 2, 64, &k);
       opts.vpp = k;

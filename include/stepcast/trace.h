@@ -127,8 +127,9 @@ typedef struct sc_replay_opts {
   int64_t scale_tp, scale_pp, scale_cp;
   int64_t micro_batches;
   /* The pipeline schedule of a tp / pp re-target: SC_SCHED_1F1B (0),
-   * GPIPE, INTERLEAVED (vpp >= 2 model chunks per stage, 0: 2) or ZB_H1
-   * (backward split into input- and weight-gradient passes); ZBV refused. */
+   * GPIPE, INTERLEAVED (vpp >= 2 model chunks per stage, 0: 2), ZB_H1
+   * (backward split into input- and weight-gradient passes) or ZBV (split,
+   * two chunks per stage in a V: vpp 0 or 2); DualPipe refused. */
   sc_schedule schedule;
   int64_t vpp;
   /* FSDP (FULL_SHARD) instead of DDP on an ex-situ job with module paths:

@@ -419,8 +419,7 @@ static double fp8_gemm_priced_ns(const sc_cost *c, const sc_jshape *sh, double b
   return c->compute->fp8_gemm_ns(c, m, sh->n, sh->k) + (cast > 0 ? c->compute->mem_ns(c, cast) : 0);
 }
 
-static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, int fp8_recipe) {
-  const sc_jshape *sh = &r->shapes[jo->shape - 1];
+static double priced_shape_ns(const sc_cost *c, const sc_jshape *sh, const sc_jop *jo, int fp8_recipe) {
   double b = sh->batch > 0 ? sh->batch : 1;
   switch (sh->cls) {
   case SC_JSHAPE_GEMM8_FWD:
@@ -449,6 +448,18 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, i
   default:
     return 0;
   }
+}
+
+static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, int fp8_recipe) {
+  return priced_shape_ns(c, &r->shapes[jo->shape - 1], jo, fp8_recipe);
+}
+
+/* shard.c's ZB-V pass times: a re-shaped op priced as the replay prices it
+ * (measured ops at their duration). */
+typedef struct shard_pricing { const sc_cost *cost; int fp8_recipe; } shard_pricing;
+static double shard_op_ns(void *ud, const sc_jop *op, const sc_jshape *sh) {
+  const shard_pricing *p = ud;
+  return sh ? priced_shape_ns(p->cost, sh, op, p->fp8_recipe) : (double)op->dur_ns;
 }
 
 static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
@@ -712,7 +723,9 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.cp_comm = o->cp_comm;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
   so.schedule = (int)o->schedule;
-  so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
+  /* Interleaved: 2 model chunks per stage unless told; ZB-V: always 2. */
+  int chunked = o->schedule == SC_SCHED_INTERLEAVED || o->schedule == SC_SCHED_ZBV;
+  so.vpp = chunked && o->vpp <= 1 ? 2 : o->vpp;
   so.first_layers = o->first_layers;
   so.last_layers = o->last_layers;
   if (o->replica_ranks > 1)
@@ -726,7 +739,16 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.rules = rules;
   so.nrules = nrules;
   sc_job *sj = NULL, *dj = NULL;
+  /* ZB-V orders its passes by their times on the target GPU. */
+  sc_cost zcost;
+  shard_pricing zp = {&zcost, (int)cfg->training.fp8_recipe};
+  int zbv = !rc && so.schedule == SC_SCHED_ZBV;
+  if (zbv) {
+    rc = sc__cost_init(ctx, cfg, &zcost); /* released in any case, as replay_job does */
+    so.op_ns = shard_op_ns, so.op_ns_ud = &zp;
+  }
   if (!rc) rc = sc__job_shard(job, &so, &sj);
+  if (zbv) sc__cost_release(ctx, &zcost);
   double mib = 1048576.0;
   int64_t R = so.tp * so.cp * so.pp;
   if (!rc && !(o->ddp_bucket_mb >= 0 && o->ddp_first_bucket_mb >= 0))
@@ -1044,7 +1066,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
             const sc_jop *po = &job->ranks[pi].ops[u];
             if (po->peer != r->rank || po->kind != (jo->kind == SC_JOP_SEND ? SC_JOP_RECV : SC_JOP_SEND)) continue;
             if (first < 0) first = rp[pi].cv.slot_of[po->stream];
-            if (my_id >= SC_SHARD_ST_FSEND && my_id <= SC_SHARD_ST_BRECV &&
+            if (my_id >= SC_SHARD_ST_FSEND && my_id <= SC_SHARD_ST_RBRECV &&
                 job->ranks[pi].streams[po->stream].id == (my_id ^ 1))
               ps = rp[pi].cv.slot_of[po->stream];
           }
@@ -1195,7 +1217,11 @@ static const char *cp_text(int k) {
 }
 
 static const char *sched_label(sc_schedule k) {
-  return k == SC_SCHED_GPIPE ? "GPipe" : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B" : k == SC_SCHED_ZB_H1 ? "ZB-H1" : "1F1B";
+  return k == SC_SCHED_GPIPE         ? "GPipe"
+         : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B"
+         : k == SC_SCHED_ZB_H1       ? "ZB-H1"
+         : k == SC_SCHED_ZBV         ? "ZB-V"
+                                     : "1F1B";
 }
 
 int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, void *ud) {

@@ -13,10 +13,11 @@
  * replicated. Re-shaped operators keep their shape class, so replay prices
  * them for the target GPU as it prices any ex-situ op. The layer sequence
  * (module paths with a numeric component, `blocks.3`) is cut into pp x vpp
- * virtual stages (chunk c of stage s is virtual stage c x pp + s); each
- * stage's program runs model/schedule.c's order (1F1B, GPipe, interleaved,
- * ZB-H1, whose W passes take the weight-gradient GEMMs and gradient work out
- * of the backward) over the micro-batches, its passes built from the traced
+ * virtual stages (chunk c of stage s is virtual stage c x pp + s; ZB-V's V
+ * puts virtual stages s and 2 pp - 1 - s on stage s); each stage's program
+ * runs model/schedule.c's order (1F1B, GPipe, interleaved, ZB-H1 and ZB-V,
+ * whose W passes take the weight-gradient GEMMs and gradient work out of the
+ * backward) over the micro-batches, its passes built from the traced
  * operators of the chunk's layers, with blocking p2p receives and sends of
  * the activations between neighbours (as synth/pipeline.c emits them).
  */
@@ -303,11 +304,25 @@ typedef struct shb {  /* building */
   double *fm, *fn, *fk;
   int64_t nlayers;
   int64_t vpp;           /* model chunks per stage */
+  int vshape;            /* ZB-V: chunk 1 of stage s is virtual stage 2 pp - 1 - s */
   int64_t cp;            /* context-parallel ranks a sequence is split over */
   double seq;            /* the traced sequence length (CP) */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
   int32_t fixed;         /* a shard trace (in->shard_tp): its stage; -1 a whole-process trace */
 } shb;
+
+/* Stage and model chunk of virtual stage vs, and the virtual stage of chunk
+ * c of stage s: c x pp + s, or in ZB-V's V (synth's sc__shape_vstage)
+ * stage s holds virtual stages s and 2 pp - 1 - s, so the first stage runs
+ * both ends of the model and the last turns the forward round. */
+static int64_t vs_stage(const shb *B, int64_t vs) {
+  int64_t pp = B->o->pp;
+  return B->vshape && vs >= pp ? 2 * pp - 1 - vs : vs % pp;
+}
+static int64_t vs_chunk(const shb *B, int64_t vs) { return vs / B->o->pp; }
+static int64_t vstage(const shb *B, int64_t s, int64_t c) {
+  return B->vshape && c == 1 ? 2 * B->o->pp - 1 - s : c * B->o->pp + s;
+}
 
 /* Forward, backward and activation checkpointing's recomputation (forward
  * operators run in backward): the passes that work on activations. */
@@ -694,6 +709,7 @@ static int analyse(shb *B) {
 typedef struct stg {   /* one stage's rank being built */
   sc_jrank *jr;
   int host, gpu, tp, fsend, frecv, bsend, brecv;
+  int rfsend, rfrecv, rbsend, rbrecv; /* ZB-V's chunk 1, down the stages */
   uint32_t *map;       /* source op -> new op (valid where stamp == unit serial) */
   uint32_t *stamp;
   uint32_t serial;
@@ -808,6 +824,26 @@ static int64_t emit_part(shb *B, stg *S, const sc_jop *op, double f, const uint3
   return emit(B, S, &p, S->gpu, deps, nd);
 }
 
+/* Traced op k as the layout runs it: a shape's dims divided by the op's TP
+ * and CP factors (its FLOPs and bytes with them), else its bytes. *op gets
+ * the op (its shape index still the traced one), *sh the new shape;
+ * returns sh, or NULL for an op without a shape. */
+static const sc_jshape *reshaped(const shb *B, size_t k, sc_jop *op, sc_jshape *sh) {
+  const sc_jop *src = &B->r->ops[k];
+  const opinfo *x = &B->oi[k];
+  *op = *src;
+  if (!src->shape) {
+    op->bytes /= x->bytes_div;
+    return NULL;
+  }
+  *sh = B->r->shapes[src->shape - 1];
+  sh->m /= x->div[0], sh->n /= x->div[1], sh->k /= x->div[2], sh->batch /= x->div[3];
+  double f = dims_divide(sh->cls) ? x->div[0] * x->div[1] * x->div[2] * x->div[3] : x->bytes_div;
+  op->flops /= f;
+  op->bytes /= f;
+  return sh;
+}
+
 /* Part of a backward unit to emit: all of it, the input-gradient pass
  * (weight-gradient work left out) or the weight-gradient pass alone. */
 enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
@@ -817,7 +853,6 @@ enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
  * the optimizer); part selects a split backward's half. */
 static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, int last_mb) {
   const sc_jrank *r = B->r;
-  int64_t pp = B->o->pp;
   S->serial++;
   /* FSDP (PyTorch FULL_SHARD): each unit's parameters are all-gathered
    * before its forward and again before its backward (resharded after
@@ -829,7 +864,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   int fsdp = B->o->fsdp > 1 && vs >= 0 && (unit == U_FWD || unit == U_BWD);
   int gathers = fsdp && part != PART_WEIGHT, scatters = fsdp && unit == U_BWD && last_mb && part != PART_INPUT;
   size_t nseq = 0, nu = (size_t)B->nlayers + 1;
-  const double *ub = fsdp ? S->unit_bytes + (size_t)(vs / pp) * nu : NULL;
+  const double *ub = fsdp ? S->unit_bytes + (size_t)vs_chunk(B, vs) * nu : NULL;
   if (fsdp) {
     for (size_t u = 0; u < nu; u++) S->ag_op[u] = -2; /* not in this pass */
     for (size_t k = 0; k < r->nops; k++) {
@@ -841,7 +876,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (ub[u] <= 0) continue;
       if (S->ag_op[u] == -2) {
         S->ag_op[u] = -1;
-        uint8_t *kept = &S->kept[(size_t)(vs / pp) * nu + (size_t)u];
+        uint8_t *kept = &S->kept[(size_t)vs_chunk(B, vs) * nu + (size_t)u];
         if (!(B->o->fsdp_keep && *kept)) S->useq[nseq++] = u; /* else no gather, nothing to wait for */
         if (gathers) *kept = 1;
       }
@@ -861,7 +896,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
-    if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s) || x->skip) continue;
+    if (x->unit != unit || (vs >= 0 ? x->stage != vs : vs_stage(B, x->stage) != s) || x->skip) continue;
     if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
     uint32_t deps[10]; /* 4 traced, 4 waits, an SP gather, a CP exchange */
@@ -923,18 +958,13 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (split) gather = g; /* waited for by the last chunk only */
       else deps[nd++] = (uint32_t)g;
     }
-    sc_jop op = *src;
-    if (src->shape) {
-      sc_jshape sh = r->shapes[src->shape - 1];
-      sh.m /= x->div[0], sh.n /= x->div[1], sh.k /= x->div[2], sh.batch /= x->div[3];
-      int gemm = dims_divide(sh.cls);
-      double f = gemm ? x->div[0] * x->div[1] * x->div[2] * x->div[3] : x->bytes_div;
-      op.flops /= f;
-      op.bytes /= f;
+    sc_jop op;
+    sc_jshape sh;
+    if (reshaped(B, k, &op, &sh)) {
       int64_t si = sc__jrank_shape(B->job, S->jr, &sh);
       if (si < 0) return SC_ENOMEM;
       op.shape = (uint32_t)si + 1;
-    } else op.bytes /= x->bytes_div;
+    }
     /* FSDP: zero_grad and the optimizer step work on the rank's shard
      * (of the fsdp x cp ranks of its shard group). */
     if (B->o->fsdp > 1 && (unit == U_PRE || unit == U_POST) && sc__jrank_opmod(r, k).param) {
@@ -1012,7 +1042,9 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   return SC_OK;
 }
 
-static int build_stage(shb *B, int32_t s) {
+/* Builds stage s's program (its rank) along its schedule order items[nitems]
+ * (model/schedule.c's). */
+static int build_stage(shb *B, int32_t s, const sc_sched_item *items, size_t nitems) {
   sc_job *job = B->job;
   const sc_jrank *r = B->r;
   stg S;
@@ -1027,11 +1059,13 @@ static int build_stage(shb *B, int32_t s) {
   S.jr->gpu = r->gpu;
   S.jr->iterations = 1;
   S.jr->span_ns = 0;
-  uint32_t nm_host, nm_gpu, nm_tp, nm_fs, nm_fr, nm_bs, nm_br, nm_grp;
+  uint32_t nm_host, nm_gpu, nm_tp, nm_fs, nm_fr, nm_bs, nm_br, nm_rfs, nm_rfr, nm_rbs, nm_rbr, nm_grp;
   if (sc__job_intern(job, "host", 4, &nm_host) || sc__job_intern(job, "stream 7", 8, &nm_gpu) ||
       sc__job_intern(job, "tp comm", 7, &nm_tp) || sc__job_intern(job, "pp fwd send", 11, &nm_fs) ||
       sc__job_intern(job, "pp fwd recv", 11, &nm_fr) || sc__job_intern(job, "pp bwd send", 11, &nm_bs) ||
-      sc__job_intern(job, "pp bwd recv", 11, &nm_br) ||
+      sc__job_intern(job, "pp bwd recv", 11, &nm_br) || sc__job_intern(job, "pp vfwd send", 12, &nm_rfs) ||
+      sc__job_intern(job, "pp vfwd recv", 12, &nm_rfr) || sc__job_intern(job, "pp vbwd send", 12, &nm_rbs) ||
+      sc__job_intern(job, "pp vbwd recv", 12, &nm_rbr) ||
       sc__job_intern(job, "tp: all_reduce", 14, &S.nm_ar) || sc__job_intern(job, "tp: all_gather", 14, &S.nm_ag_tp) ||
       sc__job_intern(job, "tp: reduce_scatter", 18, &S.nm_rs_tp) || sc__job_intern(job, "pp: send", 8, &S.nm_send) ||
       sc__job_intern(job, "pp: recv", 8, &S.nm_recv) ||
@@ -1040,15 +1074,26 @@ static int build_stage(shb *B, int32_t s) {
   S.host = sc__jrank_stream(job, S.jr, -1, nm_host, 1);
   S.gpu = sc__jrank_stream(job, S.jr, 7, nm_gpu, 0);
   S.tp = tp > 1 ? sc__jrank_stream(job, S.jr, 8, nm_tp, 0) : S.gpu;
-  /* With model chunks every stage sends and receives both ways (the last
-   * stage's chunk c feeds the first stage's chunk c + 1). */
+  /* With interleaved model chunks every stage sends and receives both ways
+   * (the last stage's chunk c feeds the first stage's chunk c + 1). ZB-V's
+   * chunk 1 runs from the last stage back to the first on a stream pair of
+   * its own (synth's reverse streams), so that each stream talks to one
+   * peer; the last stage turns the V in memory. */
   int64_t v = B->vpp, V = pp * v;
-  int wrap = v > 1;
+  int wrap = v > 1 && !B->vshape;
   S.fsend = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FSEND, nm_fs, 0) : S.gpu;
   S.frecv = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FRECV, nm_fr, 0) : S.gpu;
   S.bsend = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BSEND, nm_bs, 0) : S.gpu;
   S.brecv = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BRECV, nm_br, 0) : S.gpu;
-  if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0)
+  S.rfsend = S.rfrecv = S.rbsend = S.rbrecv = S.gpu;
+  if (B->vshape) {
+    if (s > 0) S.rfsend = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RFSEND, nm_rfs, 0);
+    if (s < pp - 1) S.rfrecv = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RFRECV, nm_rfr, 0);
+    if (s < pp - 1) S.rbsend = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RBSEND, nm_rbs, 0);
+    if (s > 0) S.rbrecv = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RBRECV, nm_rbr, 0);
+  }
+  if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0 ||
+      S.rfsend < 0 || S.rfrecv < 0 || S.rbsend < 0 || S.rbrecv < 0)
     return SC_ENOMEM;
   int rc = SC_OK;
   S.prefetch_after = S.last_rs = -1;
@@ -1093,8 +1138,8 @@ static int build_stage(shb *B, int32_t s) {
      * parameters and gradients share their dtype). */
     for (size_t k = 0; !rc && k < r->nops; k++) {
       const opinfo *x = &B->oi[k];
-      if (r->ops[k].kind != SC_JOP_GRAD || x->stage % pp != s) continue;
-      S.unit_bytes[(size_t)(x->stage / pp) * nu + (size_t)op_unit(B, k)] += r->ops[k].bytes / x->bytes_div;
+      if (r->ops[k].kind != SC_JOP_GRAD || vs_stage(B, x->stage) != s) continue;
+      S.unit_bytes[(size_t)vs_chunk(B, x->stage) * nu + (size_t)op_unit(B, k)] += r->ops[k].bytes / x->bytes_div;
     }
   }
   if (!rc && tp > 1) {
@@ -1118,23 +1163,13 @@ static int build_stage(shb *B, int32_t s) {
     if (!rc) rc = sc__job_group_named(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
     sc__free(B->ctx, m, (size_t)B->cp * sizeof *m);
   }
-  /* The stage's order: model/schedule.c's, as the synthesiser walks it. */
-  sc_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.parallel.schedule = (sc_schedule)B->o->schedule;
-  sc_shape sh;
-  memset(&sh, 0, sizeof sh);
-  sh.cfg = &cfg;
-  sh.pp = pp;
-  sh.m = B->o->micro_batches;
-  sh.vpp = v;
-  int split = sc__schedule_split(&sh);
   /* Blocking p2p as synth/build.c sets it: a pass posts its receive after
    * the pass `lag` items back and waits for that pass's send; Megatron's
    * interleaved schedule batches a forward with a backward (lag 2); the
    * zero-bubble schedules post receives ahead and never wait (lag 0). */
-  size_t lag = cfg.parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : split ? 0 : 1;
-  size_t n = r->nops ? r->nops : 1, nsched = sc__schedule_len(&sh) + 1;
+  int split = B->o->schedule == SC_SCHED_ZB_H1 || B->o->schedule == SC_SCHED_ZBV;
+  size_t lag = B->o->schedule == SC_SCHED_INTERLEAVED ? 2 : split ? 0 : 1;
+  size_t n = r->nops ? r->nops : 1, nsched = nitems + 1;
   S.map = sc__malloc(B->ctx, n * sizeof *S.map);
   S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
   int64_t *item_end = sc__malloc(B->ctx, 2 * nsched * sizeof *item_end);
@@ -1142,26 +1177,29 @@ static int build_stage(shb *B, int32_t s) {
   if (!S.map || !S.stamp || !item_end) rc = SC_ENOMEM;
   if (!rc) rc = emit_unit(B, &S, s, -1, U_PRE, PART_ALL, 0);
   int64_t pre_end = S.last_gpu;
-  sc_sched_iter it;
-  sc_sched_item item;
-  sc__schedule_begin(&sh, s, &it);
   size_t i = 0;
-  for (; !rc && i < nsched && sc__schedule_next(&it, &item); i++) {
-    int64_t vs = (int64_t)item.chunk * pp + s;
-    int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W;
-    int64_t prev = (s + pp - 1) % pp * tp * B->cp, next = (s + 1) % pp * tp * B->cp;
+  for (; !rc && i < nitems; i++) {
+    sc_sched_item item = items[i];
+    int64_t vs = vstage(B, s, item.chunk);
+    int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W, rev = B->vshape && item.chunk == 1;
+    /* The stages of the virtual stages before and after; none (no p2p)
+     * at the ends of the model and where ZB-V's V turns on this stage. */
+    int64_t ps = vs > 0 ? vs_stage(B, vs - 1) : s, ns = vs < V - 1 ? vs_stage(B, vs + 1) : s;
+    int64_t prev = ps * tp * B->cp, next = ns * tp * B->cp;
     item_send[i] = -1;
     if (!wpass) {
       int64_t posted = !lag ? -1 : i >= lag ? item_end[i - lag] : pre_end;
       if (lag && i >= lag && item_send[i - lag] >= 0) rc = add_wait(&S, item_send[i - lag]);
-      if (!rc && fwd && vs > 0 && p2p(B, &S, 0, S.frecv, prev, posted) < 0) rc = SC_ENOMEM;
-      if (!rc && !fwd && vs < V - 1 && p2p(B, &S, 0, S.brecv, next, posted) < 0) rc = SC_ENOMEM;
+      if (!rc && fwd && ps != s && p2p(B, &S, 0, rev ? S.rfrecv : S.frecv, prev, posted) < 0) rc = SC_ENOMEM;
+      if (!rc && !fwd && ns != s && p2p(B, &S, 0, rev ? S.rbrecv : S.brecv, next, posted) < 0) rc = SC_ENOMEM;
     }
     if (!rc)
       rc = emit_unit(B, &S, s, vs, fwd ? U_FWD : U_BWD, wpass ? PART_WEIGHT : split ? PART_INPUT : PART_ALL,
                      (int64_t)item.mb == B->o->micro_batches - 1);
-    if (!rc && fwd && vs < V - 1 && (item_send[i] = p2p(B, &S, 1, S.fsend, next, S.last_gpu)) < 0) rc = SC_ENOMEM;
-    if (!rc && !fwd && !wpass && vs > 0 && (item_send[i] = p2p(B, &S, 1, S.bsend, prev, S.last_gpu)) < 0)
+    if (!rc && fwd && ns != s && (item_send[i] = p2p(B, &S, 1, rev ? S.rfsend : S.fsend, next, S.last_gpu)) < 0)
+      rc = SC_ENOMEM;
+    if (!rc && !fwd && !wpass && ps != s &&
+        (item_send[i] = p2p(B, &S, 1, rev ? S.rbsend : S.bsend, prev, S.last_gpu)) < 0)
       rc = SC_ENOMEM;
     if (!rc) item_end[i] = S.last_gpu;
   }
@@ -1182,6 +1220,56 @@ static int build_stage(shb *B, int32_t s) {
   return rc;
 }
 
+/* ZB-V's pass times (model/schedule.c's list schedule): the work of a model
+ * chunk's forward, input-gradient and weight-gradient passes, summed over
+ * every chunk (the schedule takes the chunks as uniform; only the ratio of
+ * the three matters), each GPU op as this layout runs it (reshaped), priced
+ * by o->op_ns (replay: the target GPU's kernel times) or else by its FLOPs,
+ * the CP ring's attention steps counted cp times. Synthesized workloads
+ * estimate the same three from the shape (schedule.c's zbv_times); the
+ * traced job's own operators are the closer estimate here, as the paper's
+ * scheduler takes profiled pass times (Qi et al. 2024, section 3). */
+static void zbv_pass_times(const shb *B, double t[3]) {
+  const sc_jrank *r = B->r;
+  t[SC_PASS_F] = t[SC_PASS_B] = t[SC_PASS_W] = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const opinfo *x = &B->oi[k];
+    int kind = r->ops[k].kind;
+    if ((x->unit != U_FWD && x->unit != U_BWD) || x->skip ||
+        (kind != SC_JOP_KERNEL && kind != SC_JOP_MEMCPY && kind != SC_JOP_MEMSET))
+      continue;
+    sc_jop op;
+    sc_jshape sh;
+    const sc_jshape *p = reshaped(B, k, &op, &sh);
+    double ns = B->o->op_ns ? B->o->op_ns(B->o->op_ns_ud, &op, p) : op.flops;
+    if (x->attn && B->o->cp_comm == SC_CP_P2P) ns *= (double)B->cp;
+    t[x->unit == U_FWD ? SC_PASS_F : x->wgrad ? SC_PASS_W : SC_PASS_B] += ns > 0 ? ns : 0;
+  }
+}
+
+/* Every stage's schedule order, items[pp * *len] (allocated; sc__free with
+ * that many items): model/schedule.c's, from a shape holding only the
+ * pipeline's sizes for the schedules that derive from them, from the
+ * traced pass times for ZB-V. 0, SC_ENOMEM or SC_EINTERNAL (message set). */
+static int schedule_items(const shb *B, sc_sched_item **items, size_t *len) {
+  sc_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.parallel.schedule = (sc_schedule)B->o->schedule;
+  sc_shape sh;
+  memset(&sh, 0, sizeof sh);
+  sh.cfg = &cfg;
+  sh.pp = B->o->pp;
+  sh.m = B->o->micro_batches;
+  sh.vpp = B->vpp;
+  *len = sc__schedule_len(&sh);
+  *items = sc__malloc(B->ctx, (size_t)sh.pp * *len * sizeof **items);
+  if (!*items) return SC_ENOMEM;
+  if (!B->vshape) return sc__schedule_all(B->ctx, &sh, *items);
+  double t[3];
+  zbv_pass_times(B, t);
+  return sc__schedule_zbv(B->ctx, sh.pp, sh.m, t, *items);
+}
+
 /* Allocates B's tables for traced rank r (stage `fixed` of a shard job,
  * -1 the one rank of a whole-process trace) and analyses it. 0, SC_ENOMEM
  * or SC_EINVAL (message set); shb_release frees in any case. */
@@ -1196,6 +1284,7 @@ static int shb_prepare(shb *B, const sc_job *in, const sc_jrank *r, const sc_sha
   B->r = r;
   B->o = o;
   B->vpp = vpp;
+  B->vshape = o->schedule == SC_SCHED_ZBV;
   B->cp = cp;
   B->fixed = fixed;
   if (!r->opmods || !r->nmodules)
@@ -1258,10 +1347,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                        "those shards (tools/trace_torch.py --tp N --pp-stage K/P), or `--scale` of a "
                        "whole-model trace", (long long)in->shard_tp, (long long)in->shard_pp, (long long)o->tp,
                        (long long)o->pp);
-    if (cp > 1 || o->schedule == SC_SCHED_INTERLEAVED)
+    if (cp > 1 || o->schedule == SC_SCHED_INTERLEAVED || o->schedule == SC_SCHED_ZBV)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "%s with shard traces is not supported (each trace holds one stage's layers, one "
-                       "sequence): re-target a whole-model trace", cp > 1 ? "cp" : "the interleaved schedule");
+                       "sequence): re-target a whole-model trace",
+                       cp > 1 ? "cp" : o->schedule == SC_SCHED_ZBV ? "the zbv schedule" : "the interleaved schedule");
     if ((int64_t)in->nranks != in->shard_pp)
       return sc__error(ctx, SC_EINVAL, "the shard job has %zu rank(s) for %lld stages", in->nranks,
                        (long long)in->shard_pp);
@@ -1270,15 +1360,29 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      "--scale tp/pp re-targets a job of one traced process (an ex-situ trace, `import cpu`); "
                      "this job has %lld rank(s) of %lld", (long long)in->nranks, (long long)in->world);
   int64_t vpp = o->vpp > 1 ? o->vpp : 1;
-  if (o->schedule == SC_SCHED_ZBV || o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZB_H1)
+  if (o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZBV)
     return sc__error(ctx, SC_EUNSUPPORTED,
-                     "schedule %s: a re-targeted job runs 1f1b, gpipe, interleaved or zb-h1",
+                     "schedule %s: a re-targeted job runs 1f1b, gpipe, interleaved, zb-h1 or zbv",
                      sc_enum_name(SC_ENUM_SCHEDULE, o->schedule));
+  if (o->schedule == SC_SCHED_ZBV) { /* as the config's checks of a synthesized zbv run */
+    if (o->pp < 2)
+      return sc__error(ctx, SC_EINVAL,
+                       "the zbv schedule needs pp >= 2 (its two model chunks per stage run down the stages and "
+                       "back), not pp=%lld", (long long)o->pp);
+    if (vpp > 2)
+      return sc__error(ctx, SC_EINVAL, "the zbv schedule places two model chunks per stage: vpp must be 2 or "
+                       "unset, not %lld", (long long)vpp);
+    if (o->first_layers > 0 || o->last_layers > 0)
+      return sc__error(ctx, SC_EINVAL,
+                       "the zbv schedule puts the first and last layers on one stage: it takes an even split (no "
+                       "parallel.pp_first_layers or pp_last_layers)");
+    vpp = 2;
+  }
   if (o->schedule == SC_SCHED_INTERLEAVED && (o->pp < 2 || vpp < 2))
     return sc__error(ctx, SC_EINVAL,
                      "the interleaved schedule needs pp >= 2 and at least 2 model chunks per stage (vpp), "
                      "not pp=%lld, vpp=%lld", (long long)o->pp, (long long)vpp);
-  if (o->schedule != SC_SCHED_INTERLEAVED && vpp > 1)
+  if (o->schedule != SC_SCHED_INTERLEAVED && o->schedule != SC_SCHED_ZBV && vpp > 1)
     return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
                      (long long)vpp);
   if (o->fsdp > 1 && (o->fsdp > o->dp || o->dp % o->fsdp))
@@ -1295,9 +1399,12 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
     B.job->world = o->tp * cp * o->pp * o->dp;
     rc = sc__job_copy_tables(in, B.job, 0);
   }
+  sc_sched_item *items = NULL;
+  size_t len = 0;
   if (!shards) {
     if (!rc) rc = shb_prepare(&B, in, &in->ranks[0], o, vpp, cp, -1);
-    for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);
+    if (!rc) rc = schedule_items(&B, &items, &len);
+    for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s, items + (size_t)s * len, len);
     shb_release(&B);
   }
   for (int32_t s = 0; shards && !rc && s < o->pp; s++) { /* stage s: the rank s x tp */
@@ -1306,9 +1413,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
     if (in->ranks[i].rank != (int64_t)s * in->shard_tp)
       rc = sc__error(ctx, SC_EINVAL, "the shard job has no trace of stage %d", (int)s);
     if (!rc) rc = shb_prepare(&B, in, &in->ranks[i], o, vpp, cp, s);
-    if (!rc) rc = build_stage(&B, s);
+    if (!rc && !items) rc = schedule_items(&B, &items, &len);
+    if (!rc) rc = build_stage(&B, s, items + (size_t)s * len, len);
     shb_release(&B);
   }
+  if (items) sc__free(ctx, items, (size_t)o->pp * len * sizeof *items);
   if (!rc) rc = sc_job_finish(B.job);
   if (rc) {
     sc_job_free(B.job);

@@ -5,7 +5,7 @@
  * (Megatron-LM: column-parallel, row-parallel, vocab-parallel, replicated);
  * the stage cut gives each pipeline stage its layers; sc__job_shard builds
  * one program per stage, run along model/schedule.c's order (1F1B, GPipe,
- * interleaved, ZB-H1), with TP
+ * interleaved, ZB-H1, ZB-V), with TP
  * all-reduces and p2p transfers of the activations. Replay (analysis/
  * replay.c) then prices it like any job.
  */
@@ -112,8 +112,8 @@ typedef struct sc_shard_opts {
   size_t nrules;
   /* The pipeline schedule (SC_SCHED_1F1B 0, GPIPE, INTERLEAVED with vpp
    * model chunks per stage, ZB_H1 with the backward split into input- and
-   * weight-gradient passes); ZB-V is refused. vpp: 0 or 1 but for
-   * interleaved (>= 2). */
+   * weight-gradient passes, ZBV: two chunks per stage in a V, split too).
+   * vpp: 0 or 1 but for interleaved (>= 2); ZBV 0 or 2. */
   int schedule;
   int64_t vpp;
   /* FSDP (FULL_SHARD) instead of DDP: 0 off, else the shard group's
@@ -143,12 +143,27 @@ typedef struct sc_shard_opts {
    * gather is under way, the last after it; a forward row-parallel GEMM
    * computes one chunk, then the rest while its output is reduce-scattered. */
   int async_tp;
+  /* ZB-V's pass times (its list schedule's): the time in ns of a GPU op
+   * as re-shaped (sh: its shape, NULL for none) on the target GPU, called
+   * with op_ns_ud; NULL takes the ops' FLOPs instead. */
+  double (*op_ns)(void *ud, const sc_jop *op, const sc_jshape *sh);
+  void *op_ns_ud;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /
- * receive. A send on stream id k pairs with the peer's receive on k ^ 1
- * (with pp = 2 and model chunks both directions talk to the same peer). */
-enum { SC_SHARD_ST_FSEND = 30, SC_SHARD_ST_FRECV, SC_SHARD_ST_BSEND, SC_SHARD_ST_BRECV };
+ * receive, and the same four of ZB-V's chunk 1 (the way back up the V). A
+ * send on stream id k pairs with the peer's receive on k ^ 1 (with pp = 2
+ * and model chunks both directions talk to the same peer). */
+enum {
+  SC_SHARD_ST_FSEND = 30,
+  SC_SHARD_ST_FRECV,
+  SC_SHARD_ST_BSEND,
+  SC_SHARD_ST_BRECV,
+  SC_SHARD_ST_RFSEND,
+  SC_SHARD_ST_RFRECV,
+  SC_SHARD_ST_RBSEND,
+  SC_SHARD_ST_RBRECV
+};
 
 /* Group name of the FSDP shard groups (one rank of every replica). */
 #define SC_JOB_FSDP_GROUP "fsdp"
