@@ -196,11 +196,12 @@ static const sc_cli_opt import_megatron_opts[] = {
 static const sc_cli_opt export_megatron_opts[] = {SET_OPT, {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt replay_opts[] = {
-    {"--scale", "tp=N,cp=C,pp=M,dp=K,fsdp=K",
+    {"--scale", "tp=N,cp=C,pp=M,dp=K,fsdp=K,ep=E",
      "re-target: dp alone to K data-parallel replicas (weak scaling); tp / cp / pp split an ex-situ "
      "job with module paths over tensor-parallel ranks, context-parallel ranks (the sequence, ring "
      "attention) and pipeline stages; fsdp=K shards its parameters over K of the replicas (FSDP per "
-     "layer instead of DDP; K below dp: HSDP)",
+     "layer instead of DDP; K below dp: HSDP); ep=E spreads its MoE layers' experts over E of the "
+     "replicas (all-to-all dispatch and combine)",
      0},
     {"--micro-batches", "N", "micro-batches of the pipeline schedule with --scale pp (default pp)", 0},
     {"--fsdp-keep", NULL,

@@ -264,6 +264,7 @@ typedef struct gdef {   /* a group in the replayed job */
   size_t n;
   int spans_replicas;
   int cp;               /* shard.c's context-parallel group */
+  int ep;               /* shard.c's expert-parallel group (its all-to-alls) */
   sc_placement pl, traced_pl;
 } gdef;
 
@@ -333,8 +334,9 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
      * one replica: dp 1, cp 2). */
     const char *gname = sc__job_str(job, jg->name);
     g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP) ||
-                          !strcmp(gname, SC_JOB_HSDP_GROUP);
+                          !strcmp(gname, SC_JOB_HSDP_GROUP) || !strcmp(gname, SC_JOB_EDP_GROUP);
     g[i].cp = !strcmp(gname, SC_JOB_CP_GROUP);
+    g[i].ep = !strcmp(gname, SC_JOB_EP_GROUP);
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
     if (!g[i].members) {
       free_groups(ctx, g, job->ngroups);
@@ -642,7 +644,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   int rc = check_gpu(ctx, job, cfg);
   if (rc) return rc;
   if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1 ||
-      o.scale_fsdp > 1 || o.scale_cp > 1 || o.sequence_parallel || job->shard_tp > 0) { /* a shard job always runs its stage cut */
+      o.scale_fsdp > 1 || o.scale_cp > 1 || o.scale_ep > 1 || o.sequence_parallel || job->shard_tp > 0) { /* a shard job always runs its stage cut */
     if (topts && topts->nranks)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "--trace-ranks with --scale tp= / pp= is not supported yet (the "
@@ -717,6 +719,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.dp = o->scale_dp > 0 ? o->scale_dp : o->scale_fsdp > 1 ? o->scale_fsdp : 1;
   so.cp = o->scale_cp > 0 ? o->scale_cp : 1;
   so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
+  so.ep = o->scale_ep > 1 ? o->scale_ep : 0;
   so.fsdp_keep = o->fsdp_keep;
   so.async_tp = o->async_tp;
   so.sp = o->sequence_parallel;
@@ -769,6 +772,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->schedule = (sc_schedule)so.schedule;
     out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->fsdp = so.fsdp;
+    out->ep = so.ep > 1 ? so.ep : 1;
     out->sequence_parallel = so.sp;
     out->cp_comm = so.cp_comm;
     out->async_tp = so.async_tp;
@@ -777,7 +781,10 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
-        out->ddp_buckets += dj->ranks[0].ops[k].kind == SC_JOP_COLL && !strcmp(sc__job_str(dj, dj->groups[dj->ranks[0].ops[k].group].name), "ddp");
+        if (dj->ranks[0].ops[k].kind == SC_JOP_COLL) { /* the dense buckets and the experts' */
+          const char *g = sc__job_str(dj, dj->groups[dj->ranks[0].ops[k].group].name);
+          out->ddp_buckets += !strcmp(g, "ddp") || !strcmp(g, SC_JOB_EDP_GROUP);
+        }
   }
   sc_job_free(dj);
   sc_job_free(sj);
@@ -1045,7 +1052,10 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
         case SC_JOP_COLL:
           op->kind = SC_OP_COLL;
           op->coll = jo->coll < SC_COLL_COUNT ? jo->coll : SC_COLL_ALLREDUCE;
-          op->cat = groups[jo->group].spans_replicas ? SC_CAT_DP : groups[jo->group].cp ? SC_CAT_CP : SC_CAT_TP;
+          op->cat = groups[jo->group].ep               ? SC_CAT_EP
+                    : groups[jo->group].spans_replicas ? SC_CAT_DP
+                    : groups[jo->group].cp             ? SC_CAT_CP
+                                                       : SC_CAT_TP;
           op->peer = rp[i].chan[k];
           op->work = rp[i].dur[k];
           break;
@@ -1236,13 +1246,14 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->cp, (long long)r->micro_batches, (long long)r->dp,
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
-    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1))
+    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1 || r->ep > 1))
       rc = sc__writef(w, ud,
                       "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,\"fsdp_keep\":%s,\"sequence_parallel\":%s,"
                       "\"async_tp\":%s,\"cp_comm\":\"%s\",",
                       sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
                       (long long)r->fsdp, r->fsdp_keep ? "true" : "false", r->sequence_parallel ? "true" : "false",
                       r->async_tp ? "true" : "false", cp_label(r->cp_comm));
+    if (!rc && r->ep > 1) rc = sc__writef(w, ud, "\"ep\":%lld,", (long long)r->ep);
     if (!rc && r->layers > 0)
       rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
                       (long long)r->traced_layers);
@@ -1267,7 +1278,7 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   rc = sc__writef(w, ud, "replay: %lld traced rank(s) of %lld, %lld iteration(s), GPU %s, collectives %s\n",
                   (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
                   r->gpu, r->comm);
-  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1;
+  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1 || r->ep > 1;
   if (!rc && r->layers > 0 && r->layers != r->traced_layers)
     rc = sc__writef(w, ud, "extrapolated: %lld layers (%lld traced; the last traced layer repeated)\n",
                     (long long)r->layers, (long long)r->traced_layers);
@@ -1279,10 +1290,12 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     "them (torch.compile)\n", (long long)r->fused_kernels);
   char chunks[48] = "";
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
-  char dpx[64] = "";
+  char dpx[96] = "";
   const char *keep = r->fsdp_keep ? ", kept unsharded" : "";
   if (r->fsdp > 1 && r->fsdp < r->dp) snprintf(dpx, sizeof dpx, " (HSDP: shards of %lld%s)", (long long)r->fsdp, keep);
   else if (r->fsdp > 1) snprintf(dpx, sizeof dpx, " (FSDP%s)", keep);
+  else if (r->ep > 1) snprintf(dpx, sizeof dpx, ", EP %lld (expert data parallel %lld)", (long long)r->ep,
+                               (long long)(r->dp / r->ep));
   if (!rc && sharded)
     rc = sc__writef(w, ud,
                     "re-targeted: TP %lld%s, CP %lld%s, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, "

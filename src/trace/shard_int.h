@@ -17,14 +17,17 @@
 /* X(id, name): how a module splits over tensor-parallel ranks. AUTO: the
  * built-in rules decide; BLOCK: a layer's own operators (attention core,
  * activations), split where they sit between a column- and a row-parallel
- * GEMM, replicated elsewhere. */
+ * GEMM, replicated elsewhere; EXPERT: one expert of an MoE layer (it and
+ * its sub-modules), distributed over the expert-parallel ranks (ep), its
+ * own operators split under TP as BLOCK's. */
 #define SC_SHARD_ROLE_LIST(X)                 \
   X(SC_SHARD_AUTO, "auto")                    \
   X(SC_SHARD_COLUMN, "column-parallel")       \
   X(SC_SHARD_ROW, "row-parallel")             \
   X(SC_SHARD_REPLICATED, "replicated")        \
   X(SC_SHARD_VOCAB, "vocab-parallel")         \
-  X(SC_SHARD_BLOCK, "block")
+  X(SC_SHARD_BLOCK, "block")                  \
+  X(SC_SHARD_EXPERT, "expert")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -41,7 +44,7 @@ typedef struct sc_shard_rule {
 } sc_shard_rule;
 
 /* Parses an override file: one rule a line, `GLOB ROLE` (ROLE one of
- * column-parallel, row-parallel, replicated, vocab-parallel), `#` comments
+ * column-parallel, row-parallel, replicated, vocab-parallel, expert), `#` comments
  * and blank lines skipped. *out is allocated (sc__free with *n entries).
  * 0, SC_ENOMEM or SC_EINVAL with "name:line: message". */
 int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_t len, sc_shard_rule **out,
@@ -148,6 +151,13 @@ typedef struct sc_shard_opts {
    * with op_ns_ud; NULL takes the ops' FLOPs instead. */
   double (*op_ns)(void *ud, const sc_jop *op, const sc_jshape *sh);
   void *op_ns_ud;
+  /* Expert parallelism (0 or 1: off): the experts of each MoE layer
+   * (modules of role expert) spread over ep ranks, ep of the dp replicas
+   * (tp 1, cp 1, no FSDP); each rank runs its experts on the tokens
+   * routed to them from the ep ranks, with an all-to-all dispatch before
+   * and combine after them over the EP group; the experts' gradients
+   * reduced over the expert-data-parallel group (dp / ep replicas). */
+  int64_t ep;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /
@@ -169,6 +179,10 @@ enum {
 #define SC_JOB_FSDP_GROUP "fsdp"
 /* ... and of the context-parallel groups (the ring's send_recv steps). */
 #define SC_JOB_CP_GROUP "context parallel"
+/* ... of the expert-parallel groups (the MoE all-to-alls: ep replicas)
+ * and the expert-data-parallel ones (an expert's gradient reduction). */
+#define SC_JOB_EP_GROUP "expert parallel"
+#define SC_JOB_EDP_GROUP "expert data parallel"
 /* Group name of HSDP's replica groups (the same shard of every replica). */
 #define SC_JOB_HSDP_GROUP "hsdp"
 

@@ -37,19 +37,22 @@ static int teardown(void **state) {
   return 0;
 }
 
-static sc_job *tiny_gpt(void) {
+/* A job of tests/fuzz/corpus-scw/. */
+static sc_job *corpus_scw(const char *name) {
   char p[4096];
-  snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/cpu-tiny-gpt.scw", sc_test_source_dir());
+  snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/%s", sc_test_source_dir(), name);
   FILE *f = fopen(p, "rb");
   if (!f) fail_msg("%s not found (set SC_SOURCE_DIR)", p);
   static unsigned char img[1 << 20];
   size_t n = fread(img, 1, sizeof img, f);
   fclose(f);
   sc_job *job;
-  int rc = sc_job_read(ctx, "cpu-tiny-gpt.scw", img, n, &job);
+  int rc = sc_job_read(ctx, name, img, n, &job);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
   return job;
 }
+
+static sc_job *tiny_gpt(void) { return corpus_scw("cpu-tiny-gpt.scw"); }
 
 static int64_t module_of(const sc_job *job, const sc_jrank *r, const char *path) {
   for (size_t i = 0; i < r->nmodules; i++)
@@ -59,15 +62,19 @@ static int64_t module_of(const sc_job *job, const sc_jrank *r, const char *path)
 
 static void test_rules_file(void **state) {
   (void)state;
-  const char *ok = "# overrides\n\nblocks.*.c_fc   replicated  # keep the MLP whole\nlm_head column-parallel\n";
+  const char *ok = "# overrides\n\nblocks.*.c_fc   replicated  # keep the MLP whole\nlm_head column-parallel\n"
+                   "layers.*.moe.mlp? expert\n";
   sc_shard_rule *r;
   size_t n;
   assert_int_equal(sc__shard_rules_parse(ctx, "r.txt", ok, strlen(ok), &r, &n), 0);
-  assert_int_equal(n, 2);
+  assert_int_equal(n, 3);
   assert_string_equal(r[0].glob, "blocks.*.c_fc");
   assert_int_equal(r[0].role, SC_SHARD_REPLICATED);
   assert_int_equal(r[1].role, SC_SHARD_COLUMN);
+  assert_int_equal(r[2].role, SC_SHARD_EXPERT);
   sc__free(ctx, r, n * sizeof *r);
+  const char *block = "blocks.* block\n"; /* the built-in rules' own role, not for overrides */
+  assert_int_equal(sc__shard_rules_parse(ctx, "k.txt", block, strlen(block), &r, &n), SC_EINVAL);
   const char *bad = "blocks.* column-parallel\nblocks.*.x sideways\n";
   assert_int_equal(sc__shard_rules_parse(ctx, "b.txt", bad, strlen(bad), &r, &n), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "b.txt:2: role must be"));
@@ -76,6 +83,8 @@ static void test_rules_file(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "c.txt:1: a module path pattern and a role expected"));
   assert_int_equal(sc__shard_rules_parse(ctx, "e.txt", "# none\n", 7, &r, &n), SC_EINVAL);
 }
+
+static sc_job *tiny_moe(void);
 
 static void test_classify(void **state) {
   (void)state;
@@ -101,6 +110,17 @@ static void test_classify(void **state) {
   sc__shard_classify(job, r, over, 2, roles);
   assert_int_equal(roles[module_of(job, r, "blocks.0.c_fc")], SC_SHARD_REPLICATED);
   assert_int_equal(roles[module_of(job, r, "wte")], SC_SHARD_ROW);
+  sc_job_free(job);
+  /* The tiny MoE: its experts (their linears by their names), the router
+   * replicated. */
+  job = tiny_moe();
+  r = &job->ranks[0];
+  assert_true(r->nmodules <= 256);
+  sc__shard_classify(job, r, NULL, 0, roles);
+  assert_int_equal(roles[module_of(job, r, "blocks.1.moe.experts.3")], SC_SHARD_EXPERT);
+  assert_int_equal(roles[module_of(job, r, "blocks.1.moe.experts.3.fc1")], SC_SHARD_COLUMN);
+  assert_int_equal(roles[module_of(job, r, "blocks.0.moe.gate")], SC_SHARD_REPLICATED);
+  assert_int_equal(roles[module_of(job, r, "blocks.0.moe")], SC_SHARD_BLOCK);
   sc_job_free(job);
 }
 
@@ -137,7 +157,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -239,7 +259,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -411,7 +431,7 @@ static void test_schedules(void **state) {
     for (int j = 0; j < NK; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -497,7 +517,7 @@ static void test_zbv(void **state) {
   /* 8 layers for pp 4 (the last traced one repeated). */
   assert_int_equal(sc__job_layers(job4, 8, &job, &traced), 0);
   const int64_t m = 6;
-  sc_shard_opts o = {1, 4, 1, m, 0, 0, NULL, 0, SC_SCHED_ZBV, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {1, 4, 1, m, 0, 0, NULL, 0, SC_SCHED_ZBV, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *vj, *fj;
   if (sc__job_shard(job, &o, &vj)) fail_msg("%s", sc_errmsg(ctx));
   o.schedule = SC_SCHED_1F1B;
@@ -575,6 +595,134 @@ static void test_zbv(void **state) {
   sc_job_free(job4);
 }
 
+/* The traced tiny MoE (tools/trace_torch.py tiny-moe: the tiny GPT's 2
+ * layers with an MoE FFN of 4 GELU experts, top 2, a uniform router, 16
+ * tokens; tests/fuzz/corpus-scw/cpu-tiny-moe.scw, imported from
+ * tests/trace/tiny-moe-b1.json.gz). */
+static sc_job *tiny_moe(void) { return corpus_scw("cpu-tiny-moe.scw"); }
+
+/* Ops of rank r (source job `job`) that lie in an expert, and their GEMM
+ * FLOPs. */
+static size_t expert_ops(const sc_job *job, const sc_jrank *r, int kind, double *gemm_flops) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    if (!om.module || !strstr(sc__job_str(job, r->modules[om.module - 1].path), ".experts.")) continue;
+    n += r->ops[k].kind == kind;
+    if (gemm_flops && r->ops[k].shape && r->shapes[r->ops[k].shape - 1].cls == SC_JSHAPE_GEMM)
+      *gemm_flops += r->ops[k].flops;
+  }
+  return n;
+}
+
+static double gemm_flops(const sc_jrank *r) {
+  double f = 0;
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].shape && r->shapes[r->ops[k].shape - 1].cls == SC_JSHAPE_GEMM) f += r->ops[k].flops;
+  return f;
+}
+
+/* Collectives of a rank over groups named `group`: count and bytes. */
+static size_t colls_in(const sc_job *job, const sc_jrank *r, const char *group, double *bytes) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].kind == SC_JOP_COLL && !strcmp(sc__job_str(job, job->groups[r->ops[k].group].name), group)) {
+      n++;
+      if (bytes) *bytes += r->ops[k].bytes;
+    }
+  return n;
+}
+
+/* Expert parallelism (the experts found by the built-in rules:
+ * test_classify): at ep 2 the rank runs 2 of
+ * each layer's 4 experts on twice their traced tokens (the same expert
+ * GEMM FLOPs as the whole traced layer), behind an all-to-all dispatch and
+ * before a combine in forward and backward (tokens x top-k x hidden x 4
+ * bytes each); its experts' gradients go to the expert-data-parallel
+ * group, the rest to DDP's as before. */
+static void test_expert(void **state) {
+  (void)state;
+  sc_job *job = tiny_moe();
+  const sc_jrank *r0 = &job->ranks[0];
+  sc_shard_opts o = {1, 1, 2, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 2};
+  sc_shard_opts o1 = {1, 1, 2, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
+  sc_job *ej, *wj;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
+  const sc_jrank *e = &ej->ranks[0], *w = &wj->ranks[0];
+  double ef = 0;
+  size_t ek = expert_ops(job, r0, SC_JOP_KERNEL, &ef), eg = expert_ops(job, r0, SC_JOP_GRAD, NULL);
+  assert_true(ek > 0 && eg > 0 && ef > 0);
+  /* Half the experts' kernels and gradient marks, the same GEMM FLOPs. */
+  assert_int_equal(count(e, SC_JOP_KERNEL), count(w, SC_JOP_KERNEL) - ek / 2);
+  assert_int_equal(count(e, SC_JOP_GRAD), count(w, SC_JOP_GRAD) - eg / 2);
+  assert_true(fabs(gemm_flops(e) - gemm_flops(w)) < 1e-9 * gemm_flops(w));
+  /* 2 layers x (dispatch, combine) x (forward, backward); each the 16
+   * tokens' 2 copies of 32 fp32 features. */
+  double bytes = 0;
+  assert_int_equal(colls_in(ej, e, SC_JOB_EP_GROUP, &bytes), 8);
+  assert_true(bytes == 8 * 16 * 2 * 32 * 4.0);
+  assert_int_equal(colls_in(wj, w, SC_JOB_EP_GROUP, NULL), 0);
+  /* The experts' GEMMs on 2 x their 8 traced tokens: fc1's forward and
+   * fc2's input gradient (16 x 64 x 32) of the 2 local experts of 2
+   * layers, none left on 8. */
+  size_t m16 = 0, m8 = 0;
+  for (size_t k = 0; k < e->nops; k++) {
+    const sc_jshape *sh = e->ops[k].shape ? &e->shapes[e->ops[k].shape - 1] : NULL;
+    if (!sh || sh->cls != SC_JSHAPE_GEMM || sh->n != 64 || sh->k != 32) continue;
+    m16 += sh->m == 16, m8 += sh->m == 8;
+  }
+  assert_int_equal(m16, 2 * 2 * 2);
+  assert_int_equal(m8, 0);
+  /* DDP: the dense buckets over the 2 replicas, the experts' apart over
+   * their expert-data-parallel group (ep 2 of dp 4: 2 replicas). */
+  sc_job_free(ej);
+  o.dp = 4;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  sc_job *dj;
+  if (sc__job_ddp(ej, 25.0 * 1048576, 1048576, 1, 1, 1, &dj)) fail_msg("%s", sc_errmsg(ctx));
+  double eb = 0, db = 0, wb = 0;
+  const sc_jrank *er = &ej->ranks[0];
+  for (size_t k = 0; k < er->nops; k++)
+    if (er->ops[k].kind == SC_JOP_GRAD) *(er->ops[k].group != SC_JOB_NONE ? &eb : &db) += er->ops[k].bytes;
+  for (size_t k = 0; k < r0->nops; k++) wb += r0->ops[k].kind == SC_JOP_GRAD ? r0->ops[k].bytes : 0;
+  assert_true(eb > 0 && fabs(eb * 2 + db - wb) < 1e-9 * wb); /* 2 of the 4 experts' gradients here */
+  double edb = 0, ddb = 0;
+  assert_int_equal(colls_in(dj, &dj->ranks[0], SC_JOB_EDP_GROUP, &edb), 1);
+  assert_true(colls_in(dj, &dj->ranks[0], "ddp", &ddb) >= 1);
+  assert_true(edb == eb && ddb == db);
+  for (size_t g = 0; g < dj->ngroups; g++)
+    if (!strcmp(sc__job_str(dj, dj->groups[g].name), SC_JOB_EDP_GROUP)) {
+      assert_int_equal(dj->groups[g].n, 2);
+      assert_int_equal(dj->members[dj->groups[g].off + 1], 2); /* replicas 0 and ep */
+    }
+  sc_job_free(dj);
+  sc_job_free(ej);
+  sc_job_free(wj);
+  /* Replayed: EP time, the rest as before. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_dp = 4, .scale_ep = 2, .scale_pp = 2, .micro_batches = 2};
+  sc_replay_result res;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.ep == 2 && res.world == 8 && res.breakdown_s[SC_CAT_EP] > 0 && res.breakdown_s[SC_CAT_DP] > 0);
+  /* Refusals: 4 experts over 3 ranks, a model without experts, ep not
+   * dividing dp, with TP. */
+  o.ep = 3;
+  o.dp = 3;
+  refused(job, &o, "ep=3: layer blocks.0 has 4 experts, not divisible by ep");
+  o.ep = 2;
+  refused(job, &o, "ep=2 with dp=3: the expert-parallel ranks are data-parallel replicas");
+  o.dp = 2;
+  sc_job *gpt = tiny_gpt();
+  refused(gpt, &o, "ep=2: the traced layers have no experts");
+  sc_job_free(gpt);
+  o.tp = 2;
+  assert_int_equal(sc__job_shard(job, &o, &ej), SC_EUNSUPPORTED);
+  assert_non_null(strstr(sc_errmsg(ctx), "expert tensor parallelism"));
+  sc_job_free(job);
+}
+
 /* FSDP on a re-targeted job (tiny GPT, 4 layers, 2 micro-batches, dp 4):
  * five units (the four layers and the root: embeddings, final norm), each
  * gathered before its forward and its backward in every micro-batch, its
@@ -583,7 +731,7 @@ static void test_zbv(void **state) {
 static void test_fsdp(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *fj;
   if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
   const sc_jrank *r = &fj->ranks[0];
@@ -688,8 +836,8 @@ static void test_fsdp(void **state) {
 static void test_context(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0, 0, 0, NULL, NULL};
-  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0, 0, 0, NULL, NULL, 0};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *cj, *wj;
   if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
@@ -830,7 +978,7 @@ static sc_job *read_small_v2(void) {
 static void test_no_modules(void **state) {
   (void)state;
   sc_job *job = read_small_v2();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
@@ -1011,7 +1159,7 @@ int main(void) {
       cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
-      cmocka_unit_test(test_schedules),     cmocka_unit_test(test_zbv),           cmocka_unit_test(test_fsdp),
+      cmocka_unit_test(test_schedules),     cmocka_unit_test(test_zbv),           cmocka_unit_test(test_expert),           cmocka_unit_test(test_fsdp),
       cmocka_unit_test(test_context),       cmocka_unit_test(test_layers), cmocka_unit_test(test_fused), cmocka_unit_test(test_fp8),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
