@@ -336,7 +336,7 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
     g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP) ||
                           !strcmp(gname, SC_JOB_HSDP_GROUP) || !strcmp(gname, SC_JOB_EDP_GROUP);
     g[i].cp = !strcmp(gname, SC_JOB_CP_GROUP);
-    g[i].ep = !strcmp(gname, SC_JOB_EP_GROUP);
+    g[i].ep = !strcmp(gname, SC_JOB_EP_GROUP) || !strcmp(gname, SC_JOB_ETP_GROUP);
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
     if (!g[i].members) {
       free_groups(ctx, g, job->ngroups);

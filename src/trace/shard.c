@@ -324,6 +324,7 @@ typedef struct shb {  /* building */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
   int32_t fixed;         /* a shard trace (in->shard_tp): its stage; -1 a whole-process trace */
   int32_t *mod_expert;   /* EP: each module's expert (numbered in its layer), -1 none */
+  int moe;               /* expert_split found experts: the MoE exchanges are built */
   double *ep_bytes;      /* EP: per layer, one rank's dispatch (and combine) bytes */
 } shb;
 
@@ -498,6 +499,18 @@ static int context_split(shb *B) {
   return SC_OK;
 }
 
+/* The token dimension of GEMM shape sh of module m (m tokens, forward):
+ * the first of its m, k, n equal to them (forward and input-gradient m,
+ * weight-gradient k); m when none is. An index into opinfo.div. */
+static int token_dim(const shb *B, size_t m, const sc_jshape *sh) {
+  const double d[3] = {sh->m, sh->k, sh->n};
+  static const int dim[3] = {0, 2, 1};
+  int pick = 0;
+  for (int i = 2; i >= 0; i--)
+    if (d[i] == B->fm[m]) pick = dim[i];
+  return pick;
+}
+
 /* Whether module path q lies in module path p (is it, or under it). */
 static int path_in(const char *q, const char *p) {
   size_t n = strlen(p);
@@ -518,13 +531,18 @@ static int path_in(const char *q, const char *p) {
  * recomputation, the input-gradient part of backward), the combine after
  * its last, each of its experts' tokens x input features x element size
  * summed (tokens x top-k x hidden: one rank's routed copies, as synth/
- * moe.c's a2a_bytes with a uniform router). 0, SC_ENOMEM, or SC_EINVAL (no
- * experts, a count ep does not divide). */
+ * moe.c's a2a_bytes with a uniform router). Under TP with SP (and at ep 1
+ * too) the experts' own TP collectives give way to the layer's expert-TP
+ * gather after the dispatch and scatter before the combine (emit_unit),
+ * and the router works on the rank's s / tp tokens. Sets B->moe when
+ * experts were found. 0, SC_ENOMEM, or SC_EINVAL (no experts with ep > 1,
+ * a count ep does not divide). */
 static int expert_split(shb *B) {
   const sc_jrank *r = B->r;
   const sc_job *job = B->in;
   size_t nm = r->nmodules, nl = (size_t)B->nlayers ? (size_t)B->nlayers : 1;
-  double ep = (double)B->o->ep;
+  int64_t epn = B->o->ep > 1 ? B->o->ep : 1;
+  double ep = (double)epn;
   int64_t *nexp = sc__calloc(B->ctx, nl, sizeof *nexp), total = 0;
   int64_t *first = sc__malloc(B->ctx, 6 * nl * sizeof *first), *last = first ? first + 3 * nl : NULL;
   B->ep_bytes = sc__calloc(B->ctx, nl, sizeof *B->ep_bytes);
@@ -543,12 +561,13 @@ static int expert_split(shb *B) {
       if (B->mod_expert[i] >= 0 && B->roles[i] == SC_SHARD_EXPERT && i != q &&
           path_in(sc__job_str(job, r->modules[q].path), sc__job_str(job, r->modules[i].path)))
         B->mod_expert[q] = B->mod_expert[i];
+  if (!rc && !total && epn == 1) goto out; /* SP without EP: nothing to do */
   if (!rc && !total)
     rc = sc__error(B->ctx, SC_EINVAL,
                    "ep=%lld: the traced layers have no experts (modules numbered under `experts`, or given the "
                    "role expert by --shard-rules)", (long long)B->o->ep);
   for (size_t l = 0; !rc && l < nl; l++)
-    if (nexp[l] % B->o->ep) {
+    if (nexp[l] % epn) {
       const char *p = "";
       size_t pl = 0;
       for (size_t i = 0; i < nm && !pl; i++)
@@ -575,21 +594,16 @@ static int expert_split(shb *B) {
       seen[m] = 1;
       if (fresh) B->ep_bytes[l] += sh->m * sh->k * elem_bytes(op, sh);
     }
-    if (B->mod_expert[m] >= nexp[l] / B->o->ep) {
+    x->ag = x->ar = 0; /* with SP its TP collectives are the layer's ETP gather and scatter */
+    if (B->mod_expert[m] >= nexp[l] / epn) {
       x->dropped = 1;
       continue;
     }
     x->expert = 1;
     int gpu = op->kind == SC_JOP_KERNEL || op->kind == SC_JOP_MEMCPY || op->kind == SC_JOP_MEMSET;
     if (!gpu || om.param || !act_pass(om.pass)) continue;
-    if (gemm) {
-      const double d[3] = {sh->m, sh->k, sh->n};
-      static const int dim[3] = {0, 2, 1}; /* m, k, n */
-      int pick = 0;
-      for (int i = 2; i >= 0; i--)
-        if (d[i] == B->fm[m]) pick = dim[i];
-      x->div[pick] /= ep;
-    } else x->bytes_div /= ep;
+    if (gemm) x->div[token_dim(B, m, sh)] /= ep;
+    else x->bytes_div /= ep;
     if (om.pass == SC_JPASS_BWD && x->wgrad) continue; /* a W pass: no exchange */
     size_t q = core_slot(l, om.pass);
     if (first[q] < 0) first[q] = (int64_t)k;
@@ -597,6 +611,20 @@ static int expert_split(shb *B) {
   }
   for (size_t q = 0; !rc && q < 3 * nl; q++)
     if (first[q] >= 0) B->oi[first[q]].ep_in = 1, B->oi[last[q]].ep_out = 1;
+  /* SP: the router (a replicated linear of an MoE layer) on the rank's
+   * s / tp tokens, as the norm before it. */
+  for (size_t k = 0; !rc && B->o->sp && k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
+    if (!om.module || om.param || !act_pass(om.pass) || !sh || !sc__jshape_gemm(sh->cls)) continue;
+    size_t m = om.module - 1;
+    int32_t l = B->mod_layer[m];
+    if (l < 0 || !nexp[l] || B->roles[m] != SC_SHARD_REPLICATED || B->fm[m] <= 0) continue;
+    B->oi[k].div[token_dim(B, m, sh)] *= (double)B->o->tp;
+  }
+  B->moe = !rc;
+out:
   sc__free(B->ctx, nexp, nl * sizeof *nexp);
   sc__free(B->ctx, first, 6 * nl * sizeof *first);
   sc__free(B->ctx, seen, nm ? nm : 1);
@@ -804,7 +832,9 @@ static int analyse(shb *B) {
     rc = context_split(B);
     for (size_t k = 0; k < r->nops; k++) B->oi[k].ar_bytes /= (double)B->cp;
   }
-  if (!rc && B->o->ep > 1) rc = expert_split(B);
+  /* MoE layers under EP, or under TP with SP (the experts' linears then
+   * gather and scatter the routed tokens over the expert-TP group). */
+  if (!rc && B->fixed < 0 && (B->o->ep > 1 || (B->o->sp && B->o->tp > 1))) rc = expert_split(B);
   /* Host ops go with the op that waits for them (and are dropped with it). */
   uint8_t *placed = sc__calloc(B->ctx, r->nops ? r->nops : 1, 1);
   if (!rc && !placed) rc = SC_ENOMEM;
@@ -860,8 +890,8 @@ typedef struct stg {   /* one stage's rank being built */
   int cpst;               /* CP: the ring's stream, group and op name */
   uint32_t cp_group, nm_ring, nm_a2a, nm_cp_ag, nm_cp_rs;
   int64_t last_rs;
-  int epst;               /* EP: the all-to-alls' stream, the EP and EDP groups, the op name */
-  uint32_t ep_group, edp_group, nm_ep;
+  int epst;               /* EP: the all-to-alls' stream, the EP, EDP and ETP groups, op names */
+  uint32_t ep_group, edp_group, etp_group, nm_ep, nm_etp_ag, nm_etp_rs;
 } stg;
 
 static int64_t emit(shb *B, stg *S, const sc_jop *src, int stream, const uint32_t *deps, int nd) {
@@ -1087,11 +1117,18 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (split) gather = g; /* waited for by the last chunk only */
       else deps[nd++] = (uint32_t)g;
     }
-    if (x->ep_in && !host) { /* EP: the tokens to the experts (backward: their outputs' gradients) */
-      int64_t a = coll_op(B, S, SC_COLL_ALLTOALL, S->ep_group, S->nm_ep, B->ep_bytes[B->mod_layer[mod - 1]], S->epst,
-                          S->last_gpu);
+    /* One rank's routed copies of its tokens (its s / cp of them). */
+    double tp = (double)B->o->tp, epb = x->ep_in || x->ep_out ? B->ep_bytes[B->mod_layer[mod - 1]] / B->cp : 0;
+    int a2a = B->o->ep > 1;
+    if (x->ep_in && !host) {
+      /* EP: the rank's (s / tp tokens') copies to the experts (backward:
+       * their outputs' gradients), then with tp > 1 gathered over the
+       * expert-TP group (synth/moe.c's exchange). */
+      int64_t a = a2a ? coll_op(B, S, SC_COLL_ALLTOALL, S->ep_group, S->nm_ep, epb / tp, S->epst, S->last_gpu)
+                      : S->last_gpu;
+      if (a >= 0 && tp > 1) a = coll_op(B, S, SC_COLL_ALLGATHER, S->etp_group, S->nm_etp_ag, epb, S->epst, a);
       if (a < 0) return SC_ENOMEM;
-      deps[nd++] = (uint32_t)a;
+      if (a2a || tp > 1) deps[nd++] = (uint32_t)a;
     }
     sc_jop op;
     sc_jshape sh;
@@ -1102,7 +1139,7 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     }
     /* EP: an expert's gradient is reduced over its expert-data-parallel
      * group (ddp.c buckets it apart from the others). */
-    if (src->kind == SC_JOP_GRAD && x->expert) op.group = S->edp_group;
+    if (src->kind == SC_JOP_GRAD && x->expert && B->o->ep > 1) op.group = S->edp_group;
     /* FSDP: zero_grad and the optimizer step work on the rank's shard
      * (of the fsdp x cp ranks of its shard group). */
     if (B->o->fsdp > 1 && (unit == U_PRE || unit == U_POST) && sc__jrank_opmod(r, k).param) {
@@ -1123,9 +1160,10 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     S->map[k] = (uint32_t)nk;
     S->stamp[k] = S->serial;
     if (!host) S->last_gpu = nk;
-    if (x->ep_out && !host) { /* ... and back, waited for by the next op */
-      int64_t a = coll_op(B, S, SC_COLL_ALLTOALL, S->ep_group, S->nm_ep, B->ep_bytes[B->mod_layer[mod - 1]], S->epst, nk);
-      if (a < 0 || add_wait(S, a)) return a < 0 ? SC_ENOMEM : SC_EINTERNAL;
+    if (x->ep_out && !host) { /* ... and back (scattered first), waited for by the next op */
+      int64_t a = tp > 1 ? coll_op(B, S, SC_COLL_REDUCESCATTER, S->etp_group, S->nm_etp_rs, epb, S->epst, nk) : nk;
+      if (a >= 0 && a2a) a = coll_op(B, S, SC_COLL_ALLTOALL, S->ep_group, S->nm_ep, epb / tp, S->epst, a);
+      if (a < 0 || ((a2a || tp > 1) && add_wait(S, a))) return a < 0 ? SC_ENOMEM : SC_EINTERNAL;
     }
     if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k) {
       if ((S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0) return SC_ENOMEM;
@@ -1305,22 +1343,30 @@ static int build_stage(shb *B, int32_t s, const sc_sched_item *items, size_t nit
     if (!rc) rc = sc__job_group_named(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
     sc__free(B->ctx, m, (size_t)B->cp * sizeof *m);
   }
-  if (!rc && B->o->ep > 1) {
+  if (!rc && B->moe) {
     /* EP over the data-parallel replicas (Megatron-Core's expert grid with
-     * tp = cp = 1: ep fastest, then edp): the EP group the stage's rank in
-     * replicas 0 .. ep - 1, the EDP group its rank in replicas 0, ep, 2 ep... */
-    int64_t ep = B->o->ep, edp = B->o->dp / ep, R = tp * B->cp * pp, nmem = ep > edp ? ep : edp;
-    uint32_t nm_es, nm_eg, nm_edg;
+     * cp = 1 and etp = tp: etp fastest, then ep, then edp): the EP group the
+     * stage's rank in replicas 0 .. ep - 1, the EDP group its rank in
+     * replicas 0, ep, 2 ep..., the expert-TP group its TP group. */
+    int64_t ep = B->o->ep > 1 ? B->o->ep : 1, edp = B->o->dp / ep, R = tp * B->cp * pp, nmem = ep > edp ? ep : edp;
+    uint32_t nm_es, nm_eg, nm_edg, nm_etg;
+    if (nmem < tp) nmem = tp;
     int64_t *m = sc__malloc(B->ctx, (size_t)nmem * sizeof *m);
     if (!m || sc__job_intern(job, "ep comm", 7, &nm_es) || sc__job_intern(job, "ep: all_to_all", 14, &S.nm_ep) ||
+        sc__job_intern(job, "etp: all_gather", 15, &S.nm_etp_ag) ||
+        sc__job_intern(job, "etp: reduce_scatter", 19, &S.nm_etp_rs) ||
+        sc__job_intern(job, SC_JOB_ETP_GROUP, strlen(SC_JOB_ETP_GROUP), &nm_etg) ||
         sc__job_intern(job, SC_JOB_EP_GROUP, strlen(SC_JOB_EP_GROUP), &nm_eg) ||
         sc__job_intern(job, SC_JOB_EDP_GROUP, strlen(SC_JOB_EDP_GROUP), &nm_edg) ||
         (S.epst = sc__jrank_stream(job, S.jr, 17, nm_es, 0)) < 0)
       rc = SC_ENOMEM;
     for (int64_t j = 0; !rc && j < ep; j++) m[j] = base + j * R;
-    if (!rc) rc = sc__job_group_named(job, m, (size_t)ep, nm_eg, &S.ep_group);
+    if (!rc && ep > 1) rc = sc__job_group_named(job, m, (size_t)ep, nm_eg, &S.ep_group);
     for (int64_t j = 0; !rc && j < edp; j++) m[j] = base + j * ep * R;
-    if (!rc) rc = sc__job_group_named(job, m, (size_t)edp, nm_edg, &S.edp_group);
+    if (!rc && ep > 1) rc = sc__job_group_named(job, m, (size_t)edp, nm_edg, &S.edp_group);
+    /* The expert-TP group: the stage's TP ranks (etp = tp). */
+    for (int64_t j = 0; !rc && j < tp; j++) m[j] = base + j;
+    if (!rc && tp > 1) rc = sc__job_group_named(job, m, (size_t)tp, nm_etg, &S.etp_group);
     sc__free(B->ctx, m, (size_t)nmem * sizeof *m);
   }
   /* Blocking p2p as synth/build.c sets it: a pass posts its receive after
@@ -1549,12 +1595,14 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
   if (o->schedule != SC_SCHED_INTERLEAVED && o->schedule != SC_SCHED_ZBV && vpp > 1)
     return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
                      (long long)vpp);
-  if (o->ep > 1 && (o->tp > 1 || cp > 1 || o->fsdp > 1 || shards))
+  if (o->ep > 1 && (cp > 1 || o->fsdp > 1 || shards))
     return sc__error(ctx, SC_EUNSUPPORTED,
-                     "ep=%lld with %s is not modelled for re-targeted jobs yet (expert parallelism goes with dp "
-                     "and pp)", (long long)o->ep,
-                     o->tp > 1 ? "tp > 1 (expert tensor parallelism)" : cp > 1 ? "cp > 1" : o->fsdp > 1 ? "fsdp"
-                                                                                              : "shard traces");
+                     "ep=%lld with %s is not modelled for re-targeted jobs yet (expert parallelism goes with dp, "
+                     "pp and tp)", (long long)o->ep, cp > 1 ? "cp > 1" : o->fsdp > 1 ? "fsdp" : "shard traces");
+  if (o->ep > 1 && o->tp > 1 && !o->sp)
+    return sc__error(ctx, SC_EINVAL,
+                     "ep=%lld with tp=%lld: an MoE layer under tensor parallelism needs sequence parallelism "
+                     "(--sequence-parallel), as Megatron-Core requires", (long long)o->ep, (long long)o->tp);
   if (o->ep > 1 && o->dp % o->ep)
     return sc__error(ctx, SC_EINVAL,
                      "ep=%lld with dp=%lld: the expert-parallel ranks are data-parallel replicas, ep must divide dp",

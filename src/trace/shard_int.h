@@ -153,7 +153,8 @@ typedef struct sc_shard_opts {
   void *op_ns_ud;
   /* Expert parallelism (0 or 1: off): the experts of each MoE layer
    * (modules of role expert) spread over ep ranks, ep of the dp replicas
-   * (tp 1, cp 1, no FSDP); each rank runs its experts on the tokens
+   * (cp 1, no FSDP; with tp > 1 and sp the experts' linears split as
+   * their names say, expert TP = tp); each rank runs its experts on the tokens
    * routed to them from the ep ranks, with an all-to-all dispatch before
    * and combine after them over the EP group; the experts' gradients
    * reduced over the expert-data-parallel group (dp / ep replicas). */
@@ -183,6 +184,9 @@ enum {
  * and the expert-data-parallel ones (an expert's gradient reduction). */
 #define SC_JOB_EP_GROUP "expert parallel"
 #define SC_JOB_EDP_GROUP "expert data parallel"
+/* ... and the expert-tensor-parallel ones (the stage's TP ranks: with tp > 1
+ * the dispatched tokens gathered, the experts' outputs reduce-scattered). */
+#define SC_JOB_ETP_GROUP "expert tensor parallel"
 /* Group name of HSDP's replica groups (the same shard of every replica). */
 #define SC_JOB_HSDP_GROUP "hsdp"
 

@@ -718,8 +718,26 @@ static void test_expert(void **state) {
   refused(gpt, &o, "ep=2: the traced layers have no experts");
   sc_job_free(gpt);
   o.tp = 2;
-  assert_int_equal(sc__job_shard(job, &o, &ej), SC_EUNSUPPORTED);
-  assert_non_null(strstr(sc_errmsg(ctx), "expert tensor parallelism"));
+  refused(job, &o, "an MoE layer under tensor parallelism needs sequence parallelism");
+  /* TP 2 with SP: the experts' linears split by their names, the routed
+   * copies all-gathered over the expert-TP group after each dispatch and
+   * reduce-scattered before each combine (the whole copies, 4096 bytes;
+   * the all-to-alls move the rank's s / tp tokens' half), no per-expert SP
+   * collective; without EP only the gathers and scatters. */
+  o.sp = 1;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  double ab = 0, tb = 0;
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_EP_GROUP, &ab), 8);
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_ETP_GROUP, &tb), 8);
+  assert_true(ab == 8 * 2048.0 && tb == 8 * 4096.0);
+  size_t tp_ep = colls_in(ej, &ej->ranks[0], SC_JOB_TP_GROUP, NULL);
+  sc_job_free(ej);
+  o.ep = 0;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_EP_GROUP, NULL), 0);
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_ETP_GROUP, NULL), 8);
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_TP_GROUP, NULL), tp_ep);
+  sc_job_free(ej);
   sc_job_free(job);
 }
 
