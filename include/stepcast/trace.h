@@ -142,9 +142,10 @@ typedef struct sc_replay_opts {
   int64_t scale_fsdp;
   /* Expert parallelism of an ex-situ job's MoE layers (0 or 1: off): their
    * experts spread over scale_ep of the scale_dp replicas, all-to-all
-   * dispatch and combine over the EP group, the experts' gradients reduced
-   * over the expert-data-parallel group (docs/TRACE.md, "Expert
-   * parallelism"). */
+   * dispatch and combine over the EP group (with scale_tp > 1, which needs
+   * sequence_parallel, the routed tokens gathered over the expert-TP group
+   * too), the experts' gradients reduced over the expert-data-parallel
+   * group (docs/TRACE.md, "Expert parallelism"). */
   int64_t scale_ep;
   /* With scale_fsdp: 1 gathers each unit's parameters once per step and
    * keeps them unsharded to its end (FSDP2 with reshard_after_forward=False
