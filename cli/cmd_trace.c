@@ -177,22 +177,23 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
       path = v;
     } else if (sc_cli_trace_arg(&tr, &a, &code)) continue;
     else if (sc_cli_is(&a, "--scale")) {
-      /* tp=N,pp=M,cp=C,dp=K,fsdp=F in any order, each at most once. */
+      /* tp=N,pp=M,cp=C,dp=K,fsdp=F,ep=E in any order, each at most once. */
       char buf[256];
       snprintf(buf, sizeof buf, "%s", v);
-      int seen[5] = {0, 0, 0, 0, 0};
-      static const char *const keys[5] = {"tp", "pp", "cp", "dp", "fsdp"};
-      int64_t *dst[5] = {&opts.scale_tp, &opts.scale_pp, &opts.scale_cp, &opts.scale_dp, &opts.scale_fsdp};
+      int seen[6] = {0, 0, 0, 0, 0, 0};
+      static const char *const keys[6] = {"tp", "pp", "cp", "dp", "fsdp", "ep"};
+      int64_t *dst[6] = {&opts.scale_tp, &opts.scale_pp, &opts.scale_cp, &opts.scale_dp, &opts.scale_fsdp,
+                         &opts.scale_ep};
       char *save = NULL;
       int any = 0;
       for (char *t = strtok_r(buf, ",", &save); t && ok; t = strtok_r(NULL, ",", &save)) {
         int which = -1;
-        for (int q = 0; q < 5; q++) {
+        for (int q = 0; q < 6; q++) {
           size_t kl = strlen(keys[q]);
           if (!strncmp(t, keys[q], kl) && t[kl] == '=') which = q;
         }
         if (which < 0 || seen[which]) {
-          fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K,fsdp=F (each once, N >= 1), not \"%s\"\n", v);
+          fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K,fsdp=F,ep=E (each once, N >= 1), not \"%s\"\n", v);
           ok = 0;
           break;
         }
@@ -204,11 +205,13 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
         *dst[which] = k;
       }
       if (ok && !any) {
-        fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K,fsdp=F (each once, N >= 1), not \"%s\"\n", v);
+        fprintf(stderr, "stepcast: --scale takes tp=N,pp=M,cp=C,dp=K,fsdp=F,ep=E (each once, N >= 1), not \"%s\"\n", v);
         ok = 0;
       }
       /* fsdp=F alone: F data-parallel replicas sharded over all of them. */
       if (ok && opts.scale_fsdp > 1 && opts.scale_dp <= 0) opts.scale_dp = opts.scale_fsdp;
+      /* ep=E alone: E data-parallel replicas, the experts over all of them. */
+      if (ok && opts.scale_ep > 1 && opts.scale_dp <= 0) opts.scale_dp = opts.scale_ep;
     } else if (sc_cli_is(&a, "--async-tp")) {
       opts.async_tp = 1;
     } else if (sc_cli_is(&a, "--fsdp-keep")) {
@@ -222,7 +225,7 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     } else if (sc_cli_is(&a, "--cp-comm")) {
       opts.cp_comm = a.choice; /* p2p|a2a|allgather: sc_cp_comm's order */
     } else if (sc_cli_is(&a, "--schedule")) {
-      opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1: the enum's order */
+      opts.schedule = (sc_schedule)a.choice; /* 1f1b|gpipe|interleaved|zb-h1|zbv: the enum's order */
     } else if (sc_cli_is(&a, "--vpp")) {
       ok = sc_cli_int(name, v, 2, 64, &k);
       opts.vpp = k;

@@ -196,11 +196,12 @@ static const sc_cli_opt import_megatron_opts[] = {
 static const sc_cli_opt export_megatron_opts[] = {SET_OPT, {NULL, NULL, NULL, 0}};
 
 static const sc_cli_opt replay_opts[] = {
-    {"--scale", "tp=N,cp=C,pp=M,dp=K,fsdp=K",
+    {"--scale", "tp=N,cp=C,pp=M,dp=K,fsdp=K,ep=E",
      "re-target: dp alone to K data-parallel replicas (weak scaling); tp / cp / pp split an ex-situ "
      "job with module paths over tensor-parallel ranks, context-parallel ranks (the sequence, ring "
      "attention) and pipeline stages; fsdp=K shards its parameters over K of the replicas (FSDP per "
-     "layer instead of DDP; K below dp: HSDP)",
+     "layer instead of DDP; K below dp: HSDP); ep=E spreads its MoE layers' experts over E of the "
+     "replicas (all-to-all dispatch and combine)",
      0},
     {"--micro-batches", "N", "micro-batches of the pipeline schedule with --scale pp (default pp)", 0},
     {"--fsdp-keep", NULL,
@@ -212,10 +213,10 @@ static const sc_cli_opt replay_opts[] = {
     {"--cp-comm", "p2p|a2a|allgather",
      "the CP exchange of --scale cp=C: the ring of K/V chunks (p2p, default), Ulysses all-to-alls over "
      "heads (a2a) or K/V all-gathered, dK/dV reduce-scattered (allgather)", SC_CLI_CHOICE},
-    {"--schedule", "1f1b|gpipe|interleaved|zb-h1",
+    {"--schedule", "1f1b|gpipe|interleaved|zb-h1|zbv",
      "pipeline schedule of a --scale pp re-target (default 1f1b; zb-h1 splits the backward into "
-     "input- and weight-gradient passes)", SC_CLI_CHOICE},
-    {"--vpp", "N", "model chunks per stage of the interleaved schedule (default 2)", 0},
+     "input- and weight-gradient passes; zbv also runs two model chunks per stage in a V)", SC_CLI_CHOICE},
+    {"--vpp", "N", "model chunks per stage of the interleaved schedule (default 2; zbv runs 2)", 0},
     {"--sequence-parallel", NULL,
      "with --scale tp=N (N >= 2): Megatron's sequence parallelism (norms and residuals on s/tp tokens, "
      "all-gathers and reduce-scatters instead of all-reduces)", 0},
@@ -370,7 +371,7 @@ static const char replay_text[] =
     "by the sharding rules (--shard-rules overrides them; --sequence-parallel adds\n"
     "Megatron's sequence parallelism), the sequence split over C\n"
     "ranks with ring attention, the layers cut into M stages run\n"
-    "along --schedule (1F1B, GPipe, interleaved with --vpp chunks, ZB-H1) over\n"
+    "along --schedule (1F1B, GPipe, interleaved with --vpp chunks, ZB-H1, ZB-V) over\n"
     "--micro-batches, DDP over each stage's K replicas (fsdp=K: FSDP per layer).\n"
     "--layers N runs such a job with N layers, traced with fewer: the last traced\n"
     "layer's operators are repeated (forward, backward, gradients, optimizer).\n"

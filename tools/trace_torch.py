@@ -31,6 +31,7 @@ Usage:
       [--device cpu|meta] [--attention eager|sdpa] [--loss sum|ce] [--ac none|full|op]
       [--amp bf16|fp16] [--zero-grad zero|none] [--optimizer sgd|momentum|adamw]
 MODEL: resnet50 resnet152 vgg19 gpt2 bert-large llama3-8b llama3-70b llama3-405b tiny-cnn tiny-gpt tiny-llama
+       tiny-moe
 Writes DIR/MODEL-bB.json.gz per batch size (MODEL-lL-tpN-sKofP-bB.json.gz
 with --layers, --tp, --pp-stage; -seqN, -sdpa, -acX, -ce, -bf16, -zgnone
 after them with those options).
@@ -62,6 +63,12 @@ plain SGD (lr 0.01, no momentum, no weight decay); fp32 weights. The
 --optimizer momentum (SGD, momentum 0.9, weight decay 1e-4, torchvision's
 reference) and --optimizer adamw (per-parameter AdamW, foreach off as
 PyTorch 1.x ran on GPUs) trace other setups.
+
+tiny-moe is the tiny GPT (hidden 32, 2 heads, sequence 16) with a
+Mixtral-style MoE FFN per layer: a router (moe.gate) and 4 GELU experts
+(moe.experts.<i>: fc1, fc2, FFN 64), top 2, the tokens routed round robin
+(a uniform router: every expert gets tokens x 2 / 4), for the re-target's
+expert parallelism (docs/TRACE.md, "Expert parallelism").
 """
 
 import argparse
@@ -241,6 +248,78 @@ class GPT2(nn.Module):
         for blk in sh.iter(self.blocks):
             x = blk(x, self.mask)
         return self.ln_f(x).sum() if sh.last else pp_out(x)
+
+
+class Expert(nn.Module):
+    """One expert of an MoE layer: a GELU MLP (fc1, fc2)."""
+
+    def __init__(self, d, ffn):
+        super().__init__()
+        self.fc1 = nn.Linear(d, ffn)
+        self.fc2 = nn.Linear(ffn, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class MoE(nn.Module):
+    """A Mixtral-style sparse MoE FFN (Jiang et al. 2024, "Mixtral of
+    Experts": a linear router over n experts, the top-k weights soft-maxed,
+    each token's output the weighted sum of its k experts'), each expert an
+    nn.Module under experts.<i>, as src/trace/shard.c's expert rule finds
+    them. The router's weights are computed, but the tokens are routed
+    round robin (copy j of token i to expert (i k + j) mod n): a uniform
+    router, every expert getting tokens x k / n of them, the balanced load
+    an auxiliary loss aims at, and shapes that do not depend on the
+    weights."""
+
+    def __init__(self, d, ffn, experts=4, topk=2):
+        super().__init__()
+        self.gate = nn.Linear(d, experts, bias=False)
+        self.experts = nn.ModuleList([Expert(d, ffn) for _ in range(experts)])
+        self.topk = topk
+
+    def forward(self, x):
+        b, s, d = x.shape
+        t = x.reshape(b * s, d)
+        n, k = len(self.experts), self.topk
+        w, _ = torch.topk(self.gate(t), k, dim=-1)
+        w = F.softmax(w, dim=-1)
+        route = (torch.arange(b * s * k) % n).view(b * s, k)
+        out = torch.zeros_like(t)
+        for e, ex in enumerate(self.experts):
+            tok, slot = (route == e).nonzero(as_tuple=True)
+            out = out.index_add(0, tok, ex(t[tok]) * w[tok, slot].unsqueeze(-1))
+        return out.view(b, s, d)
+
+
+class MoEBlock(GPT2Block):
+    """GPT-2's layer with an MoE FFN (moe) in place of its MLP."""
+
+    def __init__(self, d, heads, experts=4, topk=2):
+        super().__init__(d, heads)
+        del self.c_fc, self.mlp_proj
+        self.moe = MoE(d, 2 * d, experts, topk)
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        h, hd = self.heads, self.hd
+        q, k, v = self.c_attn(self.ln_1(x)).split(h * hd, dim=2)
+        q, k, v = (t.view(b, s, h, hd).permute(0, 2, 1, 3) for t in (q, k, v))
+        w = torch.where(mask[:, :, :s, :s], torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(hd),
+                        torch.tensor(-1e4, dtype=q.dtype))
+        a = torch.matmul(F.dropout(F.softmax(w, dim=-1), self.drop, self.training), v)
+        x = x + F.dropout(self.c_proj(a.permute(0, 2, 1, 3).contiguous().view(b, s, h * hd)), self.drop,
+                          self.training)
+        return x + F.dropout(self.moe(self.ln_2(x)), self.drop, self.training)
+
+
+class TinyMoE(GPT2):
+    """The tiny GPT with MoE layers (4 experts, top 2)."""
+
+    def __init__(self, vocab=64, pos=16, d=32, layers=2, heads=2):
+        super().__init__(vocab=vocab, pos=pos, d=d, layers=0, heads=heads)
+        self.blocks = nn.ModuleList([MoEBlock(d, heads) for _ in range(layers)])
 
 
 class BertLayer(nn.Module):
@@ -631,6 +710,10 @@ def build(name, seq, optimizer="sgd", layers=0, shard=None, attention="eager", a
     if name == "tiny-gpt":
         s = seq or 16
         model = GPT2(vocab=64, pos=s, d=32, layers=layers or 2, heads=2, shard=sh)
+        return model, shard_inputs(model, sh, s, 32, 64), sgd, s
+    if name == "tiny-moe":
+        s = seq or 16
+        model = TinyMoE(pos=s, layers=layers or 2)
         return model, shard_inputs(model, sh, s, 32, 64), sgd, s
     # Llama 3.1 shapes (the models' config.json: hidden, heads, KV heads,
     # FFN, vocabulary 128256, rotary base 500000), layers as published.

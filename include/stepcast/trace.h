@@ -130,8 +130,9 @@ typedef struct sc_replay_opts {
   int64_t scale_tp, scale_pp, scale_cp;
   int64_t micro_batches;
   /* The pipeline schedule of a tp / pp re-target: SC_SCHED_1F1B (0),
-   * GPIPE, INTERLEAVED (vpp >= 2 model chunks per stage, 0: 2) or ZB_H1
-   * (backward split into input- and weight-gradient passes); ZBV refused. */
+   * GPIPE, INTERLEAVED (vpp >= 2 model chunks per stage, 0: 2), ZB_H1
+   * (backward split into input- and weight-gradient passes) or ZBV (split,
+   * two chunks per stage in a V: vpp 0 or 2); DualPipe refused. */
   sc_schedule schedule;
   int64_t vpp;
   /* FSDP (FULL_SHARD) instead of DDP on an ex-situ job with module paths:
@@ -142,6 +143,13 @@ typedef struct sc_replay_opts {
    * each reduced shard across the dp / fsdp replicas (docs/TRACE.md,
    * "FSDP"). */
   int64_t scale_fsdp;
+  /* Expert parallelism of an ex-situ job's MoE layers (0 or 1: off): their
+   * experts spread over scale_ep of the scale_dp replicas, all-to-all
+   * dispatch and combine over the EP group (with scale_tp > 1, which needs
+   * sequence_parallel, the routed tokens gathered over the expert-TP group
+   * too), the experts' gradients reduced over the expert-data-parallel
+   * group (docs/TRACE.md, "Expert parallelism"). */
+  int64_t scale_ep;
   /* With scale_fsdp: 1 gathers each unit's parameters once per step and
    * keeps them unsharded to its end (FSDP2 with reshard_after_forward=False
    * under torch pipelining, as torchtitan's PP runs); 0 gathers them again
@@ -185,6 +193,7 @@ typedef struct sc_replay_result {
   sc_schedule schedule;       /* of a re-targeted pipeline (SC_SCHED_1F1B otherwise) */
   int64_t vpp;                /* model chunks per stage (1 but interleaved) */
   int64_t fsdp;               /* FSDP shard group (0: none) */
+  int64_t ep;                 /* expert-parallel degree (1: none) */
   int sequence_parallel;      /* 1: re-targeted with sequence parallelism */
   int cp_comm;                /* the CP exchange (sc_cp_comm) */
   int async_tp;               /* 1: SP collectives chunk-overlapped with their GEMMs */

@@ -264,6 +264,7 @@ typedef struct gdef {   /* a group in the replayed job */
   size_t n;
   int spans_replicas;
   int cp;               /* shard.c's context-parallel group */
+  int ep;               /* shard.c's expert-parallel group (its all-to-alls) */
   sc_placement pl, traced_pl;
 } gdef;
 
@@ -333,8 +334,9 @@ static int resize_groups(sc_ctx *ctx, const sc_job *job, int64_t R, int64_t dp0,
      * one replica: dp 1, cp 2). */
     const char *gname = sc__job_str(job, jg->name);
     g[i].spans_replicas = world || strided || !strcmp(gname, "ddp") || !strcmp(gname, SC_JOB_FSDP_GROUP) ||
-                          !strcmp(gname, SC_JOB_HSDP_GROUP);
+                          !strcmp(gname, SC_JOB_HSDP_GROUP) || !strcmp(gname, SC_JOB_EDP_GROUP);
     g[i].cp = !strcmp(gname, SC_JOB_CP_GROUP);
+    g[i].ep = !strcmp(gname, SC_JOB_EP_GROUP) || !strcmp(gname, SC_JOB_ETP_GROUP);
     g[i].members = sc__malloc(ctx, (n ? n : 1) * sizeof *g[i].members);
     if (!g[i].members) {
       free_groups(ctx, g, job->ngroups);
@@ -419,8 +421,7 @@ static double fp8_gemm_priced_ns(const sc_cost *c, const sc_jshape *sh, double b
   return c->compute->fp8_gemm_ns(c, m, sh->n, sh->k) + (cast > 0 ? c->compute->mem_ns(c, cast) : 0);
 }
 
-static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, int fp8_recipe) {
-  const sc_jshape *sh = &r->shapes[jo->shape - 1];
+static double priced_shape_ns(const sc_cost *c, const sc_jshape *sh, const sc_jop *jo, int fp8_recipe) {
   double b = sh->batch > 0 ? sh->batch : 1;
   switch (sh->cls) {
   case SC_JSHAPE_GEMM8_FWD:
@@ -449,6 +450,18 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, i
   default:
     return 0;
   }
+}
+
+static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, int fp8_recipe) {
+  return priced_shape_ns(c, &r->shapes[jo->shape - 1], jo, fp8_recipe);
+}
+
+/* shard.c's ZB-V pass times: a re-shaped op priced as the replay prices it
+ * (measured ops at their duration). */
+typedef struct shard_pricing { const sc_cost *cost; int fp8_recipe; } shard_pricing;
+static double shard_op_ns(void *ud, const sc_jop *op, const sc_jshape *sh) {
+  const shard_pricing *p = ud;
+  return sh ? priced_shape_ns(p->cost, sh, op, p->fp8_recipe) : (double)op->dur_ns;
 }
 
 static int replay_job(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const sc_replay_opts *opts,
@@ -631,7 +644,7 @@ int sc__replay_run(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, const s
   int rc = check_gpu(ctx, job, cfg);
   if (rc) return rc;
   if (o.scale_tp > 1 || o.scale_pp > 1 || o.micro_batches > 1 || o.schedule != SC_SCHED_1F1B || o.vpp > 1 ||
-      o.scale_fsdp > 1 || o.scale_cp > 1 || o.sequence_parallel || job->shard_tp > 0) { /* a shard job always runs its stage cut */
+      o.scale_fsdp > 1 || o.scale_cp > 1 || o.scale_ep > 1 || o.sequence_parallel || job->shard_tp > 0) { /* a shard job always runs its stage cut */
     if (topts && topts->nranks)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "--trace-ranks with --scale tp= / pp= is not supported yet (the "
@@ -721,13 +734,16 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.dp = o->scale_dp > 0 ? o->scale_dp : o->scale_fsdp > 1 ? o->scale_fsdp : 1;
   so.cp = o->scale_cp > 0 ? o->scale_cp : 1;
   so.fsdp = o->scale_fsdp > 1 ? o->scale_fsdp : 0;
+  so.ep = o->scale_ep > 1 ? o->scale_ep : 0;
   so.fsdp_keep = o->fsdp_keep;
   so.async_tp = o->async_tp;
   so.sp = o->sequence_parallel;
   so.cp_comm = o->cp_comm;
   so.micro_batches = o->micro_batches > 0 ? o->micro_batches : so.pp;
   so.schedule = (int)o->schedule;
-  so.vpp = o->schedule == SC_SCHED_INTERLEAVED && o->vpp <= 1 ? 2 : o->vpp;
+  /* Interleaved: 2 model chunks per stage unless told; ZB-V: always 2. */
+  int chunked = o->schedule == SC_SCHED_INTERLEAVED || o->schedule == SC_SCHED_ZBV;
+  so.vpp = chunked && o->vpp <= 1 ? 2 : o->vpp;
   so.first_layers = o->first_layers;
   so.last_layers = o->last_layers;
   if (o->replica_ranks > 1)
@@ -741,7 +757,16 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
   so.rules = rules;
   so.nrules = nrules;
   sc_job *sj = NULL, *dj = NULL;
+  /* ZB-V orders its passes by their times on the target GPU. */
+  sc_cost zcost;
+  shard_pricing zp = {&zcost, (int)cfg->training.fp8_recipe};
+  int zbv = !rc && so.schedule == SC_SCHED_ZBV;
+  if (zbv) {
+    rc = sc__cost_init(ctx, cfg, &zcost); /* released in any case, as replay_job does */
+    so.op_ns = shard_op_ns, so.op_ns_ud = &zp;
+  }
   if (!rc) rc = sc__job_shard(job, &so, &sj);
+  if (zbv) sc__cost_release(ctx, &zcost);
   double mib = 1048576.0;
   int64_t R = so.tp * so.cp * so.pp;
   if (!rc && !(o->ddp_bucket_mb >= 0 && o->ddp_first_bucket_mb >= 0))
@@ -762,6 +787,7 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->schedule = (sc_schedule)so.schedule;
     out->vpp = so.vpp > 1 ? so.vpp : 1;
     out->fsdp = so.fsdp;
+    out->ep = so.ep > 1 ? so.ep : 1;
     out->sequence_parallel = so.sp;
     out->cp_comm = so.cp_comm;
     out->async_tp = so.async_tp;
@@ -770,7 +796,10 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
     out->traced_dp = 1;
     if (dj)
       for (size_t k = 0; k < dj->ranks[0].nops; k++)
-        out->ddp_buckets += dj->ranks[0].ops[k].kind == SC_JOP_COLL && !strcmp(sc__job_str(dj, dj->groups[dj->ranks[0].ops[k].group].name), "ddp");
+        if (dj->ranks[0].ops[k].kind == SC_JOP_COLL) { /* the dense buckets and the experts' */
+          const char *g = sc__job_str(dj, dj->groups[dj->ranks[0].ops[k].group].name);
+          out->ddp_buckets += !strcmp(g, "ddp") || !strcmp(g, SC_JOB_EDP_GROUP);
+        }
   }
   sc_job_free(dj);
   sc_job_free(sj);
@@ -1038,7 +1067,10 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
         case SC_JOP_COLL:
           op->kind = SC_OP_COLL;
           op->coll = jo->coll < SC_COLL_COUNT ? jo->coll : SC_COLL_ALLREDUCE;
-          op->cat = groups[jo->group].spans_replicas ? SC_CAT_DP : groups[jo->group].cp ? SC_CAT_CP : SC_CAT_TP;
+          op->cat = groups[jo->group].ep               ? SC_CAT_EP
+                    : groups[jo->group].spans_replicas ? SC_CAT_DP
+                    : groups[jo->group].cp             ? SC_CAT_CP
+                                                       : SC_CAT_TP;
           op->peer = rp[i].chan[k];
           op->work = rp[i].dur[k];
           break;
@@ -1059,7 +1091,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
             const sc_jop *po = &job->ranks[pi].ops[u];
             if (po->peer != r->rank || po->kind != (jo->kind == SC_JOP_SEND ? SC_JOP_RECV : SC_JOP_SEND)) continue;
             if (first < 0) first = rp[pi].cv.slot_of[po->stream];
-            if (my_id >= SC_SHARD_ST_FSEND && my_id <= SC_SHARD_ST_BRECV &&
+            if (my_id >= SC_SHARD_ST_FSEND && my_id <= SC_SHARD_ST_RBRECV &&
                 job->ranks[pi].streams[po->stream].id == (my_id ^ 1))
               ps = rp[pi].cv.slot_of[po->stream];
           }
@@ -1210,7 +1242,11 @@ static const char *cp_text(int k) {
 }
 
 static const char *sched_label(sc_schedule k) {
-  return k == SC_SCHED_GPIPE ? "GPipe" : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B" : k == SC_SCHED_ZB_H1 ? "ZB-H1" : "1F1B";
+  return k == SC_SCHED_GPIPE         ? "GPipe"
+         : k == SC_SCHED_INTERLEAVED ? "interleaved 1F1B"
+         : k == SC_SCHED_ZB_H1       ? "ZB-H1"
+         : k == SC_SCHED_ZBV         ? "ZB-V"
+                                     : "1F1B";
 }
 
 int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, void *ud) {
@@ -1225,13 +1261,14 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     (long long)r->cp, (long long)r->micro_batches, (long long)r->dp,
                     (long long)r->traced_dp, (long long)r->simulated_ranks, (long long)r->iterations,
                     r->gpu, r->comm, r->traced_step_s, r->predicted_step_s);
-    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1))
+    if (!rc && (r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1 || r->ep > 1))
       rc = sc__writef(w, ud,
                       "\"schedule\":\"%s\",\"vpp\":%lld,\"fsdp\":%lld,\"fsdp_keep\":%s,\"sequence_parallel\":%s,"
                       "\"async_tp\":%s,\"cp_comm\":\"%s\",",
                       sc_enum_name(SC_ENUM_SCHEDULE, (int)r->schedule), (long long)(r->vpp > 1 ? r->vpp : 1),
                       (long long)r->fsdp, r->fsdp_keep ? "true" : "false", r->sequence_parallel ? "true" : "false",
                       r->async_tp ? "true" : "false", cp_label(r->cp_comm));
+    if (!rc && r->ep > 1) rc = sc__writef(w, ud, "\"ep\":%lld,", (long long)r->ep);
     if (!rc && r->layers > 0)
       rc = sc__writef(w, ud, "\"layers\":%lld,\"traced_layers\":%lld,", (long long)r->layers,
                       (long long)r->traced_layers);
@@ -1256,7 +1293,7 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
   rc = sc__writef(w, ud, "replay: %lld traced rank(s) of %lld, %lld iteration(s), GPU %s, collectives %s\n",
                   (long long)r->simulated_ranks, (long long)r->traced_world, (long long)r->iterations,
                   r->gpu, r->comm);
-  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1;
+  int sharded = r->tp > 1 || r->pp > 1 || r->micro_batches > 1 || r->fsdp > 1 || r->cp > 1 || r->ep > 1;
   if (!rc && r->layers > 0 && r->layers != r->traced_layers)
     rc = sc__writef(w, ud, "extrapolated: %lld layers (%lld traced; the last traced layer repeated)\n",
                     (long long)r->layers, (long long)r->traced_layers);
@@ -1268,10 +1305,12 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                     "them (torch.compile)\n", (long long)r->fused_kernels);
   char chunks[48] = "";
   if (r->vpp > 1) snprintf(chunks, sizeof chunks, " x %lld chunks", (long long)r->vpp);
-  char dpx[64] = "";
+  char dpx[96] = "";
   const char *keep = r->fsdp_keep ? ", kept unsharded" : "";
   if (r->fsdp > 1 && r->fsdp < r->dp) snprintf(dpx, sizeof dpx, " (HSDP: shards of %lld%s)", (long long)r->fsdp, keep);
   else if (r->fsdp > 1) snprintf(dpx, sizeof dpx, " (FSDP%s)", keep);
+  else if (r->ep > 1) snprintf(dpx, sizeof dpx, ", EP %lld (expert data parallel %lld)", (long long)r->ep,
+                               (long long)(r->dp / r->ep));
   if (!rc && sharded)
     rc = sc__writef(w, ud,
                     "re-targeted: TP %lld%s, CP %lld%s, PP %lld%s (%s, %lld micro-batch(es)), DP %lld%s: world %lld, "

@@ -153,7 +153,6 @@ static void zbv_times(const sc_shape *sh, double t[3]) {
 }
 
 typedef struct zbv_state {
-  const sc_shape *sh;
   int64_t pp, m;
   double *done;  /* [(pass * 2 + chunk) * pp + stage][mb]: end time, or -1 */
   double *heap;  /* pending end times, a binary min-heap */
@@ -213,13 +212,11 @@ static double heap_pop(zbv_state *z) {
   return top;
 }
 
-static int zbv(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items) {
-  int64_t pp = sh->pp, m = sh->m, len = 6 * m, limit = sc__schedule_zbv_limit(sh);
+int sc__schedule_zbv(sc_ctx *ctx, int64_t pp, int64_t m, const double t[3], sc_sched_item *items) {
+  int64_t len = 6 * m, limit = 2 * pp; /* sc__schedule_zbv_limit */
   int64_t total = len * pp, placed = 0;
   size_t cells = (size_t)(6 * pp * m);
-  double t[3];
-  zbv_times(sh, t);
-  zbv_state z = {sh, pp, m, NULL, NULL, 0};
+  zbv_state z = {pp, m, NULL, NULL, 0};
   z.done = sc__malloc(ctx, cells * sizeof *z.done);
   z.heap = sc__malloc(ctx, ((size_t)total + 1) * sizeof *z.heap);
   int64_t *next = sc__calloc(ctx, (size_t)(6 * pp), sizeof *next); /* per (pass, chunk, stage) */
@@ -420,7 +417,11 @@ static int dualpipe(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items) {
 int sc__schedule_all(sc_ctx *ctx, const sc_shape *sh, sc_sched_item *items) {
   size_t len = sc__schedule_len(sh);
   sc_schedule kind = sh->cfg->parallel.schedule;
-  if (kind == SC_SCHED_ZBV) return zbv(ctx, sh, items);
+  if (kind == SC_SCHED_ZBV) {
+    double t[3];
+    zbv_times(sh, t);
+    return sc__schedule_zbv(ctx, sh->pp, sh->m, t, items);
+  }
   if (kind == SC_SCHED_DUALPIPE || kind == SC_SCHED_DUALPIPEV) return dualpipe(ctx, sh, items);
   for (int64_t s = 0; s < sh->pp; s++) {
     sc_sched_item *out = items + (size_t)s * len, x;

@@ -86,6 +86,15 @@ void sc__schedule_interleaved_fwd(const sc_shape *sh, int64_t k, uint32_t *mb, u
  * runs. */
 int64_t sc__schedule_warmup(const sc_shape *sh, int64_t stage);
 
+/* ZB-V's list schedule (sc__schedule_all's for parallel.schedule zbv) over
+ * pp stages and m micro-batches with the given time of a model chunk's
+ * forward, input-grad and weight-grad pass (t[SC_PASS_F], t[SC_PASS_B],
+ * t[SC_PASS_W], >= 0, any unit: only their ratio matters). The
+ * synthesiser estimates them from the shape; shard.c, re-targeting a traced
+ * job, from the traced operators. Fills items[pp * 6 * m], stage by stage.
+ * 0, SC_ENOMEM or SC_EINTERNAL (with a message). */
+int sc__schedule_zbv(sc_ctx *ctx, int64_t pp, int64_t m, const double t[3], sc_sched_item *items);
+
 /* ZB-V keeps at most this many model-chunk passes in flight (forward run,
  * weight grads not yet) on a stage: 2 * pp, the activations of pp whole
  * micro-batches, as 1F1B's first stage. */

@@ -18,7 +18,10 @@
  * The result is a new job whose collectives span each rank's data-parallel
  * group: the ranks at its position in every replica of replica_ranks ranks
  * (1: all ranks of the world); replay's --scale dp=N re-prices them for N
- * replicas.
+ * replicas. A gradient mark that names a group (shard.c's experts under
+ * expert parallelism: their expert-data-parallel group) is bucketed apart,
+ * in buckets of its own reduced over that group, as Megatron-Core keeps
+ * expert and dense gradients in separate buffers.
  */
 #include "trace/job_int.h"
 
@@ -156,8 +159,13 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
     }
     for (size_t k = 0; !rc && k < src->nshapes; k++)
       if (sc__jrank_shape(job, r, &src->shapes[k]) < 0) rc = SC_ENOMEM;
-    double cap = first_bytes, fill = 0;
-    size_t ng = 0, bucket_first = 0;
+    /* Buckets: [0] the data-parallel one, [1] of marks naming a group. */
+    double cap[2] = {first_bytes, first_bytes}, fill[2] = {0, 0};
+    uint32_t bgroup[2] = {grp, SC_JOB_NONE};
+    size_t last_of[2] = {SIZE_MAX, SIZE_MAX};
+    for (size_t k = 0; k < src->nops; k++)
+      if (src->ops[k].kind == SC_JOP_GRAD) last_of[src->ops[k].group != SC_JOB_NONE] = k;
+    size_t ng = 0;
     int64_t last_ar = -1;
     for (size_t k = 0; !rc && k < src->nops; k++) {
       sc_jop op = src->ops[k];
@@ -173,27 +181,28 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
       for (uint32_t q = 0; !rc && q < op.ndeps; q++) rc = sc__jrank_dep(job, r, src->deps[op.dep_off + q]);
       if (rc || op.kind != SC_JOP_GRAD) continue;
       /* Copy (scaled) into the bucket; all-reduce a full bucket. */
+      int b = op.group != SC_JOB_NONE;
+      if (b) bgroup[1] = op.group, r->ops[nk].group = SC_JOB_NONE; /* a mark, no collective */
       grads[ng++] = op.bytes;
       int64_t cp = add_kernel(&d, d.nm_copy_in, 2 * op.bytes);
       if (cp < 0) {
         rc = SC_ENOMEM;
         break;
       }
-      fill += op.bytes;
-      if (fill >= cap || k == last_grad) {
+      fill[b] += op.bytes;
+      if (fill[b] >= cap[b] || k == last_of[b]) {
         int64_t h = add_op(&d, SC_JOP_HOST, d.host, d.nm_launch, 0, SC_JSHAPE_HOST, NULL, 0);
         uint32_t deps[2] = {(uint32_t)cp, (uint32_t)h};
-        int64_t ar = h < 0 ? -1 : add_op(&d, SC_JOP_COLL, d.comm, d.nm_ar, fill, -1, deps, 2);
+        int64_t ar = h < 0 ? -1 : add_op(&d, SC_JOP_COLL, d.comm, d.nm_ar, fill[b], -1, deps, 2);
         if (ar < 0) {
           rc = SC_ENOMEM;
           break;
         }
-        r->ops[ar].group = grp;
+        r->ops[ar].group = bgroup[b];
         r->ops[ar].coll = SC_COLL_ALLREDUCE;
         last_ar = ar;
-        fill = 0;
-        cap = bucket_bytes;
-        bucket_first = ng;
+        fill[b] = 0;
+        cap[b] = bucket_bytes;
       }
       if (k == last_grad) { /* end of backward: wait, then copy back */
         uint32_t dep = (uint32_t)last_ar;
@@ -202,7 +211,6 @@ int sc__job_ddp(const sc_job *in, double bucket_bytes, double first_bytes, int64
           if (add_kernel(&d, d.nm_copy_out, 2 * grads[g]) < 0) rc = SC_ENOMEM;
       }
     }
-    (void)bucket_first;
     for (size_t k = 0; !rc && k < src->nops; k++) {
       const sc_jop *op = &r->ops[map[k]];
       for (uint32_t q = 0; q < op->ndeps; q++) r->deps[op->dep_off + q] = map[r->deps[op->dep_off + q]];

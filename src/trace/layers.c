@@ -279,10 +279,11 @@ int sc__job_layers(const sc_job *in, int64_t layers, sc_job **out, int64_t *trac
       }
       for (size_t k = 0; !rc && k < src->nshapes; k++)
         if (sc__jrank_shape(job, L.r, &src->shapes[k]) < 0) rc = SC_ENOMEM;
-      for (size_t m = 0; !rc && m < src->nmodules; m++)
-        if (sc__jrank_module(job, L.r, src->modules[m].path, src->modules[m].type, src->modules[m].heads) !=
-            (int64_t)m)
-          rc = sc__error(ctx, SC_EINVAL, "%s: duplicate module in the job's table", name);
+      for (size_t m = 0; !rc && m < src->nmodules; m++) {
+        int64_t got = sc__jrank_module(job, L.r, src->modules[m].path, src->modules[m].type, src->modules[m].heads);
+        if (got < 0) rc = SC_ENOMEM; /* sc__jrank_module's only failure */
+        else if (got != (int64_t)m) rc = sc__error(ctx, SC_EINVAL, "%s: duplicate module in the job's table", name);
+      }
     }
     if (!rc) rc = copy_modules(&L);
     if (!rc) rc = build_rank(&L);

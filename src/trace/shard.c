@@ -13,10 +13,11 @@
  * replicated. Re-shaped operators keep their shape class, so replay prices
  * them for the target GPU as it prices any ex-situ op. The layer sequence
  * (module paths with a numeric component, `blocks.3`) is cut into pp x vpp
- * virtual stages (chunk c of stage s is virtual stage c x pp + s); each
- * stage's program runs model/schedule.c's order (1F1B, GPipe, interleaved,
- * ZB-H1, whose W passes take the weight-gradient GEMMs and gradient work out
- * of the backward) over the micro-batches, its passes built from the traced
+ * virtual stages (chunk c of stage s is virtual stage c x pp + s; ZB-V's V
+ * puts virtual stages s and 2 pp - 1 - s on stage s); each stage's program
+ * runs model/schedule.c's order (1F1B, GPipe, interleaved, ZB-H1 and ZB-V,
+ * whose W passes take the weight-gradient GEMMs and gradient work out of the
+ * backward) over the micro-batches, its passes built from the traced
  * operators of the chunk's layers, with blocking p2p receives and sends of
  * the activations between neighbours (as synth/pipeline.c emits them).
  */
@@ -71,11 +72,11 @@ int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_
     int k = sscanf(buf, "%599s %599s %1s", glob, role, extra);
     if (k <= 0) continue;
     int r = -1;
-    for (int q = SC_SHARD_COLUMN; q <= SC_SHARD_VOCAB; q++)
-      if (!strcmp(role, role_names[q])) r = q;
+    for (int q = SC_SHARD_COLUMN; q < SC_SHARD_ROLE_COUNT; q++)
+      if (q != SC_SHARD_BLOCK && !strcmp(role, role_names[q])) r = q;
     const char *why = k == 1 ? "a module path pattern and a role expected"
                       : k == 3 ? "more than a pattern and a role"
-                      : r < 0 ? "role must be column-parallel, row-parallel, replicated or vocab-parallel"
+                      : r < 0 ? "role must be column-parallel, row-parallel, replicated, vocab-parallel or expert"
                       : strlen(glob) >= sizeof v->glob ? "pattern longer than 255 bytes" : NULL;
     if (why) {
       sc__free(ctx, v, cap * sizeof *v);
@@ -165,6 +166,9 @@ static const char *const row_names[] = {"o", "c_proj", "out_proj", "o_proj", "pr
                                         "down_proj", "w2", "wo", "fc_out", "dense_4h_to_h", "linear_fc2",
                                         "linear_proj", NULL};
 static const char *const head_names[] = {"lm_head", "head", "output", "output_layer", NULL};
+/* An MoE layer's router (Mixtral's block_sparse_moe.gate): replicated, as
+ * Megatron-Core keeps it (its n_experts outputs split nothing). */
+static const char *const router_names[] = {"gate", "router", NULL};
 static const char *const vocab_names[] = {"wte", "word", "word_embeddings", "tok_embeddings", "embed_tokens",
                                           "tok", "tokens", "embedding", "embed", NULL};
 
@@ -209,9 +213,17 @@ static uint8_t builtin_role(const sc_job *job, const sc_jrank *r, size_t i, doub
   }
   int layer = sc__shard_layer_prefix(path) > 0;
   int linear = !strcmp(type, "Linear") || !strcmp(type, "Conv1D") || !strcmp(type, "NonDynamicallyQuantizableLinear");
+  /* An MoE layer's expert: a module numbered under `experts` (Mixtral's
+   * block_sparse_moe.experts.3, Megatron-Core's SequentialMLP
+   * local_experts.3, torchtitan-style experts.3). */
+  int digits = *leaf != 0;
+  for (const char *c = leaf; *c; c++) digits &= *c >= '0' && *c <= '9';
+  if (layer && !linear && digits && (!strcmp(parent, "experts") || !strcmp(parent, "local_experts")))
+    return SC_SHARD_EXPERT;
   if (linear) {
     if (!layer) /* an LM head (a vocabulary-sized output) is column-parallel */
       return sc__shard_is_head(job, r, i, fn) ? SC_SHARD_COLUMN : SC_SHARD_REPLICATED;
+    if (in_list(leaf, router_names)) return SC_SHARD_REPLICATED;
     if (in_list(leaf, col_names)) return SC_SHARD_COLUMN;
     if (in_list(leaf, row_names)) return SC_SHARD_ROW;
     if (!strcmp(leaf, "dense")) { /* BERT: intermediate.dense, (attention.)output.dense */
@@ -288,6 +300,9 @@ typedef struct opinfo {
   double div[4];     /* factors on m, n, k, batch */
   double bytes_div;  /* factor on bytes and FLOPs of non-GEMM ops */
   uint8_t skip;      /* a shard trace's marker op: rebuilt, not copied */
+  uint8_t dropped;   /* EP: an op of another EP rank's expert (not run here) */
+  uint8_t expert;    /* EP: an op of one of this rank's experts */
+  uint8_t ep_in, ep_out; /* EP: the dispatch all-to-all before it, the combine after it */
 } opinfo;
 
 typedef struct shb {  /* building */
@@ -303,11 +318,28 @@ typedef struct shb {  /* building */
   double *fm, *fn, *fk;
   int64_t nlayers;
   int64_t vpp;           /* model chunks per stage */
+  int vshape;            /* ZB-V: chunk 1 of stage s is virtual stage 2 pp - 1 - s */
   int64_t cp;            /* context-parallel ranks a sequence is split over */
   double seq;            /* the traced sequence length (CP) */
   double act_bytes;      /* one micro-batch's hidden activations (b s h x element size) */
   int32_t fixed;         /* a shard trace (in->shard_tp): its stage; -1 a whole-process trace */
+  int32_t *mod_expert;   /* EP: each module's expert (numbered in its layer), -1 none */
+  int moe;               /* expert_split found experts: the MoE exchanges are built */
+  double *ep_bytes;      /* EP: per layer, one rank's dispatch (and combine) bytes */
 } shb;
+
+/* Stage and model chunk of virtual stage vs, and the virtual stage of chunk
+ * c of stage s: c x pp + s, or in ZB-V's V (synth's sc__shape_vstage)
+ * stage s holds virtual stages s and 2 pp - 1 - s, so the first stage runs
+ * both ends of the model and the last turns the forward round. */
+static int64_t vs_stage(const shb *B, int64_t vs) {
+  int64_t pp = B->o->pp;
+  return B->vshape && vs >= pp ? 2 * pp - 1 - vs : vs % pp;
+}
+static int64_t vs_chunk(const shb *B, int64_t vs) { return vs / B->o->pp; }
+static int64_t vstage(const shb *B, int64_t s, int64_t c) {
+  return B->vshape && c == 1 ? 2 * B->o->pp - 1 - s : c * B->o->pp + s;
+}
 
 /* Forward, backward and activation checkpointing's recomputation (forward
  * operators run in backward): the passes that work on activations. */
@@ -467,6 +499,138 @@ static int context_split(shb *B) {
   return SC_OK;
 }
 
+/* The token dimension of GEMM shape sh of module m (m tokens, forward):
+ * the first of its m, k, n equal to them (forward and input-gradient m,
+ * weight-gradient k); m when none is. An index into opinfo.div. */
+static int token_dim(const shb *B, size_t m, const sc_jshape *sh) {
+  const double d[3] = {sh->m, sh->k, sh->n};
+  static const int dim[3] = {0, 2, 1};
+  int pick = 0;
+  for (int i = 2; i >= 0; i--)
+    if (d[i] == B->fm[m]) pick = dim[i];
+  return pick;
+}
+
+/* Whether module path q lies in module path p (is it, or under it). */
+static int path_in(const char *q, const char *p) {
+  size_t n = strlen(p);
+  return !strncmp(q, p, n) && (q[n] == 0 || q[n] == '.');
+}
+
+/* Expert parallelism (Megatron-Core's MoE with the all-to-all dispatcher,
+ * synth/moe.c): the experts of each layer (the modules of role expert not
+ * inside another one, numbered in module order; their sub-modules with
+ * them) spread over ep ranks, experts [j E / ep, (j + 1) E / ep) on EP rank
+ * j. Rank 0 (the one simulated) runs its E / ep experts; the others' ops
+ * are dropped. With the traced router's uniform load each of its experts
+ * receives the tokens routed to it from all ep ranks, ep times the traced
+ * count: its GEMMs' token dimension (the module's forward m: m of the
+ * forward and input-gradient GEMMs, k of the weight gradient) and its other
+ * ops' bytes times ep; parameter work keeps its size. A layer's dispatch
+ * all-to-all goes before its first expert op of a pass (forward,
+ * recomputation, the input-gradient part of backward), the combine after
+ * its last, each of its experts' tokens x input features x element size
+ * summed (tokens x top-k x hidden: one rank's routed copies, as synth/
+ * moe.c's a2a_bytes with a uniform router). Under TP with SP (and at ep 1
+ * too) the experts' own TP collectives give way to the layer's expert-TP
+ * gather after the dispatch and scatter before the combine (emit_unit),
+ * and the router works on the rank's s / tp tokens. Sets B->moe when
+ * experts were found. 0, SC_ENOMEM, or SC_EINVAL (no experts with ep > 1,
+ * a count ep does not divide). */
+static int expert_split(shb *B) {
+  const sc_jrank *r = B->r;
+  const sc_job *job = B->in;
+  size_t nm = r->nmodules, nl = (size_t)B->nlayers ? (size_t)B->nlayers : 1;
+  int64_t epn = B->o->ep > 1 ? B->o->ep : 1;
+  double ep = (double)epn;
+  int64_t *nexp = sc__calloc(B->ctx, nl, sizeof *nexp), total = 0;
+  int64_t *first = sc__malloc(B->ctx, 6 * nl * sizeof *first), *last = first ? first + 3 * nl : NULL;
+  B->ep_bytes = sc__calloc(B->ctx, nl, sizeof *B->ep_bytes);
+  uint8_t *seen = sc__calloc(B->ctx, nm ? nm : 1, 1);
+  int rc = !nexp || !first || !B->ep_bytes || !seen ? SC_ENOMEM : SC_OK;
+  for (size_t i = 0; !rc && i < nm; i++) B->mod_expert[i] = -1;
+  for (size_t i = 0; !rc && i < nm; i++) { /* the experts */
+    const char *p = sc__job_str(job, r->modules[i].path);
+    int top = B->roles[i] == SC_SHARD_EXPERT && B->mod_layer[i] >= 0;
+    for (size_t j = 0; top && j < nm; j++)
+      top = j == i || B->roles[j] != SC_SHARD_EXPERT || !path_in(p, sc__job_str(job, r->modules[j].path));
+    if (top) B->mod_expert[i] = (int32_t)nexp[B->mod_layer[i]]++, total++;
+  }
+  for (size_t q = 0; !rc && q < nm; q++) /* ... and their sub-modules */
+    for (size_t i = 0; B->mod_expert[q] < 0 && i < nm; i++)
+      if (B->mod_expert[i] >= 0 && B->roles[i] == SC_SHARD_EXPERT && i != q &&
+          path_in(sc__job_str(job, r->modules[q].path), sc__job_str(job, r->modules[i].path)))
+        B->mod_expert[q] = B->mod_expert[i];
+  if (!rc && !total && epn == 1) goto out; /* SP without EP: nothing to do */
+  if (!rc && !total)
+    rc = sc__error(B->ctx, SC_EINVAL,
+                   "ep=%lld: the traced layers have no experts (modules numbered under `experts`, or given the "
+                   "role expert by --shard-rules)", (long long)B->o->ep);
+  for (size_t l = 0; !rc && l < nl; l++)
+    if (nexp[l] % epn) {
+      const char *p = "";
+      size_t pl = 0;
+      for (size_t i = 0; i < nm && !pl; i++)
+        if (B->mod_layer[i] == (int32_t)l) p = sc__job_str(job, r->modules[i].path), pl = sc__shard_layer_prefix(p);
+      rc = sc__error(B->ctx, SC_EINVAL, "ep=%lld: layer %.*s has %lld experts, not divisible by ep",
+                     (long long)B->o->ep, (int)pl, p, (long long)nexp[l]);
+    }
+  for (size_t i = 0; !rc && i < 3 * nl; i++) first[i] = last[i] = -1;
+  for (size_t k = 0; !rc && k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    opinfo *x = &B->oi[k];
+    if (!om.module || B->mod_expert[om.module - 1] < 0) continue;
+    size_t m = om.module - 1;
+    int32_t l = B->mod_layer[m];
+    const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
+    int gemm = sh && dims_divide(sh->cls);
+    /* The layer's dispatch: every expert's first GEMM's tokens x input
+     * features (its first linear's input). */
+    if (om.pass == SC_JPASS_FWD && gemm && sc__jshape_gemm(sh->cls) && !seen[m]) {
+      int fresh = 1;
+      for (size_t i = 0; i < nm; i++)
+        fresh &= !(seen[i] && B->mod_expert[i] == B->mod_expert[m] && B->mod_layer[i] == l);
+      seen[m] = 1;
+      if (fresh) B->ep_bytes[l] += sh->m * sh->k * elem_bytes(op, sh);
+    }
+    x->ag = x->ar = 0; /* with SP its TP collectives are the layer's ETP gather and scatter */
+    if (B->mod_expert[m] >= nexp[l] / epn) {
+      x->dropped = 1;
+      continue;
+    }
+    x->expert = 1;
+    int gpu = op->kind == SC_JOP_KERNEL || op->kind == SC_JOP_MEMCPY || op->kind == SC_JOP_MEMSET;
+    if (!gpu || om.param || !act_pass(om.pass)) continue;
+    if (gemm) x->div[token_dim(B, m, sh)] /= ep;
+    else x->bytes_div /= ep;
+    if (om.pass == SC_JPASS_BWD && x->wgrad) continue; /* a W pass: no exchange */
+    size_t q = core_slot(l, om.pass);
+    if (first[q] < 0) first[q] = (int64_t)k;
+    last[q] = (int64_t)k;
+  }
+  for (size_t q = 0; !rc && q < 3 * nl; q++)
+    if (first[q] >= 0) B->oi[first[q]].ep_in = 1, B->oi[last[q]].ep_out = 1;
+  /* SP: the router (a replicated linear of an MoE layer) on the rank's
+   * s / tp tokens, as the norm before it. */
+  for (size_t k = 0; !rc && B->o->sp && k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    const sc_jop *op = &r->ops[k];
+    const sc_jshape *sh = op->shape ? &r->shapes[op->shape - 1] : NULL;
+    if (!om.module || om.param || !act_pass(om.pass) || !sh || !sc__jshape_gemm(sh->cls)) continue;
+    size_t m = om.module - 1;
+    int32_t l = B->mod_layer[m];
+    if (l < 0 || !nexp[l] || B->roles[m] != SC_SHARD_REPLICATED || B->fm[m] <= 0) continue;
+    B->oi[k].div[token_dim(B, m, sh)] *= (double)B->o->tp;
+  }
+  B->moe = !rc;
+out:
+  sc__free(B->ctx, nexp, nl * sizeof *nexp);
+  sc__free(B->ctx, first, 6 * nl * sizeof *first);
+  sc__free(B->ctx, seen, nm ? nm : 1);
+  return rc;
+}
+
 static int analyse(shb *B) {
   const sc_jrank *r = B->r;
   const sc_job *job = B->in;
@@ -603,7 +767,8 @@ static int analyse(shb *B) {
       if (gemm && role == SC_SHARD_ROW && pass == SC_JPASS_BWD && !region) x->ag = 1;
       if (role == SC_SHARD_VOCAB && pass == SC_JPASS_BWD && op->kind == SC_JOP_KERNEL && !vocab_bwd_seen)
         x->ag = 1, vocab_bwd_seen = 1;
-      if (pass == SC_JPASS_BWD && role != SC_SHARD_COLUMN && role != SC_SHARD_ROW && role != SC_SHARD_BLOCK) {
+      if (pass == SC_JPASS_BWD && role != SC_SHARD_COLUMN && role != SC_SHARD_ROW && role != SC_SHARD_BLOCK &&
+          role != SC_SHARD_EXPERT) {
         region = col_open = 0; /* a norm: the shared input's gradient is whole (s / tp) again */
         col_dx = SIZE_MAX;
       }
@@ -648,6 +813,7 @@ static int analyse(shb *B) {
       if (pass == SC_JPASS_BWD) x->bytes_div = tp;
       break;
     case SC_SHARD_BLOCK:
+    case SC_SHARD_EXPERT: /* an expert's own ops (its activation) split as a layer's */
       if (region) {
         if (gemm) x->div[sh->batch > 1 ? 3 : 1] = tp;
         else x->bytes_div = tp;
@@ -693,7 +859,10 @@ static int analyse(shb *B) {
     rc = context_split(B);
     for (size_t k = 0; k < r->nops; k++) B->oi[k].ar_bytes /= (double)B->cp;
   }
-  /* Host ops go with the op that waits for them. */
+  /* MoE layers under EP, or under TP with SP (the experts' linears then
+   * gather and scatter the routed tokens over the expert-TP group). */
+  if (!rc && B->fixed < 0 && (B->o->ep > 1 || (B->o->sp && B->o->tp > 1))) rc = expert_split(B);
+  /* Host ops go with the op that waits for them (and are dropped with it). */
   uint8_t *placed = sc__calloc(B->ctx, r->nops ? r->nops : 1, 1);
   if (!rc && !placed) rc = SC_ENOMEM;
   for (size_t k = 0; !rc && k < r->nops; k++) {
@@ -705,6 +874,7 @@ static int analyse(shb *B) {
         B->oi[h].stage = B->oi[k].stage;
         B->oi[h].unit = B->oi[k].unit;
         B->oi[h].wgrad = B->oi[k].wgrad;
+        B->oi[h].dropped = B->oi[k].dropped;
       }
     }
   }
@@ -722,6 +892,7 @@ static int analyse(shb *B) {
 typedef struct stg {   /* one stage's rank being built */
   sc_jrank *jr;
   int host, gpu, tp, fsend, frecv, bsend, brecv;
+  int rfsend, rfrecv, rbsend, rbrecv; /* ZB-V's chunk 1, down the stages */
   uint32_t *map;       /* source op -> new op (valid where stamp == unit serial) */
   uint32_t *stamp;
   uint32_t serial;
@@ -747,6 +918,8 @@ typedef struct stg {   /* one stage's rank being built */
   int cpst;               /* CP: the ring's stream, group and op name */
   uint32_t cp_group, nm_ring, nm_a2a, nm_cp_ag, nm_cp_rs;
   int64_t last_rs;
+  int epst;               /* EP: the all-to-alls' stream, the EP, EDP and ETP groups, op names */
+  uint32_t ep_group, edp_group, etp_group, nm_ep, nm_etp_ag, nm_etp_rs;
 } stg;
 
 static int64_t emit(shb *B, stg *S, const sc_jop *src, int stream, const uint32_t *deps, int nd) {
@@ -836,6 +1009,26 @@ static int64_t emit_part(shb *B, stg *S, const sc_jop *op, double f, const uint3
   return emit(B, S, &p, S->gpu, deps, nd);
 }
 
+/* Traced op k as the layout runs it: a shape's dims divided by the op's TP
+ * and CP factors (its FLOPs and bytes with them), else its bytes. *op gets
+ * the op (its shape index still the traced one), *sh the new shape;
+ * returns sh, or NULL for an op without a shape. */
+static const sc_jshape *reshaped(const shb *B, size_t k, sc_jop *op, sc_jshape *sh) {
+  const sc_jop *src = &B->r->ops[k];
+  const opinfo *x = &B->oi[k];
+  *op = *src;
+  if (!src->shape) {
+    op->bytes /= x->bytes_div;
+    return NULL;
+  }
+  *sh = B->r->shapes[src->shape - 1];
+  sh->m /= x->div[0], sh->n /= x->div[1], sh->k /= x->div[2], sh->batch /= x->div[3];
+  double f = dims_divide(sh->cls) ? x->div[0] * x->div[1] * x->div[2] * x->div[3] : x->bytes_div;
+  op->flops /= f;
+  op->bytes /= f;
+  return sh;
+}
+
 /* Part of a backward unit to emit: all of it, the input-gradient pass
  * (weight-gradient work left out) or the weight-gradient pass alone. */
 enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
@@ -845,7 +1038,6 @@ enum { PART_ALL = 0, PART_INPUT, PART_WEIGHT };
  * the optimizer); part selects a split backward's half. */
 static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, int last_mb) {
   const sc_jrank *r = B->r;
-  int64_t pp = B->o->pp;
   S->serial++;
   /* FSDP (PyTorch FULL_SHARD): each unit's parameters are all-gathered
    * before its forward and again before its backward (resharded after
@@ -857,19 +1049,20 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   int fsdp = B->o->fsdp > 1 && vs >= 0 && (unit == U_FWD || unit == U_BWD);
   int gathers = fsdp && part != PART_WEIGHT, scatters = fsdp && unit == U_BWD && last_mb && part != PART_INPUT;
   size_t nseq = 0, nu = (size_t)B->nlayers + 1;
-  const double *ub = fsdp ? S->unit_bytes + (size_t)(vs / pp) * nu : NULL;
+  const double *ub = fsdp ? S->unit_bytes + (size_t)vs_chunk(B, vs) * nu : NULL;
   if (fsdp) {
     for (size_t u = 0; u < nu; u++) S->ag_op[u] = -2; /* not in this pass */
     for (size_t k = 0; k < r->nops; k++) {
       const opinfo *x = &B->oi[k];
       int kind = r->ops[k].kind;
-      if (x->unit != unit || x->stage != vs || kind == SC_JOP_HOST || kind == SC_JOP_SYNC || x->skip) continue;
+      if (x->unit != unit || x->stage != vs || kind == SC_JOP_HOST || kind == SC_JOP_SYNC || x->skip || x->dropped)
+        continue;
       if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
       int32_t u = op_unit(B, k);
       if (ub[u] <= 0) continue;
       if (S->ag_op[u] == -2) {
         S->ag_op[u] = -1;
-        uint8_t *kept = &S->kept[(size_t)(vs / pp) * nu + (size_t)u];
+        uint8_t *kept = &S->kept[(size_t)vs_chunk(B, vs) * nu + (size_t)u];
         if (!(B->o->fsdp_keep && *kept)) S->useq[nseq++] = u; /* else no gather, nothing to wait for */
         if (gathers) *kept = 1;
       }
@@ -889,10 +1082,11 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   for (size_t k = 0; k < r->nops; k++) {
     const opinfo *x = &B->oi[k];
     const sc_jop *src = &r->ops[k];
-    if (x->unit != unit || (vs >= 0 ? x->stage != vs : x->stage % pp != s) || x->skip) continue;
+    if (x->unit != unit || (vs >= 0 ? x->stage != vs : vs_stage(B, x->stage) != s) || x->skip || x->dropped)
+      continue;
     if ((part == PART_INPUT && x->wgrad) || (part == PART_WEIGHT && !x->wgrad)) continue;
     if (src->kind == SC_JOP_GRAD && !last_mb) continue; /* gradients are final in the last micro-batch */
-    uint32_t deps[10]; /* 4 traced, 4 waits, an SP gather, a CP exchange */
+    uint32_t deps[11]; /* 4 traced, 4 waits, an SP gather, a CP exchange, an EP dispatch */
     int nd = 0;
     for (uint32_t d = 0; d < src->ndeps && nd < 4; d++) {
       uint32_t q = r->deps[src->dep_off + d];
@@ -951,18 +1145,29 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
       if (split) gather = g; /* waited for by the last chunk only */
       else deps[nd++] = (uint32_t)g;
     }
-    sc_jop op = *src;
-    if (src->shape) {
-      sc_jshape sh = r->shapes[src->shape - 1];
-      sh.m /= x->div[0], sh.n /= x->div[1], sh.k /= x->div[2], sh.batch /= x->div[3];
-      int gemm = dims_divide(sh.cls);
-      double f = gemm ? x->div[0] * x->div[1] * x->div[2] * x->div[3] : x->bytes_div;
-      op.flops /= f;
-      op.bytes /= f;
+    /* One rank's routed copies of its tokens (its s / cp of them). */
+    double tp = (double)B->o->tp, epb = x->ep_in || x->ep_out ? B->ep_bytes[B->mod_layer[mod - 1]] / B->cp : 0;
+    int a2a = B->o->ep > 1;
+    if (x->ep_in && !host) {
+      /* EP: the rank's (s / tp tokens') copies to the experts (backward:
+       * their outputs' gradients), then with tp > 1 gathered over the
+       * expert-TP group (synth/moe.c's exchange). */
+      int64_t a = a2a ? coll_op(B, S, SC_COLL_ALLTOALL, S->ep_group, S->nm_ep, epb / tp, S->epst, S->last_gpu)
+                      : S->last_gpu;
+      if (a >= 0 && tp > 1) a = coll_op(B, S, SC_COLL_ALLGATHER, S->etp_group, S->nm_etp_ag, epb, S->epst, a);
+      if (a < 0) return SC_ENOMEM;
+      if (a2a || tp > 1) deps[nd++] = (uint32_t)a;
+    }
+    sc_jop op;
+    sc_jshape sh;
+    if (reshaped(B, k, &op, &sh)) {
       int64_t si = sc__jrank_shape(B->job, S->jr, &sh);
       if (si < 0) return SC_ENOMEM;
       op.shape = (uint32_t)si + 1;
-    } else op.bytes /= x->bytes_div;
+    }
+    /* EP: an expert's gradient is reduced over its expert-data-parallel
+     * group (ddp.c buckets it apart from the others). */
+    if (src->kind == SC_JOP_GRAD && x->expert && B->o->ep > 1) op.group = S->edp_group;
     /* FSDP: zero_grad and the optimizer step work on the rank's shard
      * (of the fsdp x cp ranks of its shard group). */
     if (B->o->fsdp > 1 && (unit == U_PRE || unit == U_POST) && sc__jrank_opmod(r, k).param) {
@@ -983,6 +1188,11 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
     S->map[k] = (uint32_t)nk;
     S->stamp[k] = S->serial;
     if (!host) S->last_gpu = nk;
+    if (x->ep_out && !host) { /* ... and back (scattered first), waited for by the next op */
+      int64_t a = tp > 1 ? coll_op(B, S, SC_COLL_REDUCESCATTER, S->etp_group, S->nm_etp_rs, epb, S->epst, nk) : nk;
+      if (a >= 0 && a2a) a = coll_op(B, S, SC_COLL_ALLTOALL, S->ep_group, S->nm_ep, epb / tp, S->epst, a);
+      if (a < 0 || ((a2a || tp > 1) && add_wait(S, a))) return a < 0 ? SC_ENOMEM : SC_EINTERNAL;
+    }
     if (scatters && ou >= 0 && ub[ou] > 0 && S->ulast[ou] == k) {
       if ((S->last_rs = fsdp_coll(B, S, 0, ub[ou], nk)) < 0) return SC_ENOMEM;
       /* HSDP: the reduced shard summed across the replicas, behind it. */
@@ -1040,7 +1250,9 @@ static int emit_unit(shb *B, stg *S, int32_t s, int64_t vs, int unit, int part, 
   return SC_OK;
 }
 
-static int build_stage(shb *B, int32_t s) {
+/* Builds stage s's program (its rank) along its schedule order items[nitems]
+ * (model/schedule.c's). */
+static int build_stage(shb *B, int32_t s, const sc_sched_item *items, size_t nitems) {
   sc_job *job = B->job;
   const sc_jrank *r = B->r;
   stg S;
@@ -1055,11 +1267,13 @@ static int build_stage(shb *B, int32_t s) {
   S.jr->gpu = r->gpu;
   S.jr->iterations = 1;
   S.jr->span_ns = 0;
-  uint32_t nm_host, nm_gpu, nm_tp, nm_fs, nm_fr, nm_bs, nm_br, nm_grp;
+  uint32_t nm_host, nm_gpu, nm_tp, nm_fs, nm_fr, nm_bs, nm_br, nm_rfs, nm_rfr, nm_rbs, nm_rbr, nm_grp;
   if (sc__job_intern(job, "host", 4, &nm_host) || sc__job_intern(job, "stream 7", 8, &nm_gpu) ||
       sc__job_intern(job, "tp comm", 7, &nm_tp) || sc__job_intern(job, "pp fwd send", 11, &nm_fs) ||
       sc__job_intern(job, "pp fwd recv", 11, &nm_fr) || sc__job_intern(job, "pp bwd send", 11, &nm_bs) ||
-      sc__job_intern(job, "pp bwd recv", 11, &nm_br) ||
+      sc__job_intern(job, "pp bwd recv", 11, &nm_br) || sc__job_intern(job, "pp vfwd send", 12, &nm_rfs) ||
+      sc__job_intern(job, "pp vfwd recv", 12, &nm_rfr) || sc__job_intern(job, "pp vbwd send", 12, &nm_rbs) ||
+      sc__job_intern(job, "pp vbwd recv", 12, &nm_rbr) ||
       sc__job_intern(job, "tp: all_reduce", 14, &S.nm_ar) || sc__job_intern(job, "tp: all_gather", 14, &S.nm_ag_tp) ||
       sc__job_intern(job, "tp: reduce_scatter", 18, &S.nm_rs_tp) || sc__job_intern(job, "pp: send", 8, &S.nm_send) ||
       sc__job_intern(job, "pp: recv", 8, &S.nm_recv) ||
@@ -1068,15 +1282,26 @@ static int build_stage(shb *B, int32_t s) {
   S.host = sc__jrank_stream(job, S.jr, -1, nm_host, 1);
   S.gpu = sc__jrank_stream(job, S.jr, 7, nm_gpu, 0);
   S.tp = tp > 1 ? sc__jrank_stream(job, S.jr, 8, nm_tp, 0) : S.gpu;
-  /* With model chunks every stage sends and receives both ways (the last
-   * stage's chunk c feeds the first stage's chunk c + 1). */
+  /* With interleaved model chunks every stage sends and receives both ways
+   * (the last stage's chunk c feeds the first stage's chunk c + 1). ZB-V's
+   * chunk 1 runs from the last stage back to the first on a stream pair of
+   * its own (synth's reverse streams), so that each stream talks to one
+   * peer; the last stage turns the V in memory. */
   int64_t v = B->vpp, V = pp * v;
-  int wrap = v > 1;
+  int wrap = v > 1 && !B->vshape;
   S.fsend = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FSEND, nm_fs, 0) : S.gpu;
   S.frecv = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_FRECV, nm_fr, 0) : S.gpu;
   S.bsend = s > 0 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BSEND, nm_bs, 0) : S.gpu;
   S.brecv = s < pp - 1 || wrap ? sc__jrank_stream(job, S.jr, SC_SHARD_ST_BRECV, nm_br, 0) : S.gpu;
-  if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0)
+  S.rfsend = S.rfrecv = S.rbsend = S.rbrecv = S.gpu;
+  if (B->vshape) {
+    if (s > 0) S.rfsend = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RFSEND, nm_rfs, 0);
+    if (s < pp - 1) S.rfrecv = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RFRECV, nm_rfr, 0);
+    if (s < pp - 1) S.rbsend = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RBSEND, nm_rbs, 0);
+    if (s > 0) S.rbrecv = sc__jrank_stream(job, S.jr, SC_SHARD_ST_RBRECV, nm_rbr, 0);
+  }
+  if (S.host < 0 || S.gpu < 0 || S.tp < 0 || S.fsend < 0 || S.frecv < 0 || S.bsend < 0 || S.brecv < 0 ||
+      S.rfsend < 0 || S.rfrecv < 0 || S.rbsend < 0 || S.rbrecv < 0)
     return SC_ENOMEM;
   int rc = SC_OK;
   S.prefetch_after = S.last_rs = -1;
@@ -1121,8 +1346,8 @@ static int build_stage(shb *B, int32_t s) {
      * parameters and gradients share their dtype). */
     for (size_t k = 0; !rc && k < r->nops; k++) {
       const opinfo *x = &B->oi[k];
-      if (r->ops[k].kind != SC_JOP_GRAD || x->stage % pp != s) continue;
-      S.unit_bytes[(size_t)(x->stage / pp) * nu + (size_t)op_unit(B, k)] += r->ops[k].bytes / x->bytes_div;
+      if (r->ops[k].kind != SC_JOP_GRAD || vs_stage(B, x->stage) != s) continue;
+      S.unit_bytes[(size_t)vs_chunk(B, x->stage) * nu + (size_t)op_unit(B, k)] += r->ops[k].bytes / x->bytes_div;
     }
   }
   if (!rc && tp > 1) {
@@ -1146,23 +1371,39 @@ static int build_stage(shb *B, int32_t s) {
     if (!rc) rc = sc__job_group_named(job, m, (size_t)B->cp, nm_cg, &S.cp_group);
     sc__free(B->ctx, m, (size_t)B->cp * sizeof *m);
   }
-  /* The stage's order: model/schedule.c's, as the synthesiser walks it. */
-  sc_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.parallel.schedule = (sc_schedule)B->o->schedule;
-  sc_shape sh;
-  memset(&sh, 0, sizeof sh);
-  sh.cfg = &cfg;
-  sh.pp = pp;
-  sh.m = B->o->micro_batches;
-  sh.vpp = v;
-  int split = sc__schedule_split(&sh);
+  if (!rc && B->moe) {
+    /* EP over the data-parallel replicas (Megatron-Core's expert grid with
+     * cp = 1 and etp = tp: etp fastest, then ep, then edp): the EP group the
+     * stage's rank in replicas 0 .. ep - 1, the EDP group its rank in
+     * replicas 0, ep, 2 ep..., the expert-TP group its TP group. */
+    int64_t ep = B->o->ep > 1 ? B->o->ep : 1, edp = B->o->dp / ep, R = tp * B->cp * pp, nmem = ep > edp ? ep : edp;
+    uint32_t nm_es, nm_eg, nm_edg, nm_etg;
+    if (nmem < tp) nmem = tp;
+    int64_t *m = sc__malloc(B->ctx, (size_t)nmem * sizeof *m);
+    if (!m || sc__job_intern(job, "ep comm", 7, &nm_es) || sc__job_intern(job, "ep: all_to_all", 14, &S.nm_ep) ||
+        sc__job_intern(job, "etp: all_gather", 15, &S.nm_etp_ag) ||
+        sc__job_intern(job, "etp: reduce_scatter", 19, &S.nm_etp_rs) ||
+        sc__job_intern(job, SC_JOB_ETP_GROUP, strlen(SC_JOB_ETP_GROUP), &nm_etg) ||
+        sc__job_intern(job, SC_JOB_EP_GROUP, strlen(SC_JOB_EP_GROUP), &nm_eg) ||
+        sc__job_intern(job, SC_JOB_EDP_GROUP, strlen(SC_JOB_EDP_GROUP), &nm_edg) ||
+        (S.epst = sc__jrank_stream(job, S.jr, 17, nm_es, 0)) < 0)
+      rc = SC_ENOMEM;
+    for (int64_t j = 0; !rc && j < ep; j++) m[j] = base + j * R;
+    if (!rc && ep > 1) rc = sc__job_group_named(job, m, (size_t)ep, nm_eg, &S.ep_group);
+    for (int64_t j = 0; !rc && j < edp; j++) m[j] = base + j * ep * R;
+    if (!rc && ep > 1) rc = sc__job_group_named(job, m, (size_t)edp, nm_edg, &S.edp_group);
+    /* The expert-TP group: the stage's TP ranks (etp = tp). */
+    for (int64_t j = 0; !rc && j < tp; j++) m[j] = base + j;
+    if (!rc && tp > 1) rc = sc__job_group_named(job, m, (size_t)tp, nm_etg, &S.etp_group);
+    sc__free(B->ctx, m, (size_t)nmem * sizeof *m);
+  }
   /* Blocking p2p as synth/build.c sets it: a pass posts its receive after
    * the pass `lag` items back and waits for that pass's send; Megatron's
    * interleaved schedule batches a forward with a backward (lag 2); the
    * zero-bubble schedules post receives ahead and never wait (lag 0). */
-  size_t lag = cfg.parallel.schedule == SC_SCHED_INTERLEAVED ? 2 : split ? 0 : 1;
-  size_t n = r->nops ? r->nops : 1, nsched = sc__schedule_len(&sh) + 1;
+  int split = B->o->schedule == SC_SCHED_ZB_H1 || B->o->schedule == SC_SCHED_ZBV;
+  size_t lag = B->o->schedule == SC_SCHED_INTERLEAVED ? 2 : split ? 0 : 1;
+  size_t n = r->nops ? r->nops : 1, nsched = nitems + 1;
   S.map = sc__malloc(B->ctx, n * sizeof *S.map);
   S.stamp = sc__calloc(B->ctx, n, sizeof *S.stamp);
   int64_t *item_end = sc__malloc(B->ctx, 2 * nsched * sizeof *item_end);
@@ -1170,26 +1411,29 @@ static int build_stage(shb *B, int32_t s) {
   if (!S.map || !S.stamp || !item_end) rc = SC_ENOMEM;
   if (!rc) rc = emit_unit(B, &S, s, -1, U_PRE, PART_ALL, 0);
   int64_t pre_end = S.last_gpu;
-  sc_sched_iter it;
-  sc_sched_item item;
-  sc__schedule_begin(&sh, s, &it);
   size_t i = 0;
-  for (; !rc && i < nsched && sc__schedule_next(&it, &item); i++) {
-    int64_t vs = (int64_t)item.chunk * pp + s;
-    int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W;
-    int64_t prev = (s + pp - 1) % pp * tp * B->cp, next = (s + 1) % pp * tp * B->cp;
+  for (; !rc && i < nitems; i++) {
+    sc_sched_item item = items[i];
+    int64_t vs = vstage(B, s, item.chunk);
+    int fwd = item.pass == SC_PASS_F, wpass = item.pass == SC_PASS_W, rev = B->vshape && item.chunk == 1;
+    /* The stages of the virtual stages before and after; none (no p2p)
+     * at the ends of the model and where ZB-V's V turns on this stage. */
+    int64_t ps = vs > 0 ? vs_stage(B, vs - 1) : s, ns = vs < V - 1 ? vs_stage(B, vs + 1) : s;
+    int64_t prev = ps * tp * B->cp, next = ns * tp * B->cp;
     item_send[i] = -1;
     if (!wpass) {
       int64_t posted = !lag ? -1 : i >= lag ? item_end[i - lag] : pre_end;
       if (lag && i >= lag && item_send[i - lag] >= 0) rc = add_wait(&S, item_send[i - lag]);
-      if (!rc && fwd && vs > 0 && p2p(B, &S, 0, S.frecv, prev, posted) < 0) rc = SC_ENOMEM;
-      if (!rc && !fwd && vs < V - 1 && p2p(B, &S, 0, S.brecv, next, posted) < 0) rc = SC_ENOMEM;
+      if (!rc && fwd && ps != s && p2p(B, &S, 0, rev ? S.rfrecv : S.frecv, prev, posted) < 0) rc = SC_ENOMEM;
+      if (!rc && !fwd && ns != s && p2p(B, &S, 0, rev ? S.rbrecv : S.brecv, next, posted) < 0) rc = SC_ENOMEM;
     }
     if (!rc)
       rc = emit_unit(B, &S, s, vs, fwd ? U_FWD : U_BWD, wpass ? PART_WEIGHT : split ? PART_INPUT : PART_ALL,
                      (int64_t)item.mb == B->o->micro_batches - 1);
-    if (!rc && fwd && vs < V - 1 && (item_send[i] = p2p(B, &S, 1, S.fsend, next, S.last_gpu)) < 0) rc = SC_ENOMEM;
-    if (!rc && !fwd && !wpass && vs > 0 && (item_send[i] = p2p(B, &S, 1, S.bsend, prev, S.last_gpu)) < 0)
+    if (!rc && fwd && ns != s && (item_send[i] = p2p(B, &S, 1, rev ? S.rfsend : S.fsend, next, S.last_gpu)) < 0)
+      rc = SC_ENOMEM;
+    if (!rc && !fwd && !wpass && ps != s &&
+        (item_send[i] = p2p(B, &S, 1, rev ? S.rbsend : S.bsend, prev, S.last_gpu)) < 0)
       rc = SC_ENOMEM;
     if (!rc) item_end[i] = S.last_gpu;
   }
@@ -1210,6 +1454,56 @@ static int build_stage(shb *B, int32_t s) {
   return rc;
 }
 
+/* ZB-V's pass times (model/schedule.c's list schedule): the work of a model
+ * chunk's forward, input-gradient and weight-gradient passes, summed over
+ * every chunk (the schedule takes the chunks as uniform; only the ratio of
+ * the three matters), each GPU op as this layout runs it (reshaped), priced
+ * by o->op_ns (replay: the target GPU's kernel times) or else by its FLOPs,
+ * the CP ring's attention steps counted cp times. Synthesized workloads
+ * estimate the same three from the shape (schedule.c's zbv_times); the
+ * traced job's own operators are the closer estimate here, as the paper's
+ * scheduler takes profiled pass times (Qi et al. 2024, section 3). */
+static void zbv_pass_times(const shb *B, double t[3]) {
+  const sc_jrank *r = B->r;
+  t[SC_PASS_F] = t[SC_PASS_B] = t[SC_PASS_W] = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    const opinfo *x = &B->oi[k];
+    int kind = r->ops[k].kind;
+    if ((x->unit != U_FWD && x->unit != U_BWD) || x->skip || x->dropped ||
+        (kind != SC_JOP_KERNEL && kind != SC_JOP_MEMCPY && kind != SC_JOP_MEMSET))
+      continue;
+    sc_jop op;
+    sc_jshape sh;
+    const sc_jshape *p = reshaped(B, k, &op, &sh);
+    double ns = B->o->op_ns ? B->o->op_ns(B->o->op_ns_ud, &op, p) : op.flops;
+    if (x->attn && B->o->cp_comm == SC_CP_P2P) ns *= (double)B->cp;
+    t[x->unit == U_FWD ? SC_PASS_F : x->wgrad ? SC_PASS_W : SC_PASS_B] += ns > 0 ? ns : 0;
+  }
+}
+
+/* Every stage's schedule order, items[pp * *len] (allocated; sc__free with
+ * that many items): model/schedule.c's, from a shape holding only the
+ * pipeline's sizes for the schedules that derive from them, from the
+ * traced pass times for ZB-V. 0, SC_ENOMEM or SC_EINTERNAL (message set). */
+static int schedule_items(const shb *B, sc_sched_item **items, size_t *len) {
+  sc_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.parallel.schedule = (sc_schedule)B->o->schedule;
+  sc_shape sh;
+  memset(&sh, 0, sizeof sh);
+  sh.cfg = &cfg;
+  sh.pp = B->o->pp;
+  sh.m = B->o->micro_batches;
+  sh.vpp = B->vpp;
+  *len = sc__schedule_len(&sh);
+  *items = sc__malloc(B->ctx, (size_t)sh.pp * *len * sizeof **items);
+  if (!*items) return SC_ENOMEM;
+  if (!B->vshape) return sc__schedule_all(B->ctx, &sh, *items);
+  double t[3];
+  zbv_pass_times(B, t);
+  return sc__schedule_zbv(B->ctx, sh.pp, sh.m, t, *items);
+}
+
 /* Allocates B's tables for traced rank r (stage `fixed` of a shard job,
  * -1 the one rank of a whole-process trace) and analyses it. 0, SC_ENOMEM
  * or SC_EINVAL (message set); shb_release frees in any case. */
@@ -1224,6 +1518,7 @@ static int shb_prepare(shb *B, const sc_job *in, const sc_jrank *r, const sc_sha
   B->r = r;
   B->o = o;
   B->vpp = vpp;
+  B->vshape = o->schedule == SC_SCHED_ZBV;
   B->cp = cp;
   B->fixed = fixed;
   if (!r->opmods || !r->nmodules)
@@ -1237,7 +1532,8 @@ static int shb_prepare(shb *B, const sc_job *in, const sc_jrank *r, const sc_sha
   B->mod_layer = sc__calloc(ctx, nm, sizeof *B->mod_layer);
   B->mod_post = sc__calloc(ctx, nm, 1);
   B->fm = sc__calloc(ctx, 3 * nm, sizeof *B->fm);
-  if (!B->oi || !B->roles || !B->mod_layer || !B->mod_post || !B->fm) return SC_ENOMEM;
+  B->mod_expert = sc__calloc(ctx, nm, sizeof *B->mod_expert);
+  if (!B->oi || !B->roles || !B->mod_layer || !B->mod_post || !B->fm || !B->mod_expert) return SC_ENOMEM;
   B->fn = B->fm + nm;
   B->fk = B->fm + 2 * nm;
   sc__shard_classify(in, r, o->rules, o->nrules, B->roles);
@@ -1252,7 +1548,10 @@ static void shb_release(shb *B) {
   sc__free(B->ctx, B->mod_layer, nm * sizeof *B->mod_layer);
   sc__free(B->ctx, B->mod_post, nm);
   sc__free(B->ctx, B->fm, 3 * nm * sizeof *B->fm);
-  B->oi = NULL, B->roles = NULL, B->mod_layer = NULL, B->mod_post = NULL, B->fm = NULL;
+  sc__free(B->ctx, B->mod_expert, nm * sizeof *B->mod_expert);
+  if (B->ep_bytes) sc__free(B->ctx, B->ep_bytes, (size_t)(B->nlayers ? B->nlayers : 1) * sizeof *B->ep_bytes);
+  B->oi = NULL, B->roles = NULL, B->mod_layer = NULL, B->mod_post = NULL, B->fm = NULL, B->mod_expert = NULL;
+  B->ep_bytes = NULL;
 }
 
 int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
@@ -1286,10 +1585,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                        "those shards (tools/trace_torch.py --tp N --pp-stage K/P), or `--scale` of a "
                        "whole-model trace", (long long)in->shard_tp, (long long)in->shard_pp, (long long)o->tp,
                        (long long)o->pp);
-    if (cp > 1 || o->schedule == SC_SCHED_INTERLEAVED)
+    if (cp > 1 || o->schedule == SC_SCHED_INTERLEAVED || o->schedule == SC_SCHED_ZBV)
       return sc__error(ctx, SC_EUNSUPPORTED,
                        "%s with shard traces is not supported (each trace holds one stage's layers, one "
-                       "sequence): re-target a whole-model trace", cp > 1 ? "cp" : "the interleaved schedule");
+                       "sequence): re-target a whole-model trace",
+                       cp > 1 ? "cp" : o->schedule == SC_SCHED_ZBV ? "the zbv schedule" : "the interleaved schedule");
     if ((int64_t)in->nranks != in->shard_pp)
       return sc__error(ctx, SC_EINVAL, "the shard job has %zu rank(s) for %lld stages", in->nranks,
                        (long long)in->shard_pp);
@@ -1298,17 +1598,43 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
                      "--scale tp/pp re-targets a job of one traced process (an ex-situ trace, `import cpu`); "
                      "this job has %lld rank(s) of %lld", (long long)in->nranks, (long long)in->world);
   int64_t vpp = o->vpp > 1 ? o->vpp : 1;
-  if (o->schedule == SC_SCHED_ZBV || o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZB_H1)
+  if (o->schedule < SC_SCHED_1F1B || o->schedule > SC_SCHED_ZBV)
     return sc__error(ctx, SC_EUNSUPPORTED,
-                     "schedule %s: a re-targeted job runs 1f1b, gpipe, interleaved or zb-h1",
+                     "schedule %s: a re-targeted job runs 1f1b, gpipe, interleaved, zb-h1 or zbv",
                      sc_enum_name(SC_ENUM_SCHEDULE, o->schedule));
+  if (o->schedule == SC_SCHED_ZBV) { /* as the config's checks of a synthesized zbv run */
+    if (o->pp < 2)
+      return sc__error(ctx, SC_EINVAL,
+                       "the zbv schedule needs pp >= 2 (its two model chunks per stage run down the stages and "
+                       "back), not pp=%lld", (long long)o->pp);
+    if (vpp > 2)
+      return sc__error(ctx, SC_EINVAL, "the zbv schedule places two model chunks per stage: vpp must be 2 or "
+                       "unset, not %lld", (long long)vpp);
+    if (o->first_layers > 0 || o->last_layers > 0)
+      return sc__error(ctx, SC_EINVAL,
+                       "the zbv schedule puts the first and last layers on one stage: it takes an even split (no "
+                       "parallel.pp_first_layers or pp_last_layers)");
+    vpp = 2;
+  }
   if (o->schedule == SC_SCHED_INTERLEAVED && (o->pp < 2 || vpp < 2))
     return sc__error(ctx, SC_EINVAL,
                      "the interleaved schedule needs pp >= 2 and at least 2 model chunks per stage (vpp), "
                      "not pp=%lld, vpp=%lld", (long long)o->pp, (long long)vpp);
-  if (o->schedule != SC_SCHED_INTERLEAVED && vpp > 1)
+  if (o->schedule != SC_SCHED_INTERLEAVED && o->schedule != SC_SCHED_ZBV && vpp > 1)
     return sc__error(ctx, SC_EINVAL, "vpp=%lld model chunks per stage need the interleaved schedule",
                      (long long)vpp);
+  if (o->ep > 1 && (cp > 1 || o->fsdp > 1 || shards))
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "ep=%lld with %s is not modelled for re-targeted jobs yet (expert parallelism goes with dp, "
+                     "pp and tp)", (long long)o->ep, cp > 1 ? "cp > 1" : o->fsdp > 1 ? "fsdp" : "shard traces");
+  if (o->ep > 1 && o->tp > 1 && !o->sp)
+    return sc__error(ctx, SC_EINVAL,
+                     "ep=%lld with tp=%lld: an MoE layer under tensor parallelism needs sequence parallelism "
+                     "(--sequence-parallel), as Megatron-Core requires", (long long)o->ep, (long long)o->tp);
+  if (o->ep > 1 && o->dp % o->ep)
+    return sc__error(ctx, SC_EINVAL,
+                     "ep=%lld with dp=%lld: the expert-parallel ranks are data-parallel replicas, ep must divide dp",
+                     (long long)o->ep, (long long)o->dp);
   if (o->fsdp > 1 && (o->fsdp > o->dp || o->dp % o->fsdp))
     return sc__error(ctx, SC_EINVAL,
                      "fsdp=%lld with dp=%lld: the shard group must divide the data-parallel replicas (fsdp = dp "
@@ -1323,9 +1649,12 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
     B.job->world = o->tp * cp * o->pp * o->dp;
     rc = sc__job_copy_tables(in, B.job, 0);
   }
+  sc_sched_item *items = NULL;
+  size_t len = 0;
   if (!shards) {
     if (!rc) rc = shb_prepare(&B, in, &in->ranks[0], o, vpp, cp, -1);
-    for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s);
+    if (!rc) rc = schedule_items(&B, &items, &len);
+    for (int32_t s = 0; !rc && s < o->pp; s++) rc = build_stage(&B, s, items + (size_t)s * len, len);
     shb_release(&B);
   }
   for (int32_t s = 0; shards && !rc && s < o->pp; s++) { /* stage s: the rank s x tp */
@@ -1334,9 +1663,11 @@ int sc__job_shard(const sc_job *in, const sc_shard_opts *o, sc_job **out) {
     if (in->ranks[i].rank != (int64_t)s * in->shard_tp)
       rc = sc__error(ctx, SC_EINVAL, "the shard job has no trace of stage %d", (int)s);
     if (!rc) rc = shb_prepare(&B, in, &in->ranks[i], o, vpp, cp, s);
-    if (!rc) rc = build_stage(&B, s);
+    if (!rc && !items) rc = schedule_items(&B, &items, &len);
+    if (!rc) rc = build_stage(&B, s, items + (size_t)s * len, len);
     shb_release(&B);
   }
+  if (items) sc__free(ctx, items, (size_t)o->pp * len * sizeof *items);
   if (!rc) rc = sc_job_finish(B.job);
   if (rc) {
     sc_job_free(B.job);

@@ -5,7 +5,7 @@
  * (Megatron-LM: column-parallel, row-parallel, vocab-parallel, replicated);
  * the stage cut gives each pipeline stage its layers; sc__job_shard builds
  * one program per stage, run along model/schedule.c's order (1F1B, GPipe,
- * interleaved, ZB-H1), with TP
+ * interleaved, ZB-H1, ZB-V), with TP
  * all-reduces and p2p transfers of the activations. Replay (analysis/
  * replay.c) then prices it like any job.
  */
@@ -17,14 +17,17 @@
 /* X(id, name): how a module splits over tensor-parallel ranks. AUTO: the
  * built-in rules decide; BLOCK: a layer's own operators (attention core,
  * activations), split where they sit between a column- and a row-parallel
- * GEMM, replicated elsewhere. */
+ * GEMM, replicated elsewhere; EXPERT: one expert of an MoE layer (it and
+ * its sub-modules), distributed over the expert-parallel ranks (ep), its
+ * own operators split under TP as BLOCK's. */
 #define SC_SHARD_ROLE_LIST(X)                 \
   X(SC_SHARD_AUTO, "auto")                    \
   X(SC_SHARD_COLUMN, "column-parallel")       \
   X(SC_SHARD_ROW, "row-parallel")             \
   X(SC_SHARD_REPLICATED, "replicated")        \
   X(SC_SHARD_VOCAB, "vocab-parallel")         \
-  X(SC_SHARD_BLOCK, "block")
+  X(SC_SHARD_BLOCK, "block")                  \
+  X(SC_SHARD_EXPERT, "expert")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -41,7 +44,7 @@ typedef struct sc_shard_rule {
 } sc_shard_rule;
 
 /* Parses an override file: one rule a line, `GLOB ROLE` (ROLE one of
- * column-parallel, row-parallel, replicated, vocab-parallel), `#` comments
+ * column-parallel, row-parallel, replicated, vocab-parallel, expert), `#` comments
  * and blank lines skipped. *out is allocated (sc__free with *n entries).
  * 0, SC_ENOMEM or SC_EINVAL with "name:line: message". */
 int sc__shard_rules_parse(sc_ctx *ctx, const char *name, const char *text, size_t len, sc_shard_rule **out,
@@ -112,8 +115,8 @@ typedef struct sc_shard_opts {
   size_t nrules;
   /* The pipeline schedule (SC_SCHED_1F1B 0, GPIPE, INTERLEAVED with vpp
    * model chunks per stage, ZB_H1 with the backward split into input- and
-   * weight-gradient passes); ZB-V is refused. vpp: 0 or 1 but for
-   * interleaved (>= 2). */
+   * weight-gradient passes, ZBV: two chunks per stage in a V, split too).
+   * vpp: 0 or 1 but for interleaved (>= 2); ZBV 0 or 2. */
   int schedule;
   int64_t vpp;
   /* FSDP (FULL_SHARD) instead of DDP: 0 off, else the shard group's
@@ -143,17 +146,47 @@ typedef struct sc_shard_opts {
    * gather is under way, the last after it; a forward row-parallel GEMM
    * computes one chunk, then the rest while its output is reduce-scattered. */
   int async_tp;
+  /* ZB-V's pass times (its list schedule's): the time in ns of a GPU op
+   * as re-shaped (sh: its shape, NULL for none) on the target GPU, called
+   * with op_ns_ud; NULL takes the ops' FLOPs instead. */
+  double (*op_ns)(void *ud, const sc_jop *op, const sc_jshape *sh);
+  void *op_ns_ud;
+  /* Expert parallelism (0 or 1: off): the experts of each MoE layer
+   * (modules of role expert) spread over ep ranks, ep of the dp replicas
+   * (cp 1, no FSDP; with tp > 1 and sp the experts' linears split as
+   * their names say, expert TP = tp); each rank runs its experts on the tokens
+   * routed to them from the ep ranks, with an all-to-all dispatch before
+   * and combine after them over the EP group; the experts' gradients
+   * reduced over the expert-data-parallel group (dp / ep replicas). */
+  int64_t ep;
 } sc_shard_opts;
 
 /* shard.c's pipeline p2p streams: forward send / receive, backward send /
- * receive. A send on stream id k pairs with the peer's receive on k ^ 1
- * (with pp = 2 and model chunks both directions talk to the same peer). */
-enum { SC_SHARD_ST_FSEND = 30, SC_SHARD_ST_FRECV, SC_SHARD_ST_BSEND, SC_SHARD_ST_BRECV };
+ * receive, and the same four of ZB-V's chunk 1 (the way back up the V). A
+ * send on stream id k pairs with the peer's receive on k ^ 1 (with pp = 2
+ * and model chunks both directions talk to the same peer). */
+enum {
+  SC_SHARD_ST_FSEND = 30,
+  SC_SHARD_ST_FRECV,
+  SC_SHARD_ST_BSEND,
+  SC_SHARD_ST_BRECV,
+  SC_SHARD_ST_RFSEND,
+  SC_SHARD_ST_RFRECV,
+  SC_SHARD_ST_RBSEND,
+  SC_SHARD_ST_RBRECV
+};
 
 /* Group name of the FSDP shard groups (one rank of every replica). */
 #define SC_JOB_FSDP_GROUP "fsdp"
 /* ... and of the context-parallel groups (the ring's send_recv steps). */
 #define SC_JOB_CP_GROUP "context parallel"
+/* ... of the expert-parallel groups (the MoE all-to-alls: ep replicas)
+ * and the expert-data-parallel ones (an expert's gradient reduction). */
+#define SC_JOB_EP_GROUP "expert parallel"
+#define SC_JOB_EDP_GROUP "expert data parallel"
+/* ... and the expert-tensor-parallel ones (the stage's TP ranks: with tp > 1
+ * the dispatched tokens gathered, the experts' outputs reduce-scattered). */
+#define SC_JOB_ETP_GROUP "expert tensor parallel"
 /* Group name of HSDP's replica groups (the same shard of every replica). */
 #define SC_JOB_HSDP_GROUP "hsdp"
 

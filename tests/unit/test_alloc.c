@@ -204,6 +204,7 @@ static void test_import(void **state) {
 typedef struct replay_case {
   file scw;
   int64_t scale_dp; /* also replayed at this data parallelism (0: only as traced) */
+  const sc_replay_opts *retarget; /* also replayed re-targeted so (NULL: not) */
 } replay_case;
 
 static int family_replay(sc_ctx *ctx, void *ud) {
@@ -228,6 +229,7 @@ static int family_replay(sc_ctx *ctx, void *ud) {
   if (!rc) rc = sc_replay(ctx, job, &cfg, &o, sc_test_buf_write, &trace, &res);
   o.scale_dp = c->scale_dp;
   if (!rc && c->scale_dp) rc = sc_replay(ctx, job, &cfg, &o, NULL, NULL, &res);
+  if (!rc && c->retarget) rc = sc_replay(ctx, job, &cfg, c->retarget, NULL, NULL, &res);
   sc_test_buf html = {0};
   if (!rc) rc = sc_report_html_replay(ctx, job, &cfg, &o, &res, sc_test_buf_write, &html);
   free(html.p);
@@ -238,14 +240,22 @@ static int family_replay(sc_ctx *ctx, void *ud) {
 
 static void test_replay(void **state) {
   (void)state;
-  replay_case k = {read_source("tests/fuzz/corpus-scw/kineto-small.scw"), 8};
+  replay_case k = {read_source("tests/fuzz/corpus-scw/kineto-small.scw"), 8, NULL};
   tally t = fail_each("replay (Kineto job)", family_replay, &k);
   assert_true(t.nomem > 0);
   free(k.scw.p);
-  replay_case x = {read_source("tests/fuzz/corpus-scw/cpu-small.scw"), 4}; /* priced ops, DDP */
+  replay_case x = {read_source("tests/fuzz/corpus-scw/cpu-small.scw"), 4, NULL}; /* priced ops, DDP */
   t = fail_each("replay (ex-situ job, DDP)", family_replay, &x);
   assert_true(t.nomem > 0);
   free(x.scw.p);
+  /* A re-target (shard.c) with ZB-V's list schedule and expert parallelism:
+   * the tiny MoE at 4 layers, pp 2, ep 2 of dp 2, 2 micro-batches. */
+  sc_replay_opts zo = {.replica_ranks = 1, .layers = 4, .scale_pp = 2, .scale_dp = 2, .scale_ep = 2,
+                       .micro_batches = 2, .schedule = SC_SCHED_ZBV};
+  replay_case z = {read_source("tests/fuzz/corpus-scw/cpu-tiny-moe.scw"), 0, &zo};
+  t = fail_each("replay (re-target, ZB-V, EP)", family_replay, &z);
+  assert_true(t.nomem > 0);
+  free(z.scw.p);
 }
 
 /* ------------------------------------------------------------ sweep */

@@ -4,8 +4,9 @@
  * trace_torch.py tiny-gpt, batch 1: 2 layers, 2 heads, hidden 32; the
  * fixture tests/fuzz/corpus-scw/cpu-tiny-gpt.scw): the override file
  * parser, the built-in sharding rules, the stage cut, the TP re-shaping and
- * all-reduces, the p2p sends and receives of the 1F1B stages, their replay,
- * and the refusals (heads not divisible, fewer layers than stages, a job
+ * all-reduces, the p2p sends and receives of the 1F1B stages and of the
+ * other schedules (ZB-V's V on the 4-layer trace), their replay, and the
+ * refusals (heads not divisible, fewer layers than stages, a job
  * without module paths).
  */
 #include <stdarg.h>
@@ -36,19 +37,22 @@ static int teardown(void **state) {
   return 0;
 }
 
-static sc_job *tiny_gpt(void) {
+/* A job of tests/fuzz/corpus-scw/. */
+static sc_job *corpus_scw(const char *name) {
   char p[4096];
-  snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/cpu-tiny-gpt.scw", sc_test_source_dir());
+  snprintf(p, sizeof p, "%s/tests/fuzz/corpus-scw/%s", sc_test_source_dir(), name);
   FILE *f = fopen(p, "rb");
   if (!f) fail_msg("%s not found (set SC_SOURCE_DIR)", p);
   static unsigned char img[1 << 20];
   size_t n = fread(img, 1, sizeof img, f);
   fclose(f);
   sc_job *job;
-  int rc = sc_job_read(ctx, "cpu-tiny-gpt.scw", img, n, &job);
+  int rc = sc_job_read(ctx, name, img, n, &job);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
   return job;
 }
+
+static sc_job *tiny_gpt(void) { return corpus_scw("cpu-tiny-gpt.scw"); }
 
 static int64_t module_of(const sc_job *job, const sc_jrank *r, const char *path) {
   for (size_t i = 0; i < r->nmodules; i++)
@@ -58,15 +62,19 @@ static int64_t module_of(const sc_job *job, const sc_jrank *r, const char *path)
 
 static void test_rules_file(void **state) {
   (void)state;
-  const char *ok = "# overrides\n\nblocks.*.c_fc   replicated  # keep the MLP whole\nlm_head column-parallel\n";
+  const char *ok = "# overrides\n\nblocks.*.c_fc   replicated  # keep the MLP whole\nlm_head column-parallel\n"
+                   "layers.*.moe.mlp? expert\n";
   sc_shard_rule *r;
   size_t n;
   assert_int_equal(sc__shard_rules_parse(ctx, "r.txt", ok, strlen(ok), &r, &n), 0);
-  assert_int_equal(n, 2);
+  assert_int_equal(n, 3);
   assert_string_equal(r[0].glob, "blocks.*.c_fc");
   assert_int_equal(r[0].role, SC_SHARD_REPLICATED);
   assert_int_equal(r[1].role, SC_SHARD_COLUMN);
+  assert_int_equal(r[2].role, SC_SHARD_EXPERT);
   sc__free(ctx, r, n * sizeof *r);
+  const char *block = "blocks.* block\n"; /* the built-in rules' own role, not for overrides */
+  assert_int_equal(sc__shard_rules_parse(ctx, "k.txt", block, strlen(block), &r, &n), SC_EINVAL);
   const char *bad = "blocks.* column-parallel\nblocks.*.x sideways\n";
   assert_int_equal(sc__shard_rules_parse(ctx, "b.txt", bad, strlen(bad), &r, &n), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "b.txt:2: role must be"));
@@ -75,6 +83,8 @@ static void test_rules_file(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "c.txt:1: a module path pattern and a role expected"));
   assert_int_equal(sc__shard_rules_parse(ctx, "e.txt", "# none\n", 7, &r, &n), SC_EINVAL);
 }
+
+static sc_job *tiny_moe(void);
 
 static void test_classify(void **state) {
   (void)state;
@@ -100,6 +110,17 @@ static void test_classify(void **state) {
   sc__shard_classify(job, r, over, 2, roles);
   assert_int_equal(roles[module_of(job, r, "blocks.0.c_fc")], SC_SHARD_REPLICATED);
   assert_int_equal(roles[module_of(job, r, "wte")], SC_SHARD_ROW);
+  sc_job_free(job);
+  /* The tiny MoE: its experts (their linears by their names), the router
+   * replicated. */
+  job = tiny_moe();
+  r = &job->ranks[0];
+  assert_true(r->nmodules <= 256);
+  sc__shard_classify(job, r, NULL, 0, roles);
+  assert_int_equal(roles[module_of(job, r, "blocks.1.moe.experts.3")], SC_SHARD_EXPERT);
+  assert_int_equal(roles[module_of(job, r, "blocks.1.moe.experts.3.fc1")], SC_SHARD_COLUMN);
+  assert_int_equal(roles[module_of(job, r, "blocks.0.moe.gate")], SC_SHARD_REPLICATED);
+  assert_int_equal(roles[module_of(job, r, "blocks.0.moe")], SC_SHARD_BLOCK);
   sc_job_free(job);
 }
 
@@ -136,7 +157,7 @@ static const sc_jop *first_named(const sc_job *job, const sc_jrank *r, const cha
 static void test_tensor_parallel(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *tp;
   int rc = sc__job_shard(job, &o, &tp);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -238,7 +259,7 @@ static void test_tensor_parallel(void **state) {
 static void test_pipeline(void **state) {
   (void)state;
   sc_job *job = tiny_gpt();
-  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 3, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *pj;
   int rc = sc__job_shard(job, &o, &pj);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
@@ -377,36 +398,40 @@ static double synth_bubble(const char *schedule, int64_t vpp, int64_t m) {
 
 /* Each schedule of a re-targeted pipeline (pp 2, 8 micro-batches of the
  * traced 4-layer tiny GPT) against the synthesized workload of its shape:
- * interleaved (2 chunks) and ZB-H1 cut 1F1B's bubble, GPipe's is no
- * smaller, and the order of the four is the synthesized one's. */
+ * interleaved (2 chunks), ZB-H1 and ZB-V cut 1F1B's bubble, ZB-V to near
+ * zero (below half of ZB-H1's and a twentieth of the compute), GPipe's is
+ * no smaller, and the order of the five is the synthesized one's. */
 static void test_schedules(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
   sc_config cfg;
   replay_cfg(&cfg, 2);
-  static const int kinds[4] = {SC_SCHED_1F1B, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED, SC_SCHED_ZB_H1};
-  static const char *const names[4] = {"1f1b", "gpipe", "interleaved", "zb-h1"};
-  double rb[4], sb[4], compute = 0;
-  for (int i = 0; i < 4; i++) {
+  enum { NK = 5 };
+  static const int kinds[NK] = {SC_SCHED_1F1B, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED, SC_SCHED_ZB_H1, SC_SCHED_ZBV};
+  static const char *const names[NK] = {"1f1b", "gpipe", "interleaved", "zb-h1", "zbv"};
+  double rb[NK], sb[NK], compute = 0;
+  for (int i = 0; i < NK; i++) {
     sc_replay_opts ro = {.replica_ranks = 1, .scale_pp = 2, .micro_batches = 8, .schedule = (sc_schedule)kinds[i]};
     sc_replay_result res;
     if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s: %s", names[i], sc_errmsg(ctx));
     assert_int_equal(res.schedule, kinds[i]);
-    assert_int_equal(res.vpp, kinds[i] == SC_SCHED_INTERLEAVED ? 2 : 1);
+    int chunks = kinds[i] == SC_SCHED_INTERLEAVED || kinds[i] == SC_SCHED_ZBV ? 2 : 1;
+    assert_int_equal(res.vpp, chunks);
     rb[i] = res.breakdown_s[SC_CAT_BUBBLE];
     /* The same work in every schedule. */
     if (i == 0) compute = res.breakdown_s[SC_CAT_COMPUTE];
     assert_true(fabs(res.breakdown_s[SC_CAT_COMPUTE] - compute) < 1e-3 * compute);
-    sb[i] = synth_bubble(names[i], kinds[i] == SC_SCHED_INTERLEAVED ? 2 : 1, 8);
+    sb[i] = synth_bubble(names[i], chunks, 8);
     print_message("%-12s bubble replay %.3f ms, synthesized %.3f ms\n", names[i], rb[i] * 1e3, sb[i] * 1e3);
   }
   assert_true(rb[2] < 0.6 * rb[0] && rb[3] < 0.8 * rb[0] && rb[1] >= rb[0] * 0.99);
   assert_true(sb[2] < sb[0] && sb[3] < sb[0]);
-  for (int i = 0; i < 4; i++)
-    for (int j = 0; j < 4; j++)
+  assert_true(rb[4] < 0.5 * rb[3] && rb[4] < 0.05 * compute && sb[4] < 0.5 * sb[3]);
+  for (int i = 0; i < NK; i++)
+    for (int j = 0; j < NK; j++)
       if (i != j && sb[i] < 0.95 * sb[j]) assert_true(rb[i] < rb[j]);
   /* The shard itself: 8 micro-batches x 2 chunks of sends each way. */
-  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 2, 1, 8, 0, 0, NULL, 0, SC_SCHED_INTERLEAVED, 2, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *pj;
   if (sc__job_shard(job, &o, &pj)) fail_msg("%s", sc_errmsg(ctx));
   /* Stage 0 runs virtual stages 0 and 2 of 4, stage 1 runs 1 and 3: only
@@ -446,10 +471,273 @@ static void test_schedules(void **state) {
   o.pp = 1;
   assert_int_equal(sc__job_shard(job, &o, &pj), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "needs pp >= 2"));
-  o.schedule = SC_SCHED_ZBV;
+  o.schedule = SC_SCHED_DUALPIPEV;
   o.pp = 2;
   o.vpp = 0;
   assert_int_equal(sc__job_shard(job, &o, &pj), SC_EUNSUPPORTED);
+  assert_non_null(strstr(sc_errmsg(ctx), "runs 1f1b, gpipe, interleaved, zb-h1 or zbv"));
+  sc_job_free(job);
+}
+
+/* Sends or receives (kind) of a rank on shard.c's stream id `id`
+ * (SC_SHARD_ST_*), each checked to talk to global rank peer. */
+static size_t p2p_on(const sc_jrank *r, int64_t id, int kind, int64_t peer) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].kind == kind && r->streams[r->ops[k].stream].id == id) {
+      assert_int_equal(r->ops[k].peer, peer);
+      n++;
+    }
+  return n;
+}
+
+/* Kernels named `name` on a rank. */
+static size_t named(const sc_job *job, const sc_jrank *r, const char *name) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++) n += r->ops[k].shape && !strcmp(sc__job_str(job, r->ops[k].name), name);
+  return n;
+}
+
+/* sc__job_shard refuses o (SC_EINVAL) with a message holding msg. */
+static void refused(const sc_job *job, const sc_shard_opts *o, const char *msg) {
+  sc_job *out = NULL;
+  assert_int_equal(sc__job_shard(job, o, &out), SC_EINVAL);
+  assert_null(out);
+  assert_non_null(strstr(sc_errmsg(ctx), msg));
+}
+
+/* ZB-V on a re-targeted job: stage s runs virtual stages s and 2 pp - 1 - s
+ * (chunk 1 back up the stages on its own stream pair), the last stage turns
+ * the V in memory, stage 0 holds the embeddings and the final norm; the
+ * same ops as 1F1B in all, the backward split into B and W as ZB-H1's. */
+static void test_zbv(void **state) {
+  (void)state;
+  sc_job *job4 = tiny_gpt4(), *job;
+  int64_t traced;
+  /* 8 layers for pp 4 (the last traced one repeated). */
+  assert_int_equal(sc__job_layers(job4, 8, &job, &traced), 0);
+  const int64_t m = 6;
+  sc_shard_opts o = {1, 4, 1, m, 0, 0, NULL, 0, SC_SCHED_ZBV, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
+  sc_job *vj, *fj;
+  if (sc__job_shard(job, &o, &vj)) fail_msg("%s", sc_errmsg(ctx));
+  o.schedule = SC_SCHED_1F1B;
+  assert_int_equal(sc__job_shard(job, &o, &fj), 0);
+  assert_int_equal(vj->nranks, 4);
+  size_t ops_v = 0, ops_f = 0, grads_v = 0, grads_f = 0;
+  for (int q = 0; q < 4; q++) {
+    const sc_jrank *r = &vj->ranks[q];
+    ops_v += r->nops - count(r, SC_JOP_SEND) - count(r, SC_JOP_RECV);
+    ops_f += fj->ranks[q].nops - count(&fj->ranks[q], SC_JOP_SEND) - count(&fj->ranks[q], SC_JOP_RECV);
+    grads_v += count(r, SC_JOP_GRAD), grads_f += count(&fj->ranks[q], SC_JOP_GRAD);
+    /* Chunk 0 (virtual stage q) down the stages, chunk 1 (7 - q) back up:
+     * a forward send and a backward receive per micro-batch and link, none
+     * at the model's ends (stage 0's vs 0 and vs 7) and at the turn (vs 3
+     * to vs 4 on stage 3). */
+    int64_t up = q - 1, down = q + 1; /* the neighbours' ranks (tp 1) */
+    size_t want_down = q < 3 ? (size_t)m : 0, want_up = q > 0 ? (size_t)m : 0;
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_FSEND, SC_JOP_SEND, down), want_down);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_BRECV, SC_JOP_RECV, down), want_down);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_FRECV, SC_JOP_RECV, up), want_up);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_BSEND, SC_JOP_SEND, up), want_up);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_RFSEND, SC_JOP_SEND, up), want_up);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_RBRECV, SC_JOP_RECV, up), want_up);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_RFRECV, SC_JOP_RECV, down), want_down);
+    assert_int_equal(p2p_on(r, SC_SHARD_ST_RBSEND, SC_JOP_SEND, down), want_down);
+    assert_int_equal(count(r, SC_JOP_SEND), 2 * (want_up + want_down));
+    assert_int_equal(count(r, SC_JOP_RECV), 2 * (want_up + want_down));
+    /* Two layers a stage, one per chunk (2 layer norms each, per
+     * micro-batch); stage 0 also runs the final norm. */
+    assert_int_equal(named(vj, r, "aten::native_layer_norm"), (size_t)m * (4 + (q == 0)));
+    assert_int_equal(named(vj, r, "aten::embedding") > 0, q == 0);
+  }
+  assert_int_equal(named(fj, &fj->ranks[3], "aten::native_layer_norm"), (size_t)m * 5);
+  assert_int_equal(ops_v, ops_f);
+  assert_int_equal(grads_v, grads_f);
+  assert_int_equal(grads_v, count(&job->ranks[0], SC_JOP_GRAD));
+  sc_job_free(vj);
+  sc_job_free(fj);
+  /* Replayed: the engine pairs every transfer; the bubble below ZB-H1's. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_pp = 4, .micro_batches = 8, .schedule = SC_SCHED_ZBV};
+  sc_replay_result zv, zh;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &zv)) fail_msg("%s", sc_errmsg(ctx));
+  ro.schedule = SC_SCHED_ZB_H1;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &zh)) fail_msg("%s", sc_errmsg(ctx));
+  print_message("pp 4: bubble zbv %.3f ms, zb-h1 %.3f ms\n", zv.breakdown_s[SC_CAT_BUBBLE] * 1e3,
+                zh.breakdown_s[SC_CAT_BUBBLE] * 1e3);
+  assert_true(zv.breakdown_s[SC_CAT_PP] > 0);
+  assert_true(zv.breakdown_s[SC_CAT_BUBBLE] < 0.6 * zh.breakdown_s[SC_CAT_BUBBLE]);
+  /* With FSDP, CP and SP / async TP: one gather per unit and pass as
+   * before, two chunks' units on each stage. */
+  sc_replay_opts rf = {.replica_ranks = 1, .scale_pp = 2, .scale_fsdp = 2, .scale_cp = 2, .scale_tp = 2,
+                       .sequence_parallel = 1, .async_tp = 1, .micro_batches = 4, .schedule = SC_SCHED_ZBV};
+  replay_cfg(&cfg, 16);
+  if (sc_replay(ctx, job4, &cfg, &rf, NULL, NULL, &zv)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(zv.world == 16 && zv.fsdp == 2 && zv.breakdown_s[SC_CAT_CP] > 0 && zv.breakdown_s[SC_CAT_DP] > 0);
+  /* Refusals: fewer layers than 2 pp chunks, another chunk count, one
+   * stage, an uneven first stage. */
+  o.schedule = SC_SCHED_ZBV;
+  o.pp = 3;
+  refused(job4, &o, "4 layer(s), fewer than the 6 chunks");
+  o.pp = 2;
+  o.vpp = 3;
+  refused(job4, &o, "vpp must be 2 or unset");
+  o.vpp = 2;
+  assert_int_equal(sc__job_shard(job4, &o, &vj), 0);
+  sc_job_free(vj);
+  o.pp = 1;
+  refused(job4, &o, "needs pp >= 2");
+  o.pp = 2;
+  o.first_layers = 1;
+  refused(job4, &o, "takes an even split");
+  sc_job_free(job);
+  sc_job_free(job4);
+}
+
+/* The traced tiny MoE (tools/trace_torch.py tiny-moe: the tiny GPT's 2
+ * layers with an MoE FFN of 4 GELU experts, top 2, a uniform router, 16
+ * tokens; tests/fuzz/corpus-scw/cpu-tiny-moe.scw, imported from
+ * tests/trace/tiny-moe-b1.json.gz). */
+static sc_job *tiny_moe(void) { return corpus_scw("cpu-tiny-moe.scw"); }
+
+/* Ops of rank r (source job `job`) that lie in an expert, and their GEMM
+ * FLOPs. */
+static size_t expert_ops(const sc_job *job, const sc_jrank *r, int kind, double *gemm_flops) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++) {
+    sc_jopmod om = sc__jrank_opmod(r, k);
+    if (!om.module || !strstr(sc__job_str(job, r->modules[om.module - 1].path), ".experts.")) continue;
+    n += r->ops[k].kind == kind;
+    if (gemm_flops && r->ops[k].shape && r->shapes[r->ops[k].shape - 1].cls == SC_JSHAPE_GEMM)
+      *gemm_flops += r->ops[k].flops;
+  }
+  return n;
+}
+
+static double gemm_flops(const sc_jrank *r) {
+  double f = 0;
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].shape && r->shapes[r->ops[k].shape - 1].cls == SC_JSHAPE_GEMM) f += r->ops[k].flops;
+  return f;
+}
+
+/* Collectives of a rank over groups named `group`: count and bytes. */
+static size_t colls_in(const sc_job *job, const sc_jrank *r, const char *group, double *bytes) {
+  size_t n = 0;
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].kind == SC_JOP_COLL && !strcmp(sc__job_str(job, job->groups[r->ops[k].group].name), group)) {
+      n++;
+      if (bytes) *bytes += r->ops[k].bytes;
+    }
+  return n;
+}
+
+/* Expert parallelism (the experts found by the built-in rules:
+ * test_classify): at ep 2 the rank runs 2 of
+ * each layer's 4 experts on twice their traced tokens (the same expert
+ * GEMM FLOPs as the whole traced layer), behind an all-to-all dispatch and
+ * before a combine in forward and backward (tokens x top-k x hidden x 4
+ * bytes each); its experts' gradients go to the expert-data-parallel
+ * group, the rest to DDP's as before. */
+static void test_expert(void **state) {
+  (void)state;
+  sc_job *job = tiny_moe();
+  const sc_jrank *r0 = &job->ranks[0];
+  sc_shard_opts o = {1, 1, 2, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 2};
+  sc_shard_opts o1 = {1, 1, 2, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
+  sc_job *ej, *wj;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
+  const sc_jrank *e = &ej->ranks[0], *w = &wj->ranks[0];
+  double ef = 0;
+  size_t ek = expert_ops(job, r0, SC_JOP_KERNEL, &ef), eg = expert_ops(job, r0, SC_JOP_GRAD, NULL);
+  assert_true(ek > 0 && eg > 0 && ef > 0);
+  /* Half the experts' kernels and gradient marks, the same GEMM FLOPs. */
+  assert_int_equal(count(e, SC_JOP_KERNEL), count(w, SC_JOP_KERNEL) - ek / 2);
+  assert_int_equal(count(e, SC_JOP_GRAD), count(w, SC_JOP_GRAD) - eg / 2);
+  assert_true(fabs(gemm_flops(e) - gemm_flops(w)) < 1e-9 * gemm_flops(w));
+  /* 2 layers x (dispatch, combine) x (forward, backward); each the 16
+   * tokens' 2 copies of 32 fp32 features. */
+  double bytes = 0;
+  assert_int_equal(colls_in(ej, e, SC_JOB_EP_GROUP, &bytes), 8);
+  assert_true(bytes == 8 * 16 * 2 * 32 * 4.0);
+  assert_int_equal(colls_in(wj, w, SC_JOB_EP_GROUP, NULL), 0);
+  /* The experts' GEMMs on 2 x their 8 traced tokens: fc1's forward and
+   * fc2's input gradient (16 x 64 x 32) of the 2 local experts of 2
+   * layers, none left on 8. */
+  size_t m16 = 0, m8 = 0;
+  for (size_t k = 0; k < e->nops; k++) {
+    const sc_jshape *sh = e->ops[k].shape ? &e->shapes[e->ops[k].shape - 1] : NULL;
+    if (!sh || sh->cls != SC_JSHAPE_GEMM || sh->n != 64 || sh->k != 32) continue;
+    m16 += sh->m == 16, m8 += sh->m == 8;
+  }
+  assert_int_equal(m16, 2 * 2 * 2);
+  assert_int_equal(m8, 0);
+  /* DDP: the dense buckets over the 2 replicas, the experts' apart over
+   * their expert-data-parallel group (ep 2 of dp 4: 2 replicas). */
+  sc_job_free(ej);
+  o.dp = 4;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  sc_job *dj;
+  if (sc__job_ddp(ej, 25.0 * 1048576, 1048576, 1, 1, 1, &dj)) fail_msg("%s", sc_errmsg(ctx));
+  double eb = 0, db = 0, wb = 0;
+  const sc_jrank *er = &ej->ranks[0];
+  for (size_t k = 0; k < er->nops; k++)
+    if (er->ops[k].kind == SC_JOP_GRAD) *(er->ops[k].group != SC_JOB_NONE ? &eb : &db) += er->ops[k].bytes;
+  for (size_t k = 0; k < r0->nops; k++) wb += r0->ops[k].kind == SC_JOP_GRAD ? r0->ops[k].bytes : 0;
+  assert_true(eb > 0 && fabs(eb * 2 + db - wb) < 1e-9 * wb); /* 2 of the 4 experts' gradients here */
+  double edb = 0, ddb = 0;
+  assert_int_equal(colls_in(dj, &dj->ranks[0], SC_JOB_EDP_GROUP, &edb), 1);
+  assert_true(colls_in(dj, &dj->ranks[0], "ddp", &ddb) >= 1);
+  assert_true(edb == eb && ddb == db);
+  for (size_t g = 0; g < dj->ngroups; g++)
+    if (!strcmp(sc__job_str(dj, dj->groups[g].name), SC_JOB_EDP_GROUP)) {
+      assert_int_equal(dj->groups[g].n, 2);
+      assert_int_equal(dj->members[dj->groups[g].off + 1], 2); /* replicas 0 and ep */
+    }
+  sc_job_free(dj);
+  sc_job_free(ej);
+  sc_job_free(wj);
+  /* Replayed: EP time, the rest as before. */
+  sc_config cfg;
+  replay_cfg(&cfg, 4);
+  sc_replay_opts ro = {.replica_ranks = 1, .scale_dp = 4, .scale_ep = 2, .scale_pp = 2, .micro_batches = 2};
+  sc_replay_result res;
+  if (sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res)) fail_msg("%s", sc_errmsg(ctx));
+  assert_true(res.ep == 2 && res.world == 8 && res.breakdown_s[SC_CAT_EP] > 0 && res.breakdown_s[SC_CAT_DP] > 0);
+  /* Refusals: 4 experts over 3 ranks, a model without experts, ep not
+   * dividing dp, with TP. */
+  o.ep = 3;
+  o.dp = 3;
+  refused(job, &o, "ep=3: layer blocks.0 has 4 experts, not divisible by ep");
+  o.ep = 2;
+  refused(job, &o, "ep=2 with dp=3: the expert-parallel ranks are data-parallel replicas");
+  o.dp = 2;
+  sc_job *gpt = tiny_gpt();
+  refused(gpt, &o, "ep=2: the traced layers have no experts");
+  sc_job_free(gpt);
+  o.tp = 2;
+  refused(job, &o, "an MoE layer under tensor parallelism needs sequence parallelism");
+  /* TP 2 with SP: the experts' linears split by their names, the routed
+   * copies all-gathered over the expert-TP group after each dispatch and
+   * reduce-scattered before each combine (the whole copies, 4096 bytes;
+   * the all-to-alls move the rank's s / tp tokens' half), no per-expert SP
+   * collective; without EP only the gathers and scatters. */
+  o.sp = 1;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  double ab = 0, tb = 0;
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_EP_GROUP, &ab), 8);
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_ETP_GROUP, &tb), 8);
+  assert_true(ab == 8 * 2048.0 && tb == 8 * 4096.0);
+  size_t tp_ep = colls_in(ej, &ej->ranks[0], SC_JOB_TP_GROUP, NULL);
+  sc_job_free(ej);
+  o.ep = 0;
+  if (sc__job_shard(job, &o, &ej)) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_EP_GROUP, NULL), 0);
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_ETP_GROUP, NULL), 8);
+  assert_int_equal(colls_in(ej, &ej->ranks[0], SC_JOB_TP_GROUP, NULL), tp_ep);
+  sc_job_free(ej);
   sc_job_free(job);
 }
 
@@ -461,7 +749,7 @@ static void test_schedules(void **state) {
 static void test_fsdp(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 1, 4, 2, 0, 0, NULL, 0, 0, 0, 4, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *fj;
   if (sc__job_shard(job, &o, &fj)) fail_msg("%s", sc_errmsg(ctx));
   const sc_jrank *r = &fj->ranks[0];
@@ -566,8 +854,8 @@ static void test_fsdp(void **state) {
 static void test_context(void **state) {
   (void)state;
   sc_job *job = tiny_gpt4();
-  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0, 0, 0};
-  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 2, 0, 0, 0, 0, NULL, NULL, 0};
+  sc_shard_opts o1 = {1, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *cj, *wj;
   if (sc__job_shard(job, &o, &cj)) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(sc__job_shard(job, &o1, &wj), 0);
@@ -708,7 +996,7 @@ static sc_job *read_small_v2(void) {
 static void test_no_modules(void **state) {
   (void)state;
   sc_job *job = read_small_v2();
-  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  sc_shard_opts o = {2, 1, 1, 1, 0, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
   sc_job *out;
   assert_int_equal(sc__job_shard(job, &o, &out), SC_EINVAL);
   assert_non_null(strstr(sc_errmsg(ctx), "no module paths"));
@@ -889,7 +1177,7 @@ int main(void) {
       cmocka_unit_test(test_rules_file),    cmocka_unit_test(test_classify),
       cmocka_unit_test(test_stage_cut),     cmocka_unit_test(test_tensor_parallel),
       cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_no_modules),
-      cmocka_unit_test(test_schedules),     cmocka_unit_test(test_fsdp),
+      cmocka_unit_test(test_schedules),     cmocka_unit_test(test_zbv),           cmocka_unit_test(test_expert),           cmocka_unit_test(test_fsdp),
       cmocka_unit_test(test_context),       cmocka_unit_test(test_layers), cmocka_unit_test(test_fused), cmocka_unit_test(test_fp8),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
