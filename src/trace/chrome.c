@@ -306,11 +306,51 @@ static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
   return i + n;
 }
 
+/* The pair of memo entries for a container value starting at b[i]: a hash
+ * of its first sixteen bytes (fewer near the buffer's end). Two entries, so
+ * that two values with one prefix (["c10::BFloat16", ..]) can stay. */
+static sc_chrome_skip *skip_memo(sc_chrome *c, const fast_buf *f, size_t i) {
+  uint64_t w0 = 0, w1 = 0;
+  size_t n = f->len - i;
+  if (n >= 16) {
+    memcpy(&w0, f->b + i, 8);
+    memcpy(&w1, f->b + i + 8, 8);
+  } else {
+    memcpy(&w0, f->b + i, n < 8 ? n : 8);
+  }
+  uint64_t h = w0 * 0x9e3779b97f4a7c15u ^ w1 * 0xc2b2ae3d27d4eb4fu;
+  return &c->skip_memo[(h >> 40) % (SC_CHROME_SKIP_MEMO / 2) * 2];
+}
+
+static int skip_hit(const sc_chrome_skip *m, const fast_buf *f, size_t i, int depth) {
+  return m->n && m->depth == depth && m->n <= f->len - i && !memcmp(f->b + i, m->text, m->n);
+}
+
 /* Index past the value at b[i] that no reader reads (`depth` containers
  * open around it), or 0: a scalar as fast_scalar takes it, a container
- * as sc__json_value_end skips it. */
-static size_t fast_skip(const fast_buf *f, size_t i, int depth) {
-  if (f->b[i] == '{' || f->b[i] == '[') return sc__json_value_end(f->b, i, f->len, depth);
+ * as sc__json_value_end skips it, or at once when its bytes are those of
+ * a container skipped before at the same depth. */
+static size_t fast_skip(sc_chrome *c, const fast_buf *f, size_t i, int depth) {
+  if (f->b[i] == '{' || f->b[i] == '[') {
+    sc_chrome_skip *m = skip_memo(c, f, i);
+    if (skip_hit(&m[0], f, i, depth)) {
+      m[0].age = 0;
+      return i + m[0].n;
+    }
+    if (skip_hit(&m[1], f, i, depth)) {
+      m[0].age = 1; /* entry 1 was used last: replace entry 0 next */
+      return i + m[1].n;
+    }
+    size_t e = sc__json_value_end(f->b, i, f->len, depth);
+    if (e && e - i <= SC_CHROME_SKIP_BYTES) {
+      sc_chrome_skip *w = &m[m[0].age ? 0 : 1];
+      m[0].age = w == &m[1];
+      memcpy(w->text, f->b + i, e - i);
+      w->n = (uint32_t)(e - i);
+      w->depth = depth;
+    }
+    return e;
+  }
   sc_jtok t;
   return fast_scalar(f, i, &t);
 }
@@ -421,7 +461,7 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, in
     i = sc__json_ws(b, i + 1, len);
     if (i == len) return 0;
     if (arg < 0) {
-      if (!(i = fast_skip(f, i, depth))) return 0;
+      if (!(i = fast_skip(c, f, i, depth))) return 0;
     } else {
       if (member(c, SC_CHROME_ARG + arg)) {
         *rc = fast_nomem(c, f->base + i);
@@ -487,7 +527,7 @@ static int event_fast(sc_chrome *c) {
       if (fld == FIELD_ARGS && b[i] == '{') {
         if (!(i = fast_args(c, &f, i, depth + 1, &rc, &unread))) return rc;
       } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
-        if (!(i = fast_skip(&f, i, depth))) return 0;
+        if (!(i = fast_skip(c, &f, i, depth))) return 0;
       } else {
         if (!(e = fast_scalar(&f, i, &t)) || !fast_std(c, fld, &t, &rc)) return rc;
         i = e;
