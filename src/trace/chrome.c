@@ -283,8 +283,9 @@ static size_t fast_string(const fast_buf *f, size_t i, int type, sc_jtok *t) {
 }
 
 /* The scalar at b[i] (a plain string, a number that ends in the buffer, a
- * literal) as a token; the index past it, or 0. */
-static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
+ * literal) as a token; the index past it, or 0. *num: where a number's
+ * parts are. */
+static size_t fast_scalar_num(const fast_buf *f, size_t i, sc_jtok *t, sc_jnum *num) {
   unsigned char ch = f->b[i];
   if (ch == '"') return fast_string(f, i, SC_JT_STRING, t);
   t->depth = 0;
@@ -292,7 +293,7 @@ static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
   t->s = (const char *)f->b + i;
   t->offset = f->base + i;
   if (ch == '-' || sc__json_is_digit(ch)) {
-    ptrdiff_t e = sc__json_number_end(f->b + i, f->len - i);
+    ptrdiff_t e = sc__json_number_scan(f->b + i, f->len - i, num);
     if (e < 0) return 0;
     t->type = SC_JT_NUMBER;
     t->n = (size_t)e;
@@ -304,6 +305,11 @@ static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
   t->type = ch == 't' ? SC_JT_TRUE : ch == 'f' ? SC_JT_FALSE : SC_JT_NULL;
   t->n = n;
   return i + n;
+}
+
+static size_t fast_scalar(const fast_buf *f, size_t i, sc_jtok *t) {
+  sc_jnum num;
+  return fast_scalar_num(f, i, t, &num);
 }
 
 /* The pair of memo entries for a container value starting at b[i]: a hash
@@ -485,13 +491,16 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, in
   }
 }
 
-/* A standard member's scalar value t (member f) into the summary and the
- * kept tokens: 1, or 0 (give up; *rc as fast_keep). */
-static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int *rc) {
+/* A standard member's scalar value t (member f; a number scanned into num,
+ * in buffer fb) into the summary and the kept tokens: 1, or 0 (give up;
+ * *rc as fast_keep). */
+static int fast_std(sc_chrome *c, const fast_buf *fb, int f, const sc_jtok *t, const sc_jnum *num, int *rc) {
   if (f == SC_CHROME_TS || f == SC_CHROME_DUR) {
     int number = t->type == SC_JT_NUMBER;
     int64_t v = 0;
-    if (number && sc__json_us_to_ns(t->s, t->n, &v)) return 0; /* the token path decides */
+    const unsigned char *p = (const unsigned char *)t->s;
+    if (number && !sc__json_us_fast(p, fb->len - (size_t)(p - fb->b), num, &v) && sc__json_us_to_ns(t->s, t->n, &v))
+      return 0; /* the token path decides */
     time_value(c, f == SC_CHROME_TS, number, 1, v);
   }
   if (!keep_fits(c, t)) return 0;
@@ -529,7 +538,8 @@ static int event_fast(sc_chrome *c) {
       } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
         if (!(i = fast_skip(c, &f, i, depth))) return 0;
       } else {
-        if (!(e = fast_scalar(&f, i, &t)) || !fast_std(c, fld, &t, &rc)) return rc;
+        sc_jnum num = {0, 0, 0, 0, 0};
+        if (!(e = fast_scalar_num(&f, i, &t, &num)) || !fast_std(c, &f, fld, &t, &num, &rc)) return rc;
         i = e;
       }
       i = sc__json_ws(b, i, len);
