@@ -435,10 +435,6 @@ static size_t fast_keep_container(sc_chrome *c, const fast_buf *f, size_t i, int
   }
 }
 
-/* The members of an event's "args" object whose '{' is b[i] (`depth`
- * containers open inside it): registered ones kept, the others skipped.
- * *unread is set when a name_args member was skipped (name_arg_unread).
- * The index past its '}', or 0 (give up; *rc as fast_keep). */
 /* Whether args key `arg` may be skipped in this event: one of the spec's
  * name_args after a name without its prefix. */
 static int name_arg_unread(const sc_chrome *c, int arg) {
@@ -448,24 +444,136 @@ static int name_arg_unread(const sc_chrome *c, int arg) {
   return t->n < n || memcmp(t->s, c->spec->name_prefix, n);
 }
 
-static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, int *rc, int *unread) {
+/* A hash of a string token's length and first bytes (its text lies in a
+ * buffer that continues past its closing quote). */
+static uint32_t string_hash(const sc_jtok *t) {
+  uint32_t h = (uint32_t)t->n;
+  for (size_t k = 0; k < t->n && k < 8; k++) h = h * 31 + (unsigned char)t->s[k];
+  return h;
+}
+
+/* Levels of a gap, and the context of the first gap of an object or of one
+ * after a gap too long to remember. */
+enum { GAP_EVENT = 0, GAP_ARGS = 1 };
+#define GAP_START SC_CHROME_GAPS
+#define GAP_NONE (SC_CHROME_GAPS + 1)
+
+/* The entry for the gap that follows gap entry `prev` (or GAP_START,
+ * GAP_NONE) as the k-th of an object at level lv, in an event of context
+ * ctx (ph and cat). The member's place k keeps the chain of entries of one
+ * object from running in a circle. */
+static uint32_t gap_index(uint32_t prev, uint32_t ctx, int lv, uint32_t k) {
+  uint64_t h = ((uint64_t)prev << 32 | (uint64_t)ctx << 1 | (uint64_t)lv) * 0x9e3779b97f4a7c15u;
+  h = (h ^ ((uint64_t)k << 16 | ctx >> 31)) * 0xc2b2ae3d27d4eb4fu;
+  return (uint32_t)(h >> 40) % (SC_CHROME_GAPS / 2) * 2;
+}
+
+/* Whether the avail bytes at b begin with gap g's text and go on after it
+ * (a member's value follows). */
+static int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
+#if defined(__SSE2__)
+  if (avail >= SC_CHROME_GAP_BYTES) {
+    uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(
+                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)b),
+                                    _mm_loadu_si128((const __m128i *)(const void *)g->text))) |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(
+                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(b + 16)),
+                                    _mm_loadu_si128((const __m128i *)(const void *)(g->text + 16))))
+                     << 16 |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(
+                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(b + 32)),
+                                    _mm_loadu_si128((const __m128i *)(const void *)(g->text + 32))))
+                     << 32;
+    uint64_t want = ((uint64_t)1 << g->n) - 1;
+    return (m & want) == want;
+  }
+#endif
+  return g->n < avail && !memcmp(b, g->text, g->n);
+}
+
+/* The gap at b[p] that fast_gap did not find in its entry g: parsed (ws,
+ * ',' after a value, ws, key, ws, ':', ws; or ws and '}') and remembered
+ * there when short enough. As fast_gap. */
+static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int after, uint32_t h, uint32_t *prev,
+                        int *key, int *close) {
   const unsigned char *b = f->b;
-  size_t len = f->len, e;
-  sc_jtok t;
-  i = sc__json_ws(b, i + 1, len);
-  if (i == len) return 0;
-  if (b[i] == '}') return i + 1;
-  for (;;) {
+  size_t len = f->len, i, e;
+  sc_chrome_gap *g = &c->gaps[h];
+  if (g->n && g->kind == lv * 2 + after && gap_match(g, b + p, len - p)) { /* the pair's first entry */
+    c->gaps[h & ~1u].age = 0;
+    *prev = h;
+    *key = g->key;
+    *close = g->close;
+    return p + g->n;
+  }
+  h = c->gaps[h].age ? h : h + 1; /* the entry used less recently */
+  g = &c->gaps[h];
+  if ((i = sc__json_ws(b, p, len)) == len) return 0;
+  if (b[i] == '}') {
+    *key = -1;
+    *close = 1;
+    e = i + 1;
+  } else {
+    if (after && (b[i] != ',' || (i = sc__json_ws(b, i + 1, len)) == len)) return 0;
+    sc_jtok t;
     if (b[i] != '"' || !(e = fast_string(f, i, SC_JT_KEY, &t))) return 0;
-    int arg = key_find(&c->args, t.s, t.n);
+    *key = lv == GAP_EVENT ? std_field(&t) : key_find(&c->args, t.s, t.n);
+    *close = 0;
+    i = sc__json_ws(b, e, len);
+    if (i == len || b[i] != ':' || (e = sc__json_ws(b, i + 1, len)) == len) return 0;
+  }
+  if (e - p > SC_CHROME_GAP_BYTES) {
+    *prev = GAP_NONE;
+    return e;
+  }
+  memcpy(g->text, b + p, e - p);
+  g->n = (uint8_t)(e - p);
+  g->kind = (uint8_t)(lv * 2 + after);
+  g->close = (uint8_t)*close;
+  g->key = (int16_t)*key;
+  c->gaps[h & ~1u].age = h & 1;
+  *prev = h;
+  return e;
+}
+
+/* The gap at b[p] of level lv, the k-th of its object (k = 0: right after
+ * the '{', else after a member's value), in an event of context ctx,
+ * following the gap entry *prev: the index of the next member's value
+ * (*key: which member, as the gap entry holds it) or just past the
+ * object's '}' (*close set); 0 to give up (the buffer ends, an escape,
+ * anything malformed). *prev becomes this gap's entry. */
+static inline size_t fast_gap(sc_chrome *c, const fast_buf *f, size_t p, int lv, uint32_t k, uint32_t ctx,
+                              uint32_t *prev, int *key, int *close) {
+  int after = k > 0;
+  uint32_t h = gap_index(*prev, ctx, lv, k);
+  sc_chrome_gap *g = &c->gaps[h + 1]; /* the pair's second entry first: gap_learn fills it first */
+  if (g->n && g->kind == lv * 2 + after && gap_match(g, f->b + p, f->len - p)) {
+    c->gaps[h].age = 1;
+    *prev = h + 1;
+    *key = g->key;
+    *close = g->close;
+    return p + g->n;
+  }
+  return gap_learn(c, f, p, lv, after, h, prev, key, close);
+}
+
+/* The members of an event's "args" object whose '{' is b[i] (`depth`
+ * containers open inside it; ctx: the event's context for fast_gap):
+ * registered ones kept, the others skipped. *unread is set when a
+ * name_args member was skipped (name_arg_unread). The index past its '}',
+ * or 0 (give up; *rc as fast_keep). */
+static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, uint32_t ctx, int *rc, int *unread) {
+  const unsigned char *b = f->b;
+  size_t e;
+  sc_jtok t;
+  uint32_t prev = GAP_START;
+  int arg, close;
+  for (uint32_t k = 0;; k++) {
+    if (!(i = fast_gap(c, f, k ? i : i + 1, GAP_ARGS, k, ctx, &prev, &arg, &close)) || close) return i;
     if (arg >= 0 && name_arg_unread(c, arg)) {
       arg = -1;
       *unread = 1;
     }
-    i = sc__json_ws(b, e, len);
-    if (i == len || b[i] != ':') return 0;
-    i = sc__json_ws(b, i + 1, len);
-    if (i == len) return 0;
     if (arg < 0) {
       if (!(i = fast_skip(c, f, i, depth))) return 0;
     } else {
@@ -482,12 +590,6 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, in
         i = e;
       }
     }
-    i = sc__json_ws(b, i, len);
-    if (i == len) return 0;
-    if (b[i] == '}') return i + 1;
-    if (b[i] != ',') return 0;
-    i = sc__json_ws(b, i + 1, len);
-    if (i == len) return 0;
   }
 }
 
@@ -518,39 +620,32 @@ static int fast_std(sc_chrome *c, const fast_buf *fb, int f, const sc_jtok *t, c
 static int event_fast(sc_chrome *c) {
   sc_json *j = &c->j;
   if (j->carry_type || j->err) return 0;
+  if (!c->gaps && !(c->gaps = sc__calloc(c->ctx, SC_CHROME_GAPS, sizeof *c->gaps)))
+    return fast_nomem(c, c->ev.offset);
   fast_buf f = {(const unsigned char *)j->buf, j->len, j->base};
   const unsigned char *b = f.b;
-  size_t len = f.len, i = sc__json_ws(b, j->pos, len), e;
+  size_t i, e;
   int depth = j->depth, rc = SC_OK, unread = 0; /* containers open inside the event */
+  uint32_t prev = GAP_START, ctx = 0;
+  int fld, close;
   sc_jtok t;
-  if (i == len) return 0;
-  if (b[i] != '}') {
-    for (;;) {
-      if (b[i] != '"' || !(e = fast_string(&f, i, SC_JT_KEY, &t))) return 0;
-      int fld = std_field(&t);
-      if (fld == SC_CHROME_NAME && unread) return 0; /* a later name could read what was skipped */
-      i = sc__json_ws(b, e, len);
-      if (i == len || b[i] != ':') return 0;
-      i = sc__json_ws(b, i + 1, len);
-      if (i == len) return 0;
-      if (fld == FIELD_ARGS && b[i] == '{') {
-        if (!(i = fast_args(c, &f, i, depth + 1, &rc, &unread))) return rc;
-      } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
-        if (!(i = fast_skip(c, &f, i, depth))) return 0;
-      } else {
-        sc_jnum num = {0, 0, 0, 0, 0};
-        if (!(e = fast_scalar_num(&f, i, &t, &num)) || !fast_std(c, &f, fld, &t, &num, &rc)) return rc;
-        i = e;
-      }
-      i = sc__json_ws(b, i, len);
-      if (i == len) return 0;
-      if (b[i] == '}') break;
-      if (b[i] != ',') return 0;
-      i = sc__json_ws(b, i + 1, len);
-      if (i == len) return 0;
+  for (uint32_t k = 0;; k++) {
+    if (!(i = fast_gap(c, &f, k ? i : j->pos, GAP_EVENT, k, ctx, &prev, &fld, &close))) return 0;
+    if (close) break;
+    if (fld == SC_CHROME_NAME && unread) return 0; /* a later name could read what was skipped */
+    if (fld == FIELD_ARGS && b[i] == '{') {
+      if (!(i = fast_args(c, &f, i, depth + 1, ctx, &rc, &unread))) return rc;
+    } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
+      if (!(i = fast_skip(c, &f, i, depth))) return 0;
+    } else {
+      sc_jnum num = {0, 0, 0, 0, 0};
+      if (!(e = fast_scalar_num(&f, i, &t, &num)) || !fast_std(c, &f, fld, &t, &num, &rc)) return rc;
+      i = e;
+      if ((fld == SC_CHROME_PH || fld == SC_CHROME_CAT) && t.type == SC_JT_STRING)
+        ctx = ctx * 31 + string_hash(&t); /* what the gaps that follow depend on */
     }
   }
-  sc__json_close_object(j, i);
+  sc__json_close_object(j, i - 1);
   rc = event_done(c);
   return rc ? rc : 1;
 }
@@ -745,6 +840,8 @@ void sc__chrome_free(sc_chrome *c) {
   sc__free(ctx, c->m, c->m_cap * sizeof *c->m);
   sc__free(ctx, c->tok, c->tok_cap * sizeof *c->tok);
   sc__free(ctx, c->text, c->text_cap);
+  if (c->gaps) sc__free(ctx, c->gaps, SC_CHROME_GAPS * sizeof *c->gaps);
+  c->gaps = NULL;
   c->m = NULL;
   c->tok = NULL;
   c->text = NULL;

@@ -144,6 +144,28 @@ typedef struct sc_chrome_skip {
   uint32_t age;   /* in the first entry of a pair: 1 when the second was used last */
 } sc_chrome_skip;
 
+/* What lies between two values of an event or of its args, byte for byte:
+ * the separator, the key and the ':' with the white space around them up
+ * to the next value, or the white space and the object's '}' (a *gap*).
+ * The event fast path remembers each gap it parsed under the gap before it
+ * and the event's ph and cat (Kineto writes each kind of event with the same
+ * members in the same order and layout), and takes the gap remembered there
+ * when the next bytes are the same, without scanning the key or finding it
+ * among the registered ones again. Gaps up to SC_CHROME_GAP_BYTES long are
+ * remembered, in SC_CHROME_GAPS entries, pairs found by a hash of that
+ * context (two, so that two kinds of events that share ph and cat, and
+ * part of their members, part there and stay apart after). */
+#define SC_CHROME_GAPS 512
+#define SC_CHROME_GAP_BYTES 48
+typedef struct sc_chrome_gap {
+  unsigned char text[SC_CHROME_GAP_BYTES];
+  uint8_t n;      /* 0: empty */
+  uint8_t kind;   /* level (0 event, 1 args) * 2 + (1: after a value, 0: after the '{') */
+  uint8_t close;  /* the gap ends with the object's '}' */
+  uint8_t age;    /* in the first entry of a pair: 1 when the second was used last */
+  int16_t key;    /* the member: a standard one or FIELD_ARGS (event), an args key or -1 (args) */
+} sc_chrome_gap;
+
 /* Error kinds (err_kind). */
 enum {
   SC_CHROME_EJSON = 1, /* the tokenizer's: malformed JSON, or SC_ENOMEM for a token's carry */
@@ -181,6 +203,7 @@ typedef struct sc_chrome {
   /* Containers skipped on the event fast path, by a hash of their first
    * bytes (chrome.c: skip_memo). */
   sc_chrome_skip skip_memo[SC_CHROME_SKIP_MEMO];
+  sc_chrome_gap *gaps;  /* SC_CHROME_GAPS entries (chrome.c: fast_gap); NULL until the first event */
   /* Sticky error. */
   int err, err_kind;
   uint64_t err_off;
