@@ -458,14 +458,15 @@ enum { GAP_EVENT = 0, GAP_ARGS = 1 };
 #define GAP_START SC_CHROME_GAPS
 #define GAP_NONE (SC_CHROME_GAPS + 1)
 
-/* The entry for the gap that follows gap entry `prev` (or GAP_START,
- * GAP_NONE) as the k-th of an object at level lv, in an event of context
- * ctx (ph and cat). The member's place k keeps the chain of entries of one
- * object from running in a circle. */
+/* The first entry of the pair for the gap that follows gap entry `prev`
+ * (or GAP_START, GAP_NONE) as the k-th of an object at level lv, in an
+ * event of context ctx (ph and cat, already multiplied by an odd constant).
+ * The member's place k keeps the chain of entries of one object from
+ * running in a circle; the top bits of a multiplicative hash pick the
+ * pair. */
 static uint32_t gap_index(uint32_t prev, uint32_t ctx, int lv, uint32_t k) {
-  uint64_t h = ((uint64_t)prev << 32 | (uint64_t)ctx << 1 | (uint64_t)lv) * 0x9e3779b97f4a7c15u;
-  h = (h ^ ((uint64_t)k << 16 | ctx >> 31)) * 0xc2b2ae3d27d4eb4fu;
-  return (uint32_t)(h >> 40) % (SC_CHROME_GAPS / 2) * 2;
+  uint32_t x = ((prev | (uint32_t)lv << 10 | k << 11) * 0x9e3779b1u ^ ctx) * 0xc2b2ae35u;
+  return (uint32_t)(((uint64_t)x * (SC_CHROME_GAPS / 2)) >> 32) * 2;
 }
 
 /* Whether the avail bytes at b begin with gap g's text and go on after it
@@ -642,7 +643,7 @@ static int event_fast(sc_chrome *c) {
       if (!(e = fast_scalar_num(&f, i, &t, &num)) || !fast_std(c, &f, fld, &t, &num, &rc)) return rc;
       i = e;
       if ((fld == SC_CHROME_PH || fld == SC_CHROME_CAT) && t.type == SC_JT_STRING)
-        ctx = ctx * 31 + string_hash(&t); /* what the gaps that follow depend on */
+        ctx = (ctx + string_hash(&t)) * 0x85ebca77u; /* what the gaps that follow depend on */
     }
   }
   sc__json_close_object(j, i - 1);
