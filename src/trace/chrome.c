@@ -9,6 +9,14 @@
 
 #include <stdio.h>
 
+/* Rare paths of the event fast path kept out of line (gaps near a buffer's
+ * end), so that its common cases need fewer registers saved. */
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
+
 /* What the current top-level member is. */
 enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_META, TOP_SKIP };
 /* c->field for an event's "args" member (the others are SC_CHROME_PH..TID). */
@@ -469,10 +477,20 @@ static uint32_t gap_index(uint32_t prev, uint32_t ctx, int lv, uint32_t k) {
   return (uint32_t)(((uint64_t)x * (SC_CHROME_GAPS / 2)) >> 32) * 2;
 }
 
+/* gap_match with fewer than SC_CHROME_GAP_BYTES bytes left, or without
+ * SSE2. */
+static COLD int gap_match_tail(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
+  size_t n = g->n, vn = g->vn;
+  if (n >= avail || memcmp(b, g->text, n)) return 0;
+  return vn && n + vn < avail && !memcmp(b + n, g->text + n, vn) ? 2 : 1;
+}
+
 /* Whether the avail bytes at b begin with gap g's text and go on after it
- * (a member's value follows). */
-static int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
+ * (a member's value follows): 0 no, 1 yes, 2 yes and the value remembered
+ * after it follows too. */
+static inline int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
 #if defined(__SSE2__)
+  size_t n = g->n, vn = g->vn;
   if (avail >= SC_CHROME_GAP_BYTES) {
     uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(
                      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)b),
@@ -485,30 +503,33 @@ static int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avai
                      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(b + 32)),
                                     _mm_loadu_si128((const __m128i *)(const void *)(g->text + 32))))
                      << 32;
-    uint64_t want = ((uint64_t)1 << g->n) - 1;
-    return (m & want) == want;
+    uint64_t gap = ((uint64_t)1 << n) - 1, all = ((uint64_t)1 << (n + vn)) - 1;
+    return (m & all) == all ? 1 + (vn > 0) : (m & gap) == gap;
   }
 #endif
-  return g->n < avail && !memcmp(b, g->text, g->n);
+  return gap_match_tail(g, b, avail);
 }
 
 /* The gap at b[p] that fast_gap did not find in its entry g: parsed (ws,
  * ',' after a value, ws, key, ws, ':', ws; or ws and '}') and remembered
  * there when short enough. As fast_gap. */
 static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int after, uint32_t h, uint32_t *prev,
-                        int *key, int *close) {
+                        int *key, int *close, int *val) {
   const unsigned char *b = f->b;
   size_t len = f->len, i, e;
   sc_chrome_gap *g = &c->gaps[h];
-  if (g->n && g->kind == lv * 2 + after && gap_match(g, b + p, len - p)) { /* the pair's first entry */
+  int hit;
+  if (g->n && g->kind == lv * 2 + after && (hit = gap_match(g, b + p, len - p))) { /* the pair's first entry */
     c->gaps[h & ~1u].age = 0;
     *prev = h;
     *key = g->key;
     *close = g->close;
+    *val = hit == 2;
     return p + g->n;
   }
   h = c->gaps[h].age ? h : h + 1; /* the entry used less recently */
   g = &c->gaps[h];
+  *val = 0;
   if ((i = sc__json_ws(b, p, len)) == len) return 0;
   if (b[i] == '}') {
     *key = -1;
@@ -529,6 +550,8 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   }
   memcpy(g->text, b + p, e - p);
   g->n = (uint8_t)(e - p);
+  g->vn = 0;
+  g->vmiss = 0;
   g->kind = (uint8_t)(lv * 2 + after);
   g->close = (uint8_t)*close;
   g->key = (int16_t)*key;
@@ -540,22 +563,72 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
 /* The gap at b[p] of level lv, the k-th of its object (k = 0: right after
  * the '{', else after a member's value), in an event of context ctx,
  * following the gap entry *prev: the index of the next member's value
- * (*key: which member, as the gap entry holds it) or just past the
- * object's '}' (*close set); 0 to give up (the buffer ends, an escape,
- * anything malformed). *prev becomes this gap's entry. */
+ * (*key: which member, as the gap entry holds it; *val: the value
+ * remembered after the gap follows it) or just past the object's '}'
+ * (*close set); 0 to give up (the buffer ends, an escape, anything
+ * malformed). *prev becomes this gap's entry. */
 static inline size_t fast_gap(sc_chrome *c, const fast_buf *f, size_t p, int lv, uint32_t k, uint32_t ctx,
-                              uint32_t *prev, int *key, int *close) {
-  int after = k > 0;
+                              uint32_t *prev, int *key, int *close, int *val) {
+  int after = k > 0, hit;
   uint32_t h = gap_index(*prev, ctx, lv, k);
   sc_chrome_gap *g = &c->gaps[h + 1]; /* the pair's second entry first: gap_learn fills it first */
-  if (g->n && g->kind == lv * 2 + after && gap_match(g, f->b + p, f->len - p)) {
+  if (g->n && g->kind == lv * 2 + after && (hit = gap_match(g, f->b + p, f->len - p))) {
     c->gaps[h].age = 1;
     *prev = h + 1;
     *key = g->key;
     *close = g->close;
+    *val = hit == 2;
     return p + g->n;
   }
-  return gap_learn(c, f, p, lv, after, h, prev, key, close);
+  return gap_learn(c, f, p, lv, after, h, prev, key, close, val);
+}
+
+/* fast_value's scalar not remembered: scanned, and remembered in g unless
+ * its values keep changing. As fast_value. */
+static size_t value_learn(const fast_buf *f, size_t i, sc_chrome_gap *g, int want_ns, sc_jtok *t, int64_t *ns) {
+  sc_jnum num = {0, 0, 0, 0, 0};
+  size_t e = fast_scalar_num(f, i, t, &num);
+  if (!e) return 0;
+  int ok = 1;
+  if (want_ns && t->type == SC_JT_NUMBER) {
+    const unsigned char *p = (const unsigned char *)t->s;
+    ok = sc__json_us_fast(p, f->len - (size_t)(p - f->b), &num, ns) || sc__json_us_to_ns(t->s, t->n, ns) == SC_OK;
+  }
+  if (g) {
+    if (g->vmiss < 2 && g->n + (e - i) <= SC_CHROME_GAP_BYTES) {
+      memcpy(g->text + g->n, f->b + i, e - i);
+      g->vn = (uint8_t)(e - i);
+      g->vtype = (uint8_t)t->type;
+      g->vok = (uint8_t)ok;
+      g->vns = ok ? *ns : 0;
+    }
+    g->vmiss++; /* wraps: a member whose values kept changing is tried again every 256 */
+  }
+  return ok ? e : 0;
+}
+
+/* The scalar value at b[i] after the gap in entry g (NULL: a gap not
+ * remembered): taken from g when val (fast_gap found it there), else
+ * scanned and remembered in g. As a token in t, with (want_ns, for "ts" and
+ * "dur") a number's value in *ns. The index past it, or 0 (give up: not a
+ * scalar fast_scalar takes, or a number sc__json_us_to_ns refuses). */
+static inline size_t fast_value(const fast_buf *f, size_t i, sc_chrome_gap *g, int val, int want_ns, sc_jtok *t,
+                                int64_t *ns) {
+  if (!val) return value_learn(f, i, g, want_ns, t, ns);
+  size_t vn = g->vn;
+  int str = g->vtype == SC_JT_STRING;
+  g->vmiss = 0;
+  t->type = (sc_jtype)g->vtype;
+  t->depth = 0;
+  t->escaped = 0;
+  t->offset = f->base + i;
+  t->s = (const char *)f->b + i + str;
+  t->n = vn - 2 * (size_t)str;
+  if (want_ns && t->type == SC_JT_NUMBER) {
+    if (!g->vok) return 0;
+    *ns = g->vns;
+  }
+  return i + vn;
 }
 
 /* The members of an event's "args" object whose '{' is b[i] (`depth`
@@ -568,15 +641,21 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, ui
   size_t e;
   sc_jtok t;
   uint32_t prev = GAP_START;
-  int arg, close;
+  int arg, close, val;
+  int64_t ns;
   for (uint32_t k = 0;; k++) {
-    if (!(i = fast_gap(c, f, k ? i : i + 1, GAP_ARGS, k, ctx, &prev, &arg, &close)) || close) return i;
+    if (!(i = fast_gap(c, f, k ? i : i + 1, GAP_ARGS, k, ctx, &prev, &arg, &close, &val)) || close) return i;
+    sc_chrome_gap *g = prev < SC_CHROME_GAPS ? &c->gaps[prev] : NULL;
     if (arg >= 0 && name_arg_unread(c, arg)) {
       arg = -1;
       *unread = 1;
     }
     if (arg < 0) {
-      if (!(i = fast_skip(c, f, i, depth))) return 0;
+      if (b[i] == '{' || b[i] == '[') {
+        if (!(i = fast_skip(c, f, i, depth))) return 0;
+      } else if (!(i = fast_value(f, i, g, val, 0, &t, &ns))) {
+        return 0;
+      }
     } else {
       if (member(c, SC_CHROME_ARG + arg)) {
         *rc = fast_nomem(c, f->base + i);
@@ -587,25 +666,18 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, ui
         if (!(i = fast_keep_container(c, f, i, depth, rc))) return 0;
         c->m[c->nm - 1].count = (uint32_t)(c->ntok - first);
       } else {
-        if (!(e = fast_scalar(f, i, &t)) || !fast_keep(c, &t, 0, rc)) return 0;
+        if (!(e = fast_value(f, i, g, val, 0, &t, &ns)) || !fast_keep(c, &t, 0, rc)) return 0;
         i = e;
       }
     }
   }
 }
 
-/* A standard member's scalar value t (member f; a number scanned into num,
- * in buffer fb) into the summary and the kept tokens: 1, or 0 (give up;
- * *rc as fast_keep). */
-static int fast_std(sc_chrome *c, const fast_buf *fb, int f, const sc_jtok *t, const sc_jnum *num, int *rc) {
-  if (f == SC_CHROME_TS || f == SC_CHROME_DUR) {
-    int number = t->type == SC_JT_NUMBER;
-    int64_t v = 0;
-    const unsigned char *p = (const unsigned char *)t->s;
-    if (number && !sc__json_us_fast(p, fb->len - (size_t)(p - fb->b), num, &v) && sc__json_us_to_ns(t->s, t->n, &v))
-      return 0; /* the token path decides */
-    time_value(c, f == SC_CHROME_TS, number, 1, v);
-  }
+/* A standard member's scalar value t (member f; for "ts" and "dur" a
+ * number's value ns) into the summary and the kept tokens: 1, or 0 (give
+ * up; *rc as fast_keep). */
+static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int64_t ns, int *rc) {
+  if (f == SC_CHROME_TS || f == SC_CHROME_DUR) time_value(c, f == SC_CHROME_TS, t->type == SC_JT_NUMBER, 1, ns);
   if (!keep_fits(c, t)) return 0;
   if (std_keep(c, f, t)) {
     *rc = fast_nomem(c, t->offset);
@@ -628,19 +700,23 @@ static int event_fast(sc_chrome *c) {
   size_t i, e;
   int depth = j->depth, rc = SC_OK, unread = 0; /* containers open inside the event */
   uint32_t prev = GAP_START, ctx = 0;
-  int fld, close;
+  int fld, close, val;
+  int64_t ns = 0;
   sc_jtok t;
   for (uint32_t k = 0;; k++) {
-    if (!(i = fast_gap(c, &f, k ? i : j->pos, GAP_EVENT, k, ctx, &prev, &fld, &close))) return 0;
+    if (!(i = fast_gap(c, &f, k ? i : j->pos, GAP_EVENT, k, ctx, &prev, &fld, &close, &val))) return 0;
     if (close) break;
+    sc_chrome_gap *g = prev < SC_CHROME_GAPS ? &c->gaps[prev] : NULL;
     if (fld == SC_CHROME_NAME && unread) return 0; /* a later name could read what was skipped */
     if (fld == FIELD_ARGS && b[i] == '{') {
       if (!(i = fast_args(c, &f, i, depth + 1, ctx, &rc, &unread))) return rc;
-    } else if (fld < 0 || b[i] == '{' || b[i] == '[') { /* not read, or a container: skipped */
+    } else if (b[i] == '{' || b[i] == '[') { /* a container: skipped */
       if (!(i = fast_skip(c, &f, i, depth))) return 0;
+    } else if (fld < 0) { /* not read */
+      if (!(i = fast_value(&f, i, g, val, 0, &t, &ns))) return 0;
     } else {
-      sc_jnum num = {0, 0, 0, 0, 0};
-      if (!(e = fast_scalar_num(&f, i, &t, &num)) || !fast_std(c, &f, fld, &t, &num, &rc)) return rc;
+      int want_ns = fld == SC_CHROME_TS || fld == SC_CHROME_DUR;
+      if (!(e = fast_value(&f, i, g, val, want_ns, &t, &ns)) || !fast_std(c, fld, &t, ns, &rc)) return rc;
       i = e;
       if ((fld == SC_CHROME_PH || fld == SC_CHROME_CAT) && t.type == SC_JT_STRING)
         ctx = (ctx + string_hash(&t)) * 0x85ebca77u; /* what the gaps that follow depend on */

@@ -151,19 +151,28 @@ typedef struct sc_chrome_skip {
  * and the event's ph and cat (Kineto writes each kind of event with the same
  * members in the same order and layout), and takes the gap remembered there
  * when the next bytes are the same, without scanning the key or finding it
- * among the registered ones again. Gaps up to SC_CHROME_GAP_BYTES long are
+ * among the registered ones again; and the scalar value that followed the
+ * gap last time, taken when it follows again ("pid": 4242, "cat":
+ * "kernel", "Record function id": 0), unless the values there keep
+ * changing. A value taken on a compare of its bytes is only taken when the
+ * gap after it parses, which a longer number or literal could not. Gaps up to SC_CHROME_GAP_BYTES long are
  * remembered, in SC_CHROME_GAPS entries, pairs found by a hash of that
  * context (two, so that two kinds of events that share ph and cat, and
  * part of their members, part there and stay apart after). */
 #define SC_CHROME_GAPS 512
 #define SC_CHROME_GAP_BYTES 48
 typedef struct sc_chrome_gap {
-  unsigned char text[SC_CHROME_GAP_BYTES];
-  uint8_t n;      /* 0: empty */
+  unsigned char text[SC_CHROME_GAP_BYTES]; /* the gap, then the scalar value that followed it */
+  uint8_t n;      /* the gap's bytes; 0: empty */
+  uint8_t vn;     /* the value's bytes after them; 0: none remembered */
   uint8_t kind;   /* level (0 event, 1 args) * 2 + (1: after a value, 0: after the '{') */
   uint8_t close;  /* the gap ends with the object's '}' */
   uint8_t age;    /* in the first entry of a pair: 1 when the second was used last */
+  uint8_t vtype;  /* the value's token type */
+  uint8_t vmiss;  /* values met that were not the one remembered (a new one is kept while < 2) */
+  uint8_t vok;    /* vns holds the value of a number under "ts" / "dur" */
   int16_t key;    /* the member: a standard one or FIELD_ARGS (event), an args key or -1 (args) */
+  int64_t vns;    /* that value: sc__json_us_to_ns of the number */
 } sc_chrome_gap;
 
 /* Error kinds (err_kind). */
