@@ -304,4 +304,13 @@ size_t sc__json_value_end(const unsigned char *b, size_t i, size_t len, int dept
  * open (its BEGIN handed out) and no token cut. */
 void sc__json_close_object(sc_json *j, size_t close);
 
+/* For a reader that found in place, after the value just completed (and
+ * every token before it handed out or closed as above), the ',' of the
+ * array around it and then an object's '{' at buf[open], white space
+ * between: the tokenizer continues after that '{' as if it had handed out
+ * its BEGIN. Returns 1, or 0 (nothing changed) when the value is not in an
+ * array, a token is cut, or the '{' would nest too deep (the tokenizer
+ * then reads it and words the error). */
+int sc__json_open_next(sc_json *j, size_t open);
+
 #endif /* SC_JSON_INT_H */

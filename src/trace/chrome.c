@@ -690,7 +690,7 @@ static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int64_t ns, int *rc) 
  * and hands it out. Nonzero: done (the tokenizer is past its '}'), unless
  * c->err was set (out of memory, or the event callback's code); 0: give up
  * (the tokenizer is where it was: reset the event, take the token path). */
-static int event_fast(sc_chrome *c) {
+static int event_fast_one(sc_chrome *c) {
   sc_json *j = &c->j;
   if (j->carry_type || j->err) return 0;
   if (!c->gaps && !(c->gaps = sc__calloc(c->ctx, SC_CHROME_GAPS, sizeof *c->gaps)))
@@ -725,6 +725,31 @@ static int event_fast(sc_chrome *c) {
   sc__json_close_object(j, i - 1);
   rc = event_done(c);
   return rc ? rc : 1;
+}
+
+/* Right after an event's '{' (event_begin done): event_fast_one, then, as
+ * long as the next event follows in the buffer (',' and '{' after white
+ * space), that one too without the tokenizer's tokens for them. Nonzero:
+ * done, and the tokenizer is past the last event read or, when the fast
+ * path gave up on a later one, right after that one's '{' with the event
+ * begun afresh for the token path; unless c->err was set. 0: gave up on the
+ * first event, as event_fast_one. */
+static int event_fast(sc_chrome *c) {
+  sc_json *j = &c->j;
+  int rc = event_fast_one(c);
+  while (rc == 1) {
+    const unsigned char *b = (const unsigned char *)j->buf;
+    size_t i = sc__json_ws(b, j->pos, j->len);
+    if (i == j->len || b[i] != ',' || (i = sc__json_ws(b, i + 1, j->len)) == j->len || b[i] != '{' ||
+        !sc__json_open_next(j, i))
+      return 1;
+    event_begin(c, j->base + i);
+    if (!(rc = event_fast_one(c))) {
+      event_begin(c, j->base + i); /* what the fast path kept is dropped */
+      return 1;
+    }
+  }
+  return rc;
 }
 
 /* A token inside an event; rel = its depth minus the event's. Events'
