@@ -22,6 +22,8 @@ enum { TOP_NONE = 0, TOP_EVENTS, TOP_DIST, TOP_META, TOP_SKIP };
 /* c->field for an event's "args" member (the others are SC_CHROME_PH..TID). */
 #define FIELD_ARGS (-2)
 
+_Static_assert(SC_CHROME_PH == 0 && SC_CHROME_CAT == 1 && SC_CHROME_NAME == 2, "the summary's strings come first");
+
 /* ------------------------------------------------------------ keys */
 
 static size_t len_group(size_t n) { return n < SC_CHROME_KEY_LEN ? n : SC_CHROME_KEY_LEN; }
@@ -144,6 +146,20 @@ static int keep(sc_chrome *c, const sc_jtok *t, int depth) {
   return SC_OK;
 }
 
+/* keep for an event read in place: the token's text is used where it lies
+ * in the buffer (whole there until the event's callback returns) instead of
+ * copied; its bytes still count toward SC_CHROME_MAX_KEPT_BYTES as a copy
+ * would (the caller checked keep_fits). 0 or SC_ENOMEM. */
+static int keep_in_place(sc_chrome *c, const sc_jtok *t, int depth) {
+  if (c->ntok == c->tok_cap && sc__grow(c->ctx, (void **)&c->tok, sizeof *c->tok, &c->tok_cap, c->ntok + 1))
+    return SC_ENOMEM;
+  sc_jtok *k = &c->tok[c->ntok++];
+  *k = *t;
+  k->depth = depth;
+  if (t->s) c->ntext += t->n + 1;
+  return SC_OK;
+}
+
 /* Starts a member with id key whose value's first token comes next; its
  * token count is set when the value is complete. */
 static int member(sc_chrome *c, int key) {
@@ -189,14 +205,15 @@ static int event_done(sc_chrome *c) {
 
 /* Keeps the scalar token t of standard member f when it is needed after
  * this call (as a member the spec asks for, or as the summary's ph, cat or
- * name). 0, SC_ENOMEM, or keep's format error. */
-static int std_keep(sc_chrome *c, int f, const sc_jtok *t) {
+ * name); in_place: by keep_in_place. 0, SC_ENOMEM, or keep's format
+ * error. */
+static int std_keep(sc_chrome *c, int f, const sc_jtok *t, int in_place) {
   int str = t->type == SC_JT_STRING;
   int as_member = (c->spec->members >> f) & 1;
   int summary = str && (f == SC_CHROME_PH || f == SC_CHROME_CAT || f == SC_CHROME_NAME);
   if (!as_member && !summary) return SC_OK;
   if (as_member && member(c, f)) return SC_ENOMEM;
-  int rc = keep(c, t, 0);
+  int rc = in_place ? keep_in_place(c, t, 0) : keep(c, t, 0);
   if (rc) return rc;
   int i = (int)c->ntok - 1;
   switch (f) {
@@ -249,7 +266,7 @@ static int std_value(sc_chrome *c, const sc_jtok *t) {
     }
     time_value(c, is_ts, number, ok, v);
   }
-  return std_keep(c, f, t);
+  return std_keep(c, f, t, 0);
 }
 
 /* ------------------------------------------------------------ events in place */
@@ -379,7 +396,7 @@ static int keep_fits(const sc_chrome *c, const sc_jtok *t) {
  * error, set on c). */
 static int fast_keep(sc_chrome *c, const sc_jtok *t, int depth, int *rc) {
   if (!keep_fits(c, t)) return 0;
-  if (keep(c, t, depth)) {
+  if (keep_in_place(c, t, depth)) {
     *rc = fast_nomem(c, t->offset);
     return 0;
   }
@@ -678,8 +695,10 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, ui
  * up; *rc as fast_keep). */
 static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int64_t ns, int *rc) {
   if (f == SC_CHROME_TS || f == SC_CHROME_DUR) time_value(c, f == SC_CHROME_TS, t->type == SC_JT_NUMBER, 1, ns);
+  if (!((c->spec->members >> f) & 1) && (t->type != SC_JT_STRING || f > SC_CHROME_NAME))
+    return 1; /* std_keep would not keep it: ph, cat and name (the first ids) are the summary's strings */
   if (!keep_fits(c, t)) return 0;
-  if (std_keep(c, f, t)) {
+  if (std_keep(c, f, t, 1)) {
     *rc = fast_nomem(c, t->offset);
     return 0;
   }

@@ -33,8 +33,9 @@ enum {
 };
 
 /* A string as it stands in the document: raw bytes between the quotes
- * (escapes not decoded; decode with sc__json_unescape when `escaped`),
- * followed by a NUL in memory. s is NULL when absent. */
+ * (escapes not decoded; decode with sc__json_unescape when `escaped`), not
+ * NUL-terminated (an event read in place points into the input buffer).
+ * s is NULL when absent. */
 typedef struct sc_chrome_str {
   const char *s;
   size_t n;
@@ -47,7 +48,7 @@ typedef struct sc_chrome_str {
  * the tokens e->tok[first .. first + count): a scalar is one token; an array
  * or object runs from its BEGIN to its END token. Token depths are relative
  * to the value (0: the value itself), offsets are stream offsets, and s
- * (NUL-terminated) lives as long as the event. */
+ * (n bytes, not NUL-terminated) lives as long as the event. */
 typedef struct sc_chrome_member {
   int key;
   uint32_t first, count;
