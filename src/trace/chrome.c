@@ -476,7 +476,6 @@ static uint32_t string_hash(const sc_jtok *t) {
   for (size_t k = 0; k < t->n && k < 8; k++) h = h * 31 + (unsigned char)t->s[k];
   return h;
 }
-
 /* Levels of a gap, and the context of the first gap of an object or of one
  * after a gap too long to remember. */
 enum { GAP_EVENT = 0, GAP_ARGS = 1 };
@@ -507,7 +506,6 @@ static COLD int gap_match_tail(const sc_chrome_gap *g, const unsigned char *b, s
  * after it follows too. */
 static inline int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
 #if defined(__SSE2__)
-  size_t n = g->n, vn = g->vn;
   if (avail >= SC_CHROME_GAP_BYTES) {
     uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(
                      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)b),
@@ -520,8 +518,7 @@ static inline int gap_match(const sc_chrome_gap *g, const unsigned char *b, size
                      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(b + 32)),
                                     _mm_loadu_si128((const __m128i *)(const void *)(g->text + 32))))
                      << 32;
-    uint64_t gap = ((uint64_t)1 << n) - 1, all = ((uint64_t)1 << (n + vn)) - 1;
-    return (m & all) == all ? 1 + (vn > 0) : (m & gap) == gap;
+    return (m & g->vmask) == g->vmask ? 1 + (g->vn > 0) : (m & g->mask) == g->mask;
   }
 #endif
   return gap_match_tail(g, b, avail);
@@ -536,7 +533,7 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   size_t len = f->len, i, e;
   sc_chrome_gap *g = &c->gaps[h];
   int hit;
-  if (g->n && g->kind == lv * 2 + after && (hit = gap_match(g, b + p, len - p))) { /* the pair's first entry */
+  if (g->kind == 1 + lv * 2 + after && (hit = gap_match(g, b + p, len - p))) { /* the pair's first entry */
     c->gaps[h & ~1u].age = 0;
     *prev = h;
     *key = g->key;
@@ -567,9 +564,10 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   }
   memcpy(g->text, b + p, e - p);
   g->n = (uint8_t)(e - p);
+  g->mask = g->vmask = ((uint64_t)1 << g->n) - 1;
   g->vn = 0;
   g->vmiss = 0;
-  g->kind = (uint8_t)(lv * 2 + after);
+  g->kind = (uint8_t)(1 + lv * 2 + after);
   g->close = (uint8_t)*close;
   g->key = (int16_t)*key;
   c->gaps[h & ~1u].age = h & 1;
@@ -589,7 +587,7 @@ static inline size_t fast_gap(sc_chrome *c, const fast_buf *f, size_t p, int lv,
   int after = k > 0, hit;
   uint32_t h = gap_index(*prev, ctx, lv, k);
   sc_chrome_gap *g = &c->gaps[h + 1]; /* the pair's second entry first: gap_learn fills it first */
-  if (g->n && g->kind == lv * 2 + after && (hit = gap_match(g, f->b + p, f->len - p))) {
+  if (g->kind == 1 + lv * 2 + after && (hit = gap_match(g, f->b + p, f->len - p))) {
     c->gaps[h].age = 1;
     *prev = h + 1;
     *key = g->key;
@@ -615,6 +613,7 @@ static size_t value_learn(const fast_buf *f, size_t i, sc_chrome_gap *g, int wan
     if (g->vmiss < 2 && g->n + (e - i) <= SC_CHROME_GAP_BYTES) {
       memcpy(g->text + g->n, f->b + i, e - i);
       g->vn = (uint8_t)(e - i);
+      g->vmask = ((uint64_t)1 << (g->n + g->vn)) - 1;
       g->vtype = (uint8_t)t->type;
       g->vok = (uint8_t)ok;
       g->vns = ok ? *ns : 0;

@@ -164,9 +164,11 @@ typedef struct sc_chrome_skip {
 #define SC_CHROME_GAP_BYTES 48
 typedef struct sc_chrome_gap {
   unsigned char text[SC_CHROME_GAP_BYTES]; /* the gap, then the scalar value that followed it */
-  uint8_t n;      /* the gap's bytes; 0: empty */
+  uint64_t mask;  /* bit i set for each of the n bytes of the gap */
+  uint64_t vmask; /* the same for the n + vn bytes of the gap and its value */
+  uint8_t n;      /* the gap's bytes */
   uint8_t vn;     /* the value's bytes after them; 0: none remembered */
-  uint8_t kind;   /* level (0 event, 1 args) * 2 + (1: after a value, 0: after the '{') */
+  uint8_t kind;   /* 0: empty; else 1 + level (0 event, 1 args) * 2 + (1: after a value, 0: after the '{') */
   uint8_t close;  /* the gap ends with the object's '}' */
   uint8_t age;    /* in the first entry of a pair: 1 when the second was used last */
   uint8_t vtype;  /* the value's token type */
