@@ -528,7 +528,7 @@ static inline int gap_match(const sc_chrome_gap *g, const unsigned char *b, size
  * ',' after a value, ws, key, ws, ':', ws; or ws and '}') and remembered
  * there when short enough. As fast_gap. */
 static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int after, uint32_t h, uint32_t *prev,
-                        int *key, int *close, int *val) {
+                        sc_chrome_gap **gp, int *key, int *close, int *val) {
   const unsigned char *b = f->b;
   size_t len = f->len, i, e;
   sc_chrome_gap *g = &c->gaps[h];
@@ -536,6 +536,7 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   if (g->kind == 1 + lv * 2 + after && (hit = gap_match(g, b + p, len - p))) { /* the pair's first entry */
     c->gaps[h & ~1u].age = 0;
     *prev = h;
+    *gp = g;
     *key = g->key;
     *close = g->close;
     *val = hit == 2;
@@ -544,6 +545,7 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   h = c->gaps[h].age ? h : h + 1; /* the entry used less recently */
   g = &c->gaps[h];
   *val = 0;
+  *gp = NULL;
   if ((i = sc__json_ws(b, p, len)) == len) return 0;
   if (b[i] == '}') {
     *key = -1;
@@ -572,6 +574,7 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   g->key = (int16_t)*key;
   c->gaps[h & ~1u].age = h & 1;
   *prev = h;
+  *gp = g;
   return e;
 }
 
@@ -583,19 +586,20 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
  * (*close set); 0 to give up (the buffer ends, an escape, anything
  * malformed). *prev becomes this gap's entry. */
 static inline size_t fast_gap(sc_chrome *c, const fast_buf *f, size_t p, int lv, uint32_t k, uint32_t ctx,
-                              uint32_t *prev, int *key, int *close, int *val) {
+                              uint32_t *prev, sc_chrome_gap **gp, int *key, int *close, int *val) {
   int after = k > 0, hit;
   uint32_t h = gap_index(*prev, ctx, lv, k);
   sc_chrome_gap *g = &c->gaps[h + 1]; /* the pair's second entry first: gap_learn fills it first */
   if (g->kind == 1 + lv * 2 + after && (hit = gap_match(g, f->b + p, f->len - p))) {
     c->gaps[h].age = 1;
     *prev = h + 1;
+    *gp = g;
     *key = g->key;
     *close = g->close;
     *val = hit == 2;
     return p + g->n;
   }
-  return gap_learn(c, f, p, lv, after, h, prev, key, close, val);
+  return gap_learn(c, f, p, lv, after, h, prev, gp, key, close, val);
 }
 
 /* fast_value's scalar not remembered: scanned, and remembered in g unless
@@ -660,8 +664,8 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, ui
   int arg, close, val;
   int64_t ns;
   for (uint32_t k = 0;; k++) {
-    if (!(i = fast_gap(c, f, k ? i : i + 1, GAP_ARGS, k, ctx, &prev, &arg, &close, &val)) || close) return i;
-    sc_chrome_gap *g = prev < SC_CHROME_GAPS ? &c->gaps[prev] : NULL;
+    sc_chrome_gap *g;
+    if (!(i = fast_gap(c, f, k ? i : i + 1, GAP_ARGS, k, ctx, &prev, &g, &arg, &close, &val)) || close) return i;
     if (arg >= 0 && name_arg_unread(c, arg)) {
       arg = -1;
       *unread = 1;
@@ -722,9 +726,9 @@ static int event_fast_one(sc_chrome *c) {
   int64_t ns = 0;
   sc_jtok t;
   for (uint32_t k = 0;; k++) {
-    if (!(i = fast_gap(c, &f, k ? i : j->pos, GAP_EVENT, k, ctx, &prev, &fld, &close, &val))) return 0;
+    sc_chrome_gap *g;
+    if (!(i = fast_gap(c, &f, k ? i : j->pos, GAP_EVENT, k, ctx, &prev, &g, &fld, &close, &val))) return 0;
     if (close) break;
-    sc_chrome_gap *g = prev < SC_CHROME_GAPS ? &c->gaps[prev] : NULL;
     if (fld == SC_CHROME_NAME && unread) return 0; /* a later name could read what was skipped */
     if (fld == FIELD_ARGS && b[i] == '{') {
       if (!(i = fast_args(c, &f, i, depth + 1, ctx, &rc, &unread))) return rc;
