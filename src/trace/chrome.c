@@ -10,11 +10,15 @@
 #include <stdio.h>
 
 /* Rare paths of the event fast path kept out of line (gaps near a buffer's
- * end), so that its common cases need fewer registers saved. */
+ * end), so that its common cases need fewer registers saved; the scalar
+ * scanner inlined into its callers (measured: 2.2M fewer instructions on
+ * the 21.8 MB trace; inlining the string scan too costs 19M more). */
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline, cold))
+#define INLINE inline __attribute__((always_inline))
 #else
 #define COLD
+#define INLINE inline
 #endif
 
 /* What the current top-level member is. */
@@ -310,7 +314,7 @@ static size_t fast_string(const fast_buf *f, size_t i, int type, sc_jtok *t) {
 /* The scalar at b[i] (a plain string, a number that ends in the buffer, a
  * literal) as a token; the index past it, or 0. *num: where a number's
  * parts are. */
-static size_t fast_scalar_num(const fast_buf *f, size_t i, sc_jtok *t, sc_jnum *num) {
+static INLINE size_t fast_scalar_num(const fast_buf *f, size_t i, sc_jtok *t, sc_jnum *num) {
   unsigned char ch = f->b[i];
   if (ch == '"') return fast_string(f, i, SC_JT_STRING, t);
   t->depth = 0;
