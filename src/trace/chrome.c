@@ -505,23 +505,31 @@ static COLD int gap_match_tail(const sc_chrome_gap *g, const unsigned char *b, s
   return vn && n + vn < avail && !memcmp(b + n, g->text + n, vn) ? 2 : 1;
 }
 
+#if defined(__SSE2__)
+/* Bit i set for each digit among the sixteen bytes of w. */
+static inline unsigned digit_bits(__m128i w) {
+  __m128i d = _mm_sub_epi8(w, _mm_set1_epi8('0'));
+  return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
+}
+#endif
+
 /* Whether the avail bytes at b begin with gap g's text and go on after it
  * (a member's value follows): 0 no, 1 yes, 2 yes and the value remembered
- * after it follows too. */
+ * after it follows too (any digits where g->dmask has a bit). */
 static inline int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
 #if defined(__SSE2__)
   if (avail >= SC_CHROME_GAP_BYTES) {
-    uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(
-                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)b),
-                                    _mm_loadu_si128((const __m128i *)(const void *)g->text))) |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(
-                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(b + 16)),
-                                    _mm_loadu_si128((const __m128i *)(const void *)(g->text + 16))))
-                     << 16 |
-                 (uint64_t)(unsigned)_mm_movemask_epi8(
-                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(b + 32)),
-                                    _mm_loadu_si128((const __m128i *)(const void *)(g->text + 32))))
-                     << 32;
+    __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)b),
+            b1 = _mm_loadu_si128((const __m128i *)(const void *)(b + 16)),
+            b2 = _mm_loadu_si128((const __m128i *)(const void *)(b + 32));
+    uint64_t m =
+        (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b0, _mm_loadu_si128((const __m128i *)(const void *)g->text))) |
+        (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, _mm_loadu_si128((const __m128i *)(const void *)(g->text + 16))))
+            << 16 |
+        (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b2, _mm_loadu_si128((const __m128i *)(const void *)(g->text + 32))))
+            << 32;
+    if (g->dmask)
+      m |= ((uint64_t)digit_bits(b0) | (uint64_t)digit_bits(b1) << 16 | (uint64_t)digit_bits(b2) << 32) & g->dmask;
     return (m & g->vmask) == g->vmask ? 1 + (g->vn > 0) : (m & g->mask) == g->mask;
   }
 #endif
@@ -571,6 +579,7 @@ static size_t gap_learn(sc_chrome *c, const fast_buf *f, size_t p, int lv, int a
   memcpy(g->text, b + p, e - p);
   g->n = (uint8_t)(e - p);
   g->mask = g->vmask = ((uint64_t)1 << g->n) - 1;
+  g->dmask = 0;
   g->vn = 0;
   g->vmiss = 0;
   g->kind = (uint8_t)(1 + lv * 2 + after);
@@ -606,8 +615,19 @@ static inline size_t fast_gap(sc_chrome *c, const fast_buf *f, size_t p, int lv,
   return gap_learn(c, f, p, lv, after, h, prev, gp, key, close, val);
 }
 
+/* Whether the number text p[0..n) (parts num) is laid out as the number
+ * remembered in g: the same length, sign, integer and fraction digits, no
+ * exponent, and the same first digit (so no leading zero can stand where
+ * g's has none). */
+static int number_layout(const sc_chrome_gap *g, const unsigned char *p, size_t n, const sc_jnum *num) {
+  return n == g->vn && !num->exp && num->neg == g->vneg && num->int_len == g->vint_len &&
+         num->frac_len == g->vfrac_len && g->vint_at == num->int_at && g->vn == num->int_at + num->int_len +
+         (num->frac_len ? num->frac_len + 1 : 0) && p[num->int_at] == g->text[g->n + num->int_at];
+}
+
 /* fast_value's scalar not remembered: scanned, and remembered in g unless
- * its values keep changing. As fast_value. */
+ * its values keep changing (a number's layout once its digits change). As
+ * fast_value. */
 static size_t value_learn(const fast_buf *f, size_t i, sc_chrome_gap *g, int want_ns, sc_jtok *t, int64_t *ns) {
   sc_jnum num = {0, 0, 0, 0, 0};
   size_t e = fast_scalar_num(f, i, t, &num);
@@ -618,13 +638,23 @@ static size_t value_learn(const fast_buf *f, size_t i, sc_chrome_gap *g, int wan
     ok = sc__json_us_fast(p, f->len - (size_t)(p - f->b), &num, ns) || sc__json_us_to_ns(t->s, t->n, ns) == SC_OK;
   }
   if (g) {
-    if (g->vmiss < 2 && g->n + (e - i) <= SC_CHROME_GAP_BYTES) {
+    if (g->vn && g->vtype == SC_JT_NUMBER && t->type == SC_JT_NUMBER && !g->dmask && number_layout(g, f->b + i, e - i, &num)) {
+      /* the same layout as the number remembered: its digits after the first may be any */
+      uint64_t lo = (uint64_t)1 << (g->n + num.int_at + 1);
+      g->dmask = (((uint64_t)1 << (g->n + num.int_at + num.int_len)) - lo) |
+                 ((((uint64_t)1 << num.frac_len) - 1) << (g->n + num.int_at + num.int_len + 1));
+    } else if (g->vmiss < 2 && g->n + (e - i) <= SC_CHROME_GAP_BYTES) {
       memcpy(g->text + g->n, f->b + i, e - i);
       g->vn = (uint8_t)(e - i);
       g->vmask = ((uint64_t)1 << (g->n + g->vn)) - 1;
+      g->dmask = 0;
       g->vtype = (uint8_t)t->type;
       g->vok = (uint8_t)ok;
       g->vns = ok ? *ns : 0;
+      g->vint_at = (uint8_t)num.int_at;
+      g->vint_len = (uint8_t)num.int_len;
+      g->vfrac_len = (uint8_t)num.frac_len;
+      g->vneg = (uint8_t)num.neg;
     }
     g->vmiss++; /* wraps: a member whose values kept changing is tried again every 256 */
   }
@@ -649,8 +679,14 @@ static inline size_t fast_value(const fast_buf *f, size_t i, sc_chrome_gap *g, i
   t->s = (const char *)f->b + i + str;
   t->n = vn - 2 * (size_t)str;
   if (want_ns && t->type == SC_JT_NUMBER) {
-    if (!g->vok) return 0;
-    *ns = g->vns;
+    if (g->dmask) { /* digits of their own: converted as value_learn would */
+      sc_jnum num = {g->vint_at, g->vint_len, g->vfrac_len, g->vneg, 0};
+      if (!sc__json_us_fast((const unsigned char *)t->s, f->len - i, &num, ns) && sc__json_us_to_ns(t->s, t->n, ns))
+        return 0;
+    } else {
+      if (!g->vok) return 0;
+      *ns = g->vns;
+    }
   }
   return i + vn;
 }

@@ -155,8 +155,11 @@ typedef struct sc_chrome_skip {
  * among the registered ones again; and the scalar value that followed the
  * gap last time, taken when it follows again ("pid": 4242, "cat":
  * "kernel", "Record function id": 0), unless the values there keep
- * changing. A value taken on a compare of its bytes is only taken when the
- * gap after it parses, which a longer number or literal could not. Gaps up to SC_CHROME_GAP_BYTES long are
+ * changing; for a number whose digits change but not its layout ("ts",
+ * ids, correlations) the layout: the sign, the first digit, the '.' and
+ * the number of digits, any digit standing for the others. A value taken
+ * on such a compare is only taken when the gap after it parses, which a
+ * longer number or literal could not. Gaps up to SC_CHROME_GAP_BYTES long are
  * remembered, in SC_CHROME_GAPS entries, pairs found by a hash of that
  * context (two, so that two kinds of events that share ph and cat, and
  * part of their members, part there and stay apart after). */
@@ -166,6 +169,7 @@ typedef struct sc_chrome_gap {
   unsigned char text[SC_CHROME_GAP_BYTES]; /* the gap, then the scalar value that followed it */
   uint64_t mask;  /* bit i set for each of the n bytes of the gap */
   uint64_t vmask; /* the same for the n + vn bytes of the gap and its value */
+  uint64_t dmask; /* the value's digits that may be any digit (a number whose digits change) */
   uint8_t n;      /* the gap's bytes */
   uint8_t vn;     /* the value's bytes after them; 0: none remembered */
   uint8_t kind;   /* 0: empty; else 1 + level (0 event, 1 args) * 2 + (1: after a value, 0: after the '{') */
@@ -175,7 +179,8 @@ typedef struct sc_chrome_gap {
   uint8_t vmiss;  /* values met that were not the one remembered (a new one is kept while < 2) */
   uint8_t vok;    /* vns holds the value of a number under "ts" / "dur" */
   int16_t key;    /* the member: a standard one or FIELD_ARGS (event), an args key or -1 (args) */
-  int64_t vns;    /* that value: sc__json_us_to_ns of the number */
+  uint8_t vint_at, vint_len, vfrac_len, vneg; /* a number value's parts (sc_jnum) */
+  int64_t vns;    /* that value: sc__json_us_to_ns of the number (without dmask) */
 } sc_chrome_gap;
 
 /* Error kinds (err_kind). */
