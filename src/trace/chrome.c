@@ -211,7 +211,7 @@ static int event_done(sc_chrome *c) {
  * this call (as a member the spec asks for, or as the summary's ph, cat or
  * name); in_place: by keep_in_place. 0, SC_ENOMEM, or keep's format
  * error. */
-static int std_keep(sc_chrome *c, int f, const sc_jtok *t, int in_place) {
+static INLINE int std_keep(sc_chrome *c, int f, const sc_jtok *t, int in_place) {
   int str = t->type == SC_JT_STRING;
   int as_member = (c->spec->members >> f) & 1;
   int summary = str && (f == SC_CHROME_PH || f == SC_CHROME_CAT || f == SC_CHROME_NAME);
