@@ -361,33 +361,29 @@ static int skip_hit(const sc_chrome_skip *m, const fast_buf *f, size_t i, int de
   return m->n && m->depth == depth && m->n <= f->len - i && !memcmp(f->b + i, m->text, m->n);
 }
 
-/* Index past the value at b[i] that no reader reads (`depth` containers
- * open around it), or 0: a scalar as fast_scalar takes it, a container
- * as sc__json_value_end skips it, or at once when its bytes are those of
- * a container skipped before at the same depth. */
+/* Index past the container at b[i] ('{' or '[') that no reader reads
+ * (`depth` containers open around it), or 0: as sc__json_value_end skips
+ * it, or at once when its bytes are those of a container skipped before at
+ * the same depth (remembered when it is short enough). */
 static size_t fast_skip(sc_chrome *c, const fast_buf *f, size_t i, int depth) {
-  if (f->b[i] == '{' || f->b[i] == '[') {
-    sc_chrome_skip *m = skip_memo(c, f, i);
-    if (skip_hit(&m[0], f, i, depth)) {
-      m[0].age = 0;
-      return i + m[0].n;
-    }
-    if (skip_hit(&m[1], f, i, depth)) {
-      m[0].age = 1; /* entry 1 was used last: replace entry 0 next */
-      return i + m[1].n;
-    }
-    size_t e = sc__json_value_end(f->b, i, f->len, depth);
-    if (e && e - i <= SC_CHROME_SKIP_BYTES) {
-      sc_chrome_skip *w = &m[m[0].age ? 0 : 1];
-      m[0].age = w == &m[1];
-      memcpy(w->text, f->b + i, e - i);
-      w->n = (uint32_t)(e - i);
-      w->depth = depth;
-    }
-    return e;
+  sc_chrome_skip *m = skip_memo(c, f, i);
+  if (skip_hit(&m[0], f, i, depth)) {
+    m[0].age = 0;
+    return i + m[0].n;
   }
-  sc_jtok t;
-  return fast_scalar(f, i, &t);
+  if (skip_hit(&m[1], f, i, depth)) {
+    m[0].age = 1; /* entry 1 was used last: replace entry 0 next */
+    return i + m[1].n;
+  }
+  size_t e = sc__json_value_end(f->b, i, f->len, depth);
+  if (e && e - i <= SC_CHROME_SKIP_BYTES) {
+    sc_chrome_skip *w = &m[m[0].age ? 0 : 1];
+    m[0].age = w == &m[1];
+    memcpy(w->text, f->b + i, e - i);
+    w->n = (uint32_t)(e - i);
+    w->depth = depth;
+  }
+  return e;
 }
 
 /* Whether keep(c, t, ..) stays within the bounds (else the token path

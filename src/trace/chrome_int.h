@@ -134,8 +134,8 @@ typedef struct sc_chrome_keys {
  * bytes again at the same depth are skipped without a scan (whether a value
  * is well formed depends on its bytes alone). Kineto writes the same unread
  * arrays over and over ("Input Strides", "Concrete Inputs", "grid",
- * "block"): on the synthetic trace of bench_import 97% of them are met
- * again. Values up to SC_CHROME_SKIP_BYTES are remembered. */
+ * "block"): on the synthetic trace of bench_import all but 16 of 112,026
+ * are met again. Values up to SC_CHROME_SKIP_BYTES are remembered. */
 #define SC_CHROME_SKIP_MEMO 64
 #define SC_CHROME_SKIP_BYTES 120
 typedef struct sc_chrome_skip {
