@@ -213,10 +213,10 @@ typedef struct sc_chrome {
   int ph_i, cat_i, name_i, pid_i, tid_i; /* tokens of the summary fields; -1 none */
   sc_chrome_member *m;
   size_t nm, m_cap;
-  sc_jtok *tok;        /* kept tokens; their s points into `text` */
+  sc_jtok *tok;        /* kept tokens; their s points into `text` (token path) or the buffer (in place) */
   size_t ntok, tok_cap;
-  char *text;          /* kept token text, each NUL-terminated */
-  size_t ntext, text_cap;
+  char *text;          /* kept token text, each NUL-terminated (token path) */
+  size_t ntext, text_cap; /* ntext also counts text kept in place, for the bound */
   /* Containers skipped on the event fast path, by a hash of their first
    * bytes (chrome.c: skip_memo). */
   sc_chrome_skip skip_memo[SC_CHROME_SKIP_MEMO];
