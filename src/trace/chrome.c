@@ -515,15 +515,13 @@ static inline unsigned digit_bits(__m128i w) {
 static inline int gap_match(const sc_chrome_gap *g, const unsigned char *b, size_t avail) {
 #if defined(__SSE2__)
   if (avail >= SC_CHROME_GAP_BYTES) {
+    const __m128i *t = (const __m128i *)(const void *)g->text;
     __m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)b),
             b1 = _mm_loadu_si128((const __m128i *)(const void *)(b + 16)),
             b2 = _mm_loadu_si128((const __m128i *)(const void *)(b + 32));
-    uint64_t m =
-        (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b0, _mm_loadu_si128((const __m128i *)(const void *)g->text))) |
-        (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, _mm_loadu_si128((const __m128i *)(const void *)(g->text + 16))))
-            << 16 |
-        (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b2, _mm_loadu_si128((const __m128i *)(const void *)(g->text + 32))))
-            << 32;
+    uint64_t m = (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b0, _mm_loadu_si128(t))) |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b1, _mm_loadu_si128(t + 1))) << 16 |
+                 (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b2, _mm_loadu_si128(t + 2))) << 32;
     if (g->dmask)
       m |= ((uint64_t)digit_bits(b0) | (uint64_t)digit_bits(b1) << 16 | (uint64_t)digit_bits(b2) << 32) & g->dmask;
     return (m & g->vmask) == g->vmask ? 1 + (g->vn > 0) : (m & g->mask) == g->mask;
@@ -634,7 +632,8 @@ static size_t value_learn(const fast_buf *f, size_t i, sc_chrome_gap *g, int wan
     ok = sc__json_us_fast(p, f->len - (size_t)(p - f->b), &num, ns) || sc__json_us_to_ns(t->s, t->n, ns) == SC_OK;
   }
   if (g) {
-    if (g->vn && g->vtype == SC_JT_NUMBER && t->type == SC_JT_NUMBER && !g->dmask && number_layout(g, f->b + i, e - i, &num)) {
+    if (g->vn && g->vtype == SC_JT_NUMBER && t->type == SC_JT_NUMBER && !g->dmask &&
+        number_layout(g, f->b + i, e - i, &num)) {
       /* the same layout as the number remembered: its digits after the first may be any */
       uint64_t lo = (uint64_t)1 << (g->n + num.int_at + 1);
       g->dmask = (((uint64_t)1 << (g->n + num.int_at + num.int_len)) - lo) |
