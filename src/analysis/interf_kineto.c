@@ -184,14 +184,11 @@ void sc_interf_data_stats(const sc_interf_data *d, sc_interf_stats *out) {
 /* Keeps a GPU kernel event (e; its name raw in ce). */
 static int event_done(sc_interf_data *d, const event *e, const sc_chrome_str *raw) {
   if (!e->is_x || !e->is_kernel || !e->has_ts || !e->has_dur || e->dur <= 0) return SC_OK;
-  /* The name, NUL-terminated: in place when it has no escapes, else decoded
-   * from its first NAME_MAX_BYTES raw bytes. */
+  /* The name, NUL-terminated (the raw text is not): its first
+   * NAME_MAX_BYTES raw bytes, decoded when they have escapes. */
   const char *name = "";
   size_t name_len = 0;
-  if (raw->s && !raw->escaped && raw->n <= NAME_MAX_BYTES) {
-    name = raw->s;
-    name_len = raw->n;
-  } else if (raw->s) {
+  if (raw->s) {
     size_t n = raw->n < NAME_MAX_BYTES ? raw->n : NAME_MAX_BYTES;
     if (sc__grow(d->ctx, (void **)&d->ev_name, 1, &d->ev_name_cap, n + 1)) return SC_ENOMEM;
     if (raw->escaped) n = sc__json_unescape(raw->s, n, d->ev_name, n + 1);

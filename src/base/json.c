@@ -486,6 +486,16 @@ void sc__json_close_object(sc_json *j, size_t close) {
   value_done(j);
 }
 
+int sc__json_open_next(sc_json *j, size_t open) {
+  if (j->err || j->carry_type || j->expect != E_COMMA || j->stack[j->depth - 1] != C_ARR ||
+      j->depth == SC_JSON_MAX_DEPTH)
+    return 0;
+  j->stack[j->depth++] = C_OBJ;
+  j->expect = E_FIRST_KEY;
+  j->pos = open + 1;
+  return 1;
+}
+
 /* ------------------------------------------------------------ values */
 
 static void put_utf8(char *out, size_t cap, size_t *len, uint32_t cp) {

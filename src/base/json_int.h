@@ -195,33 +195,100 @@ static inline size_t sc__json_str_stop(const unsigned char *p, size_t n) {
 
 static inline int sc__json_is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
+/* How many of the bytes p[0..n) are digits before the first that is not.
+ * Sixteen bytes at a time with SSE2 (a Kineto timestamp has 16 integer
+ * digits), else a byte at a time. */
+static inline size_t sc__json_digits(const unsigned char *p, size_t n) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) {
+    __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), _mm_set1_epi8('0'));
+    __m128i digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d); /* d <= 9 unsigned */
+    unsigned other = ~(unsigned)_mm_movemask_epi8(digit) & 0xffffu;
+    if (other) return i + (size_t)__builtin_ctz(other);
+  }
+#endif
+  while (i < n && sc__json_is_digit(p[i])) i++;
+  return i;
+}
+
+/* Where the parts of a number the fast scanner took lie (indices into its
+ * text): for sc__json_us_fast. */
+typedef struct sc_jnum {
+  size_t int_at, int_len, frac_len; /* the fraction starts at int_at + int_len + 1 */
+  int neg, exp;                     /* a '-' sign; an exponent */
+} sc_jnum;
+
 /* The common case of the number scanner: a number that ends inside p[0..n)
  * and is well formed. Returns the index just past it, or -1 when the exact
  * scanner must decide (the buffer ends inside it, or it is malformed: that
  * scanner words the error). Where it returns an index the exact scanner
- * returns the same one. */
-static inline ptrdiff_t sc__json_number_end(const unsigned char *p, size_t n) {
+ * returns the same one. *num: where its parts are. */
+static inline ptrdiff_t sc__json_number_scan(const unsigned char *p, size_t n, sc_jnum *num) {
   size_t i = 0, k;
-  if (i < n && p[i] == '-') i++;
+  num->neg = n && p[0] == '-';
+  i = num->int_at = (size_t)num->neg;
   if (i < n && p[i] == '0') i++;
-  else {
-    for (k = i; i < n && sc__json_is_digit(p[i]); i++) {}
-    if (i == k) return -1;
-  }
+  else if (!(k = sc__json_digits(p + i, n - i))) return -1;
+  else i += k;
+  num->int_len = i - num->int_at;
+  num->frac_len = 0;
+  num->exp = 0;
   if (i < n && p[i] == '.') {
-    for (k = ++i; i < n && sc__json_is_digit(p[i]); i++) {}
-    if (i == k) return -1;
+    if (!(k = sc__json_digits(p + i + 1, n - i - 1))) return -1;
+    num->frac_len = k;
+    i += k + 1;
   }
   if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    num->exp = 1;
     i++;
     if (i < n && (p[i] == '+' || p[i] == '-')) i++;
-    for (k = i; i < n && sc__json_is_digit(p[i]); i++) {}
-    if (i == k) return -1;
+    if (!(k = sc__json_digits(p + i, n - i))) return -1;
+    i += k;
   }
   if (i >= n) return -1;
   unsigned char c = p[i];
   if (sc__json_is_digit(c) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') return -1;
   return (ptrdiff_t)i;
+}
+
+static inline ptrdiff_t sc__json_number_end(const unsigned char *p, size_t n) {
+  sc_jnum num;
+  return sc__json_number_scan(p, n, &num);
+}
+
+/* The value of the k digits (1 <= k <= 8) at p, reading the eight bytes
+ * p[0..8): a word of them, shifted so that the missing digits are leading
+ * zeros, folded pairwise (10, 100, 10^4). A borrow of the subtraction only
+ * runs from the bytes after the digits upward, and those are shifted out. */
+static inline uint64_t sc__json_digits8(const unsigned char *p, size_t k) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+  w = (w - 0x3030303030303030u) << (8 * (8 - k));
+  w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffu;
+  w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffu;
+  return (w * 10000 + (w >> 32)) & 0xffffffffu;
+}
+
+/* sc__json_us_to_ns of the number text p[0..end) scanned into num, when
+ * it has at most 16 integer and 3 fraction digits, no exponent, and the
+ * eight bytes after each part's start lie before p + avail: 1 and *ns (the
+ * value sc__json_us_to_ns gives), or 0: ask sc__json_us_to_ns. */
+static inline int sc__json_us_fast(const unsigned char *p, size_t avail, const sc_jnum *num, int64_t *ns) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  size_t k = num->int_len, f = num->frac_len, at = num->int_at;
+  if (num->exp || k > 16 || f > 3 || at + k + 1 + 8 > avail) return 0;
+  uint64_t v = k > 8 ? sc__json_digits8(p + at, k - 8) * 100000000u + sc__json_digits8(p + at + k - 8, 8)
+                     : sc__json_digits8(p + at, k);
+  static const uint32_t scale[4] = {1000, 100, 10, 1};
+  v = v * 1000 + (f ? sc__json_digits8(p + at + k + 1, f) : 0) * scale[f];
+  if (v > (uint64_t)INT64_MAX) return 0;
+  *ns = num->neg ? -(int64_t)v : (int64_t)v;
+  return 1;
+#else
+  (void)p, (void)avail, (void)num, (void)ns;
+  return 0;
+#endif
 }
 
 /* Index just past the JSON value that starts at or after b[i] (after
@@ -236,5 +303,14 @@ size_t sc__json_value_end(const unsigned char *b, size_t i, size_t len, int dept
  * it as if it had handed out those tokens and the END. The object must be
  * open (its BEGIN handed out) and no token cut. */
 void sc__json_close_object(sc_json *j, size_t close);
+
+/* For a reader that found in place, after the value just completed (and
+ * every token before it handed out or closed as above), the ',' of the
+ * array around it and then an object's '{' at buf[open], white space
+ * between: the tokenizer continues after that '{' as if it had handed out
+ * its BEGIN. Returns 1, or 0 (nothing changed) when the value is not in an
+ * array, a token is cut, or the '{' would nest too deep (the tokenizer
+ * then reads it and words the error). */
+int sc__json_open_next(sc_json *j, size_t open);
 
 #endif /* SC_JSON_INT_H */

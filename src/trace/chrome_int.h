@@ -33,8 +33,9 @@ enum {
 };
 
 /* A string as it stands in the document: raw bytes between the quotes
- * (escapes not decoded; decode with sc__json_unescape when `escaped`),
- * followed by a NUL in memory. s is NULL when absent. */
+ * (escapes not decoded; decode with sc__json_unescape when `escaped`), not
+ * NUL-terminated (an event read in place points into the input buffer).
+ * s is NULL when absent. */
 typedef struct sc_chrome_str {
   const char *s;
   size_t n;
@@ -47,7 +48,7 @@ typedef struct sc_chrome_str {
  * the tokens e->tok[first .. first + count): a scalar is one token; an array
  * or object runs from its BEGIN to its END token. Token depths are relative
  * to the value (0: the value itself), offsets are stream offsets, and s
- * (NUL-terminated) lives as long as the event. */
+ * (n bytes, not NUL-terminated) lives as long as the event. */
 typedef struct sc_chrome_member {
   int key;
   uint32_t first, count;
@@ -129,6 +130,59 @@ typedef struct sc_chrome_keys {
   int total;
 } sc_chrome_keys;
 
+/* A container value the event fast path skipped, byte for byte: the same
+ * bytes again at the same depth are skipped without a scan (whether a value
+ * is well formed depends on its bytes alone). Kineto writes the same unread
+ * arrays over and over ("Input Strides", "Concrete Inputs", "grid",
+ * "block"): on the synthetic trace of bench_import all but 16 of 112,026
+ * are met again. Values up to SC_CHROME_SKIP_BYTES are remembered. */
+#define SC_CHROME_SKIP_MEMO 64
+#define SC_CHROME_SKIP_BYTES 120
+typedef struct sc_chrome_skip {
+  unsigned char text[SC_CHROME_SKIP_BYTES];
+  uint32_t n;     /* 0: empty */
+  int32_t depth;  /* containers open around it when it was skipped */
+  uint32_t age;   /* in the first entry of a pair: 1 when the second was used last */
+} sc_chrome_skip;
+
+/* What lies between two values of an event or of its args, byte for byte:
+ * the separator, the key and the ':' with the white space around them up
+ * to the next value, or the white space and the object's '}' (a *gap*).
+ * The event fast path remembers each gap it parsed under the gap before it
+ * and the event's ph and cat (Kineto writes each kind of event with the same
+ * members in the same order and layout), and takes the gap remembered there
+ * when the next bytes are the same, without scanning the key or finding it
+ * among the registered ones again; and the scalar value that followed the
+ * gap last time, taken when it follows again ("pid": 4242, "cat":
+ * "kernel", "Record function id": 0), unless the values there keep
+ * changing; for a number whose digits change but not its layout ("ts",
+ * ids, correlations) the layout: the sign, the first digit, the '.' and
+ * the number of digits, any digit standing for the others. A value taken
+ * on such a compare is only taken when the gap after it parses, which a
+ * longer number or literal could not. Gaps up to SC_CHROME_GAP_BYTES long are
+ * remembered, in SC_CHROME_GAPS entries, pairs found by a hash of that
+ * context (two, so that two kinds of events that share ph and cat, and
+ * part of their members, part there and stay apart after). */
+#define SC_CHROME_GAPS 512
+#define SC_CHROME_GAP_BYTES 48
+typedef struct sc_chrome_gap {
+  unsigned char text[SC_CHROME_GAP_BYTES]; /* the gap, then the scalar value that followed it */
+  uint64_t mask;  /* bit i set for each of the n bytes of the gap */
+  uint64_t vmask; /* the same for the n + vn bytes of the gap and its value */
+  uint64_t dmask; /* the value's digits that may be any digit (a number whose digits change) */
+  uint8_t n;      /* the gap's bytes */
+  uint8_t vn;     /* the value's bytes after them; 0: none remembered */
+  uint8_t kind;   /* 0: empty; else 1 + level (0 event, 1 args) * 2 + (1: after a value, 0: after the '{') */
+  uint8_t close;  /* the gap ends with the object's '}' */
+  uint8_t age;    /* in the first entry of a pair: 1 when the second was used last */
+  uint8_t vtype;  /* the value's token type */
+  uint8_t vmiss;  /* values met that were not the one remembered (a new one is kept while < 2) */
+  uint8_t vok;    /* vns holds the value of a number under "ts" / "dur" */
+  int16_t key;    /* the member: a standard one or FIELD_ARGS (event), an args key or -1 (args) */
+  uint8_t vint_at, vint_len, vfrac_len, vneg; /* a number value's parts (sc_jnum) */
+  int64_t vns;    /* that value: sc__json_us_to_ns of the number (without dmask) */
+} sc_chrome_gap;
+
 /* Error kinds (err_kind). */
 enum {
   SC_CHROME_EJSON = 1, /* the tokenizer's: malformed JSON, or SC_ENOMEM for a token's carry */
@@ -159,10 +213,14 @@ typedef struct sc_chrome {
   int ph_i, cat_i, name_i, pid_i, tid_i; /* tokens of the summary fields; -1 none */
   sc_chrome_member *m;
   size_t nm, m_cap;
-  sc_jtok *tok;        /* kept tokens; their s points into `text` */
+  sc_jtok *tok;        /* kept tokens; their s points into `text` (token path) or the buffer (in place) */
   size_t ntok, tok_cap;
-  char *text;          /* kept token text, each NUL-terminated */
-  size_t ntext, text_cap;
+  char *text;          /* kept token text, each NUL-terminated (token path) */
+  size_t ntext, text_cap; /* ntext also counts text kept in place, for the bound */
+  /* Containers skipped on the event fast path, by a hash of their first
+   * bytes (chrome.c: skip_memo). */
+  sc_chrome_skip skip_memo[SC_CHROME_SKIP_MEMO];
+  sc_chrome_gap *gaps;  /* SC_CHROME_GAPS entries (chrome.c: fast_gap); NULL until the first event */
   /* Sticky error. */
   int err, err_kind;
   uint64_t err_off;

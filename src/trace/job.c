@@ -78,11 +78,24 @@ void sc_job_free(sc_job *job) {
 
 /* ------------------------------------------------------------ strings */
 
-/* FNV-1a, 32 bit (Fowler, Noll, Vo; the published offset basis and prime). */
-static uint32_t fnv1a(const char *s, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
+/* The hash of a string for the intern table: eight bytes a step (kernel
+ * names run to hundreds of bytes, and a trace interns one per GPU event), a
+ * multiply and a shift each (the 64-bit finaliser constant of MurmurHash3).
+ * Only a string's slot depends on it, never its id, so no output does. */
+static uint32_t str_hash(const char *s, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&w, s + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdu;
+    h ^= h >> 29;
+  }
+  if (i < n) {
+    w = 0;
+    memcpy(&w, s + i, n - i);
+    h = (h ^ w) * 0xff51afd7ed558ccdu;
+  }
+  return (uint32_t)(h ^ h >> 32);
 }
 
 const char *sc__job_str(const sc_job *job, uint32_t id) {
@@ -94,7 +107,7 @@ static int hash_rebuild(sc_job *job, size_t cap) {
   if (!h) return SC_ENOMEM;
   for (size_t id = 0; id < job->nstr; id++) {
     const char *s = job->str + job->str_off[id];
-    size_t i = fnv1a(s, strlen(s)) & (cap - 1);
+    size_t i = str_hash(s, strlen(s)) & (cap - 1);
     while (h[i]) i = (i + 1) & (cap - 1);
     h[i] = (uint32_t)id + 1;
   }
@@ -111,7 +124,7 @@ int sc__job_intern(sc_job *job, const char *s, size_t n, uint32_t *id) {
   /* Strings are stored 0-terminated: cut at an embedded 0. */
   const char *z = memchr(s, 0, n);
   if (z) n = (size_t)(z - s);
-  size_t mask = job->str_hash_cap - 1, i = fnv1a(s, n) & mask;
+  size_t mask = job->str_hash_cap - 1, i = str_hash(s, n) & mask;
   while (job->str_hash[i]) {
     uint32_t cand = job->str_hash[i] - 1;
     const char *c = job->str + job->str_off[cand];

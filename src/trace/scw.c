@@ -38,8 +38,8 @@ static const unsigned char scw_magic[8] = {0x89, 'S', 'C', 'W', '\r', '\n', 0x1a
 
 /* ------------------------------------------------------------ writer */
 
-/* Output of the serialiser: counts bytes and CRC (pass 1) or also writes
- * them through a 64 KiB buffer (pass 2). */
+/* Output of the serialiser: counts bytes and CRC (pass 1) or writes them
+ * through a 64 KiB buffer (pass 2, which the CRC of pass 1 heads). */
 typedef struct wbuf {
   sc_write_fn w; /* NULL: measure only */
   void *ud;
@@ -52,8 +52,8 @@ typedef struct wbuf {
 
 static void wflush(wbuf *b) {
   if (b->len) {
-    b->crc = (uint32_t)crc32(b->crc, b->buf, (uInt)b->len);
-    if (b->w && !b->rc) b->rc = b->w(b->ud, (const char *)b->buf, b->len);
+    if (!b->w) b->crc = (uint32_t)crc32(b->crc, b->buf, (uInt)b->len);
+    else if (!b->rc) b->rc = b->w(b->ud, (const char *)b->buf, b->len);
   }
   b->total += b->len;
   b->len = 0;

@@ -183,6 +183,46 @@ static void test_timestamps(void **state) {
   assert_int_not_equal(sc__json_us_to_ns("-", 1, &v), 0);
 }
 
+/* The in-place scanner's timestamps (sc__json_number_scan, then
+ * sc__json_us_fast where it takes the number) against sc__json_us_to_ns:
+ * every number of up to 17 integer and 4 fraction digits of a few digit
+ * patterns, signed and not, with and without an exponent. */
+static void test_timestamps_fast(void **state) {
+  (void)state;
+  static const char *const digits[] = {"0", "9", "1234567890123456789", "9999999999999999999",
+                                       "1700000000000123456", "1000000000000000000"};
+  char text[64];
+  int taken = 0;
+  for (size_t d = 0; d < sizeof digits / sizeof digits[0]; d++)
+    for (int neg = 0; neg < 2; neg++)
+      for (size_t k = 1; k <= 17; k++)
+        for (size_t f = 0; f <= 4; f++)
+          for (int e = 0; e < 2; e++) {
+            const char *src = digits[d];
+            size_t n = 0;
+            if (neg) text[n++] = '-';
+            for (size_t i = 0; i < k; i++) text[n++] = src[i % strlen(src)];
+            if (k > 1 && text[neg] == '0') text[neg] = '1'; /* no leading zero */
+            if (f) {
+              text[n++] = '.';
+              for (size_t i = 0; i < f; i++) text[n++] = src[(k + i) % strlen(src)];
+            }
+            if (e) text[n++] = 'e', text[n++] = '1';
+            size_t len = n;
+            memset(text + n, ',', sizeof text - n); /* what follows the number */
+            sc_jnum num = {0, 0, 0, 0, 0};
+            assert_int_equal(sc__json_number_scan((const unsigned char *)text, sizeof text, &num), (ptrdiff_t)len);
+            int64_t fast = 0, exact = 0;
+            int ok = sc__json_us_to_ns(text, len, &exact) == 0;
+            if (sc__json_us_fast((const unsigned char *)text, sizeof text, &num, &fast)) {
+              assert_true(ok);
+              assert_true(fast == exact);
+              taken++;
+            }
+          }
+  assert_true(taken > 0);
+}
+
 static void test_json_errors(void **state) {
   (void)state;
   static const struct {
@@ -309,6 +349,7 @@ int main(void) {
       cmocka_unit_test(test_tokens_whole),
       cmocka_unit_test(test_tokens_split),
       cmocka_unit_test(test_timestamps),
+      cmocka_unit_test(test_timestamps_fast),
       cmocka_unit_test(test_json_errors),
       cmocka_unit_test(test_skip_value),
   };
