@@ -104,9 +104,7 @@ static int innermost(sc_ctx *ctx, const sc_kmrange *r, size_t nr, const query *q
     if (q[k].tid != tid) {
       tid = q[k].tid;
       sp = 0;
-      while (j < nr && r[j].tid < tid) j++;
-      /* ranges of an earlier query's thread were consumed; rewind is not
-       * needed: queries and ranges are both sorted by thread */
+      while (j < nr && r[j].tid < tid) j++; /* both are sorted by thread: no rewind */
     }
     while (j < nr && r[j].tid == tid && r[j].ts <= q[k].t) {
       while (sp && r[stack[sp - 1]].end < r[j].end) sp--; /* ended before it: not around it */
@@ -204,7 +202,9 @@ static int mark_layers(sc_ctx *ctx, mtab *t, uint8_t *dup) {
 static int path_of(const sc_job *job, const mtab *t, int32_t k, char *buf, size_t cap, const uint8_t *dup) {
   int32_t chain[64];
   int n = 0;
-  for (int32_t q = k; q >= 0 && n < 64; q = t->n[q].parent) chain[n++] = q;
+  int32_t q = k;
+  for (; q >= 0 && n < 64; q = t->n[q].parent) chain[n++] = q;
+  if (q >= 0) return -1; /* deeper than 64 */
   size_t len = 0;
   for (int i = n - 1; i >= 0; i--) {
     const mnode *m = &t->n[chain[i]];

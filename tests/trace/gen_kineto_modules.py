@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gen_kineto_modules.py LAYERS OUT.json [--steps N] [--host-us U]: a
+"""gen_kineto_modules.py LAYERS OUT.json [--steps N] [--host-us U] [--ac]: a
 synthetic PyTorch 2.x profiler (Kineto) trace of one training step of a
 small decoder on one GPU, with the module annotations a
 `torch.profiler.profile(with_stack=True, with_modules=True)` run records:
@@ -25,6 +25,9 @@ ap.add_argument("layers", type=int)
 ap.add_argument("out")
 ap.add_argument("--steps", type=int, default=1)
 ap.add_argument("--host-us", type=float, default=4.0, help="CPU time of one operator before its launch")
+ap.add_argument("--ac", action="store_true",
+                help="activation checkpointing of every block (non-reentrant: the block's forward re-run, "
+                     "module calls and all, inside a backward node on the autograd thread)")
 a = ap.parse_args()
 
 MAIN, BWD = 1000, 1001   # the Python thread and the autograd engine's
@@ -37,7 +40,8 @@ KNAME = {"mm": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "n
          "zero": "vectorized_elementwise_kernel<fill>"}
 
 ev = []
-state = {"ts": 0.0, "gpu": 0.0, "corr": 1, "ext": 1, "seq": 0, "pyid": 1}
+state = {"ts": 0.0, "gpu": 0.0, "corr": 1, "ext": 1, "seq": 0, "pyid": 1, "tid": MAIN, "recomp": False}
+block_last = {}  # the sequence number of a block's last forward operator -> the block
 counters = {}
 seq_kind = {}  # sequence number -> (backward node name, kernel kinds)
 
@@ -63,9 +67,11 @@ def launch(tid, kind):
     state["ts"] = t + 3.0
 
 
-def op(name, kinds, tid=MAIN, seq=True, bwd=None):
+def op(name, kinds, tid=None, seq=True, bwd=None):
     """A forward operator launching `kinds`; its sequence number, and what its
-    backward node runs."""
+    backward node runs (a recomputation records none)."""
+    tid = state["tid"] if tid is None else tid
+    seq = seq and not state["recomp"]
     t0 = state["ts"]
     state["ts"] += a.host_us
     args = {"External id": state["ext"], "Record function id": 0, "Ev Idx": len(ev)}
@@ -100,7 +106,7 @@ class Mod:
     def __exit__(self, *exc):
         state["ts"] += 1.0
         ev.append({"ph": "X", "cat": "python_function", "name": "nn.Module: %s_%d" % (self.cls, self.inst),
-                   "pid": MAIN, "tid": MAIN, "ts": self.t0, "dur": state["ts"] - self.t0,
+                   "pid": MAIN, "tid": state["tid"], "ts": self.t0, "dur": state["ts"] - self.t0,
                    "args": {"Python parent id": self.parent.pyid if self.parent else None, "Python id": self.pyid,
                             "Python module id": self.inst, "Python thread": 0}})
         return False
@@ -129,28 +135,49 @@ def norm(parent, key):
         op("aten::_fused_rms_norm", ["norm"], bwd=("FusedRmsNormBackward0", ["norm_bwd"]))
 
 
+def block(root, i):
+    with mod("TransformerBlock", root, ("TransformerBlock", i)) as blk:
+        norm(blk, (i, 0))
+        with mod("Attention", blk, ("Attention", i)) as at:
+            for j in range(3):
+                linear(at, (i, "a", j))
+            op("aten::_scaled_dot_product_flash_attention", ["attn"],
+               bwd=("ScaledDotProductFlashAttentionBackward0", ["attn_bwd"]))
+            linear(at, (i, "a", 3))
+        op("aten::add", ["add"], bwd=None)
+        norm(blk, (i, 1))
+        with mod("FeedForward", blk, ("FeedForward", i)) as ff:
+            linear(ff, (i, "f", 0))
+            op("aten::silu", ["act"], bwd=("SiluBackward0", ["act_bwd"]))
+            linear(ff, (i, "f", 1))
+            op("aten::mul", ["add"], bwd=("MulBackward0", ["add", "add"]))
+            linear(ff, (i, "f", 2))
+        op("aten::add", ["add"], bwd=None)
+
+
+def recompute(i):
+    """Checkpointing: block i's forward re-run on the autograd thread inside a
+    backward node (the first of the block's to unpack a saved tensor)."""
+    t0 = state["ts"]
+    state["ts"] += 2.0
+    state["tid"], state["recomp"] = BWD, True
+    block(None, i)
+    state["tid"], state["recomp"] = MAIN, False
+    state["ts"] += 1.0
+    ev.append({"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: CheckpointFunctionBackward",
+               "pid": MAIN, "tid": BWD, "ts": t0, "dur": state["ts"] - t0,
+               "args": {"External id": state["ext"], "Record function id": 0}})
+    state["ext"] += 1
+    state["ts"] += 1.0
+
+
 def forward():
     with mod("Transformer", None, ("Transformer",)) as root:
         with mod("Embedding", root, ("Embedding",)):
             op("aten::embedding", ["embed"], bwd=("EmbeddingBackward0", ["embed_bwd"]))
         for i in range(a.layers):
-            with mod("TransformerBlock", root, ("TransformerBlock", i)) as blk:
-                norm(blk, (i, 0))
-                with mod("Attention", blk, ("Attention", i)) as at:
-                    for j in range(3):
-                        linear(at, (i, "a", j))
-                    op("aten::_scaled_dot_product_flash_attention", ["attn"],
-                       bwd=("ScaledDotProductFlashAttentionBackward0", ["attn_bwd"]))
-                    linear(at, (i, "a", 3))
-                op("aten::add", ["add"], bwd=None)
-                norm(blk, (i, 1))
-                with mod("FeedForward", blk, ("FeedForward", i)) as ff:
-                    linear(ff, (i, "f", 0))
-                    op("aten::silu", ["act"], bwd=("SiluBackward0", ["act_bwd"]))
-                    linear(ff, (i, "f", 1))
-                    op("aten::mul", ["add"], bwd=("MulBackward0", ["add", "add"]))
-                    linear(ff, (i, "f", 2))
-                op("aten::add", ["add"], bwd=None)
+            block(root, i)
+            block_last[state["seq"]] = i
         norm(root, ("final",))
         linear(root, ("head",))
     op("aten::cross_entropy_loss", ["loss"], bwd=("NllLossBackward0", ["loss_bwd"]))
@@ -160,6 +187,8 @@ def backward(first_seq, last_seq):
     """The autograd engine: the step's nodes in reverse creation order."""
     state["ts"] = max(state["ts"], 0) + 5.0
     for s in range(last_seq, first_seq - 1, -1):
+        if a.ac and s in block_last:
+            recompute(block_last[s])
         node = seq_kind.get(s)
         if not node:
             continue

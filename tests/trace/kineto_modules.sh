@@ -5,7 +5,9 @@
 # (tests/trace/gen_kineto_modules.py: the same kernel times in every layer)
 # are imported with their nn.Module paths and passes; 2 traced layers
 # replayed as 4 (--layers) must match the 4-layer trace within 0.5 %, GPU
-# bound, host bound and over 2 profiler steps; a trace without the
+# bound, host bound, over 2 profiler steps and with activation
+# checkpointing (the block's modules called again inside a backward node:
+# the recomputation pass, same modules); a trace without the
 # annotations, and a tp / pp re-target of measured kernels, are refused.
 set -eu
 sc=$1
@@ -15,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
-for opts in "" "--host-us 150" "--steps 2 --host-us 40"; do
+for opts in "" "--host-us 150" "--steps 2 --host-us 40" "--ac"; do
   # shellcheck disable=SC2086
   python3 "$gen" 2 "$tmp/l2.json" $opts
   # shellcheck disable=SC2086
@@ -24,7 +26,12 @@ for opts in "" "--host-us 150" "--steps 2 --host-us 40"; do
   "$sc" import kineto "$tmp/l4.json" -o "$tmp/l4.scw" >/dev/null 2>&1
   # root, embedding, 12 a layer (block, 2 norms, attention, 4 linears,
   # feed-forward, 3 linears), final norm, head
-  grep -q "module annotations: 28 nn.Module(s)" "$tmp/imp" || { echo "kineto_modules.sh: import:"; cat "$tmp/imp"; fail=1; }
+  # ops tagged: 154 a step (77 kernels and their launches); with --ac the
+  # re-run forward adds 56
+  want=154
+  case $opts in --steps*) want=308 ;; --ac) want=210 ;; esac
+  grep -q "module annotations: 28 nn.Module(s), $want ops" "$tmp/imp" ||
+    { echo "kineto_modules.sh: import (want 28 modules, $want ops):"; cat "$tmp/imp"; fail=1; }
   a=$("$sc" replay "$tmp/l2.scw" --layers 4 --format json | field predicted_step_s)
   b=$("$sc" replay "$tmp/l4.scw" --format json | field predicted_step_s)
   echo "${opts:-default}: 2 as 4 layers $a s, 4 traced $b s"
