@@ -710,19 +710,15 @@ static int replay_sharded(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, 
                           sc_op_sink_fn sink, void *sink_ud, sc_replay_result *out) {
   /* Measured kernels keep their times: a re-target would change their
    * shapes (tp, cp, fsdp) or need the activations' size (pp), neither of
-   * which a GPU trace says (its module annotations give only the layers). */
-  for (size_t i = 0; job->nranks == 1 && job->world <= 1 && i < job->nranks; i++)
-    for (size_t k = 0; k < job->ranks[i].nops; k++) {
-      const sc_jop *op = &job->ranks[i].ops[k];
-      int gpu = op->kind != SC_JOP_HOST && op->kind != SC_JOP_SYNC && op->kind != SC_JOP_IDLE;
-      if (gpu && !op->shape && op->dur_ns > 0)
-        return sc__error(ctx, SC_EUNSUPPORTED,
-                         "%s: --scale tp/pp/cp/fsdp (and micro-batches, schedules, sequence parallelism) re-target "
-                         "operators priced from their shapes; this job's GPU kernels have measured times, which a "
-                         "re-target cannot re-shape: trace the model ex-situ (tools/trace_torch.py) for that, or "
-                         "replay this job with --layers N and --scale dp=K",
-                         sc__job_str(job, job->ranks[i].source));
-    }
+   * which a GPU trace says (its module annotations give only the layers).
+   * (A job of several traced ranks is refused by sc__job_shard.) */
+  if (job->nranks == 1 && job->world <= 1 && !job_priced(job))
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "%s: --scale tp/pp/cp/fsdp (and micro-batches, schedules, sequence parallelism) re-target "
+                     "operators priced from their shapes; this job's GPU kernels have measured times, which a "
+                     "re-target cannot re-shape: trace the model ex-situ (tools/trace_torch.py) for that, or "
+                     "replay this job with --layers N and --scale dp=K",
+                     sc__job_str(job, job->ranks[0].source));
   sc_shard_opts so;
   memset(&so, 0, sizeof so);
   so.tp = o->scale_tp > 0 ? o->scale_tp : 1;
