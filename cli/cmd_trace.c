@@ -19,6 +19,11 @@
 #include <time.h>
 
 #define CHUNK_BYTES (1u << 20)
+/* The read buffer is page-aligned: the kernel copies file pages into a
+ * buffer 16 bytes off a page boundary (where malloc puts a block this large)
+ * three to four times slower than into an aligned one (0.39 against 0.09 s
+ * of system time for 1 GB here; docs/PERFORMANCE.md, section 4). */
+#define READ_ALIGN 4096
 
 static double now_s(void) {
   struct timespec ts;
@@ -83,7 +88,7 @@ int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
     code = sc_cli_fail(ctx, rc);
     goto done;
   }
-  unsigned char *buf = malloc(CHUNK_BYTES);
+  unsigned char *buf = aligned_alloc(READ_ALIGN, CHUNK_BYTES);
   code = buf ? 0 : sc_cli_fail(NULL, SC_ENOMEM);
   double t0 = now_s();
   uint64_t bytes = 0;
