@@ -1716,6 +1716,9 @@ static int kin_build(sc_trace_reader *r) {
   /* Each phase's scratch is freed as soon as no later phase reads it, and
    * what the job's ops are not built from before they are (peak RSS is set
    * here: the records, the phases' arrays, the ops). */
+  /* Without module calls the sequence ranges are never read (module_tags
+   * is not called): they go before the phases' scratch comes. */
+  if (!sc__kinmod_any(&k->km)) sc__kinmod_free(ctx, &k->km);
   rc = select_ops(&b);
   sc__free(ctx, b.keys, k->ngpu * sizeof *b.keys);
   b.keys = NULL;
@@ -1725,6 +1728,9 @@ static int kin_build(sc_trace_reader *r) {
   if (!rc) rc = cross_stream_deps(&b);
   sc_jopmod *tags = NULL;
   if (!rc && sc__kinmod_any(&k->km)) rc = module_tags(&b, &tags);
+  /* The module and sequence ranges are read by module_tags only (one per
+   * operator with a sequence number: 15 MB on the 1,003.8 MB trace). */
+  sc__kinmod_free(ctx, &k->km);
   sc__free(ctx, b.bycorr, b.ng * sizeof *b.bycorr);
   b.bycorr = NULL;
   FREE_ARR(ctx, k->rt, k->rt_cap);
@@ -1743,7 +1749,6 @@ static int kin_build(sc_trace_reader *r) {
     if (!rc && b.g[i]->host_op) rc = sc__jrank_set_opmod(job, b.jr, b.g[i]->host_op, &tags[i]);
   }
   sc__free(ctx, tags, (b.ng ? b.ng : 1) * sizeof *tags);
-  sc__kinmod_free(ctx, &k->km);
   sc__free(ctx, b.ord, (b.ng ? b.ng : 1) * sizeof *b.ord);
   sc__free(ctx, b.sidx, (k->nstreams ? k->nstreams : 1) * sizeof *b.sidx);
   sc__free(ctx, b.g, b.ng * sizeof *b.g);
