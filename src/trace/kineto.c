@@ -17,33 +17,93 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* qsort/bsearch that accept an empty array (the C library's do not take a
+/* One item of `size` bytes copied: the sizes sorted here as constants,
+ * so that each is a few moves rather than a call. */
+static inline void copy_item(char *d, const char *s, size_t size) {
+  switch (size) {
+  case 16: memcpy(d, s, 16); break;
+  case 24: memcpy(d, s, 24); break;
+  case 32: memcpy(d, s, 32); break;
+  case 40: memcpy(d, s, 40); break;
+  default: memcpy(d, s, size);
+  }
+}
+
+/* Stable merge sort of p[0..n) through scratch from the context's
+ * allocator: runs of MERGE_RUN items put in order by insertion, then merged
+ * pairwise, back and forth between the array and the scratch; SC_OK or
+ * SC_ENOMEM (no scratch: the items left as they were). Unlike the C library's qsort
+ * (glibc's merge sort takes its scratch from malloc, outside the
+ * allocator hook, and is stable only before 2.37), what it gives depends on
+ * nothing but the items. */
+#define MERGE_RUN 16
+static int merge_sort(sc_ctx *ctx, char *p, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  char *tmp = sc__malloc(ctx, n * size), *src = p, *dst = tmp, item[64];
+  if (!tmp) return SC_ENOMEM;
+  for (size_t lo = 0; lo < n; lo += MERGE_RUN) {
+    size_t hi = lo + MERGE_RUN < n ? lo + MERGE_RUN : n;
+    for (size_t i = lo + 1; i < hi; i++) {
+      size_t j = i;
+      if (cmp(p + (j - 1) * size, p + j * size) <= 0) continue;
+      copy_item(item, p + j * size, size);
+      do {
+        copy_item(p + j * size, p + (j - 1) * size, size);
+        j--;
+      } while (j > lo && cmp(p + (j - 1) * size, item) > 0);
+      copy_item(p + j * size, item, size);
+    }
+  }
+  for (size_t w = MERGE_RUN; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t a = lo, b = mid, o = lo;
+      while (a < mid && b < hi) {
+        if (cmp(src + a * size, src + b * size) <= 0) copy_item(dst + o++ * size, src + a++ * size, size);
+        else copy_item(dst + o++ * size, src + b++ * size, size);
+      }
+      memcpy(dst + o * size, src + a * size, (mid - a) * size);
+      o += mid - a;
+      memcpy(dst + o * size, src + b * size, (hi - b) * size);
+    }
+    char *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != p) memcpy(p, src, n * size);
+  sc__free(ctx, tmp, n * size);
+  return SC_OK;
+}
+
+/* Sorts n items (an empty array too: the C library's qsort does not take a
  * NULL base, even for zero items). Most of a trace's records come nearly
  * in order (by time, by correlation), so the items are first put in order
  * by insertion, which moves an item only past greater ones and so keeps
- * equal ones in the order they came, as the C library's merge sort does
- * (stable); past a budget of moves (4 an item: an array far from sorted)
- * qsort finishes the job, which, stable too, still gives what it would
- * have given on the items as they came. */
-static void sort_items(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+ * equal ones in the order they came; past a budget of moves (4 an item: an
+ * array far from sorted) merge_sort finishes the job, stable too, so what
+ * comes out is the one stable order of the items as they came. SC_OK or
+ * SC_ENOMEM. */
+static int sort_items(sc_ctx *ctx, void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
   char *p = base, tmp[64];
   size_t budget = 4 * n + 64;
-  if (size > sizeof tmp) budget = 0;
+  if (size > sizeof tmp) { /* no record sorted here is */
+    if (n > 1) qsort(base, n, size, cmp);
+    return SC_OK;
+  }
   for (size_t i = 1; i < n; i++) {
     size_t j = i;
     if (cmp(p + (j - 1) * size, p + j * size) <= 0) continue;
-    memcpy(tmp, p + j * size, size);
+    copy_item(tmp, p + j * size, size);
     do {
       if (!budget--) {
-        memcpy(p + j * size, tmp, size);
-        qsort(base, n, size, cmp);
-        return;
+        copy_item(p + j * size, tmp, size);
+        return merge_sort(ctx, p, n, size, cmp);
       }
-      memcpy(p + j * size, p + (j - 1) * size, size);
+      copy_item(p + j * size, p + (j - 1) * size, size);
       j--;
     } while (j > 0 && cmp(p + (j - 1) * size, tmp) > 0);
-    memcpy(p + j * size, tmp, size);
+    copy_item(p + j * size, tmp, size);
   }
+  return SC_OK;
 }
 
 #define NAME_MAX_BYTES 4096
@@ -1039,9 +1099,10 @@ static int select_ops(build *b) {
   sc_job *job = r->job;
   int rc = SC_OK;
   /* Profiler steps give the window and the iterations. */
-  sort_items(k->steps, k->nsteps, sizeof *k->steps, cmp_step);
-  sort_items(k->rt, k->nrt, sizeof *k->rt, cmp_rt_corr);
-  sort_items(k->ann, k->nann, sizeof *k->ann, cmp_ann);
+  if ((rc = sort_items(ctx, k->steps, k->nsteps, sizeof *k->steps, cmp_step)) ||
+      (rc = sort_items(ctx, k->rt, k->nrt, sizeof *k->rt, cmp_rt_corr)) ||
+      (rc = sort_items(ctx, k->ann, k->nann, sizeof *k->ann, cmp_ann)))
+    return rc;
   int64_t w0 = INT64_MAX, w1 = INT64_MIN;
   if (k->nsteps) {
     w0 = k->steps[0].ts;
@@ -1079,7 +1140,7 @@ static int select_ops(build *b) {
     sc__job_warn_n(job, nolaunch, "%s: GPU ops without a launch record (launched before the profiler "
                                   "started?)", r->name);
   if (!ng) return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes, "no GPU activity inside the profiler steps");
-  sort_items(keys, ng, sizeof *keys, cmp_skey);
+  if ((rc = sort_items(ctx, keys, ng, sizeof *keys, cmp_skey))) return rc;
   b->g = sc__malloc(ctx, ng * sizeof *b->g);
   if (!b->g) return SC_ENOMEM;
   for (size_t i = 0; i < ng; i++) b->g[i] = &k->gpu[keys[i].i];
@@ -1196,7 +1257,7 @@ static int make_streams(build *b) {
     if (!sk) rc = SC_ENOMEM;
     for (size_t i = 0; !rc && i < ng; i++)
       sk[i] = (skey){k->streams[b->g[i]->slot], b->g[i]->ts, launch_ts(k, b->g[i]), (uint32_t)i};
-    if (!rc) sort_items(sk, ng, sizeof *sk, cmp_skey);
+    if (!rc) rc = sort_items(ctx, sk, ng, sizeof *sk, cmp_skey);
     int64_t overlaps = 0;
     for (size_t i = 0; !rc && i < ng; i++) {
       kgpu *g = b->g[sk[i].i];
@@ -1246,7 +1307,7 @@ static int host_timeline(build *b) {
     hev h = {t->ts, t->ts + t->dur, t->type, t->corr};
     rc = PUSH(ctx, hv, nhv, hv_cap, &h);
   }
-  if (!rc) sort_items(hv, nhv, sizeof *hv, cmp_hev);
+  if (!rc) rc = sort_items(ctx, hv, nhv, sizeof *hv, cmp_hev);
   uint32_t n_launch = 0, n_sync = 0, n_tail = 0;
   if (!rc) rc = sc__job_intern(job, "launch", 6, &n_launch);
   if (!rc) rc = sc__job_intern(job, "sync", 4, &n_sync);
@@ -1257,7 +1318,7 @@ static int host_timeline(build *b) {
     bycorr = b->bycorr = sc__malloc(ctx, ng * sizeof *bycorr);
     if (!bycorr) rc = SC_ENOMEM;
     for (size_t i = 0; !rc && i < ng; i++) bycorr[i] = (ikey){b->g[i]->corr, (uint32_t)i};
-    if (!rc) sort_items(bycorr, ng, sizeof *bycorr, cmp_ikey);
+    if (!rc) rc = sort_items(ctx, bycorr, ng, sizeof *bycorr, cmp_ikey);
   }
   /* Device syncs: the last op of each stream in the window (SC_JOB_NONE:
    * none yet) and the streams seen. */
@@ -1347,7 +1408,7 @@ static int host_timeline(build *b) {
         last_of[si] = (uint32_t)(j - 1);
         touched[nlast++] = si;
       }
-      sort_items(touched, nlast, sizeof *touched, cmp_u16);
+      if (!rc) rc = sort_items(ctx, touched, nlast, sizeof *touched, cmp_u16);
       for (size_t t = 0; t < nlast; t++) {
         uint32_t j = last_of[touched[t]];
         last_of[touched[t]] = SC_JOB_NONE;
@@ -1416,7 +1477,7 @@ static int cross_stream_deps(build *b) {
     for (size_t i = 0; !rc && i < ng; i++)
       if (b->g[i]->launch != SC_JOB_NONE)
         bl[nbl++] = (skey){k->streams[b->g[i]->slot], launch_ts(k, b->g[i]), 0, (uint32_t)i};
-    if (!rc) sort_items(bl, nbl, sizeof *bl, cmp_skey);
+    if (!rc) rc = sort_items(ctx, bl, nbl, sizeof *bl, cmp_skey);
     for (size_t s = 0; !rc && s < k->nsync; s++) {
       const ksync *x = &k->sync[s];
       const krt *rec = find_corr(k, x->wait_corr), *wait = x->corr >= 0 ? find_corr(k, x->corr) : NULL;
@@ -1449,7 +1510,7 @@ static int cross_stream_deps(build *b) {
     ikey *byend = sc__malloc(ctx, ng * sizeof *byend);
     if (!byend) rc = SC_ENOMEM;
     for (size_t i = 0; !rc && i < ng; i++) byend[i] = (ikey){gend(b->g[i]), (uint32_t)i};
-    if (!rc) sort_items(byend, ng, sizeof *byend, cmp_ikey);
+    if (!rc) rc = sort_items(ctx, byend, ng, sizeof *byend, cmp_ikey);
     int64_t inferred = 0, host_waits = 0;
     /* syncs_before[h]: sync ops among host ops 0..h. */
     uint32_t *syncs_before = rc ? NULL : sc__malloc(ctx, (b->nh ? b->nh : 1) * sizeof *syncs_before);
