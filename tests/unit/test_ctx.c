@@ -94,11 +94,57 @@ static void test_read_file(void **state) {
   sc_ctx_free(ctx);
 }
 
+/* The default allocator's large blocks (mapped from 1 MiB, grown by
+ * mremap, back to malloc below 1 MiB): the bytes survive every move, and
+ * calloc's are zero. */
+static void fill(unsigned char *p, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) p[i] = (unsigned char)(i * 131 + (i >> 12));
+}
+static int filled(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != (unsigned char)(i * 131 + (i >> 12))) return 0;
+  return 1;
+}
+static void test_default_large_blocks(void **state) {
+  (void)state;
+  sc_ctx *ctx;
+  assert_int_equal(sc_ctx_new(NULL, NULL, &ctx), SC_OK);
+  unsigned char *p = NULL;
+  size_t cap = 0, n = 0;
+  for (size_t need = 1000; need <= ((size_t)48 << 20); need = need * 3 / 2) { /* through malloc, then mapped */
+    assert_int_equal(sc__grow(ctx, (void **)&p, 1, &cap, need), SC_OK);
+    fill(p, n, need);
+    n = need;
+    assert_true(filled(p, n));
+  }
+  unsigned char *q = sc__malloc(ctx, (size_t)3 << 20); /* a mapping in the way of growing in place */
+  assert_non_null(q);
+  fill(q, 0, (size_t)3 << 20);
+  p = sc__realloc(ctx, p, cap, (size_t)96 << 20);
+  assert_non_null(p);
+  assert_true(filled(p, n));
+  p = sc__realloc(ctx, p, (size_t)96 << 20, (size_t)5 << 20); /* shrinks in place */
+  assert_non_null(p);
+  assert_true(filled(p, (size_t)5 << 20));
+  p = sc__realloc(ctx, p, (size_t)5 << 20, 700000); /* back to malloc */
+  assert_non_null(p);
+  assert_true(filled(p, 700000));
+  sc__free(ctx, p, 700000);
+  assert_true(filled(q, (size_t)3 << 20));
+  sc__free(ctx, q, (size_t)3 << 20);
+  unsigned char *z = sc__calloc(ctx, (size_t)9 << 20, 1);
+  assert_non_null(z);
+  for (size_t i = 0; i < ((size_t)9 << 20); i += 4093) assert_int_equal(z[i], 0);
+  sc__free(ctx, z, (size_t)9 << 20);
+  sc_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hook_and_errors),
       cmocka_unit_test(test_allocation_failure),
       cmocka_unit_test(test_grow),
+      cmocka_unit_test(test_default_large_blocks),
       cmocka_unit_test(test_read_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
