@@ -72,7 +72,7 @@ typedef struct rstate {
   double acc[SC_CAT_COUNT];   /* ns per category */
   int64_t end_ns;             /* end of the rank's last op */
   int32_t n_comm;
-  uint32_t act[SC_ST_COUNT];  /* running or pending activity per stream */
+  uint32_t act[SC_ST_COUNT];  /* running activity per stream (valid where running) */
   uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
   uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
   uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
@@ -1124,7 +1124,6 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
-  r->act[stream] = NONE;
   r->head[stream]++;
   r->ready |= (uint16_t)(1u << stream);
   if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
@@ -1590,7 +1589,7 @@ static int run(sim *S) {
       r->global = S->vary ? S->vary->global[i] : S->fold ? (int64_t)i * S->stride : (int64_t)i;
       r->stage = (uint32_t)stage_of(S, r->global);
     }
-    for (int s = 0; s < SC_ST_COUNT; s++) r->act[s] = r->wake_head[s] = NONE;
+    for (int s = 0; s < SC_ST_COUNT; s++) r->wake_head[s] = NONE;
     r->ready = (uint16_t)((1u << SC_ST_COUNT) - 1);
   }
   int rc = build_groups(S);
