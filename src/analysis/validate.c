@@ -617,6 +617,10 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   row_config_path(rc, c->id, rowcfg, sizeof rowcfg);
   if (rowcfg[0] && (e = sc_config_load_file(rc->set->ctx, cfg, rowcfg)))
     return e == SC_ENOMEM ? e : SC_EINVAL;
+  /* What the base config and the row's own config give: a blank cell then
+   * takes their value, not the column's default. */
+  unsigned char given[SC_FIELD_COUNT];
+  for (int i = 0; i < SC_FIELD_COUNT; i++) given[i] = cfg->field_line[i] != 0;
   c->resolved = *cfg;
   for (int k = 0; k < COL_COUNT; k++)
     if (columns[k].required && !identity_column(k) && !cell(rc, k, buf, sizeof buf)[0])
@@ -646,10 +650,11 @@ static int build_config(const row_ctx *rc, sc_case *c) {
       continue;
     }
     int fi = sc_config_field_index(columns[k].key);
-    if (fi >= 0 && rc->base->field_line[fi] != 0) {
+    if (fi >= 0 && given[fi]) {
       char v[64];
-      if (sc__config_format_field(rc->base, fi, v, sizeof v)) v[0] = 0;
-      append(d, dn, "%s%s=%s (base config)", d[0] ? "; " : "", columns[k].name, v);
+      if (sc__config_format_field(cfg, fi, v, sizeof v)) v[0] = 0;
+      append(d, dn, "%s%s=%s (%s config)", d[0] ? "; " : "", columns[k].name, v,
+             rc->base->field_line[fi] ? "base" : "row");
       continue;
     }
     if (columns[k].def && (e = set_field(rc, cfg, k, columns[k].key, columns[k].def))) return e;
@@ -662,7 +667,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
    * SDPA, the flash-attn package) and older GPUs keep FlashAttention-2. */
   char att_why[96] = "";
   if (!cell(rc, COL_attention, buf, sizeof buf)[0] &&
-      !rc->base->field_line[SC_FIELD_training_attention] &&
+      !given[SC_FIELD_training_attention] &&
       (!strcasecmp(c->framework, "megatron") || !strcasecmp(c->framework, "nemo")) &&
       hopper_or_newer(cfg->cluster.gpu)) {
     cfg->training.attention = SC_ATTN_CUDNN;
@@ -684,11 +689,11 @@ static int build_config(const row_ctx *rc, sc_case *c) {
       cfg->training.recompute = SC_RECOMPUTE_OP_SAC;
       snprintf(sac_why, sizeof sac_why, "torchtitan: selective AC is op-level SAC");
     }
-    if (!rc->base->field_line[SC_FIELD_training_fp32_loss_grads]) {
+    if (!given[SC_FIELD_training_fp32_loss_grads]) {
       cfg->training.fp32_loss_grads = 1;
       snprintf(loss_why, sizeof loss_why, "torchtitan: cross-entropy on fp32 logits");
     }
-    if (cfg->parallel.pp > 1 && !rc->base->field_line[SC_FIELD_parallel_pp_keep_outputs]) {
+    if (cfg->parallel.pp > 1 && !given[SC_FIELD_parallel_pp_keep_outputs]) {
       cfg->parallel.pp_keep_outputs = 1;
       snprintf(keep_why, sizeof keep_why,
                "torchtitan: torch pipelining keeps the last stage's outputs");
@@ -708,7 +713,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   char vpp_why[160] = "", mb_why[160] = "";
   int sched_cell = cell(rc, COL_schedule, buf, sizeof buf)[0] != 0;
   int vpp_blank = !cell(rc, COL_vpp, buf, sizeof buf)[0] &&
-                  !rc->base->field_line[SC_FIELD_parallel_vpp];
+                  !given[SC_FIELD_parallel_vpp];
   if (vpp_blank && cfg->parallel.schedule == SC_SCHED_INTERLEAVED) {
     if (cfg->parallel.pp > 1 && cfg->model.layers % cfg->parallel.pp == 0) {
       cfg->parallel.vpp = cfg->model.layers / cfg->parallel.pp;
@@ -726,7 +731,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
     cfg->parallel.schedule = SC_SCHED_1F1B; /* the row's vpp = 1 wins over the base config */
   }
   if (!cell(rc, COL_micro_batch, buf, sizeof buf)[0] &&
-      !rc->base->field_line[SC_FIELD_training_micro_batch] &&
+      !given[SC_FIELD_training_micro_batch] &&
       (e = choose_micro_batch(rc, cfg, mb_why, sizeof mb_why)))
     return e;
 
@@ -738,7 +743,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
   for (int k = 0; k < COL_COUNT; k++) {
     if (!columns[k].key || cell(rc, k, buf, sizeof buf)[0]) continue;
     int fi = sc_config_field_index(columns[k].key);
-    if (fi < 0 || rc->base->field_line[fi] != 0 || !default_shown(columns[k].show, r)) continue;
+    if (fi < 0 || given[fi] || !default_shown(columns[k].show, r)) continue;
     char v[64];
     if (sc__config_format_field(r, fi, v, sizeof v)) v[0] = 0;
     const char *why = k == COL_micro_batch ? mb_why

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "stepcast/validate.h"
 
@@ -29,7 +30,10 @@
  * (megatron_sc21_table1 5.9 %, korthikanti2022 12.0 %, megatron_core_h100
  * 4.8 %), worst 16.7 %; per file below (GUARDS); all six files 10.2 % over
  * 87 rows (10.1 % after torchtitan's selective AC became op_sac,
- * torchtitan_h100 11.5 -> 11.0 %, its guard lowered from 13.0 to 12.5). The limits leave 1-1.5 points for other models (communication,
+ * torchtitan_h100 11.5 -> 11.0 %, its guard lowered from 13.0 to 12.5); 2026-12-03:
+ * the SC21 rows' micro-batch, interleaving and DDP from the artifact (row
+ * configs), megatron_sc21_table1 5.9 -> 3.8 %, its guard 7.5 -> 5.0, the
+ * three files 7.5 -> 6.9 %, the six 10.1 -> 9.9 %. The limits leave 1-1.5 points for other models (communication,
  * engine) to move; the three-file limit is the dense-parallelism issue's
  * 8 % target itself. */
 #define MAX_MAPE_ALL_PCT 8.0
@@ -39,7 +43,7 @@
 static const struct {
   const char *file;
   double max_mape_pct; /* validation rows */
-} GUARDS[] = {{"megatron_sc21_table1.csv", 7.5}, {"korthikanti2022.csv", 13.5},
+} GUARDS[] = {{"megatron_sc21_table1.csv", 5.0}, {"korthikanti2022.csv", 13.5},
               {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 12.5},
               {"llm_foundry_mpt.csv", 10.8},     {"megatron_moe_h100.csv", 14.5}};
 
@@ -113,6 +117,54 @@ static void test_quoted_fields_and_lines(void **state) {
   assert_int_equal(sc_caseset_warning_count(set), 0);
   assert_null(sc_caseset_case(set, 3));
   sc_caseset_free(set);
+}
+
+/* A row's own config (PATH.rows/ID.yaml) fills the blank cells it gives:
+ * its micro-batch, interleaving and overlap flag win over the columns'
+ * defaults (before, a blank micro_batch cell took validate's choice over
+ * the row config's value); a cell the row states still wins over it. */
+static void test_row_config_fills_blank_cells(void **state) {
+  (void)state;
+  char dir[] = "/tmp/sc_test_rows_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char csv[64], rows[64], yaml[96], yaml_b[96];
+  snprintf(csv, sizeof csv, "%s/t.csv", dir);
+  snprintf(rows, sizeof rows, "%s/t.rows", dir);
+  snprintf(yaml, sizeof yaml, "%s/a.yaml", rows);
+  snprintf(yaml_b, sizeof yaml_b, "%s/b.yaml", rows);
+  FILE *f = fopen(csv, "w");
+  assert_non_null(f);
+  fputs(HEADER ROW("a", "", "", "", "x") ROW("b", "", "2", "", "x") ROW("c", "", "", "", "x"), f);
+  fclose(f);
+  assert_int_equal(mkdir(rows, 0700), 0);
+  const char *text = "training:\n  micro_batch: 4\nparallel:\n  vpp: 2\n"
+                     "  overlap_grad_reduce: false\n";
+  assert_non_null(f = fopen(yaml, "w"));
+  fputs(text, f);
+  fclose(f);
+  assert_non_null(f = fopen(yaml_b, "w"));
+  fputs(text, f);
+  fclose(f);
+  sc_caseset *set;
+  assert_int_equal(sc_caseset_new(ctx, &set), 0);
+  if (sc_caseset_load_file(set, csv)) fail_msg("%s", sc_errmsg(ctx));
+  const sc_case *a = sc_caseset_case(set, 0), *b = sc_caseset_case(set, 1),
+                *c = sc_caseset_case(set, 2);
+  assert_int_equal(a->status, SC_OK);
+  assert_int_equal(a->resolved.training.micro_batch, 4);
+  assert_int_equal(a->resolved.parallel.vpp, 2);
+  assert_int_equal(a->resolved.parallel.schedule, SC_SCHED_INTERLEAVED);
+  assert_int_equal(a->resolved.parallel.overlap_grad_reduce, 0);
+  assert_non_null(strstr(a->defaults, "micro_batch=4 (row config)"));
+  assert_int_equal(b->resolved.training.micro_batch, 2); /* the cell wins */
+  assert_int_equal(c->resolved.parallel.vpp, 1);         /* no row config */
+  assert_int_equal(c->resolved.parallel.overlap_grad_reduce, 1);
+  sc_caseset_free(set);
+  remove(yaml);
+  remove(yaml_b);
+  rmdir(rows);
+  remove(csv);
+  rmdir(dir);
 }
 
 static void test_blank_cells_get_documented_defaults(void **state) {
@@ -1127,6 +1179,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_quoted_fields_and_lines),
       cmocka_unit_test(test_blank_cells_get_documented_defaults),
+      cmocka_unit_test(test_row_config_fills_blank_cells),
       cmocka_unit_test(test_unknown_columns_warn),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_unsupported_listed_not_dropped),
