@@ -681,7 +681,7 @@ static int build_config(const row_ctx *rc, sc_case *c) {
    * its cross-entropy runs on the logits cast to fp32 (fp32_loss_grads);
    * with pp > 1 it pipelines with torch.distributed.pipelining, whose last
    * stage keeps every micro-batch's output to the step's end
-   * (pp_keep_outputs). A base config that sets one keeps its value. */
+   * (pp_keep_outputs). A base or row config that sets one keeps its value. */
   char sac_why[96] = "", loss_why[96] = "", keep_why[96] = "";
   if (!strcasecmp(c->framework, "torchtitan")) {
     if (cfg->training.recompute == SC_RECOMPUTE_SELECTIVE &&

@@ -119,6 +119,12 @@ static void test_quoted_fields_and_lines(void **state) {
   sc_caseset_free(set);
 }
 
+/* Writes text to path, or fails the test. */
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f || fputs(text, f) < 0 || fclose(f)) fail_msg("cannot write %s", path);
+}
+
 /* A row's own config (PATH.rows/ID.yaml) fills the blank cells it gives:
  * its micro-batch, interleaving and overlap flag win over the columns'
  * defaults (before, a blank micro_batch cell took validate's choice over
@@ -132,19 +138,13 @@ static void test_row_config_fills_blank_cells(void **state) {
   snprintf(rows, sizeof rows, "%s/t.rows", dir);
   snprintf(yaml, sizeof yaml, "%s/a.yaml", rows);
   snprintf(yaml_b, sizeof yaml_b, "%s/b.yaml", rows);
-  FILE *f = fopen(csv, "w");
-  assert_non_null(f);
-  fputs(HEADER ROW("a", "", "", "", "x") ROW("b", "", "2", "", "x") ROW("c", "", "", "", "x"), f);
-  fclose(f);
+  write_file(csv, HEADER ROW("a", "", "", "", "x") ROW("b", "", "2", "", "x")
+                      ROW("c", "", "", "", "x"));
   assert_int_equal(mkdir(rows, 0700), 0);
   const char *text = "training:\n  micro_batch: 4\nparallel:\n  vpp: 2\n"
                      "  overlap_grad_reduce: false\n";
-  assert_non_null(f = fopen(yaml, "w"));
-  fputs(text, f);
-  fclose(f);
-  assert_non_null(f = fopen(yaml_b, "w"));
-  fputs(text, f);
-  fclose(f);
+  write_file(yaml, text);
+  write_file(yaml_b, text);
   sc_caseset *set;
   assert_int_equal(sc_caseset_new(ctx, &set), 0);
   if (sc_caseset_load_file(set, csv)) fail_msg("%s", sc_errmsg(ctx));
