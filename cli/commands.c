@@ -111,7 +111,8 @@ static const sc_cli_opt cal_cases_opts[] = {
      0},
     {"--params", "P1,P2,...",
      "parameters to fit, of gemm_eff, gemm_dim_half, attn_eff, cudnn_attn_eff, mem_eff, "
-     "kernel_overhead_us (default: all but the attention kernels no row runs)",
+     "scores_mem_eff, kernel_overhead_us (default: all but the attention kernels no row "
+     "runs)",
      0},
     SET_OPT,
     {"--prior-weight", "W", "weight of the pull towards the defaults, >= 0 (default 1)", 0},

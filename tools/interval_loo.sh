@@ -4,8 +4,9 @@
 # section Prediction intervals). Each calibration row that a compute fit of
 # tools/calibrate_defaults.sh uses is predicted by that fit redone without it
 # (the row's split turned to validation in a scratch copy of
-# validation/cases/), every stage the row enters refitted; a row no fit uses
-# is predicted as shipped. No validation row is read for anything but its
+# validation/cases/), every stage the row enters refitted (an A100 Megatron
+# row refits stage 1 only: its unfused attention does not read stage 2's
+# attn_eff); a row no fit uses is predicted as shipped. No validation row is read for anything but its
 # own prediction. Writes validation/calibration/loo.csv:
 #   id,file,predicted_s,loo_predicted_s
 # (predicted_s: with the shipped defaults, which test_validate compares with
@@ -58,15 +59,22 @@ stage1() { # DIR OUT: the H100 stage 1 fit
   mapfile -t c < <(cases_of "$1" "${stage1_files[@]}")
   "$cli" calibrate "${c[@]}" --gpu h100-sxm -o "$2" >/dev/null
 }
-stage2() { # DIR STAGE1 OUT: stage 2 (attn_eff) with stage 1 held; OUT = both
-  mapfile -t c < <(cases_of "$1" "${stage2_files[@]}")
-  mapfile -t h < <(held_of "$2")
-  "$cli" calibrate "${c[@]}" --gpu h100-sxm --params attn_eff "${h[@]}" -o "$3.flash" >/dev/null
-  { echo "calibration:"; values "$2"; values "$3.flash"; } >"$3"
+stage2() { # DIR STAGE1 OUT [GPU FILE...]: stage 2 (attn_eff) with stage 1 held; OUT = both
+  local dir=$1 s1=$2 dst=$3 gpu=h100-sxm
+  shift 3
+  local files=("${stage2_files[@]}")
+  if [ $# -gt 0 ]; then gpu=$1; shift; files=("$@"); fi
+  mapfile -t c < <(cases_of "$dir" "${files[@]}")
+  mapfile -t h < <(held_of "$s1")
+  "$cli" calibrate "${c[@]}" --gpu "$gpu" --params attn_eff "${h[@]}" -o "$dst.flash" >/dev/null
+  { echo "calibration:"; values "$s1"; values "$dst.flash"; } >"$dst"
 }
 
-# The shipped H100 stage 1 (for rows that only stage 2 uses).
+# The shipped stage 1 fits (for rows that only stage 2 uses): H100, and the
+# A100's on its Megatron rows (its stage 2 is llm-foundry's A100 rows).
 stage1 validation/cases "$tmp/s1.yaml"
+mapfile -t c < <(cases_of validation/cases "${a100_files[@]}")
+"$cli" calibrate "${c[@]}" --params $a100_params -o "$tmp/a1.yaml" >/dev/null
 
 echo "id,file,predicted_s,loo_predicted_s" >"$tmp/loo.csv"
 for f in "${a100_files[@]}" "${stage1_files[@]}" "${stage2_files[@]}"; do
@@ -79,9 +87,10 @@ for f in "${a100_files[@]}" "${stage1_files[@]}" "${stage2_files[@]}"; do
       mapfile -t c < <(cases_of "$d" "${a100_files[@]}")
       "$cli" calibrate "${c[@]}" --params $a100_params -o "$tmp/fit.yaml" >/dev/null ;;
     *)
-      if [ "${gpu#a100}" != "$gpu" ]; then
-        loo=$shipped # an A100 llm-foundry row: no fit uses it
-        echo "$id,$f.csv,$shipped,$loo" >>"$tmp/loo.csv"
+      if [ "${gpu#a100}" != "$gpu" ]; then # an A100 llm-foundry row: A100 stage 2
+        stage2 "$d" "$tmp/a1.yaml" "$tmp/fit.yaml" a100-80gb llm_foundry_mpt
+        loo=$(predict "$d" "$f" "$id" "$tmp/fit.yaml")
+        echo "$id,$f.csv,$shipped,$loo" | tee -a "$tmp/loo.csv" >&2
         continue
       fi
       case " ${stage1_files[*]} " in

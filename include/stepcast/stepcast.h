@@ -379,6 +379,7 @@ typedef struct sc_cost_params {
   double attn_eff;          /* FlashAttention forward fraction of peak at long sequences */
   double cudnn_attn_eff;    /* the same for cuDNN fused attention (training.attention cudnn) */
   double mem_eff;           /* fraction of HBM bandwidth reached by memory-bound kernels */
+  double scores_mem_eff;    /* the same for the unfused attention kernels that stream the s x s scores */
   double kernel_overhead_us;/* fixed cost per kernel (launch + tail), microseconds */
   double host_op_us;        /* host time per operator dispatched from Python (ex-situ traces), us */
   double host_autograd_us;  /* host time per operator the C++ autograd engine dispatches, us */

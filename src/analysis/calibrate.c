@@ -31,6 +31,7 @@ static const param_def param_defs[] = {
     {"attn_eff", offsetof(sc_cost_params, attn_eff), 0.10, 1.0, 0},
     {"cudnn_attn_eff", offsetof(sc_cost_params, cudnn_attn_eff), 0.10, 1.0, 0},
     {"mem_eff", offsetof(sc_cost_params, mem_eff), 0.30, 1.0, 0},
+    {"scores_mem_eff", offsetof(sc_cost_params, scores_mem_eff), 0.20, 1.0, 0},
     {"kernel_overhead_us", offsetof(sc_cost_params, kernel_overhead_us), 0.1, 50.0, 1},
     /* Communication is calibrated from nccl-tests output (`calibrate
      * --nccl-tests`, comm_fit.c), not from step times. */

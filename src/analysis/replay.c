@@ -421,6 +421,17 @@ static double fp8_gemm_priced_ns(const sc_cost *c, const sc_jshape *sh, double b
   return c->compute->fp8_gemm_ns(c, m, sh->n, sh->k) + (cast > 0 ? c->compute->mem_ns(c, cast) : 0);
 }
 
+/* Whether a traced GEMM is one of eager attention's score GEMMs (a batch
+ * over heads of Q K^T, P V or their gradients): batched, with two of M, N, K
+ * equal (the sequence length, the s x s scores) and above the third (the
+ * head dim). These stream the scores through HBM at scores_mem_eff, as
+ * unfused attention does in the synthesized workload (layers.c). */
+static int scores_shaped(const sc_jshape *sh, double b) {
+  double m = sh->m, n = sh->n, k = sh->k;
+  if (b <= 1) return 0;
+  return (m == n && k < m) || (m == k && n < m) || (n == k && m < n);
+}
+
 static double priced_shape_ns(const sc_cost *c, const sc_jshape *sh, const sc_jop *jo, int fp8_recipe) {
   double b = sh->batch > 0 ? sh->batch : 1;
   switch (sh->cls) {
@@ -430,6 +441,7 @@ static double priced_shape_ns(const sc_cost *c, const sc_jshape *sh, const sc_jo
   case SC_JSHAPE_GEMM8_FWD_SHARED:
     return fp8_gemm_priced_ns(c, sh, b, fp8_recipe);
   case SC_JSHAPE_GEMM:
+    if (scores_shaped(sh, b)) return c->compute->scores_gemm_ns(c, sh->m * b, sh->n, sh->k);
     return gemm_split_ns(c, sh->m, sh->n, sh->k, b);
   case SC_JSHAPE_CONV: {
     /* At conv_eff of a GEMM's efficiency: the compute part scales, the

@@ -25,6 +25,11 @@ typedef struct sc_compute_model {
   double (*attn_ns)(const struct sc_cost *c, double flops, double seq, double head_dim);
   /* Duration in ns of a memory-bound kernel moving bytes through HBM. */
   double (*mem_ns)(const struct sc_cost *c, double bytes);
+  /* The same two for the kernels of unfused attention that stream the s x s
+   * scores (batched QK^T / PV GEMMs, softmax, dropout): their HBM traffic
+   * runs at p.scores_mem_eff instead of p.mem_eff. */
+  double (*scores_gemm_ns)(const struct sc_cost *c, double m, double n, double k);
+  double (*scores_mem_ns)(const struct sc_cost *c, double bytes);
 } sc_compute_model;
 
 typedef struct sc_comm_model {

@@ -43,15 +43,27 @@ static double overhead_ns(const sc_cost *c) { return c->p.kernel_overhead_us * 1
  * that only the K loop amortises, so short reductions lose efficiency while
  * M and N matter through the tiles alone (a tall-skinny M x N is not slower
  * per FLOP once its tiles fill the SMs). */
-static double roofline_gemm_ns(const sc_cost *c, double m, double n, double k) {
+static double gemm_at_ns(const sc_cost *c, double m, double n, double k, double mem_eff) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   double h = c->p.gemm_dim_half;
   double eff = c->p.gemm_eff * tile_efficiency(m, n, c->hw->sms) * (k / (k + h));
   double flops = 2.0 * m * n * k;
   double t_compute = flops / (c->peak_flops * eff) * 1e9;
   double bytes = c->elem_bytes * (m * k + k * n + m * n);
-  double t_mem = bytes / (c->hbm_bytes_per_ns * c->p.mem_eff);
+  double t_mem = bytes / (c->hbm_bytes_per_ns * mem_eff);
   return fmax(t_compute, t_mem) + overhead_ns(c);
+}
+
+static double roofline_gemm_ns(const sc_cost *c, double m, double n, double k) {
+  return gemm_at_ns(c, m, n, k, c->p.mem_eff);
+}
+
+/* The batched score GEMMs of unfused attention (Q K^T and dP write the s x s
+ * scores at K = head_dim; P V, dV, dQ and dK read them): memory-bound at
+ * the scores' bandwidth (scores_mem_eff, from the kernel data of the
+ * PyTorch attention rows, params.c). */
+static double roofline_scores_gemm_ns(const sc_cost *c, double m, double n, double k) {
+  return gemm_at_ns(c, m, n, k, c->p.scores_mem_eff);
 }
 
 /* An FP8 GEMM: the same tiles and K-amortisation at fp8_gemm_eff of the FP8
@@ -77,6 +89,13 @@ static double roofline_mem_ns(const sc_cost *c, double bytes) {
   return bytes / (c->hbm_bytes_per_ns * c->p.mem_eff) + overhead_ns(c);
 }
 
-const sc_compute_model sc__roofline_model = {"roofline", 2, roofline_gemm_ns, roofline_fp8_gemm_ns,
-                                             roofline_attn_ns, roofline_mem_ns};
+static double roofline_scores_mem_ns(const sc_cost *c, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes / (c->hbm_bytes_per_ns * c->p.scores_mem_eff) + overhead_ns(c);
+}
+
+const sc_compute_model sc__roofline_model = {
+    "roofline",          3,
+    roofline_gemm_ns,    roofline_fp8_gemm_ns,    roofline_attn_ns, roofline_mem_ns,
+    roofline_scores_gemm_ns, roofline_scores_mem_ns};
 

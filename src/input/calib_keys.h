@@ -30,6 +30,9 @@
     "The same for cuDNN fused attention (training.attention cudnn: Transformer Engine's "          \
     "FusedAttention, what Megatron-Core runs on Hopper).")                                        \
   X(mem_eff, 0.01, 1.0, "", "Fraction of HBM bandwidth reached by memory-bound kernels.")         \
+  X(scores_mem_eff, 0.01, 1.0, "",                                                                \
+    "Fraction of HBM bandwidth reached by the kernels of unfused attention (training.attention "   \
+    "unfused) that stream the s x s scores: the score GEMMs' traffic, softmax and dropout.")       \
   X(kernel_overhead_us, 0.01, 1000.0, "us", "Fixed cost per kernel (launch and tail).")           \
   X(host_op_us, 0.01, 10000.0, "us",                                                              \
     "Host (CPU) time per dispatched operator when replaying an ex-situ trace (`import cpu`) for " \

@@ -185,6 +185,14 @@ void sc__syn_memo_run(builder *B, part_memo *pm, part_fn fn, const where *w);
 static inline double sc__syn_mem(const builder *B, double bytes) {
   return B->cost->compute->mem_ns(B->cost, bytes);
 }
+/* Unfused attention's kernels that stream the s x s scores: a batched score
+ * GEMM, a softmax or dropout pass (calibration.scores_mem_eff). */
+static inline double sc__syn_scores_gemm(const builder *B, double m, double n, double k) {
+  return B->cost->compute->scores_gemm_ns(B->cost, m, n, k);
+}
+static inline double sc__syn_scores_mem(const builder *B, double bytes) {
+  return B->cost->compute->scores_mem_ns(B->cost, bytes);
+}
 /* Ranks that hold the same parameters and reduce their gradients: dp x cp
  * (the SC_GRP_DP group; Megatron-LM reduces over data and context
  * parallelism together). */

@@ -44,11 +44,11 @@ static void attention_forward(builder *B, const where *w) {
     return;
   }
   double hs = unfused_heads(B) * sh->s, e = sh->elem_bytes;
-  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->s, sh->d)); /* Q K^T */
-  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, 2.0 * e * scores(B)));
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->s, sh->d)); /* Q K^T */
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_scores_mem(B, 2.0 * e * scores(B)));
   if (sh->dropout)
-    sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, (2.0 * e + 1.0) * scores(B)));
-  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* P V */
+    sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_scores_mem(B, (2.0 * e + 1.0) * scores(B)));
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->d, sh->s)); /* P V */
 }
 
 static void attention_backward(builder *B, const where *w) {
@@ -63,13 +63,13 @@ static void attention_backward(builder *B, const where *w) {
     return;
   }
   double hs = unfused_heads(B) * sh->s, e = sh->elem_bytes;
-  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dV = P^T dO */
-  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->s, sh->d)); /* dP = dO V^T */
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->d, sh->s)); /* dV = P^T dO */
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->s, sh->d)); /* dP = dO V^T */
   if (sh->dropout)
-    sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, (2.0 * e + 1.0) * scores(B)));
-  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_mem(B, 3.0 * e * scores(B)));
-  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dQ = dS K */
-  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_gemm(B, hs, sh->d, sh->s)); /* dK = dS^T Q */
+    sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_scores_mem(B, (2.0 * e + 1.0) * scores(B)));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ATTN, sc__syn_scores_mem(B, 3.0 * e * scores(B)));
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->d, sh->s)); /* dQ = dS K */
+  sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->d, sh->s)); /* dK = dS^T Q */
 }
 
 /* The attention half of a layer's forward after its input norm: QKV,

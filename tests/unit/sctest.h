@@ -52,6 +52,20 @@ static inline void sc_test_example(sc_config *cfg) {
   sc_ctx_free(ex);
 }
 
+/* Fixes the compute parameters of cfg (an A100 config) at the A100
+ * calibration of 2026-11, with the scores of unfused attention streaming like
+ * any memory-bound kernel, for tests whose bounds depend on the ratio of
+ * forward, input-grad and weight-grad times (the zero-bubble schedules' list
+ * schedules), so that a recalibration does not move them. */
+static inline void sc_test_pin_costs(sc_config *cfg) {
+  cfg->costs.gemm_eff = 0.674182;
+  cfg->costs.gemm_dim_half = 86.1492;
+  cfg->costs.mem_eff = 0.74232;
+  cfg->costs.scores_mem_eff = 0.74232;
+  cfg->costs.kernel_overhead_us = 1.85979;
+  cfg->costs.attn_eff = 0.70;
+}
+
 /* Simulates a resolved cfg with the Chrome trace and compares, per pipeline
  * stage, the peak of the trace's memory counter (the stage's first rank)
  * with the result's peak_gib estimate. Returns -1 when every stage agrees

@@ -237,6 +237,7 @@ static uniform_run run_uniform(int64_t p, int64_t m, sc_schedule sched, int64_t 
   cfg.cluster.nic_gbps = 1e5;
   cfg.cluster.nvlink_gbps = 1e5;
   cfg.costs.p2p_latency_us = 0.01;
+  sc_test_pin_costs(&cfg);
   if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
   sc_cost cost;
   sc_workload wl;

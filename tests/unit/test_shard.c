@@ -390,6 +390,7 @@ static double synth_bubble(const char *schedule, int64_t vpp, int64_t m) {
   cfg.cluster.num_gpus = 2;
   cfg.cluster.nodes = 0;
   cfg.training.global_batch = m;
+  sc_test_pin_costs(&cfg);
   if (sc_config_resolve(ctx, &cfg)) fail_msg("%s", sc_errmsg(ctx));
   sc_result r;
   if (sc_simulate(ctx, &cfg, NULL, NULL, &r)) fail_msg("%s", sc_errmsg(ctx));
@@ -406,6 +407,7 @@ static void test_schedules(void **state) {
   sc_job *job = tiny_gpt4();
   sc_config cfg;
   replay_cfg(&cfg, 2);
+  sc_test_pin_costs(&cfg);
   enum { NK = 5 };
   static const int kinds[NK] = {SC_SCHED_1F1B, SC_SCHED_GPIPE, SC_SCHED_INTERLEAVED, SC_SCHED_ZB_H1, SC_SCHED_ZBV};
   static const char *const names[NK] = {"1f1b", "gpipe", "interleaved", "zb-h1", "zbv"};

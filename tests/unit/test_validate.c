@@ -33,19 +33,25 @@
  * torchtitan_h100 11.5 -> 11.0 %, its guard lowered from 13.0 to 12.5); 2026-12-03:
  * the SC21 rows' micro-batch, interleaving and DDP from the artifact (row
  * configs), megatron_sc21_table1 5.9 -> 3.8 %, its guard 7.5 -> 5.0, the
- * three files 7.5 -> 6.9 %, the six 10.1 -> 9.9 %. The limits leave 1-1.5 points for other models (communication,
- * engine) to move; the three-file limit is the dense-parallelism issue's
- * 8 % target itself. */
-#define MAX_MAPE_ALL_PCT 8.0
-#define MAX_WORST_PCT 20.0
-#define MAX_MAPE_SIX_FILES_PCT 11.0
+ * three files 7.5 -> 6.9 %, the six 10.1 -> 9.9 %; later that day the
+ * unfused attention core at its kernel-data bandwidth (scores_mem_eff) and
+ * the two-stage A100 fit: korthikanti2022 12.0 -> 2.6 % (guard 13.5 -> 4.0),
+ * megatron_sc21_table1 3.8 -> 6.1 % (guard 5.0 -> 7.0: the 2021 software
+ * ran ~8 % slower than the 2022 one on the same layouts, and one A100 fit
+ * now sits between them), llm_foundry_mpt 9.3 -> 7.6 % (guard 10.8 -> 8.5),
+ * the three files 6.9 -> 4.5 % (worst 13.6 %), the six 9.9 -> 8.9 %. The
+ * limits leave 1-1.5 points for other models (communication, engine) to
+ * move. */
+#define MAX_MAPE_ALL_PCT 6.0
+#define MAX_WORST_PCT 15.0
+#define MAX_MAPE_SIX_FILES_PCT 10.0
 #define MIN_COVERAGE_SIX_FILES_PCT 92.0
 static const struct {
   const char *file;
   double max_mape_pct; /* validation rows */
-} GUARDS[] = {{"megatron_sc21_table1.csv", 5.0}, {"korthikanti2022.csv", 13.5},
+} GUARDS[] = {{"megatron_sc21_table1.csv", 7.0}, {"korthikanti2022.csv", 4.0},
               {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 12.5},
-              {"llm_foundry_mpt.csv", 10.8},     {"megatron_moe_h100.csv", 14.5}};
+              {"llm_foundry_mpt.csv", 8.5},      {"megatron_moe_h100.csv", 14.5}};
 
 /* The guard of file path (its last component), or fails. */
 static double guard_for(const char *path) {
