@@ -976,7 +976,6 @@ static inline void schedule_end(sim *S, uint32_t id) {
   queue_push(S, S->now + sc__duration_ns(dt), id, a->version);
 }
 
-/* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
 /* Activity id runs at `rate` from now on: its work so far at the old rate is
  * done, and its end is queued again (the old event goes stale). Out of line:
  * most rescales find the rate unchanged, and keeping the queue push out of
@@ -991,8 +990,10 @@ NOINLINE static void rerate(sim *S, uint32_t id, double rate) {
   schedule_end(S, id);
 }
 
-static void rescale_rank(sim *S, rstate *r) {
-  for (unsigned run = r->running; run; run &= run - 1) {
+/* The work of refresh_rates on rank r: re-rates and re-queues what changed
+ * among the running activities of the streams in `run` (bits). */
+NOINLINE static void rescale_rank(sim *S, const rstate *r, unsigned run) {
+  for (; run; run &= run - 1) {
     uint32_t id = r->act[lowest_bit(run)];
     const activity *a = &S->acts[id];
     if (!S->interf && !a->net) continue;
@@ -1001,19 +1002,35 @@ static void rescale_rank(sim *S, rstate *r) {
   }
 }
 
-/* Rescales every running activity on rank r whose rate changed; called after
- * the counters of r changed. Without interference an activity's rate can only
- * differ from 1 through NIC sharing, so activities off the network keep rate 1
- * and are skipped (rescale_rank), and so is the whole rank when nothing of it
- * is on the network: the common case, hence the inlined test.
- * Without interference, compute ops do not call this at all: they change no
- * input of any rate (only n_net matters then), and every change of n_net is
- * followed by a refresh of each rank involved before any other op starts or
- * ends, so the rates are current whenever a compute op starts or ends and a
- * refresh there would find nothing to rescale. */
-static inline void refresh_rates(sim *S, uint32_t rank) {
+/* Rescales every running activity on rank r whose rate changed, but the one
+ * on stream `self` (SC_ST_COUNT: none), which has just been started and rated
+ * (start) after every counter it depends on was set: looking at it again
+ * would find the same rate. Called after the counters of r changed. Without
+ * interference an activity's rate can only differ from 1 through NIC sharing,
+ * so activities off the network keep rate 1 and are skipped (rescale_rank),
+ * and so is the whole rank when nothing of it is on the network: the common
+ * case, hence the inlined test. Skipping an activity whose rate cannot have
+ * changed leaves every re-queue, and so the order of events, as it was.
+ * Compute ops refresh only when compute on the rank starts or stops (see
+ * refresh_compute). */
+static inline void refresh_rates(sim *S, uint32_t rank, int self) {
   rstate *r = &S->ranks[rank];
-  if (S->interf || (r->n_net > 0 && S->share)) rescale_rank(S, r);
+  unsigned run = r->running & ~(1u << self);
+  if (run && (S->interf || (r->n_net > 0 && S->share))) rescale_rank(S, r, run);
+}
+
+/* After an ACT_COMPUTE activity (a kernel, host time or a host copy) on
+ * `stream` of rank r started (stream: its own bit, set) or ended (stream
+ * SC_ST_COUNT), where compute was running before iff was_comp. Of the inputs
+ * of any rate such an op changes only whether compute runs on r (member
+ * factors): no compute rate depends on another compute op
+ * (`constant` looks at n_comm, `learned` at the communication running), and
+ * off-GPU ops change no counter a rate reads. So only a start or stop of
+ * compute on the rank can change a rate, and only with interference: without
+ * it, only n_net matters, and every change of n_net is followed by a refresh
+ * of each rank involved before any other op starts or ends. */
+static inline void refresh_compute(sim *S, uint32_t rank, int stream, int was_comp) {
+  if (S->interf && (S->ranks[rank].n_comp > 0) != was_comp) refresh_rates(S, rank, stream);
 }
 
 /* Rank r's load went from (old_net, old_comp) to its current one: moves it
@@ -1172,6 +1189,7 @@ static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
 }
 
 static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+  int was_comp = S->ranks[rank].n_comp > 0;
   uint32_t id = act_claim(S, rank, stream);
   activity *a = &S->acts[id];
   a->type = ACT_COMPUTE;
@@ -1182,7 +1200,7 @@ static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
   start(S, id,
         S->vary && !op_off_gpu(op->kind) ? op->work / vary_compute(S->vary, rank, op->kind)
                                          : op->work);
-  if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
+  refresh_compute(S, rank, stream, was_comp);
 }
 
 static double collective_ns(sim *S, int coll, double bytes, const sc_placement *pl) {
@@ -1240,7 +1258,7 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
     ns /= f;
   }
   start(S, id, ns);
-  for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
+  for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i], stream);
 }
 
 /* Simulated index of the rank `delta` stages away (with wrap-around). */
@@ -1299,8 +1317,8 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
     ns /= fs < fr ? fs : fr;
   }
   start(S, id, ns);
-  refresh_rates(S, snd);
-  refresh_rates(S, rcv);
+  refresh_rates(S, snd, ss);
+  refresh_rates(S, rcv, rs);
 }
 
 /* The first dependency (an SC_DEP handle) of op not yet done on rank r, or NONE. */
@@ -1395,9 +1413,10 @@ static void finish(sim *S, uint32_t id) {
   switch (a->type) {
   case ACT_COMPUTE: {
     uint32_t rank = a->a;
+    int was_comp = S->ranks[rank].n_comp > 0;
     release(S, rank, a->sa, op, 0, t0);
     act_release(S, id);
-    if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
+    refresh_compute(S, rank, SC_ST_COUNT, was_comp);
     try_advance(S, rank);
     break;
   }
@@ -1407,7 +1426,7 @@ static void finish(sim *S, uint32_t id) {
     hist_detach(S, a);
     act_release(S, id);
     for (uint32_t i = 0; i < g->nmem; i++) release(S, S->members[g->mem_off + i], s, op, net, t0);
-    for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
+    for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i], SC_ST_COUNT);
     for (uint32_t i = 0; i < g->nmem; i++) try_advance(S, S->members[g->mem_off + i]);
     break;
   }
@@ -1418,8 +1437,8 @@ static void finish(sim *S, uint32_t id) {
     act_release(S, id);
     release(S, snd, ss, op, net, t0);
     release(S, rcv, rs, rop, net, t0);
-    refresh_rates(S, snd);
-    refresh_rates(S, rcv);
+    refresh_rates(S, snd, SC_ST_COUNT);
+    refresh_rates(S, rcv, SC_ST_COUNT);
     try_advance(S, snd);
     try_advance(S, rcv);
     break;
