@@ -1321,6 +1321,52 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   refresh_rates(S, rcv, rs);
 }
 
+/* Rank `rank`'s stream s reaches collective op: it waits there until every
+ * simulated member of the group instance has arrived, and the last one
+ * starts it. Out of line, as arrive_p2p: try_advance mostly starts compute
+ * ops, and keeps fewer values live without these. */
+NOINLINE static void arrive_collective(sim *S, uint32_t rank, int s, const sc_op *op) {
+  rstate *r = &S->ranks[rank];
+  uint32_t gid = S->explicit_wl ? (op->peer < S->ninst ? op->peer : NONE)
+                                : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
+  if (gid == NONE) { /* not a member: the op is a no-op for this rank */
+    S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
+                      (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
+    return;
+  }
+  ginst *g = &S->inst[gid];
+  r->st[s] = ST_WAIT;
+  if (++g->arrived[s] == g->nmem) {
+    g->arrived[s] = 0;
+    start_collective(S, gid, s, op);
+  }
+}
+
+/* Rank `rank`'s stream s reaches send or receive op: it waits there, and the
+ * transfer starts once its peer waits at the matching op. */
+NOINLINE static void arrive_p2p(sim *S, uint32_t rank, int s, const sc_op *op) {
+  rstate *r = &S->ranks[rank];
+  int is_send = op->kind == SC_OP_SEND;
+  int ps = sc__p2p_streams[s].peer;
+  uint32_t peer;
+  if (!S->explicit_wl) peer = peer_of(S, rank, sc__p2p_streams[s].delta);
+  else { /* the op names its peer and the peer's stream */
+    peer = SC_DEP_INDEX(op->peer);
+    ps = (int)SC_DEP_STREAM(op->peer);
+    if (peer >= S->nsim || ps >= SC_ST_COUNT) {
+      S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
+                        (long long)r->global, peer);
+      return;
+    }
+  }
+  r->st[s] = ST_WAIT;
+  if (S->ranks[peer].st[ps] == ST_WAIT) {
+    if (is_send) start_p2p(S, rank, s, peer, ps, op);
+    else start_p2p(S, peer, ps, rank, s,
+                   &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
+  }
+}
+
 /* The first dependency (an SC_DEP handle) of op not yet done on rank r, or NONE. */
 static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op) {
   for (uint32_t d = 0; d < op->ndeps; d++) {
@@ -1355,45 +1401,13 @@ static void try_advance(sim *S, uint32_t rank) {
       }
     }
     switch (op->kind) {
-    case SC_OP_COLL: {
-      uint32_t gid = S->explicit_wl ? (op->peer < S->ninst ? op->peer : NONE)
-                                    : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
-      if (gid == NONE) { /* not a member: the op is a no-op for this rank */
-        S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
-                          (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
-        return;
-      }
-      ginst *g = &S->inst[gid];
-      r->st[s] = ST_WAIT;
-      if (++g->arrived[s] == g->nmem) {
-        g->arrived[s] = 0;
-        start_collective(S, gid, s, op);
-      }
+    case SC_OP_COLL:
+      arrive_collective(S, rank, s, op);
       break;
-    }
     case SC_OP_SEND:
-    case SC_OP_RECV: {
-      int is_send = op->kind == SC_OP_SEND;
-      int ps = sc__p2p_streams[s].peer;
-      uint32_t peer;
-      if (!S->explicit_wl) peer = peer_of(S, rank, sc__p2p_streams[s].delta);
-      else { /* the op names its peer and the peer's stream */
-        peer = SC_DEP_INDEX(op->peer);
-        ps = (int)SC_DEP_STREAM(op->peer);
-        if (peer >= S->nsim || ps >= SC_ST_COUNT) {
-          S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
-                            (long long)r->global, peer);
-          return;
-        }
-      }
-      r->st[s] = ST_WAIT;
-      if (S->ranks[peer].st[ps] == ST_WAIT) {
-        if (is_send) start_p2p(S, rank, s, peer, ps, op);
-        else start_p2p(S, peer, ps, rank, s,
-                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
-      }
+    case SC_OP_RECV:
+      arrive_p2p(S, rank, s, op);
       break;
-    }
     default:
       start_compute(S, rank, s, op);
       break;
