@@ -230,6 +230,7 @@ typedef struct sim {
   uint64_t *cp_cause, *cp_last;
   uint64_t cp_cur;
   int cp_want;           /* sc_engine_opts.critical_path */
+  int record;            /* trace, op_sink or cp_last: every op's end is noted (record_end) */
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
   /* Rates the interference and NIC-sharing models give, computed once by the
@@ -816,17 +817,25 @@ static int build_groups(sim *S) {
 
 /* ------------------------------------------------------------ activities */
 
-/* A new activity that occupies `stream` of `rank` (for a collective, of its
- * first member; for a transfer, of the sender). A stream runs one activity at
- * a time, so every (rank, stream) owns one fixed slot: no allocation, and an
- * op's activity sits next to its rank's previous ones. The version goes up on
- * every claim and release, so events of earlier activities no longer match. */
-static inline uint32_t act_claim(sim *S, uint32_t rank, int stream) {
+/* A new activity of `type` (fields a, b, sb and net as in activity) for op,
+ * that occupies `stream` of `rank` (for a collective, of its first member;
+ * for a transfer, of the sender). A stream runs one activity at a time, so
+ * every (rank, stream) owns one fixed slot: no allocation, and an op's
+ * activity sits next to its rank's previous ones. The version goes up on
+ * every claim and release, so events of earlier activities no longer match.
+ * Its work, rate and times are start's to set. */
+static inline uint32_t act_claim(sim *S, uint32_t rank, int stream, int type, uint32_t a,
+                                 uint32_t b, int sb, int net, const sc_op *op) {
   uint32_t id = rank * SC_ST_COUNT + (uint32_t)stream;
-  activity *a = &S->acts[id];
-  uint32_t v = a->version;
-  memset(a, 0, sizeof *a);
-  a->version = v + 1;
+  activity *x = &S->acts[id];
+  x->version++;
+  x->type = (uint8_t)type;
+  x->sa = (uint8_t)stream;
+  x->sb = (uint8_t)sb;
+  x->net = (uint8_t)net;
+  x->a = a;
+  x->b = b;
+  x->op = op;
   return id;
 }
 
@@ -1019,18 +1028,20 @@ static inline void refresh_rates(sim *S, uint32_t rank, int self) {
   if (run && (S->interf || (r->n_net > 0 && S->share))) rescale_rank(S, r, run);
 }
 
-/* After an ACT_COMPUTE activity (a kernel, host time or a host copy) on
- * `stream` of rank r started (stream: its own bit, set) or ended (stream
- * SC_ST_COUNT), where compute was running before iff was_comp. Of the inputs
- * of any rate such an op changes only whether compute runs on r (member
- * factors): no compute rate depends on another compute op
- * (`constant` looks at n_comm, `learned` at the communication running), and
- * off-GPU ops change no counter a rate reads. So only a start or stop of
- * compute on the rank can change a rate, and only with interference: without
- * it, only n_net matters, and every change of n_net is followed by a refresh
- * of each rank involved before any other op starts or ends. */
-static inline void refresh_compute(sim *S, uint32_t rank, int stream, int was_comp) {
-  if (S->interf && (S->ranks[rank].n_comp > 0) != was_comp) refresh_rates(S, rank, stream);
+/* After an ACT_COMPUTE activity of op (a kernel, host time or a host copy)
+ * started on `stream` of rank r (its bit set) or ended there (stream
+ * SC_ST_COUNT; its bit cleared). Of the inputs of any rate such an op changes
+ * only whether compute runs on r (member factors): no compute rate depends on
+ * another compute op (`constant` looks at n_comm, `learned` at the
+ * communication running), and off-GPU ops change no counter a rate reads. So
+ * only a kernel that is now the rank's only one (n_comp 1 after a start, 0
+ * after an end) can change a rate, and only with interference: without it,
+ * only n_net matters, and every change of n_net is followed by a refresh of
+ * each rank involved before any other op starts or ends. */
+static inline void refresh_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+  if (S->interf && op_is_compute(op->kind) &&
+      S->ranks[rank].n_comp == (stream != SC_ST_COUNT))
+    refresh_rates(S, rank, stream);
 }
 
 /* Rank r's load went from (old_net, old_comp) to its current one: moves it
@@ -1129,16 +1140,23 @@ RARE static void wake_waiters(rstate *r, int d) {
   r->wake_head[d] = next;
 }
 
-static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
-                           int64_t start) {
-  rstate *r = &S->ranks[rank];
-  account(S, r);
+/* What a recording run notes of an op that ends now (see sim.record): its
+ * slice and memory in the trace, the op sink, the critical path's last op. */
+RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, int64_t start) {
+  const rstate *r = &S->ranks[rank];
   if (S->trace) {
     trace_op(S, rank, stream, op, start, S->now);
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
   if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
+}
+
+static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
+                           int64_t start) {
+  rstate *r = &S->ranks[rank];
+  account(S, r);
+  if (SC_UNLIKELY(S->record)) record_end(S, rank, stream, op, start);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
   r->head[stream]++;
@@ -1189,18 +1207,12 @@ static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
 }
 
 static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
-  int was_comp = S->ranks[rank].n_comp > 0;
-  uint32_t id = act_claim(S, rank, stream);
-  activity *a = &S->acts[id];
-  a->type = ACT_COMPUTE;
-  a->a = rank;
-  a->sa = (uint8_t)stream;
-  a->op = op;
+  uint32_t id = act_claim(S, rank, stream, ACT_COMPUTE, rank, NONE, 0, 0, op);
   occupy(S, rank, stream, id, op, 0);
   start(S, id,
         S->vary && !op_off_gpu(op->kind) ? op->work / vary_compute(S->vary, rank, op->kind)
                                          : op->work);
-  refresh_compute(S, rank, stream, was_comp);
+  refresh_compute(S, rank, stream, op);
 }
 
 static double collective_ns(sim *S, int coll, double bytes, const sc_placement *pl) {
@@ -1232,14 +1244,9 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
 
 static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) {
   ginst *g = &S->inst[gid];
-  uint32_t id = act_claim(S, S->members[g->mem_off], stream);
+  uint32_t id = act_claim(S, S->members[g->mem_off], stream, ACT_COLL, gid, NONE, 0,
+                          g->pl.nodes > 1, op);
   activity *a = &S->acts[id];
-  a->type = ACT_COLL;
-  a->a = gid;
-  a->sa = (uint8_t)stream;
-  a->op = op;
-  a->net = g->pl.nodes > 1;
-  a->b = NONE;
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
   hist_attach(S, a, g);
@@ -1283,15 +1290,10 @@ static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
 }
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
-  uint32_t id = act_claim(S, snd, ss);
+  uint32_t id = act_claim(S, snd, ss, ACT_P2P, snd, rcv, rs,
+                          node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global),
+                          op);
   activity *a = &S->acts[id];
-  a->type = ACT_P2P;
-  a->a = snd;
-  a->b = rcv;
-  a->sa = (uint8_t)ss;
-  a->sb = (uint8_t)rs;
-  a->op = op;
-  a->net = node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global);
   occupy(S, snd, ss, id, op, a->net);
   const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
   occupy(S, rcv, rs, id, rop, a->net);
@@ -1427,10 +1429,9 @@ static void finish(sim *S, uint32_t id) {
   switch (a->type) {
   case ACT_COMPUTE: {
     uint32_t rank = a->a;
-    int was_comp = S->ranks[rank].n_comp > 0;
     release(S, rank, a->sa, op, 0, t0);
     act_release(S, id);
-    refresh_compute(S, rank, SC_ST_COUNT, was_comp);
+    refresh_compute(S, rank, SC_ST_COUNT, op);
     try_advance(S, rank);
     break;
   }
@@ -1629,6 +1630,7 @@ static int run(sim *S) {
   if (rc) return rc;
   if (S->trace && (rc = trace_begin(S))) return rc;
   if (S->cp_want && !S->explicit_wl && (rc = cp_begin(S))) return rc;
+  S->record = S->trace || S->op_sink || S->cp_last;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
   while (S->ntimes && !S->rc) {
     int64_t t;
