@@ -20,11 +20,14 @@
 #define PREFETCH(p) __builtin_prefetch(p)
 /* Off the hot loop's frame: its callers keep fewer registers live. */
 #define NOINLINE __attribute__((noinline))
+/* Into its one hot caller, whose frame already holds the registers it needs. */
+#define INLINE_HOT inline __attribute__((always_inline))
 /* Off the per-op path: kept out of line so its callers stay small and cheap. */
 #define RARE __attribute__((noinline, cold))
 #else
 #define PREFETCH(p) ((void)(p))
 #define NOINLINE
+#define INLINE_HOT inline
 #define RARE
 #endif
 
@@ -1382,7 +1385,7 @@ static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op)
  * stream order. Only streams marked ready can qualify (see rstate.ready), and
  * starting an op never readies another stream, so visiting the ready ones in
  * ascending order starts the same ops in the same order as a full scan. */
-static void try_advance(sim *S, uint32_t rank) {
+static INLINE_HOT void advance(sim *S, uint32_t rank) {
   rstate *r = &S->ranks[rank];
   const sc_program *p = &S->wl->progs[r->stage];
   if (S->rc) return;
@@ -1418,6 +1421,9 @@ static void try_advance(sim *S, uint32_t rank) {
   }
 }
 
+/* advance out of line, for the callers other than a compute op's end. */
+NOINLINE static void try_advance(sim *S, uint32_t rank) { advance(S, rank); }
+
 static void finish(sim *S, uint32_t id) {
   activity *a = &S->acts[id];
   const sc_op *op = a->op;
@@ -1432,7 +1438,7 @@ static void finish(sim *S, uint32_t id) {
     release(S, rank, a->sa, op, 0, t0);
     act_release(S, id);
     refresh_compute(S, rank, SC_ST_COUNT, op);
-    try_advance(S, rank);
+    advance(S, rank);
     break;
   }
   case ACT_COLL: {
