@@ -233,7 +233,7 @@ typedef struct sim {
   uint64_t *cp_cause, *cp_last;
   uint64_t cp_cur;
   int cp_want;           /* sc_engine_opts.critical_path */
-  int record;            /* trace, op_sink or cp_last: every op's end is noted (record_end) */
+  int record;            /* trace or op_sink: every op's end is noted (record_end) */
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
   /* Rates the interference and NIC-sharing models give, computed once by the
@@ -1144,7 +1144,7 @@ RARE static void wake_waiters(rstate *r, int d) {
 }
 
 /* What a recording run notes of an op that ends now (see sim.record): its
- * slice and memory in the trace, the op sink, the critical path's last op. */
+ * slice and memory in the trace, the op sink. */
 RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, int64_t start) {
   const rstate *r = &S->ranks[rank];
   if (S->trace) {
@@ -1152,7 +1152,6 @@ RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, 
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
-  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
 }
 
 static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
@@ -1160,6 +1159,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   rstate *r = &S->ranks[rank];
   account(S, r);
   if (SC_UNLIKELY(S->record)) record_end(S, rank, stream, op, start);
+  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
   r->head[stream]++;
@@ -1209,7 +1209,7 @@ static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
   return net ? v->nic[i] : v->nvlink[i];
 }
 
-static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+static INLINE_HOT void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
   uint32_t id = act_claim(S, rank, stream, ACT_COMPUTE, rank, NONE, 0, 0, op);
   occupy(S, rank, stream, id, op, 0);
   start(S, id,
@@ -1636,7 +1636,7 @@ static int run(sim *S) {
   if (rc) return rc;
   if (S->trace && (rc = trace_begin(S))) return rc;
   if (S->cp_want && !S->explicit_wl && (rc = cp_begin(S))) return rc;
-  S->record = S->trace || S->op_sink || S->cp_last;
+  S->record = S->trace || S->op_sink;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
   while (S->ntimes && !S->rc) {
     int64_t t;
