@@ -6,7 +6,10 @@
  *   bench_engine [--quick]       the scenarios (--quick: the folded ones)
  *   bench_engine --scaling [MAX] Llama-3 405B unfolded from 1,024 GPUs to MAX
  *                                (default 131,072): time per simulated rank
- *   bench_engine --events        ns per event with interference (no merging)
+ *   bench_engine --events [GB]   ns per event with interference (no merging);
+ *                                GB: a smaller global batch (default 1536) for
+ *                                callgrind, the same ops per micro-batch, no
+ *                                critical path (as the full run: over 16M ops)
  *   bench_engine --variation     what-if variations (docs/WHATIF.md): one slow
  *                                GPU against the folded run, per-GPU variability
  * Each scaling row runs in a child process, so its peak RSS is its own. The
@@ -78,10 +81,10 @@ static double peak_rss_mb(void) {
 static int run(sc_ctx *ctx, const scenario *sc) {
   measure m;
   if (simulate(ctx, sc, &m)) return 1;
-  printf("%-44s ranks %6lld  step %8.3f s  wall %7.3f s  cpu %7.3f s  ops %10lld  "
+  printf("%-44s ranks %6lld  step %8.3f s  wall %7.3f s  cpu %7.3f s  ops %10lld  events %10lld  "
          "%6.1f M ops/s  %6.1f M events/s  %5.1f ns/event  peak RSS %7.1f MB\n",
          sc->name, (long long)m.r.simulated_ranks, m.r.step_time_s, m.wall_s, m.cpu_s,
-         (long long)m.r.ops, (double)m.r.ops / m.wall_s / 1e6, (double)m.r.events / m.wall_s / 1e6,
+         (long long)m.r.ops, (long long)m.r.events, (double)m.r.ops / m.wall_s / 1e6, (double)m.r.events / m.wall_s / 1e6,
          m.cpu_s / (double)m.r.events * 1e9, peak_rss_mb());
   fflush(stdout);
   return 0;
@@ -216,6 +219,18 @@ int main(int argc, char **argv) {
   };
   sc_ctx *ctx;
   if (sc_ctx_new(NULL, NULL, &ctx)) return 1;
+  /* Fewer micro-batches: a run callgrind takes in seconds. Without the
+   * critical path, as the full run (48M ops, over the 16M it is kept for). */
+  if (events && argc > 2) {
+    char batch[48];
+    snprintf(batch, sizeof batch, "training.global_batch=%ld", strtol(argv[2], NULL, 10));
+    scenario small = {"gpt3-175b 1024 A100 unfolded interference",
+                      {"simulation.fold=0", "simulation.interference=constant", batch},
+                      0};
+    int rc = run(ctx, &small);
+    sc_ctx_free(ctx);
+    return rc;
+  }
   size_t n = sizeof scenarios / sizeof scenarios[0];
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {

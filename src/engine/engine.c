@@ -20,11 +20,14 @@
 #define PREFETCH(p) __builtin_prefetch(p)
 /* Off the hot loop's frame: its callers keep fewer registers live. */
 #define NOINLINE __attribute__((noinline))
+/* Into its one hot caller, whose frame already holds the registers it needs. */
+#define INLINE_HOT inline __attribute__((always_inline))
 /* Off the per-op path: kept out of line so its callers stay small and cheap. */
 #define RARE __attribute__((noinline, cold))
 #else
 #define PREFETCH(p) ((void)(p))
 #define NOINLINE
+#define INLINE_HOT inline
 #define RARE
 #endif
 
@@ -230,6 +233,7 @@ typedef struct sim {
   uint64_t *cp_cause, *cp_last;
   uint64_t cp_cur;
   int cp_want;           /* sc_engine_opts.critical_path */
+  int record;            /* trace or op_sink: every op's end is noted (record_end) */
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
   /* Rates the interference and NIC-sharing models give, computed once by the
@@ -816,17 +820,25 @@ static int build_groups(sim *S) {
 
 /* ------------------------------------------------------------ activities */
 
-/* A new activity that occupies `stream` of `rank` (for a collective, of its
- * first member; for a transfer, of the sender). A stream runs one activity at
- * a time, so every (rank, stream) owns one fixed slot: no allocation, and an
- * op's activity sits next to its rank's previous ones. The version goes up on
- * every claim and release, so events of earlier activities no longer match. */
-static inline uint32_t act_claim(sim *S, uint32_t rank, int stream) {
+/* A new activity of `type` (fields a, b, sb and net as in activity) for op,
+ * that occupies `stream` of `rank` (for a collective, of its first member;
+ * for a transfer, of the sender). A stream runs one activity at a time, so
+ * every (rank, stream) owns one fixed slot: no allocation, and an op's
+ * activity sits next to its rank's previous ones. The version goes up on
+ * every claim and release, so events of earlier activities no longer match.
+ * Its work, rate and times are start's to set. */
+static inline uint32_t act_claim(sim *S, uint32_t rank, int stream, int type, uint32_t a,
+                                 uint32_t b, int sb, int net, const sc_op *op) {
   uint32_t id = rank * SC_ST_COUNT + (uint32_t)stream;
-  activity *a = &S->acts[id];
-  uint32_t v = a->version;
-  memset(a, 0, sizeof *a);
-  a->version = v + 1;
+  activity *x = &S->acts[id];
+  x->version++;
+  x->type = (uint8_t)type;
+  x->sa = (uint8_t)stream;
+  x->sb = (uint8_t)sb;
+  x->net = (uint8_t)net;
+  x->a = a;
+  x->b = b;
+  x->op = op;
   return id;
 }
 
@@ -976,7 +988,6 @@ static inline void schedule_end(sim *S, uint32_t id) {
   queue_push(S, S->now + sc__duration_ns(dt), id, a->version);
 }
 
-/* The work of refresh_rates on rank r: re-rates and re-queues what changed. */
 /* Activity id runs at `rate` from now on: its work so far at the old rate is
  * done, and its end is queued again (the old event goes stale). Out of line:
  * most rescales find the rate unchanged, and keeping the queue push out of
@@ -991,8 +1002,10 @@ NOINLINE static void rerate(sim *S, uint32_t id, double rate) {
   schedule_end(S, id);
 }
 
-static void rescale_rank(sim *S, rstate *r) {
-  for (unsigned run = r->running; run; run &= run - 1) {
+/* The work of refresh_rates on rank r: re-rates and re-queues what changed
+ * among the running activities of the streams in `run` (bits). */
+NOINLINE static void rescale_rank(sim *S, const rstate *r, unsigned run) {
+  for (; run; run &= run - 1) {
     uint32_t id = r->act[lowest_bit(run)];
     const activity *a = &S->acts[id];
     if (!S->interf && !a->net) continue;
@@ -1001,19 +1014,37 @@ static void rescale_rank(sim *S, rstate *r) {
   }
 }
 
-/* Rescales every running activity on rank r whose rate changed; called after
- * the counters of r changed. Without interference an activity's rate can only
- * differ from 1 through NIC sharing, so activities off the network keep rate 1
- * and are skipped (rescale_rank), and so is the whole rank when nothing of it
- * is on the network: the common case, hence the inlined test.
- * Without interference, compute ops do not call this at all: they change no
- * input of any rate (only n_net matters then), and every change of n_net is
- * followed by a refresh of each rank involved before any other op starts or
- * ends, so the rates are current whenever a compute op starts or ends and a
- * refresh there would find nothing to rescale. */
-static inline void refresh_rates(sim *S, uint32_t rank) {
+/* Rescales every running activity on rank r whose rate changed, but the one
+ * on stream `self` (SC_ST_COUNT: none), which has just been started and rated
+ * (start) after every counter it depends on was set: looking at it again
+ * would find the same rate. Called after the counters of r changed. Without
+ * interference an activity's rate can only differ from 1 through NIC sharing,
+ * so activities off the network keep rate 1 and are skipped (rescale_rank),
+ * and so is the whole rank when nothing of it is on the network: the common
+ * case, hence the inlined test. Skipping an activity whose rate cannot have
+ * changed leaves every re-queue, and so the order of events, as it was.
+ * Compute ops refresh only when compute on the rank starts or stops (see
+ * refresh_compute). */
+static inline void refresh_rates(sim *S, uint32_t rank, int self) {
   rstate *r = &S->ranks[rank];
-  if (S->interf || (r->n_net > 0 && S->share)) rescale_rank(S, r);
+  unsigned run = r->running & ~(1u << self);
+  if (run && (S->interf || (r->n_net > 0 && S->share))) rescale_rank(S, r, run);
+}
+
+/* After an ACT_COMPUTE activity of op (a kernel, host time or a host copy)
+ * started on `stream` of rank r (its bit set) or ended there (stream
+ * SC_ST_COUNT; its bit cleared). Of the inputs of any rate such an op changes
+ * only whether compute runs on r (member factors): no compute rate depends on
+ * another compute op (`constant` looks at n_comm, `learned` at the
+ * communication running), and off-GPU ops change no counter a rate reads. So
+ * only a kernel that is now the rank's only one (n_comp 1 after a start, 0
+ * after an end) can change a rate, and only with interference: without it,
+ * only n_net matters, and every change of n_net is followed by a refresh of
+ * each rank involved before any other op starts or ends. */
+static inline void refresh_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+  if (S->interf && op_is_compute(op->kind) &&
+      S->ranks[rank].n_comp == (stream != SC_ST_COUNT))
+    refresh_rates(S, rank, stream);
 }
 
 /* Rank r's load went from (old_net, old_comp) to its current one: moves it
@@ -1112,15 +1143,22 @@ RARE static void wake_waiters(rstate *r, int d) {
   r->wake_head[d] = next;
 }
 
-static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
-                           int64_t start) {
-  rstate *r = &S->ranks[rank];
-  account(S, r);
+/* What a recording run notes of an op that ends now (see sim.record): its
+ * slice and memory in the trace, the op sink. */
+RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, int64_t start) {
+  const rstate *r = &S->ranks[rank];
   if (S->trace) {
     trace_op(S, rank, stream, op, start, S->now);
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
+}
+
+static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
+                           int64_t start) {
+  rstate *r = &S->ranks[rank];
+  account(S, r);
+  if (SC_UNLIKELY(S->record)) record_end(S, rank, stream, op, start);
   if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
@@ -1171,18 +1209,13 @@ static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
   return net ? v->nic[i] : v->nvlink[i];
 }
 
-static void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
-  uint32_t id = act_claim(S, rank, stream);
-  activity *a = &S->acts[id];
-  a->type = ACT_COMPUTE;
-  a->a = rank;
-  a->sa = (uint8_t)stream;
-  a->op = op;
+static INLINE_HOT void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+  uint32_t id = act_claim(S, rank, stream, ACT_COMPUTE, rank, NONE, 0, 0, op);
   occupy(S, rank, stream, id, op, 0);
   start(S, id,
         S->vary && !op_off_gpu(op->kind) ? op->work / vary_compute(S->vary, rank, op->kind)
                                          : op->work);
-  if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
+  refresh_compute(S, rank, stream, op);
 }
 
 static double collective_ns(sim *S, int coll, double bytes, const sc_placement *pl) {
@@ -1214,14 +1247,9 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
 
 static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) {
   ginst *g = &S->inst[gid];
-  uint32_t id = act_claim(S, S->members[g->mem_off], stream);
+  uint32_t id = act_claim(S, S->members[g->mem_off], stream, ACT_COLL, gid, NONE, 0,
+                          g->pl.nodes > 1, op);
   activity *a = &S->acts[id];
-  a->type = ACT_COLL;
-  a->a = gid;
-  a->sa = (uint8_t)stream;
-  a->op = op;
-  a->net = g->pl.nodes > 1;
-  a->b = NONE;
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
   hist_attach(S, a, g);
@@ -1240,7 +1268,7 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
     ns /= f;
   }
   start(S, id, ns);
-  for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
+  for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i], stream);
 }
 
 /* Simulated index of the rank `delta` stages away (with wrap-around). */
@@ -1265,15 +1293,10 @@ static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
 }
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
-  uint32_t id = act_claim(S, snd, ss);
+  uint32_t id = act_claim(S, snd, ss, ACT_P2P, snd, rcv, rs,
+                          node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global),
+                          op);
   activity *a = &S->acts[id];
-  a->type = ACT_P2P;
-  a->a = snd;
-  a->b = rcv;
-  a->sa = (uint8_t)ss;
-  a->sb = (uint8_t)rs;
-  a->op = op;
-  a->net = node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global);
   occupy(S, snd, ss, id, op, a->net);
   const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
   occupy(S, rcv, rs, id, rop, a->net);
@@ -1299,8 +1322,54 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
     ns /= fs < fr ? fs : fr;
   }
   start(S, id, ns);
-  refresh_rates(S, snd);
-  refresh_rates(S, rcv);
+  refresh_rates(S, snd, ss);
+  refresh_rates(S, rcv, rs);
+}
+
+/* Rank `rank`'s stream s reaches collective op: it waits there until every
+ * simulated member of the group instance has arrived, and the last one
+ * starts it. Out of line, as arrive_p2p: try_advance mostly starts compute
+ * ops, and keeps fewer values live without these. */
+NOINLINE static void arrive_collective(sim *S, uint32_t rank, int s, const sc_op *op) {
+  rstate *r = &S->ranks[rank];
+  uint32_t gid = S->explicit_wl ? (op->peer < S->ninst ? op->peer : NONE)
+                                : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
+  if (gid == NONE) { /* not a member: the op is a no-op for this rank */
+    S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
+                      (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
+    return;
+  }
+  ginst *g = &S->inst[gid];
+  r->st[s] = ST_WAIT;
+  if (++g->arrived[s] == g->nmem) {
+    g->arrived[s] = 0;
+    start_collective(S, gid, s, op);
+  }
+}
+
+/* Rank `rank`'s stream s reaches send or receive op: it waits there, and the
+ * transfer starts once its peer waits at the matching op. */
+NOINLINE static void arrive_p2p(sim *S, uint32_t rank, int s, const sc_op *op) {
+  rstate *r = &S->ranks[rank];
+  int is_send = op->kind == SC_OP_SEND;
+  int ps = sc__p2p_streams[s].peer;
+  uint32_t peer;
+  if (!S->explicit_wl) peer = peer_of(S, rank, sc__p2p_streams[s].delta);
+  else { /* the op names its peer and the peer's stream */
+    peer = SC_DEP_INDEX(op->peer);
+    ps = (int)SC_DEP_STREAM(op->peer);
+    if (peer >= S->nsim || ps >= SC_ST_COUNT) {
+      S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
+                        (long long)r->global, peer);
+      return;
+    }
+  }
+  r->st[s] = ST_WAIT;
+  if (S->ranks[peer].st[ps] == ST_WAIT) {
+    if (is_send) start_p2p(S, rank, s, peer, ps, op);
+    else start_p2p(S, peer, ps, rank, s,
+                   &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
+  }
 }
 
 /* The first dependency (an SC_DEP handle) of op not yet done on rank r, or NONE. */
@@ -1316,7 +1385,7 @@ static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op)
  * stream order. Only streams marked ready can qualify (see rstate.ready), and
  * starting an op never readies another stream, so visiting the ready ones in
  * ascending order starts the same ops in the same order as a full scan. */
-static void try_advance(sim *S, uint32_t rank) {
+static INLINE_HOT void advance(sim *S, uint32_t rank) {
   rstate *r = &S->ranks[rank];
   const sc_program *p = &S->wl->progs[r->stage];
   if (S->rc) return;
@@ -1337,45 +1406,13 @@ static void try_advance(sim *S, uint32_t rank) {
       }
     }
     switch (op->kind) {
-    case SC_OP_COLL: {
-      uint32_t gid = S->explicit_wl ? (op->peer < S->ninst ? op->peer : NONE)
-                                    : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
-      if (gid == NONE) { /* not a member: the op is a no-op for this rank */
-        S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
-                          (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
-        return;
-      }
-      ginst *g = &S->inst[gid];
-      r->st[s] = ST_WAIT;
-      if (++g->arrived[s] == g->nmem) {
-        g->arrived[s] = 0;
-        start_collective(S, gid, s, op);
-      }
+    case SC_OP_COLL:
+      arrive_collective(S, rank, s, op);
       break;
-    }
     case SC_OP_SEND:
-    case SC_OP_RECV: {
-      int is_send = op->kind == SC_OP_SEND;
-      int ps = sc__p2p_streams[s].peer;
-      uint32_t peer;
-      if (!S->explicit_wl) peer = peer_of(S, rank, sc__p2p_streams[s].delta);
-      else { /* the op names its peer and the peer's stream */
-        peer = SC_DEP_INDEX(op->peer);
-        ps = (int)SC_DEP_STREAM(op->peer);
-        if (peer >= S->nsim || ps >= SC_ST_COUNT) {
-          S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
-                            (long long)r->global, peer);
-          return;
-        }
-      }
-      r->st[s] = ST_WAIT;
-      if (S->ranks[peer].st[ps] == ST_WAIT) {
-        if (is_send) start_p2p(S, rank, s, peer, ps, op);
-        else start_p2p(S, peer, ps, rank, s,
-                       &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
-      }
+    case SC_OP_RECV:
+      arrive_p2p(S, rank, s, op);
       break;
-    }
     default:
       start_compute(S, rank, s, op);
       break;
@@ -1383,6 +1420,9 @@ static void try_advance(sim *S, uint32_t rank) {
     if (S->rc) return; /* only starting an op can fail */
   }
 }
+
+/* advance out of line, for the callers other than a compute op's end. */
+NOINLINE static void try_advance(sim *S, uint32_t rank) { advance(S, rank); }
 
 static void finish(sim *S, uint32_t id) {
   activity *a = &S->acts[id];
@@ -1397,8 +1437,8 @@ static void finish(sim *S, uint32_t id) {
     uint32_t rank = a->a;
     release(S, rank, a->sa, op, 0, t0);
     act_release(S, id);
-    if (S->interf) refresh_rates(S, rank); /* see refresh_rates */
-    try_advance(S, rank);
+    refresh_compute(S, rank, SC_ST_COUNT, op);
+    advance(S, rank);
     break;
   }
   case ACT_COLL: {
@@ -1407,7 +1447,7 @@ static void finish(sim *S, uint32_t id) {
     hist_detach(S, a);
     act_release(S, id);
     for (uint32_t i = 0; i < g->nmem; i++) release(S, S->members[g->mem_off + i], s, op, net, t0);
-    for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i]);
+    for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i], SC_ST_COUNT);
     for (uint32_t i = 0; i < g->nmem; i++) try_advance(S, S->members[g->mem_off + i]);
     break;
   }
@@ -1418,8 +1458,8 @@ static void finish(sim *S, uint32_t id) {
     act_release(S, id);
     release(S, snd, ss, op, net, t0);
     release(S, rcv, rs, rop, net, t0);
-    refresh_rates(S, snd);
-    refresh_rates(S, rcv);
+    refresh_rates(S, snd, SC_ST_COUNT);
+    refresh_rates(S, rcv, SC_ST_COUNT);
     try_advance(S, snd);
     try_advance(S, rcv);
     break;
@@ -1596,6 +1636,7 @@ static int run(sim *S) {
   if (rc) return rc;
   if (S->trace && (rc = trace_begin(S))) return rc;
   if (S->cp_want && !S->explicit_wl && (rc = cp_begin(S))) return rc;
+  S->record = S->trace || S->op_sink;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
   while (S->ntimes && !S->rc) {
     int64_t t;
