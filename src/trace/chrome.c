@@ -16,9 +16,11 @@
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline, cold))
 #define INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 #else
 #define COLD
 #define INLINE inline
+#define NOINLINE
 #endif
 
 /* What the current top-level member is. */
@@ -769,12 +771,16 @@ static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int64_t ns, int *rc) 
 }
 
 #if defined(__SSE2__)
-/* The hash of the 64 bytes at b with every digit masked: what finds the set
- * of shapes an event may have (the digits of its ids and timestamps change
- * from one event of a kind to the next). */
+/* The hash of the SHAPE_TAG_BYTES bytes at b with every digit masked: what
+ * finds the set of shapes an event may have (the digits of its ids and
+ * timestamps change from one event of a kind to the next). 128 bytes reach
+ * past "name": "autograd::engine::evaluate_function: " (HTA's samples:
+ * with 64, the backward functions share a tag and thrash their set) and
+ * past the 63 bytes two of the synthetic trace's kernel names share. */
+#define SHAPE_TAG_BYTES 128
 static uint64_t shape_tag(const unsigned char *b) {
   uint64_t h = 0, w[2];
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < SHAPE_TAG_BYTES / 16; k++) {
     __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * k));
     __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
     _mm_storeu_si128((__m128i *)(void *)w, _mm_andnot_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d), v));
@@ -859,7 +865,7 @@ static int shape_take(sc_chrome *c, const sc_chrome_shape *s, const fast_buf *f,
 }
 
 /* The shape of the event at b[p] (after its '{'; depth as event_fast_one's,
- * tag of its first 64 bytes) taken when one matches: the index past its
+ * tag of its first bytes) taken when one matches: the index past its
  * '}', or 0. */
 static size_t shape_find(sc_chrome *c, const fast_buf *f, size_t p, int depth, uint64_t tag) {
   sc_chrome_shape *set = shape_set(c, tag);
@@ -877,11 +883,20 @@ static size_t shape_find(sc_chrome *c, const fast_buf *f, size_t p, int depth, u
   return 0;
 }
 
+/* Sets the bits of the bytes [from, to) in a shape's free digits. */
+static void free_range(uint16_t *bits, size_t from, size_t to) {
+  while (from < to) {
+    size_t w = from >> 4, end = to - (w << 4) < 16 ? to - (w << 4) : 16;
+    bits[w] |= (uint16_t)(((1u << end) - 1) & ~((1u << (from & 15)) - 1));
+    from = (w + 1) << 4;
+  }
+}
+
 /* Remembers the event just read in place from b[p] (after its '{') to its
  * '}' at b[end - 1] as a shape (tag and depth as for shape_find), in the
  * place of the set's entry met least recently; not when it is too long or
  * keeps too much. */
-static void shape_learn(sc_chrome *c, const fast_buf *f, size_t p, size_t end, int depth, uint64_t tag) {
+static NOINLINE void shape_learn(sc_chrome *c, const fast_buf *f, size_t p, size_t end, int depth, uint64_t tag) {
   size_t n = end - p;
   if (n > SC_CHROME_SHAPE_BYTES || c->ntok > SC_CHROME_SHAPE_TOKENS || c->nm > SC_CHROME_SHAPE_MEMBERS ||
       c->nnum > SC_CHROME_SHAPE_NUMBERS || c->ntext > UINT32_MAX)
@@ -911,9 +926,8 @@ static void shape_learn(sc_chrome *c, const fast_buf *f, size_t p, size_t end, i
     }
     if (num.exp) continue; /* its digits stay as they are */
     size_t first = at + num.int_at; /* the integer's first digit stays: no leading zero appears */
-    for (size_t q = first + 1; q < first + num.int_len; q++) w->free_digits[q >> 4] |= (uint16_t)(1u << (q & 15));
-    for (size_t q = first + num.int_len + 1; q < first + num.int_len + 1 + num.frac_len; q++)
-      w->free_digits[q >> 4] |= (uint16_t)(1u << (q & 15));
+    free_range(w->free_digits, first + 1, first + num.int_len);
+    free_range(w->free_digits, first + num.int_len + 1, first + num.int_len + 1 + num.frac_len);
   }
   uint64_t base = f->base + p;
   for (size_t k = 0; k < c->ntok; k++) {
@@ -979,7 +993,7 @@ static int event_fast_one(sc_chrome *c) {
 #if defined(__SSE2__)
   size_t p = j->pos;
   uint64_t tag = 0;
-  int tagged = f.len - p >= 64;
+  int tagged = f.len - p >= SHAPE_TAG_BYTES;
   if (tagged) {
     tag = shape_tag(b + p);
     if ((i = shape_find(c, &f, p, depth, tag))) goto done;
@@ -1008,7 +1022,13 @@ static int event_fast_one(sc_chrome *c) {
     }
   }
 #if defined(__SSE2__)
-  if (tagged) shape_learn(c, &f, p, i, depth, tag);
+  if (tagged) {
+    /* learned on the second sight of its tag: an event met once (a sampled
+     * trace's) costs the tag only */
+    uint64_t *seen = &c->shape_seen[tag >> 8 & (SC_CHROME_SHAPE_SEEN - 1)];
+    if (*seen == tag) shape_learn(c, &f, p, i, depth, tag);
+    else *seen = tag;
+  }
 done:
 #endif
   sc__json_close_object(j, i - 1);

@@ -194,7 +194,9 @@ typedef struct sc_chrome_gap {
  * and is taken from the shape on one compare of its bytes, its "ts" / "dur"
  * converted from their places. Kineto writes most events of a kind alike
  * but for their ids, correlations and timestamps. SC_CHROME_SHAPES entries,
- * in sets of four found by a hash of the first 64 bytes (digits masked). */
+ * in sets of four found by a hash of the first 128 bytes (digits masked);
+ * an event is learned the second time its hash is met (one met once costs
+ * the hash only), and only with 128 bytes or more left in the buffer. */
 #define SC_CHROME_SHAPES 64
 #define SC_CHROME_SHAPE_WAYS 4
 #define SC_CHROME_SHAPE_BYTES 1024
@@ -203,6 +205,7 @@ typedef struct sc_chrome_gap {
 #define SC_CHROME_SHAPE_NUMBERS 32 /* scalar numbers noted while an event is read */
 #define SC_CHROME_SHAPE_TIMES 4
 #define SC_CHROME_SHAPE_NONE 0xffff /* a kept token without text (a bracket) */
+#define SC_CHROME_SHAPE_SEEN 256 /* tags of events not taken from a shape, remembered so the second is learned */
 typedef struct sc_chrome_shape_tok {
   uint16_t at;     /* the token's offset, from the byte after the '{' */
   uint16_t s_at;   /* its text's (past a string's quote), or SC_CHROME_SHAPE_NONE */
@@ -215,7 +218,7 @@ typedef struct sc_chrome_shape_time {
   uint8_t int_at, int_len, frac_len, neg, exp; /* its parts (sc_jnum) */
 } sc_chrome_shape_time;
 typedef struct sc_chrome_shape {
-  uint64_t tag;    /* the hash of the first 64 bytes it was met with */
+  uint64_t tag;    /* the hash of the first 128 bytes it was met with */
   uint32_t used;   /* the reader's clock when last met: the set's oldest is replaced */
   uint16_t n;      /* bytes after the '{', its '}' included; 0: empty */
   uint16_t past_end; /* bits of the bytes after them in their last 16 */
@@ -274,6 +277,7 @@ typedef struct sc_chrome {
   sc_chrome_shape *shapes; /* SC_CHROME_SHAPES entries, in the block of gaps (chrome.c: shape_find) */
   uint32_t shape_clock;    /* events read in place */
   uint32_t shape_hits;     /* of them, taken from a shape (for tests) */
+  uint64_t shape_seen[SC_CHROME_SHAPE_SEEN]; /* tags of events read without a shape, by their bits */
   /* The scalar numbers of the event being read in place (buffer index,
    * bytes, SC_CHROME_TS / _DUR or -1), for its shape; nnum past
    * SC_CHROME_SHAPE_NUMBERS: too many to remember. */
