@@ -844,7 +844,7 @@ static int shape_take(sc_chrome *c, const sc_chrome_shape *s, const fast_buf *f,
     t->n = st->n;
     t->offset = base + st->at;
   }
-  memcpy(c->m, s->m, s->nm * sizeof *c->m);
+  if (s->nm) memcpy(c->m, s->m, s->nm * sizeof *c->m);
   c->ntok = s->ntok;
   c->nm = s->nm;
   c->ntext = s->ntext;
@@ -946,7 +946,7 @@ static NOINLINE void shape_learn(sc_chrome *c, const fast_buf *f, size_t p, size
     st->type = (uint8_t)t->type;
     st->depth = (uint8_t)t->depth;
   }
-  memcpy(w->m, c->m, c->nm * sizeof *c->m);
+  if (c->nm) memcpy(w->m, c->m, c->nm * sizeof *c->m); /* c->m is NULL until a member is kept */
   memcpy(w->text, b, n);
   w->ntok = (uint8_t)c->ntok;
   w->nm = (uint8_t)c->nm;
