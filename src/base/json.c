@@ -649,6 +649,15 @@ static int decimal_fast(const char *s, size_t n, int scale, int64_t *out) {
 }
 
 int sc__json_int(const char *s, size_t n, int64_t *out) {
+  if (n - 1 < 18) { /* 1 to 18 digits and nothing else (ids, streams, correlations): no overflow */
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (unsigned d; i < n && (d = (unsigned)(unsigned char)s[i] - '0') <= 9; i++) acc = acc * 10 + d;
+    if (i == n) {
+      *out = (int64_t)acc;
+      return SC_OK;
+    }
+  }
   if (decimal_fast(s, n, 0, out)) return SC_OK;
   return parse_decimal(s, n, 0, 1, out);
 }

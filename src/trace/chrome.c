@@ -16,9 +16,11 @@
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline, cold))
 #define INLINE inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 #else
 #define COLD
 #define INLINE inline
+#define NOINLINE
 #endif
 
 /* What the current top-level member is. */
@@ -286,6 +288,13 @@ static int std_value(sc_chrome *c, const sc_jtok *t) {
  * event restarts on the token path, which reads it and words any error at
  * the same offset as before. */
 #define FAST_DEPTH 16
+
+/* The block of the gap and shape memos. */
+#define MEMO_BYTES (SC_CHROME_GAPS * sizeof(sc_chrome_gap) + SC_CHROME_SHAPES * sizeof(sc_chrome_shape))
+_Static_assert(sizeof(sc_chrome_gap) % _Alignof(sc_chrome_shape) == 0, "the shapes follow the gaps aligned");
+_Static_assert(SC_CHROME_SHAPE_BYTES <= UINT16_MAX && SC_CHROME_SHAPE_TOKENS <= INT8_MAX &&
+                   SC_CHROME_SHAPE_MEMBERS <= UINT8_MAX,
+               "a shape's offsets and counts fit their fields");
 
 typedef struct fast_buf {
   const unsigned char *b;
@@ -686,6 +695,21 @@ static inline size_t fast_value(const fast_buf *f, size_t i, sc_chrome_gap *g, i
   return i + vn;
 }
 
+/* Notes the scalar value t of a member (field: SC_CHROME_TS / _DUR, else
+ * -1) for the event's shape when it is a number. */
+static INLINE void note_number(sc_chrome *c, const fast_buf *f, const sc_jtok *t, int field) {
+  if (t->type != SC_JT_NUMBER) return;
+  uint32_t k = c->nnum;
+  if (k >= SC_CHROME_SHAPE_NUMBERS || t->n > UINT8_MAX) {
+    c->nnum = SC_CHROME_SHAPE_NUMBERS + 1;
+    return;
+  }
+  c->num_at[k] = (size_t)((const unsigned char *)t->s - f->b);
+  c->num_n[k] = (uint8_t)t->n;
+  c->num_field[k] = (int8_t)field;
+  c->nnum = k + 1;
+}
+
 /* The members of an event's "args" object whose '{' is b[i] (`depth`
  * containers open inside it; ctx: the event's context for fast_gap):
  * registered ones kept, the others skipped. *unread is set when a
@@ -710,6 +734,8 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, ui
         if (!(i = fast_skip(c, f, i, depth))) return 0;
       } else if (!(i = fast_value(f, i, g, val, 0, &t, &ns))) {
         return 0;
+      } else {
+        note_number(c, f, &t, -1);
       }
     } else {
       if (member(c, SC_CHROME_ARG + arg)) {
@@ -722,6 +748,7 @@ static size_t fast_args(sc_chrome *c, const fast_buf *f, size_t i, int depth, ui
         c->m[c->nm - 1].count = (uint32_t)(c->ntok - first);
       } else {
         if (!(e = fast_value(f, i, g, val, 0, &t, &ns)) || !fast_keep(c, &t, 0, rc)) return 0;
+        note_number(c, f, &t, -1);
         i = e;
       }
     }
@@ -743,6 +770,206 @@ static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int64_t ns, int *rc) 
   return 1;
 }
 
+#if defined(__SSE2__)
+/* The hash of the SHAPE_TAG_BYTES bytes at b with every digit masked: what
+ * finds the set of shapes an event may have (the digits of its ids and
+ * timestamps change from one event of a kind to the next). 128 bytes reach
+ * past "name": "autograd::engine::evaluate_function: " (HTA's samples:
+ * with 64, the backward functions share a tag and thrash their set) and
+ * past the 63 bytes two of the synthetic trace's kernel names share. */
+#define SHAPE_TAG_BYTES 128
+static uint64_t shape_tag(const unsigned char *b) {
+  uint64_t h = 0, w[2];
+  for (int k = 0; k < SHAPE_TAG_BYTES / 16; k++) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * k));
+    __m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+    _mm_storeu_si128((__m128i *)(void *)w, _mm_andnot_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d), v));
+    h = (h + w[0]) * 0x9e3779b97f4a7c15u;
+    h = (h ^ w[1]) * 0xc2b2ae3d27d4eb4fu;
+  }
+  return h ^ h >> 29;
+}
+
+/* The first entry of the set of shapes for tag. */
+static sc_chrome_shape *shape_set(sc_chrome *c, uint64_t tag) {
+  return &c->shapes[(size_t)(tag >> 40) % (SC_CHROME_SHAPES / SC_CHROME_SHAPE_WAYS) * SC_CHROME_SHAPE_WAYS];
+}
+
+/* Bit i set for each byte of the 16 at b + 16 * k equal to the shape's,
+ * or a digit where the shape has a free digit. */
+static inline unsigned shape_block(const sc_chrome_shape *s, const unsigned char *b, size_t k) {
+  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * k));
+  unsigned m = (unsigned)_mm_movemask_epi8(
+      _mm_cmpeq_epi8(v, _mm_loadu_si128((const __m128i *)(const void *)(s->text + 16 * k))));
+  unsigned free = s->free_digits[k];
+  return free ? m | (digit_bits(v) & free) : m;
+}
+
+/* Whether the avail bytes at b begin with shape s's bytes (any digit where
+ * it has a free digit): 32 bytes a step, then the last 16 with what lies
+ * past its end. */
+static int shape_match(const sc_chrome_shape *s, const unsigned char *b, size_t avail) {
+  size_t last = (size_t)(s->n - 1) >> 4, k = 0;
+  if ((last + 1) << 4 > avail) return 0;
+  for (; k + 1 < last; k += 2)
+    if ((shape_block(s, b, k) & shape_block(s, b, k + 1)) != 0xffffu) return 0;
+  if (k < last && shape_block(s, b, k) != 0xffffu) return 0;
+  return (shape_block(s, b, last) | s->past_end) == 0xffffu;
+}
+
+/* The event whose first byte after the '{' is b[p] read from shape s (its
+ * bytes matched): the kept tokens, members and summary as reading it would
+ * leave them. 1, or 0 with nothing changed (a "ts" / "dur" that does not
+ * convert, which the fast path gives up on too; or kept arrays too small). */
+static int shape_take(sc_chrome *c, const sc_chrome_shape *s, const fast_buf *f, size_t p) {
+  const unsigned char *b = f->b + p;
+  int64_t ts = 0, dur = 0, v;
+  if (s->ntok > c->tok_cap || s->nm > c->m_cap) return 0;
+  for (int k = 0; k < s->ntime; k++) {
+    const sc_chrome_shape_time *tm = &s->time[k];
+    sc_jnum num = {tm->int_at, tm->int_len, tm->frac_len, tm->neg, tm->exp};
+    if (!sc__json_us_fast(b + tm->at, f->len - p - tm->at, &num, &v) &&
+        sc__json_us_to_ns((const char *)b + tm->at, tm->n, &v))
+      return 0;
+    *(tm->is_ts ? &ts : &dur) = v;
+  }
+  uint64_t base = f->base + p;
+  for (int k = 0; k < s->ntok; k++) {
+    const sc_chrome_shape_tok *st = &s->tok[k];
+    sc_jtok *t = &c->tok[k];
+    t->type = (sc_jtype)st->type;
+    t->depth = st->depth;
+    t->escaped = 0;
+    t->s = st->s_at == SC_CHROME_SHAPE_NONE ? NULL : (const char *)b + st->s_at;
+    t->n = st->n;
+    t->offset = base + st->at;
+  }
+  if (s->nm) memcpy(c->m, s->m, s->nm * sizeof *c->m);
+  c->ntok = s->ntok;
+  c->nm = s->nm;
+  c->ntext = s->ntext;
+  c->ph_i = s->ph_i;
+  c->cat_i = s->cat_i;
+  c->name_i = s->name_i;
+  c->pid_i = s->pid_i;
+  c->tid_i = s->tid_i;
+  sc_chrome_event *e = &c->ev;
+  e->ph = s->ph;
+  e->has_ts = s->has_ts;
+  e->has_dur = s->has_dur;
+  e->ts_shadowed = s->ts_shadowed;
+  e->dur_shadowed = s->dur_shadowed;
+  e->ts_ns = ts;
+  e->dur_ns = dur;
+  return 1;
+}
+
+/* The shape of the event at b[p] (after its '{'; depth as event_fast_one's,
+ * tag of its first bytes) taken when one matches: the index past its
+ * '}', or 0. */
+static size_t shape_find(sc_chrome *c, const fast_buf *f, size_t p, int depth, uint64_t tag) {
+  sc_chrome_shape *set = shape_set(c, tag);
+  int first = set->last; /* the entry met last first: older ones of the tag may be stale (an id grew a digit) */
+  for (int k = 0; k < SC_CHROME_SHAPE_WAYS; k++) {
+    int w = k ? k - (k <= first) : first;
+    sc_chrome_shape *s = &set[w];
+    if (s->n && s->tag == tag && s->depth == depth && shape_match(s, f->b + p, f->len - p) && shape_take(c, s, f, p)) {
+      s->used = c->shape_clock;
+      set->last = (uint8_t)w;
+      c->shape_hits++;
+      return p + s->n;
+    }
+  }
+  return 0;
+}
+
+/* Sets the bits of the bytes [from, to) in a shape's free digits. */
+static void free_range(uint16_t *bits, size_t from, size_t to) {
+  while (from < to) {
+    size_t w = from >> 4, end = to - (w << 4) < 16 ? to - (w << 4) : 16;
+    bits[w] |= (uint16_t)(((1u << end) - 1) & ~((1u << (from & 15)) - 1));
+    from = (w + 1) << 4;
+  }
+}
+
+/* Remembers the event just read in place from b[p] (after its '{') to its
+ * '}' at b[end - 1] as a shape (tag and depth as for shape_find), in the
+ * place of the set's entry met least recently; not when it is too long or
+ * keeps too much. */
+static NOINLINE void shape_learn(sc_chrome *c, const fast_buf *f, size_t p, size_t end, int depth, uint64_t tag) {
+  size_t n = end - p;
+  if (n > SC_CHROME_SHAPE_BYTES || c->ntok > SC_CHROME_SHAPE_TOKENS || c->nm > SC_CHROME_SHAPE_MEMBERS ||
+      c->nnum > SC_CHROME_SHAPE_NUMBERS || c->ntext > UINT32_MAX)
+    return;
+  sc_chrome_shape *s = shape_set(c, tag), *w = s;
+  for (int k = 1; k < SC_CHROME_SHAPE_WAYS && w->n; k++)
+    if (!s[k].n || c->shape_clock - s[k].used > c->shape_clock - w->used) w = &s[k];
+  const unsigned char *b = f->b + p;
+  w->n = 0; /* empty unless filled whole */
+  memset(w->free_digits, 0, sizeof w->free_digits);
+  w->ntime = 0;
+  for (uint32_t k = 0; k < c->nnum; k++) {
+    sc_jnum num;
+    size_t at = c->num_at[k] - p;
+    if (sc__json_number_scan(b + at, f->len - p - at, &num) != (ptrdiff_t)c->num_n[k]) return;
+    if (c->num_field[k] == SC_CHROME_TS || c->num_field[k] == SC_CHROME_DUR) {
+      if (w->ntime == SC_CHROME_SHAPE_TIMES) return;
+      sc_chrome_shape_time *tm = &w->time[w->ntime++];
+      tm->at = (uint16_t)at;
+      tm->n = c->num_n[k];
+      tm->is_ts = c->num_field[k] == SC_CHROME_TS;
+      tm->int_at = (uint8_t)num.int_at;
+      tm->int_len = (uint8_t)num.int_len;
+      tm->frac_len = (uint8_t)num.frac_len;
+      tm->neg = (uint8_t)num.neg;
+      tm->exp = (uint8_t)num.exp;
+    }
+    if (num.exp) continue; /* its digits stay as they are */
+    size_t first = at + num.int_at; /* the integer's first digit stays: no leading zero appears */
+    free_range(w->free_digits, first + 1, first + num.int_len);
+    free_range(w->free_digits, first + num.int_len + 1, first + num.int_len + 1 + num.frac_len);
+  }
+  uint64_t base = f->base + p;
+  for (size_t k = 0; k < c->ntok; k++) {
+    const sc_jtok *t = &c->tok[k];
+    sc_chrome_shape_tok *st = &w->tok[k];
+    if (t->escaped || t->offset < base || t->offset - base >= n || t->n > n) return;
+    st->at = (uint16_t)(t->offset - base);
+    if (t->s) {
+      size_t s_at = (size_t)((const unsigned char *)t->s - b);
+      if ((const unsigned char *)t->s < b || s_at > n) return;
+      st->s_at = (uint16_t)s_at;
+    } else {
+      st->s_at = SC_CHROME_SHAPE_NONE;
+    }
+    st->n = (uint16_t)t->n;
+    st->type = (uint8_t)t->type;
+    st->depth = (uint8_t)t->depth;
+  }
+  if (c->nm) memcpy(w->m, c->m, c->nm * sizeof *c->m); /* c->m is NULL until a member is kept */
+  memcpy(w->text, b, n);
+  w->ntok = (uint8_t)c->ntok;
+  w->nm = (uint8_t)c->nm;
+  w->ntext = (uint32_t)c->ntext;
+  w->ph_i = (int8_t)c->ph_i;
+  w->cat_i = (int8_t)c->cat_i;
+  w->name_i = (int8_t)c->name_i;
+  w->pid_i = (int8_t)c->pid_i;
+  w->tid_i = (int8_t)c->tid_i;
+  w->ph = c->ev.ph;
+  w->has_ts = (uint8_t)c->ev.has_ts;
+  w->has_dur = (uint8_t)c->ev.has_dur;
+  w->ts_shadowed = (uint8_t)c->ev.ts_shadowed;
+  w->dur_shadowed = (uint8_t)c->ev.dur_shadowed;
+  w->past_end = (uint16_t)(n & 15 ? 0xffffu << (n & 15) : 0);
+  w->depth = depth;
+  w->tag = tag;
+  w->used = c->shape_clock;
+  s->last = (uint8_t)(w - s);
+  w->n = (uint16_t)n;
+}
+#endif
+
 /* Right after an event's '{' (event_begin done): reads the event in place
  * and hands it out. Nonzero: done (the tokenizer is past its '}'), unless
  * c->err was set (out of memory, or the event callback's code); 0: give up
@@ -750,8 +977,10 @@ static int fast_std(sc_chrome *c, int f, const sc_jtok *t, int64_t ns, int *rc) 
 static int event_fast_one(sc_chrome *c) {
   sc_json *j = &c->j;
   if (j->carry_type || j->err) return 0;
-  if (!c->gaps && !(c->gaps = sc__calloc(c->ctx, SC_CHROME_GAPS, sizeof *c->gaps)))
-    return fast_nomem(c, c->ev.offset);
+  if (!c->gaps) { /* the gaps and the shapes in one block */
+    if (!(c->gaps = sc__calloc(c->ctx, 1, MEMO_BYTES))) return fast_nomem(c, c->ev.offset);
+    c->shapes = (sc_chrome_shape *)(void *)(c->gaps + SC_CHROME_GAPS);
+  }
   fast_buf f = {(const unsigned char *)j->buf, j->len, j->base};
   const unsigned char *b = f.b;
   size_t i, e;
@@ -760,6 +989,17 @@ static int event_fast_one(sc_chrome *c) {
   int fld, close, val;
   int64_t ns = 0;
   sc_jtok t;
+  c->shape_clock++;
+#if defined(__SSE2__)
+  size_t p = j->pos;
+  uint64_t tag = 0;
+  int tagged = f.len - p >= SHAPE_TAG_BYTES;
+  if (tagged) {
+    tag = shape_tag(b + p);
+    if ((i = shape_find(c, &f, p, depth, tag))) goto done;
+  }
+#endif
+  c->nnum = 0;
   for (uint32_t k = 0;; k++) {
     sc_chrome_gap *g;
     if (!(i = fast_gap(c, &f, k ? i : j->pos, GAP_EVENT, k, ctx, &prev, &g, &fld, &close, &val))) return 0;
@@ -771,14 +1011,26 @@ static int event_fast_one(sc_chrome *c) {
       if (!(i = fast_skip(c, &f, i, depth))) return 0;
     } else if (fld < 0) { /* not read */
       if (!(i = fast_value(&f, i, g, val, 0, &t, &ns))) return 0;
+      note_number(c, &f, &t, -1);
     } else {
       int want_ns = fld == SC_CHROME_TS || fld == SC_CHROME_DUR;
       if (!(e = fast_value(&f, i, g, val, want_ns, &t, &ns)) || !fast_std(c, fld, &t, ns, &rc)) return rc;
+      note_number(c, &f, &t, want_ns ? fld : -1);
       i = e;
       if ((fld == SC_CHROME_PH || fld == SC_CHROME_CAT) && t.type == SC_JT_STRING)
         ctx = (ctx + string_hash(&t)) * 0x85ebca77u; /* what the gaps that follow depend on */
     }
   }
+#if defined(__SSE2__)
+  if (tagged) {
+    /* learned on the second sight of its tag: an event met once (a sampled
+     * trace's) costs the tag only */
+    uint64_t *seen = &c->shape_seen[tag >> 8 & (SC_CHROME_SHAPE_SEEN - 1)];
+    if (*seen == tag) shape_learn(c, &f, p, i, depth, tag);
+    else *seen = tag;
+  }
+done:
+#endif
   sc__json_close_object(j, i - 1);
   rc = event_done(c);
   return rc ? rc : 1;
@@ -999,8 +1251,9 @@ void sc__chrome_free(sc_chrome *c) {
   sc__free(ctx, c->m, c->m_cap * sizeof *c->m);
   sc__free(ctx, c->tok, c->tok_cap * sizeof *c->tok);
   sc__free(ctx, c->text, c->text_cap);
-  if (c->gaps) sc__free(ctx, c->gaps, SC_CHROME_GAPS * sizeof *c->gaps);
+  if (c->gaps) sc__free(ctx, c->gaps, MEMO_BYTES);
   c->gaps = NULL;
+  c->shapes = NULL;
   c->m = NULL;
   c->tok = NULL;
   c->text = NULL;

@@ -183,6 +183,65 @@ typedef struct sc_chrome_gap {
   int64_t vns;    /* that value: sc__json_us_to_ns of the number (without dmask) */
 } sc_chrome_gap;
 
+/* An event the fast path read whole, as it read it (a *shape*): its bytes
+ * after the '{' up to its '}', the digits of its scalar numbers free (the
+ * first of the integer part excepted, none of a number with an exponent),
+ * and what reading it left: the kept tokens and members as offsets into
+ * those bytes, the summary's indices and flags, where its "ts" / "dur"
+ * numbers are. An event with the same bytes at the same depth, digits where
+ * the shape has free digits, is read the same way (a number keeps its
+ * length and layout, so the gaps, keys and values around it are the same),
+ * and is taken from the shape on one compare of its bytes, its "ts" / "dur"
+ * converted from their places. Kineto writes most events of a kind alike
+ * but for their ids, correlations and timestamps. SC_CHROME_SHAPES entries,
+ * in sets of four found by a hash of the first 128 bytes (digits masked);
+ * an event is learned the second time its hash is met (one met once costs
+ * the hash only), and only with 128 bytes or more left in the buffer. */
+/* Sizes: bench_import's synthetic trace has 27 kinds of events (ph, cat,
+ * name) of at most 932 bytes; the HTA samples (validation/traces/hta) 206
+ * and 304 kinds, 0.6% of their events longer than 1,024 bytes (NCCL events
+ * with rank lists). 64 shapes of 1,904 bytes (119 KiB) take 83% and 84% of
+ * those samples' events (docs/PERFORMANCE.md, section 4, sixth round); a
+ * Kineto kernel keeps 7 tokens. */
+#define SC_CHROME_SHAPES 64
+#define SC_CHROME_SHAPE_WAYS 4
+#define SC_CHROME_SHAPE_BYTES 1024
+#define SC_CHROME_SHAPE_TOKENS 48
+#define SC_CHROME_SHAPE_MEMBERS 24
+#define SC_CHROME_SHAPE_NUMBERS 32 /* scalar numbers noted while an event is read */
+#define SC_CHROME_SHAPE_TIMES 4
+#define SC_CHROME_SHAPE_NONE 0xffff /* a kept token without text (a bracket) */
+#define SC_CHROME_SHAPE_SEEN 256 /* tags of events not taken from a shape, remembered so the second is learned */
+typedef struct sc_chrome_shape_tok {
+  uint16_t at;     /* the token's offset, from the byte after the '{' */
+  uint16_t s_at;   /* its text's (past a string's quote), or SC_CHROME_SHAPE_NONE */
+  uint16_t n;
+  uint8_t type, depth;
+} sc_chrome_shape_tok;
+typedef struct sc_chrome_shape_time {
+  uint16_t at;     /* the number's offset */
+  uint8_t n, is_ts; /* its bytes; "ts" (else "dur") */
+  uint8_t int_at, int_len, frac_len, neg, exp; /* its parts (sc_jnum) */
+} sc_chrome_shape_time;
+typedef struct sc_chrome_shape {
+  uint64_t tag;    /* the hash of the first 128 bytes it was met with */
+  uint32_t used;   /* the reader's clock when last met: the set's oldest is replaced */
+  uint16_t n;      /* bytes after the '{', its '}' included; 0: empty */
+  uint16_t past_end; /* bits of the bytes after them in their last 16 */
+  uint8_t ntok, nm, ntime;
+  uint8_t last;    /* in the first entry of a set: the entry met last */
+  char ph;
+  uint8_t has_ts, has_dur, ts_shadowed, dur_shadowed;
+  int8_t ph_i, cat_i, name_i, pid_i, tid_i;
+  int32_t depth;   /* containers open inside the event (the tokenizer's depth) */
+  uint32_t ntext;  /* what the kept text counts (c->ntext) */
+  uint16_t free_digits[SC_CHROME_SHAPE_BYTES / 16]; /* per 16 bytes: those that may be any digit */
+  unsigned char text[SC_CHROME_SHAPE_BYTES];
+  sc_chrome_shape_tok tok[SC_CHROME_SHAPE_TOKENS];
+  sc_chrome_member m[SC_CHROME_SHAPE_MEMBERS];
+  sc_chrome_shape_time time[SC_CHROME_SHAPE_TIMES];
+} sc_chrome_shape;
+
 /* Error kinds (err_kind). */
 enum {
   SC_CHROME_EJSON = 1, /* the tokenizer's: malformed JSON, or SC_ENOMEM for a token's carry */
@@ -221,6 +280,17 @@ typedef struct sc_chrome {
    * bytes (chrome.c: skip_memo). */
   sc_chrome_skip skip_memo[SC_CHROME_SKIP_MEMO];
   sc_chrome_gap *gaps;  /* SC_CHROME_GAPS entries (chrome.c: fast_gap); NULL until the first event */
+  sc_chrome_shape *shapes; /* SC_CHROME_SHAPES entries, in the block of gaps (chrome.c: shape_find) */
+  uint32_t shape_clock;    /* events read in place */
+  uint32_t shape_hits;     /* of them, taken from a shape (for tests) */
+  uint64_t shape_seen[SC_CHROME_SHAPE_SEEN]; /* tags of events read without a shape, by their bits */
+  /* The scalar numbers of the event being read in place (buffer index,
+   * bytes, SC_CHROME_TS / _DUR or -1), for its shape; nnum past
+   * SC_CHROME_SHAPE_NUMBERS: too many to remember. */
+  size_t num_at[SC_CHROME_SHAPE_NUMBERS];
+  uint8_t num_n[SC_CHROME_SHAPE_NUMBERS];
+  int8_t num_field[SC_CHROME_SHAPE_NUMBERS];
+  uint32_t nnum;
   /* Sticky error. */
   int err, err_kind;
   uint64_t err_off;
