@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+#define NO_STREAM 0xffu /* ends a list of streams (rstate.first_waiter) */
 
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -77,7 +78,12 @@ typedef struct rstate {
   int32_t n_comm;
   uint32_t act[SC_ST_COUNT];  /* running activity per stream (valid where running) */
   uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
-  uint16_t waiters[SC_ST_COUNT]; /* waiters[d] bit s: stream s waits on an op of d */
+  /* The streams waiting on an op of stream d, as a list in ascending order
+   * of that op (wait_idx), so that a wake-up takes the ones due from its
+   * front and looks at no other: first_waiter[d] and each one's next_waiter
+   * (NO_STREAM ends it). A stream waits on one op at a time. */
+  uint8_t first_waiter[SC_ST_COUNT];
+  uint8_t next_waiter[SC_ST_COUNT];
   uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
   int32_t n_cat[SC_CAT_COUNT];
   int64_t global;             /* global rank */
@@ -1130,17 +1136,27 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   load_check(S, r, old_net, old_comp);
 }
 
-/* Marks ready the streams of r that wait on stream d and whose op is done. */
-RARE static void wake_waiters(rstate *r, int d) {
-  uint32_t next = NONE;
-  for (unsigned w = r->waiters[d]; w; w &= w - 1) {
-    int s = lowest_bit(w);
-    if (r->head[d] > r->wait_idx[s]) {
-      r->ready |= (uint16_t)(1u << s);
-      r->waiters[d] &= (uint16_t)~(1u << s);
-    } else if (r->wait_idx[s] + 1 < next) next = r->wait_idx[s] + 1;
-  }
-  r->wake_head[d] = next;
+/* Stream s of r waits on op idx of stream d: enters d's waiters in order of
+ * the op waited on. */
+static void wait_on(rstate *r, int s, uint32_t d, uint32_t idx) {
+  uint8_t *link = &r->first_waiter[d];
+  while (*link != NO_STREAM && r->wait_idx[*link] <= idx) link = &r->next_waiter[*link];
+  r->next_waiter[s] = *link;
+  *link = (uint8_t)s;
+  r->wait_idx[s] = idx;
+  r->wake_head[d] = r->wait_idx[r->first_waiter[d]] + 1;
+}
+
+/* Marks ready the streams of r that wait on stream d and whose op is done
+ * (head[d] >= wake_head[d]: at least the first one's). */
+static inline void wake_waiters(rstate *r, int d) {
+  int s = r->first_waiter[d];
+  do {
+    r->ready |= (uint16_t)(1u << s);
+    s = r->next_waiter[s];
+  } while (s != NO_STREAM && r->head[d] > r->wait_idx[s]);
+  r->first_waiter[d] = (uint8_t)s;
+  r->wake_head[d] = s == NO_STREAM ? NONE : r->wait_idx[s] + 1;
 }
 
 /* What a recording run notes of an op that ends now (see sim.record): its
@@ -1398,10 +1414,7 @@ static INLINE_HOT void advance(sim *S, uint32_t rank) {
     if (op->ndeps) {
       uint32_t dep = unmet_dep(r, p, op);
       if (dep != NONE) { /* look again once that op is done (see release) */
-        uint32_t d = SC_DEP_STREAM(dep), idx = SC_DEP_INDEX(dep);
-        r->waiters[d] |= (uint16_t)(1u << s);
-        r->wait_idx[s] = idx;
-        if (idx + 1 < r->wake_head[d]) r->wake_head[d] = idx + 1;
+        wait_on(r, s, SC_DEP_STREAM(dep), SC_DEP_INDEX(dep));
         continue;
       }
     }
@@ -1629,7 +1642,10 @@ static int run(sim *S) {
       r->global = S->vary ? S->vary->global[i] : S->fold ? (int64_t)i * S->stride : (int64_t)i;
       r->stage = (uint32_t)stage_of(S, r->global);
     }
-    for (int s = 0; s < SC_ST_COUNT; s++) r->wake_head[s] = NONE;
+    for (int s = 0; s < SC_ST_COUNT; s++) {
+      r->wake_head[s] = NONE;
+      r->first_waiter[s] = NO_STREAM;
+    }
     r->ready = (uint16_t)((1u << SC_ST_COUNT) - 1);
   }
   int rc = build_groups(S);
