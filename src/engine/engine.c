@@ -240,6 +240,10 @@ typedef struct sim {
   uint64_t cp_cur;
   int cp_want;           /* sc_engine_opts.critical_path */
   int record;            /* trace or op_sink: every op's end is noted (record_end) */
+  /* No critical path, trace, op sink, merged ops or variation: the run takes
+   * event_loop_plain, a copy of the per-op path in which the tests for them
+   * are constants (`plain` in occupy, release, advance, finish). */
+  int plain;
   sc_mem_sink_fn mem_sink; /* engine_int.h; NULL: none */
   void *mem_sink_ud;
   /* Rates the interference and NIC-sharing models give, computed once by the
@@ -330,7 +334,7 @@ static void theap_push(sim *S, tkey k) {
   S->times[i] = k;
 }
 
-static void theap_pop(sim *S) {
+static INLINE_HOT void theap_pop(sim *S) {
   tkey last = S->times[--S->ntimes];
   size_t i = 0, n = S->ntimes;
   for (;;) {
@@ -417,7 +421,7 @@ static uint32_t list_new(sim *S, int64_t t_ns, size_t pos) {
 }
 
 /* Queues the end of activity act (at its current version) at time t_ns. */
-static void queue_push(sim *S, int64_t t_ns, uint32_t act, uint32_t version) {
+static INLINE_HOT void queue_push(sim *S, int64_t t_ns, uint32_t act, uint32_t version) {
   /* Symmetric ranks pop one after another and push the same end times, so
    * most pushes go to the list of the previous push: skip the map then. */
   uint32_t l = S->last_push.list;
@@ -438,10 +442,25 @@ static void queue_push(sim *S, int64_t t_ns, uint32_t act, uint32_t version) {
   ch->ev[ch->n++] = (event){act, version};
 }
 
+/* The events of time top are all popped: its list, map entry and heap entry
+ * go. */
+static INLINE_HOT void time_spent(sim *S, tkey top) {
+  tmap_erase(S, tmap_pos(S, top.t));
+  theap_pop(S);
+  if (S->last_push.list == top.list) S->last_push.list = NONE;
+  S->lists[top.list].head = S->free_list;
+  S->free_list = top.list;
+}
+
+/* time_spent out of line, for the plain event loop (see sim.plain), whose
+ * frame it would crowd: there symmetric ranks end at few distinct times. */
+NOINLINE static void time_spent_call(sim *S, tkey top) { time_spent(S, top); }
+
 /* Removes the earliest event into *t_ns and *e. *next_act is the activity of
  * the event after it when that is at hand (else NONE), for prefetching. The
- * queue must not be empty. */
-static void queue_pop(sim *S, int64_t *t_ns, event *e, uint32_t *next_act) {
+ * queue must not be empty; `plain` as in occupy. */
+static INLINE_HOT void queue_pop(sim *S, int64_t *t_ns, event *e, uint32_t *next_act,
+                                 int plain) {
   tkey top = S->times[0];
   evlist *l = &S->lists[top.list];
   uint32_t c = l->head;
@@ -459,11 +478,8 @@ static void queue_pop(sim *S, int64_t *t_ns, event *e, uint32_t *next_act) {
     l->pos = 0;
     return;
   }
-  tmap_erase(S, tmap_pos(S, top.t));
-  theap_pop(S);
-  if (S->last_push.list == top.list) S->last_push.list = NONE;
-  l->head = S->free_list;
-  S->free_list = top.list;
+  if (plain) time_spent_call(S, top);
+  else time_spent(S, top);
 }
 
 /* ------------------------------------------------------------ trace output */
@@ -987,7 +1003,7 @@ static inline double act_rate(const sim *S, const activity *a) {
   }
 }
 
-static inline void schedule_end(sim *S, uint32_t id) {
+static INLINE_HOT void schedule_end(sim *S, uint32_t id) {
   activity *a = &S->acts[id];
   /* Most activities run at rate 1, where the quotient is remaining itself. */
   double dt = a->rate == 1.0 ? a->remaining : a->remaining / a->rate;
@@ -1109,10 +1125,12 @@ static void hist_detach(sim *S, activity *a) {
 #define CP_ID(rank, stream, idx) \
   (((uint64_t)(rank) << 32) | ((uint64_t)(stream) << 28) | (uint64_t)(idx))
 
+/* `plain` (a constant in each caller) says the run is sim.plain: the tests
+ * for what it has none of fold away. */
 static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const sc_op *op,
-                          int net) {
+                          int net, int plain) {
   rstate *r = &S->ranks[rank];
-  if (S->cp_start) { /* started now, by the end of the op being finished */
+  if (!plain && S->cp_start) { /* started now, by the end of the op being finished */
     size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + (size_t)stream] + r->head[stream];
     S->cp_start[k] = S->now;
     S->cp_cause[k] = S->cp_cur;
@@ -1170,12 +1188,12 @@ RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, 
   if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
 }
 
-static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
-                           int64_t start) {
+static INLINE_HOT void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
+                               int64_t start, int plain) {
   rstate *r = &S->ranks[rank];
   account(S, r);
-  if (SC_UNLIKELY(S->record)) record_end(S, rank, stream, op, start);
-  if (S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
+  if (!plain && SC_UNLIKELY(S->record)) record_end(S, rank, stream, op, start);
+  if (!plain && S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
   r->head[stream]++;
@@ -1190,7 +1208,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
     /* A merged op spent tp_ns waiting for inlined TP collectives: exposed
      * TP time, counted as the op's category while it ran. Whole ns, so the
      * sums stay exact. */
-    if (S->merged && op->tp_ns) {
+    if (!plain && S->merged && op->tp_ns) {
       r->acc[op->cat] -= (double)op->tp_ns;
       r->acc[SC_CAT_TP] += (double)op->tp_ns;
     }
@@ -1203,7 +1221,7 @@ static inline void release(sim *S, uint32_t rank, int stream, const sc_op *op, i
   load_check(S, r, old_net, old_comp);
 }
 
-static inline void start(sim *S, uint32_t id, double work_ns) {
+static INLINE_HOT void start(sim *S, uint32_t id, double work_ns) {
   activity *a = &S->acts[id];
   a->remaining = work_ns;
   a->start_ns = a->last_ns = S->now;
@@ -1225,12 +1243,14 @@ static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
   return net ? v->nic[i] : v->nvlink[i];
 }
 
-static INLINE_HOT void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op) {
+static INLINE_HOT void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op,
+                                     int plain) {
   uint32_t id = act_claim(S, rank, stream, ACT_COMPUTE, rank, NONE, 0, 0, op);
-  occupy(S, rank, stream, id, op, 0);
+  occupy(S, rank, stream, id, op, 0, plain);
   start(S, id,
-        S->vary && !op_off_gpu(op->kind) ? op->work / vary_compute(S->vary, rank, op->kind)
-                                         : op->work);
+        !plain && S->vary && !op_off_gpu(op->kind)
+            ? op->work / vary_compute(S->vary, rank, op->kind)
+            : op->work);
   refresh_compute(S, rank, stream, op);
 }
 
@@ -1267,7 +1287,7 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
                           g->pl.nodes > 1, op);
   activity *a = &S->acts[id];
   for (uint32_t i = 0; i < g->nmem; i++)
-    occupy(S, S->members[g->mem_off + i], stream, id, op, a->net);
+    occupy(S, S->members[g->mem_off + i], stream, id, op, a->net, 0);
   hist_attach(S, a, g);
   /* MoE dispatch / combine with DeepEP: its own price (cost/comm_ep.c),
    * memoised under the one value no collective kind has. */
@@ -1313,9 +1333,9 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
                           node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global),
                           op);
   activity *a = &S->acts[id];
-  occupy(S, snd, ss, id, op, a->net);
+  occupy(S, snd, ss, id, op, a->net, 0);
   const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
-  occupy(S, rcv, rs, id, rop, a->net);
+  occupy(S, rcv, rs, id, rop, a->net, 0);
   /* The tier the transfer crosses: a node's NVLink, a leaf, or the spine. */
   int tier = SC_TIER_NODE;
   if (a->net) {
@@ -1401,7 +1421,7 @@ static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op)
  * stream order. Only streams marked ready can qualify (see rstate.ready), and
  * starting an op never readies another stream, so visiting the ready ones in
  * ascending order starts the same ops in the same order as a full scan. */
-static INLINE_HOT void advance(sim *S, uint32_t rank) {
+static INLINE_HOT void advance(sim *S, uint32_t rank, int plain) {
   rstate *r = &S->ranks[rank];
   const sc_program *p = &S->wl->progs[r->stage];
   if (S->rc) return;
@@ -1427,7 +1447,7 @@ static INLINE_HOT void advance(sim *S, uint32_t rank) {
       arrive_p2p(S, rank, s, op);
       break;
     default:
-      start_compute(S, rank, s, op);
+      start_compute(S, rank, s, op, plain);
       break;
     }
     if (S->rc) return; /* only starting an op can fail */
@@ -1435,23 +1455,24 @@ static INLINE_HOT void advance(sim *S, uint32_t rank) {
 }
 
 /* advance out of line, for the callers other than a compute op's end. */
-NOINLINE static void try_advance(sim *S, uint32_t rank) { advance(S, rank); }
+NOINLINE static void try_advance(sim *S, uint32_t rank) { advance(S, rank, 0); }
 
-static void finish(sim *S, uint32_t id) {
+/* The end of activity id, now; `plain` as in occupy. */
+static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
   activity *a = &S->acts[id];
   const sc_op *op = a->op;
   int64_t t0 = a->start_ns;
-  if (S->cp_start) { /* what starts now was started by this op's end */
+  if (!plain && S->cp_start) { /* what starts now was started by this op's end */
     uint32_t rank = a->type == ACT_COLL ? S->members[S->inst[a->a].mem_off] : a->a;
     S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].head[a->sa]);
   }
   switch (a->type) {
   case ACT_COMPUTE: {
     uint32_t rank = a->a;
-    release(S, rank, a->sa, op, 0, t0);
+    release(S, rank, a->sa, op, 0, t0, plain);
     act_release(S, id);
     refresh_compute(S, rank, SC_ST_COUNT, op);
-    advance(S, rank);
+    advance(S, rank, plain);
     break;
   }
   case ACT_COLL: {
@@ -1459,7 +1480,8 @@ static void finish(sim *S, uint32_t id) {
     int s = a->sa, net = a->net;
     hist_detach(S, a);
     act_release(S, id);
-    for (uint32_t i = 0; i < g->nmem; i++) release(S, S->members[g->mem_off + i], s, op, net, t0);
+    for (uint32_t i = 0; i < g->nmem; i++)
+      release(S, S->members[g->mem_off + i], s, op, net, t0, plain);
     for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i], SC_ST_COUNT);
     for (uint32_t i = 0; i < g->nmem; i++) try_advance(S, S->members[g->mem_off + i]);
     break;
@@ -1469,8 +1491,8 @@ static void finish(sim *S, uint32_t id) {
     int ss = a->sa, rs = a->sb, net = a->net;
     const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
     act_release(S, id);
-    release(S, snd, ss, op, net, t0);
-    release(S, rcv, rs, rop, net, t0);
+    release(S, snd, ss, op, net, t0, plain);
+    release(S, rcv, rs, rop, net, t0, plain);
     refresh_rates(S, snd, SC_ST_COUNT);
     refresh_rates(S, rcv, SC_ST_COUNT);
     try_advance(S, snd);
@@ -1612,6 +1634,28 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
   return SC_OK;
 }
 
+/* Pops and finishes events until the queue is empty or a step failed;
+ * `plain` as in occupy (the caller passes sim.plain as a constant). */
+static INLINE_HOT void event_loop(sim *S, int plain) {
+  while (S->ntimes && !S->rc) {
+    int64_t t;
+    event e;
+    uint32_t next_act;
+    queue_pop(S, &t, &e, &next_act, plain);
+    /* The next event's activity is not in L1 by now: fetch it meanwhile. */
+    if (next_act != NONE) PREFETCH(&S->acts[next_act]);
+    if (S->acts[e.act].version != e.version) continue; /* superseded by a rate change */
+    S->now = t;
+    S->events++;
+    finish(S, e.act, plain);
+  }
+}
+
+/* The two event loops, each a function of its own so that each gets the
+ * compiler's whole inlining budget (one function holding both inlined
+ * fewer of the queue's and the op's helpers). */
+NOINLINE static void event_loop_plain(sim *S) { event_loop(S, 1); }
+NOINLINE static void event_loop_any(sim *S) { event_loop(S, 0); }
 
 static int run(sim *S) {
   const sc_mapping *m = &S->wl->map;
@@ -1653,19 +1697,10 @@ static int run(sim *S) {
   if (S->trace && (rc = trace_begin(S))) return rc;
   if (S->cp_want && !S->explicit_wl && (rc = cp_begin(S))) return rc;
   S->record = S->trace || S->op_sink;
+  S->plain = !S->record && !S->cp_start && !S->merged && !S->vary;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
-  while (S->ntimes && !S->rc) {
-    int64_t t;
-    event e;
-    uint32_t next_act;
-    queue_pop(S, &t, &e, &next_act);
-    /* The next event's activity is not in L1 by now: fetch it meanwhile. */
-    if (next_act != NONE) PREFETCH(&S->acts[next_act]);
-    if (S->acts[e.act].version != e.version) continue; /* superseded by a rate change */
-    S->now = t;
-    S->events++;
-    finish(S, e.act);
-  }
+  if (S->plain) event_loop_plain(S);
+  else event_loop_any(S);
   if (S->rc) return S->rc;
   /* Every stream must have drained; otherwise the programs deadlocked. */
   for (uint32_t i = 0; i < S->nsim; i++) {
