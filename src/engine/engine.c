@@ -1456,6 +1456,44 @@ static INLINE_HOT void advance(sim *S, uint32_t rank, int plain) {
 
 /* advance out of line, for the callers other than a compute op's end. */
 NOINLINE static void try_advance(sim *S, uint32_t rank) { advance(S, rank, 0); }
+NOINLINE static void try_advance_plain(sim *S, uint32_t rank) { advance(S, rank, 1); }
+
+/* try_advance of the plain or the general path (`plain` as in occupy). */
+static inline void advance_out(sim *S, uint32_t rank, int plain) {
+  if (plain) try_advance_plain(S, rank);
+  else try_advance(S, rank);
+}
+
+/* The end of kernel activity id (running op, a plain run) when its stream's
+ * next op is a kernel that can start now and nothing else runs on its rank:
+ * the next op starts in the same activity, and returns 1; else returns 0 and
+ * changes nothing. What release, refresh_compute and advance would do there,
+ * in short: no waiter is due, no stream but this one becomes ready, the
+ * counters (n_comp, running, st) come back to what they were, no other
+ * activity's rate can change (none runs) and the new op runs at rate 1
+ * (n_comm is 0). */
+static INLINE_HOT int next_kernel(sim *S, uint32_t id, const sc_op *op) {
+  activity *a = &S->acts[id];
+  rstate *r = &S->ranks[a->a];
+  int s = a->sa;
+  uint32_t h = r->head[s] + 1;
+  const sc_program *p = &S->wl->progs[r->stage];
+  if (r->running != 1u << s || r->ready || h >= p->nops[s] || h >= r->wake_head[s] ||
+      !op_is_compute(op->kind))
+    return 0;
+  const sc_op *next = &p->ops[s][h];
+  /* A dependency on the op ending now is unmet here: release decides it. */
+  if (!op_is_compute(next->kind) || (next->ndeps && unmet_dep(r, p, next) != NONE)) return 0;
+  account(S, r);
+  r->head[s] = h;
+  r->end_ns = S->now;
+  S->ops++;
+  a->version += 2; /* its release and its claim */
+  a->op = next;
+  if (s == SC_ST_COMPUTE) r->compute_cat = next->cat;
+  start(S, id, next->work);
+  return 1;
+}
 
 /* The end of activity id, now; `plain` as in occupy. */
 static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
@@ -1469,6 +1507,7 @@ static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
   switch (a->type) {
   case ACT_COMPUTE: {
     uint32_t rank = a->a;
+    if (plain && next_kernel(S, id, op)) break;
     release(S, rank, a->sa, op, 0, t0, plain);
     act_release(S, id);
     refresh_compute(S, rank, SC_ST_COUNT, op);
@@ -1483,7 +1522,7 @@ static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
     for (uint32_t i = 0; i < g->nmem; i++)
       release(S, S->members[g->mem_off + i], s, op, net, t0, plain);
     for (uint32_t i = 0; i < g->nmem; i++) refresh_rates(S, S->members[g->mem_off + i], SC_ST_COUNT);
-    for (uint32_t i = 0; i < g->nmem; i++) try_advance(S, S->members[g->mem_off + i]);
+    for (uint32_t i = 0; i < g->nmem; i++) advance_out(S, S->members[g->mem_off + i], plain);
     break;
   }
   default: {
@@ -1495,8 +1534,8 @@ static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
     release(S, rcv, rs, rop, net, t0, plain);
     refresh_rates(S, snd, SC_ST_COUNT);
     refresh_rates(S, rcv, SC_ST_COUNT);
-    try_advance(S, snd);
-    try_advance(S, rcv);
+    advance_out(S, snd, plain);
+    advance_out(S, rcv, plain);
     break;
   }
   }
