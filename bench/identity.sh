@@ -3,8 +3,9 @@
 # of configs that cover the engine's paths (folded and unfolded, interference
 # none / constant / learned / tree, NIC sharing off, vpp 2, distributed
 # optimizer, MoE, FSDP, context parallelism, Llama-3 405B, zero-bubble and
-# DualPipe schedules, what-if variations), a JSON and a Perfetto trace and an
-# HTML report into OUTDIR, one file each. Run it with main's CLI and with the
+# DualPipe schedules, what-if variations), validate and calibrate output (the
+# plain event loop), a JSON and a Perfetto trace and an HTML report into
+# OUTDIR, one file each. Run it with main's CLI and with the
 # changed one, then `cmp` the two folders file by file:
 #   bench/identity.sh BUILD/stepcast OUTDIR
 set -u
@@ -50,6 +51,17 @@ run run --format json $C --set variation.slow_gpus="ranks=5 speed=0.8"
 run run --format json $C --set variation.gpu_speed_sigma=0.03
 run run --format json $U $T
 run run examples/llama3-8b-quick.yaml --format json $U $C --set training.recompute=op_sac
+# The plain event loop (no critical path, trace or op sink: engine.c,
+# event_loop_plain), which `run` does not take below 16M ops: validate's
+# micro-batch search and calibrate's loss simulate without the critical path.
+run validate validation/cases/megatron_sc21_table1.csv validation/cases/korthikanti2022.csv \
+  --format csv $C
+run validate validation/cases/megatron_moe_h100.csv --format csv $L
+# (the calibration written to OUTDIR/calibrate.yaml; its message, which names
+# that path, is left out of the comparison)
+run calibrate --cases validation/cases/korthikanti2022.csv --params gemm_eff,mem_eff $C \
+  -o "$out/calibrate.yaml"
+sed -i "s|$out/||" "$out/$(printf %02d $i).err"
 # The trace writers, the op sink (the HTML report's timeline) and the memory track.
 run run $U $C --set training.global_batch=64 --trace-ranks 0-127,900-1023 --trace "$out/trace.json"
 run run examples/llama3-8b-quick.yaml $L --trace "$out/trace.pftrace"
