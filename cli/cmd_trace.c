@@ -69,6 +69,7 @@ int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
   while (!code && (r = sc_cli_next(&a)) > 0)
     if (!a.opt) code = sc_cli_list_add(&files, a.value);
     else if (sc_cli_is(&a, "-o")) out = a.value;
+    else if (sc_cli_is(&a, "--gpu-trace")) fmt = SC_TRACE_CPU_OF_GPU;
     else code = sc_cli_unhandled(&a);
   if (!code && r < 0) code = a.exit;
   if (!code && !r && !files.n) code = sc_cli_usage_error(cmd, "no trace files given");

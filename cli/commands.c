@@ -185,6 +185,14 @@ static const sc_cli_opt import_opts[] = {
     {"-o", "JOB.scw", "the job file to write (required)", 0},
     {NULL, NULL, NULL, 0}};
 
+static const sc_cli_opt import_cpu_opts[] = {
+    {"-o", "JOB.scw", "the job file to write (required)", 0},
+    {"--gpu-trace", NULL,
+     "the traces ran on a GPU (Kineto with record_shapes): price their operators as a CPU trace's, "
+     "ignore their kernels, keep the measured step to compare",
+     0},
+    {NULL, NULL, NULL, 0}};
+
 static const sc_cli_opt hw_show_opts[] = {
     {"--format", "text|yaml", "text (default) or a GPU file", SC_CLI_CHOICE},
     {NULL, NULL, NULL, 0}};
@@ -339,7 +347,10 @@ static const char import_chakra_text[] =
     "Chakra: Chakra ET protobuf (*.<rank>.et) or PyTorch host execution-trace JSON.\n" IMPORT_TEXT;
 static const char import_cpu_text[] =
     "cpu: a step profiled on a CPU with input shapes (tools/trace_torch.py): every\n"
-    "operator is priced on the target GPU at replay (ex-situ, `replay --ddp`).\n" IMPORT_TEXT;
+    "operator is priced on the target GPU at replay (ex-situ, `replay --ddp`).\n"
+    "--gpu-trace takes a trace that ran on a GPU instead: its operators are priced\n"
+    "the same way and its measured step is kept, so that `replay --set cluster.gpu=`\n"
+    "its GPU compares the cost model with the measurement (docs/TRACE.md).\n" IMPORT_TEXT;
 
 static const char import_megatron_text[] =
     "Reads a Megatron-LM launch line (the flags of pretrain_gpt.py, behind torchrun\n"
@@ -422,7 +433,7 @@ const sc_cli_cmd sc_cli_commands[] = {
      import_opts, sc_cli_import, SC_TRACE_CHAKRA, 0},
     {"import cpu", "TRACE.json[.gz]... -o JOB.scw",
      "a step traced on a CPU to a .scw job (ex-situ)",
-     import_cpu_text, import_opts, sc_cli_import, SC_TRACE_CPU, 0},
+     import_cpu_text, import_cpu_opts, sc_cli_import, SC_TRACE_CPU, 0},
     {"import megatron", "ARGS.txt [-o JOB.yaml] [--verbose]",
      "a Megatron-LM launch line to config keys", import_megatron_text, import_megatron_opts,
      sc_cli_import_megatron, 0, 0},

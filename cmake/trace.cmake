@@ -48,6 +48,9 @@ if(SC_BUILD_TESTS)
   # GPU (Kineto) traces with module annotations: paths, passes, --layers.
   add_test(NAME trace.kineto_modules COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/kineto_modules.sh
            $<TARGET_FILE:stepcast_cli>)
+  # The measured H200 training steps: in-situ replay and ex-situ pricing.
+  add_test(NAME trace.h200 COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/h200.sh
+           $<TARGET_FILE:stepcast_cli>)
   # torchtitan-style traces on meta tensors: fused attention, recompute (torch needed).
   add_test(NAME trace.meta COMMAND ${PROJECT_SOURCE_DIR}/tests/trace/meta.sh
            $<TARGET_FILE:stepcast_cli>)

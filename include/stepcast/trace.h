@@ -78,8 +78,11 @@ int sc_job_read(sc_ctx *ctx, const char *name, const void *buf, size_t len, sc_j
 typedef enum {
   SC_TRACE_KINETO = 0, /* PyTorch profiler (Kineto) Chrome-trace JSON */
   SC_TRACE_CHAKRA,     /* Chakra ET protobuf, or PyTorch host execution trace JSON */
-  SC_TRACE_CPU         /* ex-situ: a step profiled on a CPU (operators with input shapes,
+  SC_TRACE_CPU,        /* ex-situ: a step profiled on a CPU (operators with input shapes,
                         * tools/trace_torch.py); kernels are priced at replay */
+  SC_TRACE_CPU_OF_GPU  /* ex-situ pricing of a step profiled on a GPU: its operators as
+                        * SC_TRACE_CPU, its kernels ignored, its measured step kept as the
+                        * traced step to compare with */
 } sc_trace_format;
 
 typedef struct sc_trace_reader sc_trace_reader;

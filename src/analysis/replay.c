@@ -457,6 +457,10 @@ static double priced_shape_ns(const sc_cost *c, const sc_jshape *sh, const sc_jo
   }
   case SC_JSHAPE_ATTN:
     return c->compute->attn_ns(c, jo->flops, sh->m, sh->n);
+  case SC_JSHAPE_ATTN_CUDNN: { /* the attention curve at cudnn_attn_eff instead of attn_eff */
+    double t = c->compute->attn_ns(c, jo->flops, sh->m, sh->n), o = c->p.kernel_overhead_us * 1e3;
+    return t > o && c->p.cudnn_attn_eff > 0 ? o + (t - o) * c->attn_eff / c->p.cudnn_attn_eff : t;
+  }
   case SC_JSHAPE_HOST:
     return (sh->m * c->p.host_op_us + sh->n * c->p.host_autograd_us + sh->k * c->p.host_module_us) * 1e3;
   default:
@@ -1063,7 +1067,7 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
             priced_busy += op->work;
             int cls = r->shapes[jo->shape - 1].cls;
             if (sc__jshape_gemm(cls) || cls == SC_JSHAPE_CONV) op->kind = SC_OP_GEMM;
-            if (cls == SC_JSHAPE_ATTN) op->kind = SC_OP_ATTN;
+            if (sc__jshape_attn(cls)) op->kind = SC_OP_ATTN;
           }
           break;
         case SC_JOP_MEMCPY:

@@ -83,6 +83,27 @@ static double default_cudnn_attn_eff(const sc_hw *hw) {
  * softmax passes do not stream like a copy. Other GPUs reuse the A100's. */
 static double default_scores_mem_eff(const sc_hw *hw) { return gh100(hw) ? 0.56 : 0.50; }
 
+/* The H200 (SXM, 141 GB, 700 W): this project's own kernel measurements on
+ * one such GPU (validation/h200, tools/measure_gpu.py, 2026-12-04; the fit
+ * is recorded in validation/calibration/kernel-h200.yaml): bf16 GEMMs through
+ * F.linear 0.725 of the dense peak with gemm_dim_half 128 and 2 us per kernel
+ * (61 shapes, MAPE 4.6 %; sustained GEMMs hold the 700 W limit at ~1.5 GHz,
+ * the power-bound rate: inside a training step, between memory-bound
+ * kernels, the same GEMMs ran 5-15 % faster), FP8 tensor-wise 0.65 of the
+ * FP8 peak, SDPA flash 0.37 and cuDNN 0.62 on the attention curve (the H100's
+ * kernel values 0.385 and 0.616 within 5 %), streaming kernels 0.80 of
+ * 4.8 TB/s. The scores' bandwidth keeps the H100's (not measured). */
+static int h200(const sc_hw *hw) { return !strncasecmp(hw->name, "h200", 4); }
+static void h200_priors(sc_cost_params *p) {
+  p->gemm_eff = 0.725;
+  p->gemm_dim_half = 128.0;
+  p->fp8_gemm_eff = 0.65;
+  p->attn_eff = 0.37;
+  p->cudnn_attn_eff = 0.62;
+  p->mem_eff = 0.80;
+  p->kernel_overhead_us = 2.0;
+}
+
 /* Compute parameters from kernel measurements alone, before any fit to step
  * times: the start and prior centre of calibrate.c. */
 void sc__cost_compute_priors(const sc_hw *hw, sc_cost_params *p) {
@@ -94,6 +115,7 @@ void sc__cost_compute_priors(const sc_hw *hw, sc_cost_params *p) {
   p->mem_eff = 0.80; /* streaming kernels typically reach ~80% of HBM peak */
   p->scores_mem_eff = default_scores_mem_eff(hw);
   p->kernel_overhead_us = 2.0; /* launch gap between dependent kernels, ~1-3 us */
+  if (h200(hw)) h200_priors(p);
 }
 
 /* Shipped compute defaults: the kernel-data priors, replaced for the GPUs
@@ -121,6 +143,11 @@ void sc__cost_compute_priors(const sc_hw *hw, sc_cost_params *p) {
  *     carries what the attention block costs around the kernel. */
 static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
   sc__cost_compute_priors(hw, p);
+  /* The H200 runs the H100's fit below, from the H100's kernel values: its
+   * own (h200_priors) describe its kernels, while the fit also carries what
+   * the H100 rows' stacks cost around them. validation/h200 shows both: its
+   * kernels at the H100's attention rates, its GEMMs power-bound. */
+  if (h200(hw)) p->fp8_gemm_eff = default_fp8_gemm_eff(hw);
   if (!strncasecmp(hw->name, "a100", 4)) {
     p->gemm_eff = 0.776141;
     p->gemm_dim_half = 76.5416;
@@ -149,6 +176,11 @@ void sc__cost_prior_sources(const sc_hw *hw, char *out, size_t n) {
   int gemm_data = !strncasecmp(hw->name, "a100", 4) || gh100(hw) ||
                   !strncasecmp(hw->name, "b200", 4) || !strncasecmp(hw->name, "gb200", 5);
   int attn_data = !strncasecmp(hw->name, "a100", 4) || gh100(hw);
+  if (h200(hw)) {
+    snprintf(out, n, "GEMM, attention and memory-bound kernel efficiencies from this project's H200 "
+                     "measurements (validation/h200)");
+    return;
+  }
   snprintf(out, n,
            "GEMM efficiency %s; attention efficiency %s; memory-bound kernels at an assumed "
            "80 %% of HBM bandwidth",

@@ -60,7 +60,9 @@ enum {
   H_NLL_BWD,   /* nll_loss_backward(gy, x[N,C], target): gx written */
   H_ACCGRAD,   /* torch::autograd::AccumulateGrad(grad): in-place add, gradient ready */
   H_ATTN_FWD,  /* fused attention (PyTorch 2's SDPA kernels): q, k, v [b, heads, s, d] */
-  H_ATTN_BWD   /* its backward: grad_out, q, k, v, ... */
+  H_ATTN_BWD,  /* its backward: grad_out, q, k, v, ... */
+  H_FUSED_ADAM /* torch.optim.Adam(W)(fused=True): one kernel over TensorLists, which the
+                * profiler records without shapes: sized by the step's gradients */
 };
 
 /* The fused attention operators SDPA records (PyTorch 2.x,
@@ -86,6 +88,10 @@ static const xop ops[] = {
     {"aten::_adaptive_avg_pool2d_backward", H_MEM},
     {"aten::_batch_norm_impl_index", H_COMPOSITE},
     {"aten::_convolution", H_CONV},
+    {"aten::_fused_adam", H_FUSED_ADAM},
+    {"aten::_fused_adam_", H_FUSED_ADAM},
+    {"aten::_fused_adamw", H_FUSED_ADAM},
+    {"aten::_fused_adamw_", H_FUSED_ADAM},
     {"aten::_fused_dropout", H_DROPOUT},
     {"aten::_has_compatible_shallow_copy_type", H_ZERO},
     {"aten::_local_scalar_dense", H_ZERO},
@@ -739,6 +745,7 @@ typedef struct bld {
   int64_t pending_cpp;    /* ... from the C++ autograd engine (backward) */
   int64_t pending_mod;    /* ... of them, module-level operators called from Python */
   int64_t kernels, grads;
+  double grad_bytes;      /* the gradients that became ready so far (AccumulateGrad) */
   /* Per-rank shards: the stage (-1: a trace of a whole process), the TP
    * degree and stages, the TP stream and group made for the first
    * all-reduce marker, the last kernel, where the search for a backward
@@ -863,8 +870,25 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
     sum += s.numel * s.eb;
     if (s.numel > big) big = s.numel, big_eb = s.eb;
   }
-  if (!tensors) return 0; /* 0-dim tensors and scalars: host-side */
   const char *name = sc__job_str(r->job, e->name);
+  if (e->h == H_FUSED_ADAM) {
+    /* Its TensorLists have no "Input Dims": the parameters are those whose
+     * gradients this step made ready (each AccumulateGrad's gradient; the
+     * states share the parameters' dtype). Per parameter, param, grad,
+     * exp_avg and exp_avg_sq read, param and both moments written (7
+     * passes; amsgrad, argument 11: max_exp_avg_sq read and written, 9).
+     * Gradient accumulation over micro-batches in one trace would count
+     * the gradients once per micro-batch. */
+    if (b->grad_bytes <= 0) {
+      sc__job_warn(r->job, "%s: %s before any gradient (AccumulateGrad with shapes): not priced", r->name, name);
+      return 0;
+    }
+    int64_t ams = 0;
+    int passes = concrete(r, x, e, 11, &ams, 1) == 1 && ams ? 9 : 7;
+    k[0] = mem(passes * b->grad_bytes);
+    return 1;
+  }
+  if (!tensors) return 0; /* 0-dim tensors and scalars: host-side */
   switch (e->h) {
   case H_GEMM_MM:
   case H_GEMM_ADDMM: {
@@ -1012,7 +1036,7 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
       }
     double fl = 2.0 * B * H * S * Skv * (D + Dv) * (causal && S == Skv ? 0.5 : 1.0);
     memset(&k[0], 0, sizeof k[0]);
-    k[0].sh = (sc_jshape){S, D, Skv, B * H, SC_JSHAPE_ATTN};
+    k[0].sh = (sc_jshape){S, D, Skv, B * H, strstr(name, "cudnn") ? SC_JSHAPE_ATTN_CUDNN : SC_JSHAPE_ATTN};
     k[0].flops = bwd ? 2.5 * fl : fl;
     /* q, k, v and the output read or written once (backward: and their
      * gradients), the fp32 log-sum-exp per query */
@@ -1262,13 +1286,14 @@ static int xs_build(sc_trace_reader *r) {
   sc_ctx *ctx = r->ctx;
   sc_job *job = r->job;
   if (!x->c.saw_events) return sc__trace_fail(r, SC_EINVAL, r->feed.out_bytes, "no traceEvents array: not a trace");
-  if (x->gpu_events)
+  if (x->gpu_events && r->fmt != SC_TRACE_CPU_OF_GPU)
     return sc__trace_fail(r, SC_EINVAL, 0,
-                          "%lld GPU kernel/copy events: this trace ran on a GPU, import it with `import kineto`",
+                          "%lld GPU kernel/copy events: this trace ran on a GPU, import it with `import kineto` "
+                          "(or price its operators ex-situ with `import cpu --gpu-trace`)",
                           (long long)x->gpu_events);
   size_t n = x->nev;
   /* The profiler step ranges bound the step; without them the whole trace. */
-  int64_t w0 = INT64_MAX, w1 = INT64_MIN, steps = 0;
+  int64_t w0 = INT64_MAX, w1 = INT64_MIN, steps = 0, marked = 0;
   for (size_t i = 0; i < n; i++) {
     const char *nm = sc__job_str(job, x->ev[i].name);
     if (x->ev[i].step && !strncmp(nm, "ProfilerStep", 12)) {
@@ -1277,6 +1302,7 @@ static int xs_build(sc_trace_reader *r) {
       if (x->ev[i].ts + x->ev[i].dur > w1) w1 = x->ev[i].ts + x->ev[i].dur;
     }
   }
+  marked = steps;
   if (!steps) {
     for (size_t i = 0; i < n; i++) {
       if (x->ev[i].ts < w0) w0 = x->ev[i].ts;
@@ -1372,7 +1398,10 @@ static int xs_build(sc_trace_reader *r) {
     b.jr->source = r->name_id;
     b.jr->gpu = nm_dev;
     b.jr->iterations = steps;
-    b.jr->span_ns = 0; /* nothing ran on a GPU: no measured step */
+    /* A CPU trace measured no GPU step; a GPU trace's profiler step ranges
+     * (the host's view, which ends when the step's work is synchronised or
+     * the next step is enqueued) are its measured step, kept to compare. */
+    b.jr->span_ns = x->gpu_events && marked && w1 > w0 ? w1 - w0 : 0;
     b.name_host = nm_host;
     b.host_stream = sc__jrank_stream(job, b.jr, -1, nm_host, 1);
     b.gpu_stream = sc__jrank_stream(job, b.jr, 7, nm_gpu, 0);
@@ -1397,6 +1426,7 @@ static int xs_build(sc_trace_reader *r) {
       op.kind = SC_JOP_GRAD;
       if (sc__jrank_op(job, b.jr, &op) < 0 || tag_module(&b, e)) rc = SC_ENOMEM;
       b.grads++;
+      b.grad_bytes += op.bytes;
       continue;
     }
     const char *nm = sc__job_str(job, e->name);

@@ -39,7 +39,7 @@ static int fp8_rank(sc_job *job, sc_jrank *r, int64_t *n) {
     int lin_gemm = om.module && op->shape && !om.param && lin[om.module - 1] && cls == SC_JSHAPE_GEMM &&
                    r->shapes[op->shape - 1].batch <= 1;
     if (!lin_gemm) {
-      if (cls == SC_JSHAPE_GEMM || cls == SC_JSHAPE_ATTN || cls == SC_JSHAPE_CONV || cls == SC_JSHAPE_NORM)
+      if (cls == SC_JSHAPE_GEMM || sc__jshape_attn(cls) || cls == SC_JSHAPE_CONV || cls == SC_JSHAPE_NORM)
         prev_fwd = SIZE_MAX;
       continue;
     }

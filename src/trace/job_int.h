@@ -101,7 +101,8 @@ enum {
   X(SC_JSHAPE_GEMM8_FWD, "gemm8-fwd") \
   X(SC_JSHAPE_GEMM8_DGRAD, "gemm8-dgrad") \
   X(SC_JSHAPE_GEMM8_WGRAD, "gemm8-wgrad") \
-  X(SC_JSHAPE_GEMM8_FWD_SHARED, "gemm8-fwd-shared")
+  X(SC_JSHAPE_GEMM8_FWD_SHARED, "gemm8-fwd-shared") \
+  X(SC_JSHAPE_ATTN_CUDNN, "attn-cudnn")
 
 enum {
 #define SC_X_ENUM(id, name) id,
@@ -109,6 +110,10 @@ enum {
 #undef SC_X_ENUM
   SC_JSHAPE_COUNT
 };
+
+/* Fused attention, by any backend (ATTN_CUDNN: SDPA's cuDNN kernels, priced
+ * at calibration cudnn_attn_eff instead of attn_eff). */
+static inline int sc__jshape_attn(int cls) { return cls == SC_JSHAPE_ATTN || cls == SC_JSHAPE_ATTN_CUDNN; }
 
 /* A GEMM, in bf16/fp32 or on FP8 operands. */
 static inline int sc__jshape_gemm(int cls) {

@@ -351,7 +351,7 @@ static size_t core_slot(int32_t layer, int pass) {
 }
 
 /* A GEMM-like shape whose dims divide (FLOPs and bytes with them). */
-static int dims_divide(int cls) { return sc__jshape_gemm(cls) || cls == SC_JSHAPE_CONV || cls == SC_JSHAPE_ATTN; }
+static int dims_divide(int cls) { return sc__jshape_gemm(cls) || cls == SC_JSHAPE_CONV || sc__jshape_attn(cls); }
 
 static double elem_bytes(const sc_jop *op, const sc_jshape *sh) {
   double b = sh->batch > 0 ? sh->batch : 1, n = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * b;
@@ -406,7 +406,7 @@ static int context_split(shb *B) {
     const sc_jop *op = &r->ops[k];
     if (!om.module || om.pass != SC_JPASS_FWD || !op->shape || B->mod_layer[om.module - 1] < 0) continue;
     const sc_jshape *sh = &r->shapes[op->shape - 1];
-    if (sh->cls == SC_JSHAPE_ATTN && sq == 0) sq = sh->m; /* fused attention: its queries */
+    if (sc__jshape_attn(sh->cls) && sq == 0) sq = sh->m; /* fused attention: its queries */
     if (!sc__jshape_gemm(sh->cls)) continue;
     if (sh->batch > 1 && sh->m == sh->n && sq == 0) sq = sh->m; /* Q K^T: s x s scores */
     if (sh->batch <= 1 && T == 0) T = sh->m;
@@ -436,7 +436,7 @@ static int context_split(shb *B) {
     if (!om.module || !op->shape || !act_pass(om.pass)) continue;
     int32_t l = B->mod_layer[om.module - 1];
     const sc_jshape *sh = &r->shapes[op->shape - 1];
-    if (l < 0 || (!sc__jshape_gemm(sh->cls) && sh->cls != SC_JSHAPE_ATTN) || sh->batch <= 1 ||
+    if (l < 0 || (!sc__jshape_gemm(sh->cls) && !sc__jshape_attn(sh->cls)) || sh->batch <= 1 ||
         (sh->m != sq && sh->n != sq && sh->k != sq))
       continue;
     size_t q = core_slot(l, om.pass);

@@ -51,9 +51,10 @@ int sc_trace_open(sc_job *job, sc_trace_format fmt, const char *name, int64_t ra
   sc__strlcpy(r->name, name ? name : "trace", sizeof r->name);
   r->rank_hint = rank_hint >= 0 ? rank_hint : job->opened;
   job->opened++;
-  r->h = fmt == SC_TRACE_CHAKRA ? &sc__chakra_handler
-         : fmt == SC_TRACE_CPU  ? &sc__exsitu_handler
-                                : &sc__kineto_handler;
+  r->fmt = fmt;
+  r->h = fmt == SC_TRACE_CHAKRA                           ? &sc__chakra_handler
+         : fmt == SC_TRACE_CPU || fmt == SC_TRACE_CPU_OF_GPU ? &sc__exsitu_handler
+                                                             : &sc__kineto_handler;
   int rc = sc__feed_init(&r->feed, ctx, to_handler, r);
   if (!rc) rc = sc__job_intern(job, r->name, strlen(r->name), &r->name_id);
   if (!rc) rc = r->h->open(r);

@@ -30,6 +30,7 @@ struct sc_trace_reader {
   uint32_t name_id;        /* interned name (rank source) */
   int64_t rank_hint;
   const sc_trace_handler *h;
+  sc_trace_format fmt;     /* the format asked for (the handler serves several) */
   void *state;             /* handler state */
   sc_feed feed;            /* stored bytes in, decompressed bytes to h->data;
                             * feed.out_bytes: decompressed bytes so far */

@@ -525,12 +525,96 @@ static void test_score_gemms(void **state) {
   sc_job_free(job);
 }
 
+/* A trace that ran on a GPU (tools/measure_gpu.py's layout: Kineto with
+ * record_shapes): refused by plain `import cpu`, taken with SC_TRACE_CPU_OF_GPU
+ * (`import cpu --gpu-trace`), whose kernels and runtime calls are ignored and
+ * whose profiler step is kept as the measured step. SDPA's cuDNN kernels get
+ * the cuDNN attention class; fused AdamW, whose TensorLists carry no shapes,
+ * is sized by the step's gradients: 7 passes over their bytes. */
+static const char gpu_json[] =
+    "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H200\"}],\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":2500},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_scaled_dot_product_cudnn_attention\",\"pid\":1,\"tid\":1,"
+    "\"ts\":10,\"dur\":20,\"args\":{\"Input Dims\":[[2,4,128,64],[2,4,128,64],[2,4,128,64],[],[],[],[],[],[]],"
+    "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"\",\"\",\"\",\"\",\"\",\"\"],"
+    "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"True\",\"0.\",\"True\",\"False\",\"\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":12,\"dur\":4,"
+    "\"args\":{\"correlation\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"cudnn_generated_sdpa_fprop\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":90,"
+    "\"args\":{\"correlation\":7}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
+    "\"ts\":300,\"dur\":5,\"args\":{\"Input Dims\":[[1024,1024]],\"Input type\":[\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"torch::autograd::AccumulateGrad\",\"pid\":1,\"tid\":1,"
+    "\"ts\":310,\"dur\":5,\"args\":{\"Input Dims\":[[1024]],\"Input type\":[\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_fused_adamw_\",\"pid\":1,\"tid\":1,\"ts\":400,\"dur\":50,"
+    "\"args\":{\"Input Dims\":[[],[],[],[],[],[],[],[],[],[],[],[],[],[],[]],"
+    "\"Input type\":[\"TensorList\",\"TensorList\",\"TensorList\",\"TensorList\",\"TensorList\",\"TensorList\","
+    "\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\",\"\",\"\"],"
+    "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"\",\"\",\"1e-05\",\"0.9\",\"0.999\",\"0.01\",\"1e-08\",\"False\","
+    "\"False\",\"\",\"\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"multi_tensor_apply_kernel\",\"pid\":0,\"tid\":7,\"ts\":500,\"dur\":900,"
+    "\"args\":{\"correlation\":9}}"
+    "]}";
+
+static void test_gpu_trace(void **state) {
+  (void)state;
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_CPU, "gpu.json", gpu_json, sizeof gpu_json - 1, 64, 0), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "2 GPU kernel/copy events: this trace ran on a GPU"));
+  assert_non_null(strstr(sc_errmsg(ctx), "--gpu-trace"));
+  sc_job_free(job);
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  int rc = import_mem(job, SC_TRACE_CPU_OF_GPU, "gpu.json", gpu_json, sizeof gpu_json - 1, 64, 0);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc_job_finish(job), 0);
+  const sc_jrank *r = &job->ranks[0];
+  assert_true(r->span_ns == 2500000); /* the profiler step, measured */
+  const sc_jop *a = find_op(job, r, "aten::_scaled_dot_product_cudnn_attention", 0);
+  assert_non_null(a);
+  assert_int_equal(r->shapes[a->shape - 1].cls, SC_JSHAPE_ATTN_CUDNN);
+  assert_true(a->flops == 2.0 * 2 * 4 * 128 * 128 * (64 + 64) * 0.5);
+  const sc_jop *o = find_op(job, r, "aten::_fused_adamw_", 0);
+  assert_non_null(o);
+  double grad_bytes = 4.0 * (1024 * 1024 + 1024);
+  assert_true(o->bytes == 7.0 * grad_bytes);
+  /* No kernel of the trace became an op: the cudnn attention, the two
+   * gradients' marks, the optimizer and host ops only. */
+  assert_null(find_op(job, r, "cudnn_generated", 0));
+  assert_null(find_op(job, r, "multi_tensor_apply", 0));
+  /* Replay on an H200: the cuDNN attention at cudnn_attn_eff, i.e. the
+   * attention model's time scaled by attn_eff / cudnn_attn_eff. */
+  sc_config cfg;
+  replay_config(&cfg, 1, 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "cluster.gpu=h200"), 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "training.precision=bf16"), 0);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  sc_cost cost;
+  assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+  double ov = cost.p.kernel_overhead_us * 1e3;
+  double t_attn = cost.compute->attn_ns(&cost, a->flops, 128, 64);
+  /* ... the two accumulations (AccumulateGrad without children: into an
+   * existing gradient, 3 x its bytes) and the optimizer's 7 passes. */
+  double want = ov + (t_attn - ov) * cost.p.attn_eff / cost.p.cudnn_attn_eff +
+                cost.compute->mem_ns(&cost, 3.0 * 4 * 1024 * 1024) + cost.compute->mem_ns(&cost, 3.0 * 4 * 1024) +
+                cost.compute->mem_ns(&cost, 7.0 * grad_bytes);
+  assert_true(cost.p.cudnn_attn_eff != cost.p.attn_eff);
+  sc__cost_release(ctx, &cost);
+  sc_replay_opts ro = {.scale_dp = 0, .replica_ranks = 1, .comm = SC_REPLAY_COMM_AUTO};
+  sc_replay_result res;
+  assert_int_equal(sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res), 0);
+  if (fabs(res.gpu_busy_s * 1e9 - want) > 1e-6 * want)
+    fail_msg("busy %.1f ns, want %.1f", res.gpu_busy_s * 1e9, want);
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exsitu),
       cmocka_unit_test(test_shards),
       cmocka_unit_test(test_attention),
       cmocka_unit_test(test_score_gemms),
+      cmocka_unit_test(test_gpu_trace),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

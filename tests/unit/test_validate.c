@@ -1056,8 +1056,9 @@ static void test_default_calibration_matches_files(void **state) {
   } fits[] = {{"validation/calibration/a100.yaml", "a100-80gb", 0},
               {"validation/calibration/h100.yaml", "h100-sxm", 0},
               {"validation/calibration/kernel-a100.yaml", "a100-80gb", 1},
-              {"validation/calibration/kernel-h100.yaml", "h100-sxm", 1}};
-  for (size_t i = 0; i < 4; i++) {
+              {"validation/calibration/kernel-h100.yaml", "h100-sxm", 1},
+              {"validation/calibration/kernel-h200.yaml", "h200", 1}};
+  for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++) {
     char path[1024], assign[1100];
     sc_config cfg;
     sc_test_example(&cfg);
