@@ -57,3 +57,47 @@ END {
   printf "in-situ MAPE %.1f %% (worst %.1f %%); ex-situ MAPE %.1f %% with the defaults, %.1f %% with kernel-h200.yaml (worst %.1f %%), %d traces\n",
     si / n, wi, sd / n, sk / n, wk, n
 }'
+
+# Synthesized: the same eight steps as `stepcast run` configs (Llama-3 8B
+# preset cut to the measured layers, sequence and batch; one H200; bf16;
+# SDPA's cuDNN attention as PyTorch ran it; full recompute for the
+# activation-checkpointing rows): step time and memory against the
+# measured median step and peak allocated memory. The synthesized workload
+# is Megatron-LM's (fused kernels, bf16 weights with fp32 master copies), not
+# transformers' eager layers: a cross-check, not a like-for-like model.
+cfg="$tmp/run.yaml"
+printf '%-26s %9s %9s %8s %9s %9s %8s\n' config measured run error mem-meas mem-run error
+awk '
+function split_csv(line, f,    n, i, c, q, cur) {
+  n = 0; cur = ""; q = 0
+  for (i = 1; i <= length(line); i++) {
+    c = substr(line, i, 1)
+    if (c == "\"") q = !q
+    else if (c == "," && !q) { f[++n] = cur; cur = "" }
+    else cur = cur c
+  }
+  f[++n] = cur
+  return n
+}
+NR == 1 { n = split_csv($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+{ split_csv($0, f); print f[col["layers"]], f[col["seq"]], f[col["batch"]], (f[col["activation_checkpointing"]] == "none" ? "none" : "full"), f[col["step_ms_median"]], f[col["peak_allocated_gib"]] }
+' "$here/validation/h200/train.csv" |
+while read -r L s b ac med mem; do
+  cat > "$cfg" <<EOF
+model: {preset: llama3-8b, layers: $L, seq_len: $s}
+training: {micro_batch: $b, global_batch: $b, precision: bf16, recompute: $ac, attention: cudnn}
+parallel: {tp: 1, pp: 1}
+cluster: {gpu: h200, num_gpus: 1}
+EOF
+  out=$("$sc" run "$cfg" --format json 2>/dev/null | tr ',' '\n')
+  t=$(echo "$out" | sed -n 's/^[{ ]*"step_time_s": *\([0-9.e+-]*\).*/\1/p' | head -n 1)
+  m=$(echo "$out" | sed -n 's/^[{ ]*"memory_gib": *\([0-9.e+-]*\).*/\1/p' | head -n 1)
+  echo "L$L-s$s-b$b-ac:$ac $med $t $mem $m"
+done | awk '
+function abs(x) { return x < 0 ? -x : x }
+{
+  e = 100 * ($3 * 1000 / $2 - 1); em = 100 * ($5 / $4 - 1)
+  printf "%-26s %9.2f %9.2f %+7.1f%% %9.2f %9.2f %+7.1f%%\n", $1, $2, $3 * 1000, e, $4, $5, em
+  n++; st += abs(e); sm += abs(em)
+}
+END { printf "synthesized: step time MAPE %.1f %%, memory MAPE %.1f %%, %d configs\n", st / n, sm / n, n }'
