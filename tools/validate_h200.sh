@@ -16,10 +16,8 @@ sc=$1
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pred() { sed -n 's/^predicted step *\([0-9.]*\) ms.*/\1/p'; }
-printf '%-26s %9s %9s %9s %9s %9s\n' trace measured traced in-situ ex-dflt ex-kern
-# train.csv has quoted fields with commas: split it by hand, columns by name.
-awk '
+# train.csv has quoted fields with commas: rows split by hand, columns by name.
+csv_cols='
 function split_csv(line, f,    n, i, c, q, cur) {
   n = 0; cur = ""; q = 0
   for (i = 1; i <= length(line); i++) {
@@ -32,6 +30,10 @@ function split_csv(line, f,    n, i, c, q, cur) {
   return n
 }
 NR == 1 { n = split_csv($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+'
+pred() { sed -n 's/^predicted step *\([0-9.]*\) ms.*/\1/p'; }
+printf '%-26s %9s %9s %9s %9s %9s\n' trace measured traced in-situ ex-dflt ex-kern
+awk "$csv_cols"'
 { split_csv($0, f); if (f[col["trace"]] != "") print f[col["trace"]] "," f[col["step_ms_median"]] "," f[col["profiled_step_ms"]] }
 ' "$here/validation/h200/train.csv" |
 while IFS=, read -r trace med prof; do
@@ -67,19 +69,7 @@ END {
 # transformers' eager layers: a cross-check, not a like-for-like model.
 cfg="$tmp/run.yaml"
 printf '%-26s %9s %9s %8s %9s %9s %8s\n' config measured run error mem-meas mem-run error
-awk '
-function split_csv(line, f,    n, i, c, q, cur) {
-  n = 0; cur = ""; q = 0
-  for (i = 1; i <= length(line); i++) {
-    c = substr(line, i, 1)
-    if (c == "\"") q = !q
-    else if (c == "," && !q) { f[++n] = cur; cur = "" }
-    else cur = cur c
-  }
-  f[++n] = cur
-  return n
-}
-NR == 1 { n = split_csv($0, h); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+awk "$csv_cols"'
 { split_csv($0, f); print f[col["layers"]], f[col["seq"]], f[col["batch"]], (f[col["activation_checkpointing"]] == "none" ? "none" : "full"), f[col["step_ms_median"]], f[col["peak_allocated_gib"]] }
 ' "$here/validation/h200/train.csv" |
 while read -r L s b ac med mem; do
