@@ -243,7 +243,9 @@ measurements only (`validation/calibration/kernel-a100.yaml`,
 `kernel-h100.yaml`: best-shape GEMM 271.2/312 and 794.5/989 TFLOP/s from
 `validation/kernels/gemm_mamf.csv`, the FlashAttention-2 curve fitted to
 `flashattention_kernel_tflops.csv`, cuDNN at 1.60x FlashAttention-2 on H100
-from the same file's cuDNN forward rows and 0.82x on A100).
+from the same file's cuDNN forward rows and 0.82x on A100;
+`kernel-h200.yaml`: this project's own H200 kernel measurements, section
+"H200 measured by this project").
 
 Which attention kernel a row runs is a software fact: Megatron-LM and NeMo
 run attention in Transformer Engine, which prefers cuDNN fused attention on

@@ -87,11 +87,11 @@ static double default_scores_mem_eff(const sc_hw *hw) { return gh100(hw) ? 0.56 
  * one such GPU (validation/h200, tools/measure_gpu.py, 2026-12-04; the fit
  * is recorded in validation/calibration/kernel-h200.yaml): bf16 GEMMs through
  * F.linear 0.725 of the dense peak with gemm_dim_half 128 and 2 us per kernel
- * (61 shapes, MAPE 4.6 %; sustained GEMMs hold the 700 W limit at ~1.5 GHz,
+ * (61 shapes, MAPE 4.7 %; sustained GEMMs hold the 700 W limit at ~1.5 GHz,
  * the power-bound rate: inside a training step, between memory-bound
- * kernels, the same GEMMs ran 5-15 % faster), FP8 tensor-wise 0.65 of the
+ * kernels, the same GEMMs ran 4-23 % faster), FP8 tensor-wise 0.65 of the
  * FP8 peak, SDPA flash 0.37 and cuDNN 0.62 on the attention curve (the H100's
- * kernel values 0.385 and 0.616 within 5 %), streaming kernels 0.80 of
+ * kernel values 0.385 and 0.616 within 4 %), streaming kernels 0.80 of
  * 4.8 TB/s. The scores' bandwidth keeps the H100's (not measured). */
 static int h200(const sc_hw *hw) { return !strncasecmp(hw->name, "h200", 4); }
 static void h200_priors(sc_cost_params *p) {
