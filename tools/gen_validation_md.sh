@@ -482,21 +482,21 @@ cat <<'EOF'
 ```
 
 In-situ the engine reproduces the measured steps within 4 %. Ex-situ with
-the kernel calibration the two large steps are within 5 %; the error
+the kernel calibration the two large steps are within 3.2 %; the error
 cancels across terms, not within them. Op by op on the four-layer step
 (measured kernel time against priced): GEMMs 90.1 against 100.1 ms (+11 %,
 the power-bound kernel fit against the faster in-step clock), weight casts
-and layout copies 18.0 against 12.2 ms, fused AdamW 16.9 against 14.0 ms
-(it streams at 0.66 of HBM, the model's memory-bound kernels at 0.80),
+and layout copies 18.0 against 12.2 ms, fused AdamW 16.9 against 16.9 ms
+(its seven arrays stream at 0.83 of a copy's rate, mem.csv, which the
+importer counts),
 elementwise `mul` 12.2 against 9.5, log-softmax and its backward over the
 8192 x 128256 logits 8.2 against 5.5, cuDNN attention 9.0 against 8.0. The
-two-layer step at 1,024 tokens is 16 % fast: it is dominated by the
-optimizer (12.9 ms of 29.3 ms GPU time) and the casts, both memory-bound
-terms the model prices at 0.80 of HBM, and it has 2.3 ms of GPU idle time
-(host launch gaps at 15 us per eager operator on this virtual machine)
-where the ex-situ host model, fitted on 2021 hosts (2-4 us per operator),
-leaves 0.1 ms. With the shipped defaults (the H100 step-time fit,
-`gemm_eff` 0.548) the large steps are 21-24 % slow: that fit carries what
+two-layer step at 1,024 tokens is 9 % fast: its weight casts and copies
+(5.2 ms measured against 3.9 priced) and 2.3 ms of GPU idle time (host
+launch gaps at 15 us per eager operator on this virtual machine) where the
+ex-situ host model, fitted on 2021 hosts (2-4 us per operator), leaves
+0.1 ms. With the shipped defaults (the H100 step-time fit,
+`gemm_eff` 0.548) the large steps are 23-25 % slow: that fit carries what
 Megatron-Core and torchtitan stacks cost around their kernels, which an
 ex-situ trace prices op by op. The H200's synthesized runs keep the H100
 fit (the same compute die, and these measurements give its kernels the
