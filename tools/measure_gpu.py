@@ -4,6 +4,8 @@
 Measures, with CUDA events (median of three timed loops after warm-up,
 random normal data so that power draw is realistic):
 
+  gemm_data.csv  large GEMMs on normal, small and zero data, both layouts,
+              with the SM clock and power after each (the power limit).
   gemm.csv    bf16 GEMMs through F.linear (the layout training uses: x @ W^T)
               over square shapes, Llama-3 8B / 70B-TP8 training shapes (the
               forward, data-gradient and weight-gradient GEMMs) and thin
@@ -24,15 +26,21 @@ random normal data so that power draw is realistic):
               (HuggingFace transformers' LlamaForCausalLM, random weights,
               fp32 parameters, bf16 autocast, SDPA attention, fused AdamW):
               median step time and peak memory per configuration.
-  trace.json.gz  the PyTorch profiler (Kineto) trace of one step of the first
-              training configuration, with input shapes (record_shapes).
+  trace_*.json.gz  PyTorch profiler (Kineto) traces of one step of three of
+              the training configurations, with input shapes (record_shapes).
+              `--train-set modes` runs instead the same model with each
+              decoder layer under torch.compile and with pure bf16 parameters
+              (for `replay --compile` and the torchtitan-style stacks; written,
+              not yet run on a GPU: the device was not lent again on
+              2026-12-04).
   env.json    the machine: GPU, driver, clocks, PyTorch / CUDA / cuDNN
               versions, the date.
 
 Every section runs under a time budget (--budget seconds in all) and in its
 own try block: a failing section is logged and the others still run.
 
-Usage: tools/measure_gpu.py --out DIR [--budget S] [--quick]
+Usage: tools/measure_gpu.py --out DIR [--budget S] [--sections env,gemm,...]
+                             [--train-set eager|modes] [--quick]
 """
 import argparse
 import csv
@@ -527,12 +535,22 @@ def section_train():
                             "batch", "params", "precision", "optimizer", "steps", "step_ms_median",
                             "step_ms_min", "step_ms_max", "tokens_per_s", "peak_allocated_gib",
                             "peak_reserved_gib", "activation_checkpointing", "trace", "profiled_step_ms", "note"])
-    configs = [(4, 4096, 2, True, False), (2, 1024, 1, True, False), (4, 4096, 2, True, True),
-               (2, 8192, 1, False, False), (4, 2048, 1, False, False), (8, 4096, 1, False, False),
-               (4, 8192, 1, False, True), (1, 4096, 4, False, False)]
+    # (layers, seq, batch, trace, activation checkpointing, mode): mode "amp"
+    # (fp32 parameters, bf16 autocast), "bf16" (bf16 parameters and
+    # optimizer state, no autocast) or "compile" (amp, each decoder layer
+    # under torch.compile, as torchtitan compiles its blocks).
+    sets = {
+        "eager": [(4, 4096, 2, True, False, "amp"), (2, 1024, 1, True, False, "amp"),
+                  (4, 4096, 2, True, True, "amp"), (2, 8192, 1, False, False, "amp"),
+                  (4, 2048, 1, False, False, "amp"), (8, 4096, 1, False, False, "amp"),
+                  (4, 8192, 1, False, True, "amp"), (1, 4096, 4, False, False, "amp")],
+        "modes": [(4, 4096, 2, True, False, "compile"), (4, 4096, 2, True, False, "bf16"),
+                  (2, 1024, 1, True, False, "compile"), (2, 1024, 1, False, False, "bf16")],
+    }
+    configs = sets[ARGS.train_set]
     if ARGS.quick:
-        configs = [(1, 512, 1, True, False)]
-    for (layers, seq, batch, trace, ac) in configs:
+        configs = [(1, 512, 1, True, False, "amp")]
+    for (layers, seq, batch, trace, ac, mode) in configs:
         if left() < ARGS.reserve + 20:
             log("train: out of time budget")
             break
@@ -542,6 +560,13 @@ def section_train():
             torch.manual_seed(0)
             model, desc, loss_fn = build_model(layers)
             model.train()
+            if mode == "bf16":
+                model.to(torch.bfloat16)
+            if mode == "compile":
+                inner = model.model.layers if hasattr(model, "model") else model.layers
+                for i in range(len(inner)):
+                    inner[i] = torch.compile(inner[i])
+                desc += ", each decoder layer under torch.compile"
             if ac:
                 model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             params = sum(p.numel() for p in model.parameters())
@@ -549,15 +574,18 @@ def section_train():
             ids = torch.randint(0, 128256, (batch, seq), device="cuda")
 
             def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16):
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mode != "bf16"):
                     loss = loss_fn(ids)
                 loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
 
-            for _ in range(3):
+            w0 = time.time()
+            for _ in range(3 if mode != "compile" else 5):
                 step()
             torch.cuda.synchronize()
+            if mode == "compile":
+                log("compiled and warmed up in %.1f s" % (time.time() - w0))
             torch.cuda.reset_peak_memory_stats()
             times = []
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -570,7 +598,7 @@ def section_train():
                 times.append(s.elapsed_time(e))
             med = statistics.median(times)
             row = dict(gpu=gpu_name(), model=desc, layers=layers, hidden=4096, ffn=14336, heads=32, kv_heads=8,
-                    vocab=128256, seq=seq, batch=batch, params=params, precision="fp32 params, bf16 autocast",
+                    vocab=128256, seq=seq, batch=batch, params=params, precision="bf16 params and optimizer state" if mode == "bf16" else "fp32 params, bf16 autocast",
                     optimizer="AdamW fused", steps=nsteps, step_ms_median="%.3f" % med,
                     step_ms_min="%.3f" % min(times), step_ms_max="%.3f" % max(times),
                     tokens_per_s="%.0f" % (batch * seq / (med * 1e-3)),
@@ -579,11 +607,12 @@ def section_train():
                     activation_checkpointing="full (per block, non-reentrant)" if ac else "none",
                     trace="", profiled_step_ms="",
                     note="zero_grad(set_to_none=True); 3 warm-up steps; CUDA events around each step")
-            log("train L%d s%d b%d ac=%d: %.2f ms median, peak %.1f GiB (%s)" % (layers, seq, batch, ac, med, torch.cuda.max_memory_allocated() / 2**30, desc))
+            log("train %s L%d s%d b%d ac=%d: %.2f ms median, peak %.1f GiB (%s)" % (mode, layers, seq, batch, ac, med, torch.cuda.max_memory_allocated() / 2**30, desc))
             if trace and left() > ARGS.reserve:
                 from torch.profiler import ProfilerActivity, profile, schedule
 
-                tname = "trace_l%d_s%d_b%d%s.json" % (layers, seq, batch, "_ac" if ac else "")
+                tname = "trace_l%d_s%d_b%d%s%s.json" % (layers, seq, batch, "_ac" if ac else "",
+                                                        "" if mode == "amp" else "_" + mode)
                 path = os.path.join(ARGS.out, tname)
                 prof_times = []
                 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
@@ -621,6 +650,8 @@ def main():
     ap.add_argument("--budget", type=float, default=300.0)
     ap.add_argument("--reserve", type=float, default=10.0)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--train-set", default="eager", choices=["eager", "modes"],
+                    help="eager: the eight autocast steps; modes: torch.compile and pure-bf16 steps")
     ap.add_argument("--sections", default="env,gemm,gemm_data,sdpa,mem,train")
     ARGS = ap.parse_args()
     os.makedirs(ARGS.out, exist_ok=True)
