@@ -482,21 +482,25 @@ cat <<'EOF'
 ```
 
 In-situ the engine reproduces the measured steps within 4 %. Ex-situ with
-the kernel calibration the two large steps are within 3.2 %; the error
-cancels across terms, not within them. Op by op on the four-layer step
-(measured kernel time against priced): GEMMs 90.1 against 100.1 ms (+11 %,
-the power-bound kernel fit against the faster in-step clock), weight casts
-and layout copies 18.0 against 12.2 ms, fused AdamW 16.9 against 16.9 ms
-(its seven arrays stream at 0.83 of a copy's rate, mem.csv, which the
-importer counts),
-elementwise `mul` 12.2 against 9.5, log-softmax and its backward over the
-8192 x 128256 logits 8.2 against 5.5, cuDNN attention 9.0 against 8.0. The
-two-layer step at 1,024 tokens is 9 % fast: its weight casts and copies
-(5.2 ms measured against 3.9 priced) and 2.3 ms of GPU idle time (host
-launch gaps at 15 us per eager operator on this virtual machine) where the
-ex-situ host model, fitted on 2021 hosts (2-4 us per operator), leaves
-0.1 ms. With the shipped defaults (the H100 step-time fit,
-`gemm_eff` 0.548) the large steps are 23-25 % slow: that fit carries what
+the kernel calibration all three are within 3.4 %. Op by op on the
+four-layer step (measured kernel time against priced): GEMMs 90.1 against
+100.1 ms (+11 %, the power-bound kernel fit against the faster in-step
+clock); copies 18.0 against 18.9 ms (autocast's widening bf16-to-fp32
+casts of the weight gradients run PyTorch's unrolled copy kernel at 0.39
+of HBM, the narrowing fp32-to-bf16 weight casts its vectorised one at
+0.90, the attention layout copies at 0.25; the importer prices widening
+casts at 0.44 of a copy's rate); fused AdamW 16.9 against 16.9 ms (its
+seven arrays stream at 0.83 of a copy's rate, mem.csv, which the importer
+counts); elementwise `mul` 12.2 against 9.5; log-softmax and its backward
+over the 8192 x 128256 logits 8.2 against 8.8 (rows longer than 1,024
+elements take four passes); cuDNN attention 9.0 against 8.0. The two-layer
+step at 1,024 tokens is right for a poor reason: its GPU is idle 2.3 ms
+(host launch gaps at 15 us per eager operator on this virtual machine,
+where the ex-situ host model, fitted on 2021 hosts at 2-4 us per operator,
+leaves 0.1 ms) while its kernels are priced 2.0 ms high (copies 6.2
+against 5.2 ms, GEMMs 9.1 against 7.7).
+With the shipped defaults (the H100 step-time fit,
+`gemm_eff` 0.548, `mem_eff` 0.636) the steps are 26-32 % slow: that fit carries what
 Megatron-Core and torchtitan stacks cost around their kernels, which an
 ex-situ trace prices op by op. The H200's synthesized runs keep the H100
 fit (the same compute die, and these measurements give its kernels the

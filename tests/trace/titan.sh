@@ -4,7 +4,7 @@
 # "Against torchtitan's measurements"): seven bf16 rows traced on meta
 # tensors and replayed (--compile where torch.compile ran); fails when the
 # mean absolute error is above 6 % or one row is off by more than 10 %
-# (measured: 4.9 %, worst +8.7 %, the compiled 8B FSDP 8 row). Needs
+# (measured 2026-12-04: 5.5 %, worst +9.2 %, the compiled 8B FSDP 8 row). Needs
 # python3-torch (skipped, exit 77, without it).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)

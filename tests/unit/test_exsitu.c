@@ -609,6 +609,47 @@ static void test_gpu_trace(void **state) {
   sc_job_free(job);
 }
 
+/* Memory-bound pricing measured in the H200 traces: a widening copy (bf16
+ * into fp32) at 0.44 of a copy's rate, a narrowing one at the copy's; a
+ * log-softmax over rows longer than 1,024 elements four passes, over
+ * shorter rows two (backward: four and three). */
+static const char membound_json[] =
+    "{\"schemaVersion\":1,\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::copy_\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[64,32],[]],\"Input type\":[\"float\",\"c10::BFloat16\",\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::copy_\",\"pid\":1,\"tid\":1,\"ts\":20,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[64,32],[]],\"Input type\":[\"c10::BFloat16\",\"float\",\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_log_softmax\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[8,2048],[],[]],\"Input type\":[\"float\",\"Scalar\",\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_log_softmax\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[8,1024],[],[]],\"Input type\":[\"float\",\"Scalar\",\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_log_softmax_backward_data\",\"pid\":1,\"tid\":1,\"ts\":50,"
+    "\"dur\":5,\"args\":{\"Input Dims\":[[8,2048],[8,2048],[],[]],\"Input type\":[\"float\",\"float\",\"Scalar\","
+    "\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_log_softmax_backward_data\",\"pid\":1,\"tid\":1,\"ts\":60,"
+    "\"dur\":5,\"args\":{\"Input Dims\":[[8,512],[8,512],[],[]],\"Input type\":[\"float\",\"float\",\"Scalar\","
+    "\"Scalar\"]}}"
+    "]}";
+
+static void test_membound(void **state) {
+  (void)state;
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  int rc = import_mem(job, SC_TRACE_CPU, "mem.json", membound_json, sizeof membound_json - 1, 29, 0);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  const sc_jrank *r = &job->ranks[0];
+  double copy = 64 * 32 * (4.0 + 2.0);
+  const sc_jop *w = find_op(job, r, "aten::copy_", 0), *nw = find_op(job, r, "aten::copy_", 1);
+  assert_true(fabs(w->bytes - copy / 0.44) < 1e-9 * w->bytes);
+  assert_true(nw->bytes == copy);
+  assert_true(find_op(job, r, "aten::_log_softmax", 0)->bytes == 4.0 * 8 * 2048 * 4);
+  assert_true(find_op(job, r, "aten::_log_softmax", 1)->bytes == 2.0 * 8 * 1024 * 4);
+  assert_true(find_op(job, r, "aten::_log_softmax_backward_data", 0)->bytes == 4.0 * 8 * 2048 * 4);
+  assert_true(find_op(job, r, "aten::_log_softmax_backward_data", 1)->bytes == 3.0 * 8 * 512 * 4);
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exsitu),
@@ -616,6 +657,7 @@ int main(void) {
       cmocka_unit_test(test_attention),
       cmocka_unit_test(test_score_gemms),
       cmocka_unit_test(test_gpu_trace),
+      cmocka_unit_test(test_membound),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
