@@ -98,7 +98,7 @@ TP+PP(+DP) layouts the most.
 | row | error | the term that is wrong |
 |---|---:|---|
 | q235b-256gpu-tp4-pp8-vpp4-ep8-deepep | -43 % | none found: the measured 29.0 s is slower than any recompute mode predicts (17-23 s) for the layout the source prints; the neighbouring EP32 DeepEP row is within 4 % |
-| tt2506-8b-64gpu-fsdp8-tp8-fp8rw-asynctp, -fp8rw-tp (and the 70B pair) | -19 to -39 % | the FP8 rowwise GEMM: measured slower than bf16 with TP (torchtitan #1207, PyTorch #147971), priced like tensorwise; the case format cannot say rowwise |
+| tt2506-8b-64gpu-fsdp8-tp8-fp8rw-asynctp, -fp8rw-tp (and the 70B pair) | -19 to -39 % | the FP8 rowwise recipe as it ran in 2025-06: measured slower than bf16 with TP (torchtitan #1207, PyTorch #147971), priced like tensorwise (the case format cannot say rowwise); not the GEMM itself today: on our H200 with PyTorch 2.11, row-wise `_scaled_mm` is -10 to +10 % against tensor-wise at the Llama-3 8B training shapes (section "H200 measured by this project") |
 | mpt-a100-40gb-70b-s2048-64gpu | -30 % | not found: the model has this step compute-bound (10.1 s of compute, 160 TFLOP/s per GPU, the FSDP gathers over RoCE hidden behind it, 34.9 of 40 GiB used) where the run reached 112 TFLOP/s; the same model on 128 GPUs is -8 % |
 | q235b ... cp1-s16k ... cp8-s128k-dropless | -13 to -18 % | the dropless routing penalty: no source publishes the expert load, so `moe_router_balance` stays 1 (the balanced rows beside them are within 6 %) |
 | tt2412-405b-512gpu-fsdp1-cp8-tp8-pp8-s256k | -17 % | the ring attention exchange at 256K tokens: the CP rows' error changes sign with the CP degree |
