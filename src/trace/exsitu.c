@@ -326,11 +326,17 @@ static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inp
 enum { D_RANK = 0, D_WORLD, D_TP, D_PP, D_STAGE, D_COUNT };
 static const char *const dist_keys[] = {"rank", "world_size", "tp", "pp", "pp_stage", NULL};
 
+/* A CUDA runtime or driver call of a GPU trace (SC_TRACE_CPU_OF_GPU): a
+ * launch (kernel, copy, memset, graph) or a call that blocks the host
+ * until the GPU is done (device / stream / event synchronisation). */
+enum { RT_LAUNCH = 1, RT_SYNC };
+typedef struct rtev { int64_t ts, dur, tid; uint8_t kind; } rtev;
+
 typedef struct xin {
   sc_chrome c;
   /* the event being read */
   char ph;
-  int is_cpu_op, is_step, is_gpu;
+  int is_cpu_op, is_step, is_gpu, is_rt;
   int has_ts, has_dur, has_name;
   int64_t ts, dur, tid;
   uint32_t name;
@@ -362,6 +368,8 @@ typedef struct xin {
   uint32_t *conc;
   size_t nconc, conc_cap;
   int64_t gpu_events;
+  rtev *rt;              /* runtime calls, GPU traces only */
+  size_t nrt, rt_cap;
 } xin;
 
 /* Raw string s[0..n) equal to lit. */
@@ -408,6 +416,7 @@ static void xs_close(sc_trace_reader *r) {
   FREE_ARR(ctx, x->cur_eb, x->cur_eb_cap);
   FREE_ARR(ctx, x->cur_conc, x->cur_conc_cap);
   FREE_ARR(ctx, x->ev, x->ev_cap);
+  FREE_ARR(ctx, x->rt, x->rt_cap);
   FREE_ARR(ctx, x->dims, x->dims_cap);
   FREE_ARR(ctx, x->eb, x->eb_cap);
   FREE_ARR(ctx, x->conc, x->conc_cap);
@@ -431,7 +440,7 @@ static int intern_tok(sc_trace_reader *r, const sc_jtok *t, uint32_t *id) {
 
 static void reset_event(xin *x, uint64_t off) {
   x->ph = 0;
-  x->is_cpu_op = x->is_step = x->is_gpu = 0;
+  x->is_cpu_op = x->is_step = x->is_gpu = x->is_rt = 0;
   x->has_ts = x->has_dur = x->has_name = 0;
   x->ts = x->dur = x->tid = 0;
   x->off = off;
@@ -443,11 +452,32 @@ static void reset_event(xin *x, uint64_t off) {
   x->cur_rank_at = SIZE_MAX;
 }
 
+/* The kind of a runtime call by its name; 0 one that neither launches
+ * nor waits (attribute queries, event records, ...). */
+static uint8_t rt_kind(const char *nm) {
+  if (strstr(nm, "Synchronize")) return RT_SYNC; /* cudaDeviceSynchronize, cudaStreamSynchronize, ... */
+  if (strstr(nm, "Launch") || !strncmp(nm, "cudaMemcpy", 10) || !strncmp(nm, "cudaMemset", 10) ||
+      !strncmp(nm, "cuMemcpy", 8) || !strncmp(nm, "cuMemset", 8))
+    return RT_LAUNCH;
+  return 0;
+}
+
 static int end_event(sc_trace_reader *r) {
   xin *x = X(r);
   if (x->is_gpu) {
     x->gpu_events++;
     return SC_OK;
+  }
+  if (x->is_rt) { /* kept for a GPU trace's host timeline (xs_build) */
+    if (r->fmt != SC_TRACE_CPU_OF_GPU || x->ph != 'X' || !x->has_name || !x->has_ts || !x->has_dur ||
+        x->dur < 0 || (double)x->dur > SC_WORK_MAX || x->ts < -((int64_t)1 << 62) || x->ts > ((int64_t)1 << 62))
+      return SC_OK;
+    rtev v = {x->ts, x->dur, x->tid, rt_kind(sc__job_str(r->job, x->name))};
+    if (!v.kind) return SC_OK;
+    if ((int64_t)x->nrt >= SC_TRACE_MAX_RECORDS)
+      return sc__trace_fail(r, SC_EINVAL, x->off, "more than %lld CUDA runtime calls: too many for one rank's trace",
+                            (long long)SC_TRACE_MAX_RECORDS);
+    return sc__trace_push(r->ctx, (void **)&x->rt, sizeof v, &x->nrt, &x->rt_cap, &v);
   }
   if (x->ph != 'X' || !(x->is_cpu_op || x->is_step)) return SC_OK;
   if (!x->has_name || !x->has_ts || !x->has_dur)
@@ -587,6 +617,7 @@ static int on_event(void *ud, const sc_chrome_event *ce) {
     size_t n = ce->cat.n;
     x->is_cpu_op = IS(c, n, "cpu_op") || IS(c, n, "Operator");
     x->is_step = IS(c, n, "user_annotation") || IS(c, n, "python_function");
+    x->is_rt = IS(c, n, "cuda_runtime") || IS(c, n, "cuda_driver");
     x->is_gpu = IS(c, n, "kernel") || IS(c, n, "Kernel") || IS(c, n, "gpu_memcpy") || IS(c, n, "gpu_memset") ||
                 IS(c, n, "Memcpy") || IS(c, n, "Memset");
   }
@@ -761,6 +792,13 @@ typedef struct bld {
   int64_t pending_cpp;    /* ... from the C++ autograd engine (backward) */
   int64_t pending_mod;    /* ... of them, module-level operators called from Python */
   int64_t kernels, grads;
+  /* A GPU trace's host timeline: its launches and synchronisations by time,
+   * the prefix sums of the synchronisations' durations, and the host's
+   * position (the last launch priced so far). NULL for a CPU trace. */
+  const rtev *launch, *sync;
+  size_t nlaunch, nsync;
+  int64_t *sync_sum;
+  int64_t host_t;
   double grad_bytes;      /* the gradients that became ready so far (AccumulateGrad) */
   /* Per-rank shards: the stage (-1: a trace of a whole process), the TP
    * degree and stages, the TP stream and group made for the first
@@ -774,11 +812,57 @@ typedef struct bld {
   int64_t pp_marks[4];
 } bld;
 
-static int emit_host(bld *b) {
+/* Host time of a GPU trace between t0 and t1 that it did not spend blocked
+ * in a synchronisation (they do not overlap: one host thread waits at a
+ * time). */
+static int64_t host_busy(const bld *b, int64_t t0, int64_t t1) {
+  if (t1 <= t0) return 0;
+  size_t lo = 0, hi = b->nsync;
+  while (lo < hi) { /* first sync starting at or after t0 */
+    size_t mid = lo + (hi - lo) / 2;
+    if (b->sync[mid].ts < t0) lo = mid + 1;
+    else hi = mid;
+  }
+  size_t a = lo;
+  hi = b->nsync;
+  while (lo < hi) { /* first sync starting at or after t1 */
+    size_t mid = lo + (hi - lo) / 2;
+    if (b->sync[mid].ts < t1) lo = mid + 1;
+    else hi = mid;
+  }
+  int64_t waited = b->sync_sum[lo] - b->sync_sum[a];
+  if (lo > a && b->sync[lo - 1].ts + b->sync[lo - 1].dur > t1) waited -= b->sync[lo - 1].ts + b->sync[lo - 1].dur - t1;
+  if (a > 0 && b->sync[a - 1].ts + b->sync[a - 1].dur > t0)
+    waited += (b->sync[a - 1].ts + b->sync[a - 1].dur < t1 ? b->sync[a - 1].ts + b->sync[a - 1].dur : t1) - t0;
+  int64_t busy = t1 - t0 - waited;
+  return busy > 0 ? busy : 0;
+}
+
+/* The first launch of operator e on its thread (its own kernels' launch
+ * calls nest inside it); e's start when none is found nearby. */
+static int64_t first_launch(const bld *b, const xev *e) {
+  size_t lo = 0, hi = b->nlaunch;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (b->launch[mid].ts < e->ts) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo, n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++)
+    if (b->launch[i].tid == e->tid) return b->launch[i].ts;
+  return e->ts;
+}
+
+/* The host op before a kernel: for a CPU trace the operators dispatched
+ * since the last launch, priced at replay (host_op_us, ...); for a GPU trace
+ * (dur_ns >= 0) the host time the trace measured. */
+static int emit_host(bld *b, int64_t dur_ns) {
   sc_job *job = b->r->job;
-  sc_jshape sh = {(double)b->pending, (double)b->pending_cpp, (double)b->pending_mod, 0, SC_JSHAPE_HOST};
-  int64_t si = sc__jrank_shape(job, b->jr, &sh);
-  if (si < 0) return SC_ENOMEM;
+  int64_t si = -1;
+  if (dur_ns < 0) {
+    sc_jshape sh = {(double)b->pending, (double)b->pending_cpp, (double)b->pending_mod, 0, SC_JSHAPE_HOST};
+    si = sc__jrank_shape(job, b->jr, &sh);
+    if (si < 0) return SC_ENOMEM;
+  }
   sc_jop op;
   memset(&op, 0, sizeof op);
   op.start_ns = -1;
@@ -787,7 +871,8 @@ static int emit_host(bld *b) {
   op.peer = -1;
   op.stream = (uint16_t)b->host_stream;
   op.kind = SC_JOP_HOST;
-  op.shape = (uint32_t)si + 1;
+  if (dur_ns >= 0) op.dur_ns = dur_ns;
+  else op.shape = (uint32_t)si + 1;
   if (sc__jrank_op(job, b->jr, &op) < 0) return SC_ENOMEM;
   b->pending = b->pending_cpp = b->pending_mod = 0;
   return SC_OK;
@@ -824,7 +909,14 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
                             sc__job_str(job, name), dims[0], dims[1], dims[2], dims[3], k[i].bytes, k[i].flops);
   }
   for (int i = 0; i < n; i++) {
-    if (emit_host(b)) return SC_ENOMEM;
+    int64_t host = -1; /* a GPU trace: the host time up to the op's first launch, then none */
+    if (b->launch) {
+      int64_t t = i == 0 ? first_launch(b, e) : b->host_t;
+      if (t < b->host_t) t = b->host_t;
+      host = host_busy(b, b->host_t, t);
+      b->host_t = t;
+    }
+    if (emit_host(b, host)) return SC_ENOMEM;
     int64_t launch = (int64_t)b->jr->nops - 1;
     int64_t si = sc__jrank_shape(job, b->jr, &k[i].sh);
     if (si < 0) return SC_ENOMEM;
@@ -1104,6 +1196,11 @@ static int is_module_op(const char *name) {
 
 static int is_autograd_node(const char *name) {
   return !strncmp(name, "autograd::engine::evaluate_function", 35);
+}
+
+static int cmp_rt(const void *p, const void *q) {
+  const rtev *a = p, *c = q;
+  return (a->ts > c->ts) - (a->ts < c->ts);
 }
 
 static int cmp_nest(const void *p, const void *q) { /* by thread, start, longest first */
@@ -1395,6 +1492,29 @@ static int xs_build(sc_trace_reader *r) {
   b.x = x;
   b.tp_stream = -1;
   b.last_kernel = -1;
+  /* A GPU trace's launches and synchronisations, by time, for its
+   * measured host timeline (emit_kernels). */
+  rtev *rts = NULL;
+  size_t nrts = x->nrt;
+  if (!rc && r->fmt == SC_TRACE_CPU_OF_GPU && nrts) {
+    rts = sc__malloc(ctx, nrts * sizeof *rts);
+    b.sync_sum = sc__malloc(ctx, (nrts + 1) * sizeof *b.sync_sum);
+    if (!rts || !b.sync_sum) rc = SC_ENOMEM;
+    else {
+      size_t nl = 0, ns = 0;
+      for (size_t i = 0; i < nrts; i++)
+        if (x->rt[i].kind == RT_LAUNCH) rts[nl++] = x->rt[i];
+      for (size_t i = 0; i < nrts; i++)
+        if (x->rt[i].kind == RT_SYNC) rts[nl + ns++] = x->rt[i];
+      qsort(rts, nl, sizeof *rts, cmp_rt);
+      qsort(rts + nl, ns, sizeof *rts, cmp_rt);
+      b.launch = rts, b.nlaunch = nl;
+      b.sync = rts + nl, b.nsync = ns;
+      b.sync_sum[0] = 0;
+      for (size_t i = 0; i < ns; i++) b.sync_sum[i + 1] = b.sync_sum[i] + b.sync[i].dur;
+      b.host_t = w0;
+    }
+  }
   /* A shard trace's layout first: its world size and rank follow from it. */
   if (!rc) rc = shard_info(&b, &rank);
   if (!rc && b.stage >= 0) x->world = b.tp * b.pp, x->have_rank = 0;
@@ -1480,7 +1600,10 @@ static int xs_build(sc_trace_reader *r) {
       nops_priced++;
     }
   }
-  if (!rc && (b.pending || b.pending_cpp)) rc = emit_host(&b);
+  if (!rc && b.launch) { /* the host's tail up to the step's end */
+    int64_t t = w1 > b.host_t ? w1 : b.host_t;
+    rc = emit_host(&b, host_busy(&b, b.host_t, t));
+  } else if (!rc && (b.pending || b.pending_cpp)) rc = emit_host(&b, -1);
   /* A stage talks to its neighbours: the activation in forward (received
    * after the first stage, sent before the last). */
   if (!rc && b.stage >= 0 && ((b.stage > 0 && !b.pp_marks[1]) || (b.stage < b.pp - 1 && !b.pp_marks[0])))
@@ -1497,6 +1620,8 @@ static int xs_build(sc_trace_reader *r) {
     sc__jrank_free(ctx, &job->ranks[job->nranks - 1]);
     job->nranks--;
   }
+  if (rts) sc__free(ctx, rts, nrts * sizeof *rts);
+  if (b.sync_sum) sc__free(ctx, b.sync_sum, (nrts + 1) * sizeof *b.sync_sum);
   sc__free(ctx, byt, (n ? n : 1) * sizeof *byt);
   sc__free(ctx, it, (2 * n + 1) * sizeof *it);
   sc__free(ctx, stack, (n ? n : 1) * sizeof *stack);

@@ -554,7 +554,9 @@ static const char gpu_json[] =
     "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"\",\"\",\"1e-05\",\"0.9\",\"0.999\",\"0.01\",\"1e-08\",\"False\","
     "\"False\",\"\",\"\"]}},"
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"multi_tensor_apply_kernel\",\"pid\":0,\"tid\":7,\"ts\":500,\"dur\":900,"
-    "\"args\":{\"correlation\":9}}"
+    "\"args\":{\"correlation\":9}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":2000,"
+    "\"dur\":400,\"args\":{}}"
     "]}";
 
 static void test_gpu_trace(void **state) {
@@ -579,6 +581,20 @@ static void test_gpu_trace(void **state) {
   assert_non_null(o);
   double grad_bytes = 4.0 * (1024 * 1024 + 1024);
   assert_true(fabs(o->bytes - 7.0 * grad_bytes / 0.83) < 1e-9 * o->bytes); /* at 0.83 of a copy's rate */
+  /* The host ops carry the trace's own host timeline: up to the first
+   * launch (the cudaLaunchKernel at 12 us), then to each priced operator
+   * without a launch call at its start, then the tail to the step's end:
+   * the 2.5 ms step less the 0.4 ms the host waited in
+   * cudaDeviceSynchronize. */
+  int64_t host_sum = 0, first_host = -1;
+  for (size_t k = 0; k < r->nops; k++)
+    if (r->ops[k].kind == SC_JOP_HOST) {
+      assert_int_equal(r->ops[k].shape, 0);
+      if (first_host < 0) first_host = r->ops[k].dur_ns;
+      host_sum += r->ops[k].dur_ns;
+    }
+  assert_true(first_host == 12000);
+  assert_true(host_sum == 2100000);
   /* No kernel of the trace became an op: the cudnn attention, the two
    * gradients' marks, the optimizer and host ops only. */
   assert_null(find_op(job, r, "cudnn_generated", 0));
