@@ -484,15 +484,15 @@ cat <<'EOF'
 In-situ the engine reproduces the measured steps within 4 %. Ex-situ
 (the trace's host timeline kept: each priced kernel waits for the host time
 the trace measured up to its operator's launch, less synchronisations)
-with the kernel calibration the two large steps are within 4.4 %, the small
-one +9.7 %. Op by op on the
+with the kernel calibration the two large steps are within 3.7 %, the small
+one +8.2 %. Op by op on the
 four-layer step (measured kernel time against priced): GEMMs 90.1 against
 100.1 ms (+11 %, the power-bound kernel fit against the faster in-step
-clock); copies 18.0 against 18.9 ms (autocast's widening bf16-to-fp32
+clock); copies 18.0 against 17.5 ms (autocast's widening bf16-to-fp32
 casts of the weight gradients run PyTorch's unrolled copy kernel at 0.39
 of HBM, the narrowing fp32-to-bf16 weight casts its vectorised one at
 0.90, the attention layout copies at 0.25; the importer prices widening
-casts at 0.44 of a copy's rate); fused AdamW 16.9 against 16.9 ms (its
+casts at half a plain copy's rate); fused AdamW 16.9 against 16.9 ms (its
 seven arrays stream at 0.83 of a copy's rate, mem.csv, which the importer
 counts); elementwise `mul` 12.2 against 9.5; log-softmax and its backward
 over the 8192 x 128256 logits 8.2 against 8.8 (rows longer than 1,024
@@ -500,8 +500,8 @@ elements take four passes); cuDNN attention 9.0 against 8.0. The two-layer
 step at 1,024 tokens leaves its GPU idle 2.3 ms (host launch gaps at 15 us
 per eager operator on this virtual machine), which the measured host
 timeline reproduces (the host model of CPU traces, fitted on 2021 hosts at
-2-4 us per operator, left 0.1 ms); its kernels are priced 2.0 ms high
-(copies 6.2 against 5.2 ms, GEMMs 9.1 against 7.7), and its host intervals
+2-4 us per operator, left 0.1 ms); its kernels are priced 1.5 ms high
+(GEMMs 9.1 against 7.7 ms, copies 5.7 against 5.2), and its host intervals
 carry the profiler's own cost (the profiled step is 5 % longer than the
 unprofiled median: 33.21 against 31.60 ms).
 With the shipped defaults (the H100 step-time fit,

@@ -769,7 +769,7 @@ typedef struct kern { sc_jshape sh; double flops, bytes; } kern;
 /* Fused Adam(W)'s streaming rate relative to a copy's (kernels_of). */
 #define FUSED_ADAM_STREAM 0.83
 /* A widening cast's rate relative to a copy's (kernels_of, H_COPY). */
-#define WIDEN_COPY_STREAM 0.44
+#define WIDEN_COPY_STREAM 0.50
 
 /* Passes over its input of a (log-)softmax or its backward along the last
  * dimension: rows of up to 1024 elements run PyTorch's persistent kernel,
@@ -1070,8 +1070,10 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
     double bytes = in[0].numel * in[0].eb + in[1].numel * in[1].eb;
     /* A widening cast (a 16-bit source into an fp32 destination: autocast's
      * weight-gradient casts) runs PyTorch's unrolled, dynamically casting
-     * copy kernel at 0.44 of the vectorised narrowing cast's rate
-     * (validation/traces/h200: 1894 against 4318 GB/s over 59 and 79 copies) */
+     * copy kernel at half a plain copy's rate (validation/traces/h200: 1894
+     * and 2064 GB/s over 59 and 31 such copies, against 3756 GB/s for
+     * copy_ in validation/h200/mem.csv; the narrowing casts, vectorised,
+     * reach 4269-4318) */
     if (in[0].eb > in[1].eb && in[1].eb > 0) bytes /= WIDEN_COPY_STREAM;
     k[0] = mem(bytes);
     return 1;
