@@ -488,7 +488,9 @@ with the kernel calibration the two large steps are within 3.7 %, the small
 one +8.2 %. Op by op on the
 four-layer step (measured kernel time against priced): GEMMs 90.1 against
 100.1 ms (+11 %, the power-bound kernel fit against the faster in-step
-clock); copies 18.0 against 17.5 ms (autocast's widening bf16-to-fp32
+clock; the two-layer step's GEMMs, 26 % of its GPU time, are priced 18 %
+high, the checkpointed step's, 54 %, 17 %: the share of GEMM time alone
+does not predict the clock); copies 18.0 against 17.5 ms (autocast's widening bf16-to-fp32
 casts of the weight gradients run PyTorch's unrolled copy kernel at 0.39
 of HBM, the narrowing fp32-to-bf16 weight casts its vectorised one at
 0.90, the attention layout copies at 0.25; the importer prices widening
@@ -505,7 +507,7 @@ timeline reproduces (the host model of CPU traces, fitted on 2021 hosts at
 carry the profiler's own cost (the profiled step is 5 % longer than the
 unprofiled median: 33.21 against 31.60 ms).
 With the shipped defaults (the H100 step-time fit,
-`gemm_eff` 0.548, `mem_eff` 0.636) the steps are 26-32 % slow: that fit carries what
+`gemm_eff` 0.548, `mem_eff` 0.636) the steps are 31-33 % slow: that fit carries what
 Megatron-Core and torchtitan stacks cost around their kernels, which an
 ex-situ trace prices op by op. The H200's synthesized runs keep the H100
 fit (the same compute die, and these measurements give its kernels the
