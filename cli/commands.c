@@ -349,8 +349,9 @@ static const char import_cpu_text[] =
     "cpu: a step profiled on a CPU with input shapes (tools/trace_torch.py): every\n"
     "operator is priced on the target GPU at replay (ex-situ, `replay --ddp`).\n"
     "--gpu-trace takes a trace that ran on a GPU instead: its operators are priced\n"
-    "the same way and its measured step is kept, so that `replay --set cluster.gpu=`\n"
-    "its GPU compares the cost model with the measurement (docs/TRACE.md).\n" IMPORT_TEXT;
+    "the same way, its host timeline and measured step are kept, and its GPU\n"
+    "(deviceProperties) is the replay's default, where the replay compares the cost\n"
+    "model with the measurement; on another GPU it predicts (docs/TRACE.md).\n" IMPORT_TEXT;
 
 static const char import_megatron_text[] =
     "Reads a Megatron-LM launch line (the flags of pretrain_gpt.py, behind torchrun\n"

@@ -208,7 +208,9 @@ typedef struct sc_replay_result {
   int64_t ops, events;
   double traced_step_s;       /* traced time per iteration; 0 if unknown */
   double predicted_step_s;    /* simulated time per iteration */
-  double error_pct;           /* signed, predicted vs traced (as traced only) */
+  double error_pct;           /* signed, predicted vs traced (as traced, on the traced GPU, only) */
+  const char *traced_gpu;     /* an ex-situ GPU trace replayed on another GPU: the preset it
+                               * was traced on (no error against its step); NULL otherwise */
   double breakdown_s[SC_CAT_COUNT]; /* per iteration, mean over simulated ranks */
   double gpu_busy_s;          /* traced GPU time per iteration, mean over ranks */
   int64_t modelled_collectives; /* collectives priced by the comm model */

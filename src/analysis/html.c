@@ -900,10 +900,11 @@ int sc_report_html_replay(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
               res->comm ? res->comm : "?",
               res->dp != res->traced_dp ? ", re-targeted to another data-parallel degree" : "");
     if (res->traced_step_s > 0)
-      kv_row(&h, "traced step", "%.3f ms%s", res->traced_step_s * 1e3,
-             res->dp != res->traced_dp ? " (at the traced scale)" : "");
+      kv_row(&h, "traced step", "%.3f ms%s%s%s%s", res->traced_step_s * 1e3,
+             res->dp != res->traced_dp ? " (at the traced scale)" : "", res->traced_gpu ? " (traced on " : "",
+             res->traced_gpu ? res->traced_gpu : "", res->traced_gpu ? ")" : "");
     kv_row(&h, "predicted step", "%.3f ms", res->predicted_step_s * 1e3);
-    if (res->traced_step_s > 0 && res->dp == res->traced_dp)
+    if (res->traced_step_s > 0 && res->dp == res->traced_dp && !res->traced_gpu)
       kv_row(&h, "error", "%+.1f %%", res->error_pct);
     kv_row(&h, "data parallel", "%lld (traced %lld), world %lld (traced %lld)", (long long)res->dp,
            (long long)res->traced_dp, (long long)res->world, (long long)res->traced_world);

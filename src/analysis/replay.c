@@ -1203,7 +1203,11 @@ static int replay_priced(sc_ctx *ctx, const sc_job *job, const sc_config *cfg,
     out->events = res.events;
     out->traced_step_s = (double)span / 1e9 / it;
     out->predicted_step_s = (double)res.step_ns / 1e9 / it;
-    out->error_pct = out->traced_step_s > 0 && !retarget
+    /* A GPU trace priced ex-situ on another GPU than its own: its measured
+     * step is shown, not compared. */
+    const char *tg = priced ? sc_job_gpu_preset(job) : NULL;
+    out->traced_gpu = tg && strcmp(tg, cfg->cluster.gpu) ? tg : NULL;
+    out->error_pct = out->traced_step_s > 0 && !retarget && !out->traced_gpu
                          ? 100.0 * (out->predicted_step_s - out->traced_step_s) / out->traced_step_s
                          : 0;
     for (int c = 0; c < SC_CAT_COUNT; c++) out->breakdown_s[c] = res.breakdown_s[c] / it;
@@ -1286,8 +1290,9 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
                       (long long)r->traced_layers);
     if (!rc && r->fused_kernels > 0) rc = sc__writef(w, ud, "\"fused_kernels\":%lld,", (long long)r->fused_kernels);
     if (!rc && r->fp8_gemms > 0) rc = sc__writef(w, ud, "\"fp8_gemms\":%lld,", (long long)r->fp8_gemms);
-    if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp)
+    if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp && !r->traced_gpu)
       rc = sc__writef(w, ud, "\"error_pct\":%.2f,", r->error_pct);
+    if (!rc && r->traced_gpu) rc = sc__writef(w, ud, "\"traced_gpu\":\"%s\",", r->traced_gpu);
     if (!rc)
       rc = sc__writef(w, ud, "\"gpu_busy_s\":%.6f,\"modelled_collectives\":%lld,\"measured_collectives\":%lld,"
                              "\"priced_ops\":%lld,\"ddp_buckets\":%lld,\"ops\":%lld,\"events\":%lld,\"breakdown\":{",
@@ -1335,11 +1340,13 @@ int sc_replay_format(const sc_replay_result *r, sc_format fmt, sc_write_fn w, vo
     rc = sc__writef(w, ud, "re-targeted: data parallel %lld -> %lld (world %lld -> %lld)\n",
                     (long long)r->traced_dp, (long long)r->dp, (long long)r->traced_world, (long long)r->world);
   if (!rc && r->traced_step_s > 0)
-    rc = sc__writef(w, ud, "traced step       %10.3f ms%s\n", r->traced_step_s * 1e3,
-                    r->dp != r->traced_dp ? " (at the traced scale)" : "");
+    rc = sc__writef(w, ud, "traced step       %10.3f ms%s%s%s%s\n", r->traced_step_s * 1e3,
+                    r->dp != r->traced_dp ? " (at the traced scale)" : "", r->traced_gpu ? " (traced on " : "",
+                    r->traced_gpu ? r->traced_gpu : "", r->traced_gpu ? ")" : "");
   else if (!rc) rc = sc__writef(w, ud, "traced step              n/a (the trace has no timing)\n");
   if (!rc) rc = sc__writef(w, ud, "predicted step    %10.3f ms", r->predicted_step_s * 1e3);
-  if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp) rc = sc__writef(w, ud, "  (error %+.1f %%)", r->error_pct);
+  if (!rc && r->traced_step_s > 0 && r->dp == r->traced_dp && !r->traced_gpu)
+    rc = sc__writef(w, ud, "  (error %+.1f %%)", r->error_pct);
   if (!rc)
     rc = sc__writef(w, ud, "\nGPU busy (%s) %10.3f ms per iteration\n", r->priced_ops ? "priced" : "traced",
                     r->gpu_busy_s * 1e3);

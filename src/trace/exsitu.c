@@ -325,6 +325,7 @@ static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inp
  * --pp-stage K/P): which TP degree, pipeline and stage it was traced for. */
 enum { D_RANK = 0, D_WORLD, D_TP, D_PP, D_STAGE, D_COUNT };
 static const char *const dist_keys[] = {"rank", "world_size", "tp", "pp", "pp_stage", NULL};
+static const char *const meta_keys[] = {"deviceProperties", NULL};
 
 /* A CUDA runtime or driver call of a GPU trace (SC_TRACE_CPU_OF_GPU): a
  * launch (kernel, copy, memset, graph) or a call that blocks the host
@@ -370,6 +371,8 @@ typedef struct xin {
   int64_t gpu_events;
   rtev *rt;              /* runtime calls, GPU traces only */
   size_t nrt, rt_cap;
+  int64_t dev_id;        /* deviceProperties: the lowest id and its name (GPU traces) */
+  uint32_t dev_name;
 } xin;
 
 /* Raw string s[0..n) equal to lit. */
@@ -386,6 +389,7 @@ static const sc_chrome_spec exsitu_spec = {
     .members = 1u << SC_CHROME_NAME | 1u << SC_CHROME_TID,
     .arg_keys = arg_keys,
     .dist_keys = dist_keys,
+    .meta_keys = meta_keys,
     .not_object = "not a trace: the top level is not an object",
     .ts_range = "timestamp out of range",
     .dur_range = "duration out of range",
@@ -401,6 +405,7 @@ static int xs_open(sc_trace_reader *r) {
     return rc;
   }
   x->rank = -1;
+  x->dev_id = -1;
   for (int i = 0; i < 3; i++) x->shard[i] = -1;
   r->state = x;
   return SC_OK;
@@ -687,9 +692,18 @@ static int on_event(void *ud, const sc_chrome_event *ce) {
   return end_event(r);
 }
 
-/* distributedInfo: rank and world_size (integers). */
+/* A deviceProperties entry: the GPU of the lowest id names a GPU trace's
+ * device (xs_build). */
+static int on_device(void *ud, int64_t id, uint32_t name) {
+  xin *x = ud;
+  if (name && id >= 0 && (x->dev_id < 0 || id < x->dev_id)) x->dev_id = id, x->dev_name = name;
+  return SC_OK;
+}
+
+/* distributedInfo: rank and world_size (integers); deviceProperties. */
 static int on_item(void *ud, const sc_chrome_item *it) {
   xin *x = X(ud);
+  if (it->section == SC_CHROME_META) return sc__trace_devices(ud, it->tok, it->ntok, on_device, x);
   const sc_jtok *t = it->tok;
   int64_t v;
   if (it->key >= D_TP && it->key < D_COUNT) { /* checked in xs_build: any value, -2 not an integer */
@@ -1544,7 +1558,9 @@ static int xs_build(sc_trace_reader *r) {
     rc = SC_ENOMEM;
   if (!rc) {
     b.jr->source = r->name_id;
-    b.jr->gpu = nm_dev;
+    /* A GPU trace names its GPU (deviceProperties): the replay's default,
+     * and a replay on another GPU is not compared with its measured step. */
+    b.jr->gpu = r->fmt == SC_TRACE_CPU_OF_GPU && x->dev_name ? x->dev_name : nm_dev;
     b.jr->iterations = steps;
     /* A CPU trace measured no GPU step; a GPU trace's profiler step ranges
      * (the host's view, which ends when the step's work is synchronised or

@@ -234,7 +234,6 @@ typedef struct kin {
   kpg *pgs;
   size_t npgs, pgs_cap;
   /* deviceProperties */
-  kdev dev_cur;
   kdev *devs;
   size_t ndevs, devs_cap;
   /* records */
@@ -820,37 +819,14 @@ static int pg_config(sc_trace_reader *r, const sc_jtok *v, size_t n) {
   return SC_OK;
 }
 
-/* deviceProperties (v, n tokens): [{"id": 0, "name": "NVIDIA ..."}, ..]. */
-static int device_props(sc_trace_reader *r, const sc_jtok *v, size_t n) {
+/* One deviceProperties entry (sc__trace_devices): kept for the rank's GPU. */
+static int add_device(void *ud, int64_t id, uint32_t name) {
+  sc_trace_reader *r = ud;
   kin *k = K(r);
-  if (v[0].type != SC_JT_ARR_BEGIN) return SC_OK;
-  int dev_key = 0;
-  for (size_t i = 1; i < n;) {
-    const sc_jtok *t = &v[i];
-    int d = t->depth, rc = SC_OK;
-    int begin = t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN;
-    if (d == 1 && t->type == SC_JT_OBJ_BEGIN) {
-      k->dev_cur.id = -1;
-      k->dev_cur.name = 0;
-    } else if (d == 1 && t->type == SC_JT_OBJ_END) {
-      if (k->dev_cur.id >= 0) rc = PUSH(r->ctx, k->devs, k->ndevs, k->devs_cap, &k->dev_cur);
-    } else if (d == 2 && t->type == SC_JT_KEY) {
-      dev_key = key_is(t, "id") ? 1 : key_is(t, "name") ? 2 : 0;
-    } else if (d == 2 && !begin) {
-      if (dev_key == 1) tok_i64(r, t, &k->dev_cur.id, "id");
-      if (dev_key == 2 && t->type == SC_JT_STRING) {
-        char tmp[128];
-        size_t len = tok_str(t, tmp, sizeof tmp);
-        if (sc__job_intern(r->job, tmp, len, &k->dev_cur.name)) rc = SC_ENOMEM;
-      }
-    } else if (d > 0) {
-      i = sc__chrome_next(v, n, i);
-      continue;
-    }
-    if (rc) return rc;
-    i++;
-  }
-  return SC_OK;
+  kdev d = {0};
+  d.id = id;
+  d.name = name;
+  return PUSH(r->ctx, k->devs, k->ndevs, k->devs_cap, &d);
 }
 
 /* A distributedInfo member or deviceProperties from the Chrome-trace reader. */
@@ -858,7 +834,7 @@ static int on_item(void *ud, const sc_chrome_item *it) {
   sc_trace_reader *r = ud;
   kin *k = K(r);
   const sc_jtok *t = it->tok;
-  if (it->section == SC_CHROME_META) return device_props(r, it->tok, it->ntok);
+  if (it->section == SC_CHROME_META) return sc__trace_devices(r, it->tok, it->ntok, add_device, r);
   switch (it->key) {
   case D_RANK:
     if (tok_i64(r, t, &k->rank, "rank")) k->have_rank = 1;

@@ -127,6 +127,41 @@ int sc__trace_chrome_fail(sc_trace_reader *r, const sc_chrome *c, int rc) {
   }
 }
 
+int sc__trace_devices(sc_trace_reader *r, const sc_jtok *v, size_t n,
+                      int (*dev)(void *ud, int64_t id, uint32_t name), void *ud) {
+  if (!n || v[0].type != SC_JT_ARR_BEGIN) return SC_OK;
+  int key = 0; /* 1 id, 2 name, 0 another member */
+  int64_t id = -1;
+  uint32_t name = 0;
+  int have_id = 0;
+  for (size_t i = 1; i < n;) {
+    const sc_jtok *t = &v[i];
+    int rc = SC_OK;
+    if (t->depth == 1 && t->type == SC_JT_OBJ_BEGIN) {
+      id = -1, name = 0, have_id = 0;
+    } else if (t->depth == 1 && t->type == SC_JT_OBJ_END) {
+      if (have_id) rc = dev(ud, id, name);
+    } else if (t->depth == 2 && t->type == SC_JT_KEY) {
+      key = t->n == 2 && !memcmp(t->s, "id", 2) ? 1 : t->n == 4 && !memcmp(t->s, "name", 4) ? 2 : 0;
+    } else if (t->depth == 2 && t->type == SC_JT_NUMBER && key == 1) {
+      if (sc__json_int(t->s, t->n, &id)) sc__job_warn(r->job, "%s: non-integer \"id\" ignored", r->name);
+      else have_id = 1;
+    } else if (t->depth == 2 && t->type == SC_JT_STRING && key == 2) {
+      char buf[128];
+      size_t len = t->escaped ? sc__json_unescape(t->s, t->n, buf, sizeof buf) : t->n;
+      if (!t->escaped) memcpy(buf, t->s, len < sizeof buf ? len : sizeof buf - 1);
+      if (len > sizeof buf - 1) len = sizeof buf - 1;
+      rc = sc__job_intern(r->job, buf, len, &name) ? SC_ENOMEM : SC_OK;
+    } else if (t->depth > 0 && (t->type == SC_JT_OBJ_BEGIN || t->type == SC_JT_ARR_BEGIN)) {
+      i = sc__chrome_next(v, n, i); /* a nested value (or a non-object entry): passed over whole */
+      continue;
+    }
+    if (rc) return rc;
+    i++;
+  }
+  return SC_OK;
+}
+
 int sc__trace_push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item) {
   if (*n >= UINT32_MAX - 1 || sc__grow(ctx, arr, size, cap, *n + 1)) return SC_ENOMEM;
   memcpy((char *)*arr + *n * size, item, size);

@@ -66,6 +66,14 @@ struct sc_chrome;
  * "name:offset: <the spec's message>"; a callback's own error is kept as it
  * is. Returns the sticky code. */
 int sc__trace_chrome_fail(sc_trace_reader *r, const struct sc_chrome *c, int rc);
+struct sc_jtok;
+/* deviceProperties (v, n tokens: [{"id": 0, "name": "NVIDIA ..."}, ..]):
+ * dev(ud, id, name) for each entry with an integer id, name interned (0
+ * when absent); a non-integer id is warned about and the entry skipped;
+ * members other than id and name, and entries that are not objects, are
+ * passed over. Returns 0, SC_ENOMEM or dev's error. */
+int sc__trace_devices(sc_trace_reader *r, const struct sc_jtok *v, size_t n,
+                      int (*dev)(void *ud, int64_t id, uint32_t name), void *ud);
 /* Appends item (size bytes) to a growing array of *n items. 0 or SC_ENOMEM. */
 int sc__trace_push(sc_ctx *ctx, void **arr, size_t size, size_t *n, size_t *cap, const void *item);
 

@@ -622,6 +622,18 @@ static void test_gpu_trace(void **state) {
   assert_int_equal(sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res), 0);
   if (fabs(res.gpu_busy_s * 1e9 - want) > 1e-6 * want)
     fail_msg("busy %.1f ns, want %.1f", res.gpu_busy_s * 1e9, want);
+  /* The trace names its GPU (deviceProperties): on it the measured step is
+   * compared; on another it is shown, not compared. */
+  assert_string_equal(sc__job_str(job, r->gpu), "NVIDIA H200");
+  assert_string_equal(sc_job_gpu_preset(job), "h200");
+  assert_null(res.traced_gpu);
+  assert_true(res.traced_step_s == 2.5e-3 && res.error_pct != 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "cluster.gpu=a100-80gb"), 0);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  assert_int_equal(sc_replay(ctx, job, &cfg, &ro, NULL, NULL, &res), 0);
+  assert_non_null(res.traced_gpu);
+  assert_string_equal(res.traced_gpu, "h200");
+  assert_true(res.error_pct == 0 && res.traced_step_s == 2.5e-3);
   sc_job_free(job);
 }
 
