@@ -16,4 +16,4 @@ END {
   if (held > MAX_HELD) { print "held-out MAPE " held " % > " MAX_HELD; bad = 1 }
   if (worst > MAX_WORST) { print "worst row " worst " % > " MAX_WORST; bad = 1 }
   exit bad
-}' MAX_ONE=6 MAX_HELD=9 MAX_WORST=35
+}' MAX_ONE=6 MAX_HELD=8.5 MAX_WORST=35

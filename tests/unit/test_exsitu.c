@@ -657,7 +657,17 @@ static const char membound_json[] =
     "\"Scalar\"]}},"
     "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::_log_softmax_backward_data\",\"pid\":1,\"tid\":1,\"ts\":60,"
     "\"dur\":5,\"args\":{\"Input Dims\":[[8,512],[8,512],[],[]],\"Input type\":[\"float\",\"float\",\"Scalar\","
-    "\"Scalar\"]}}"
+    "\"Scalar\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mul\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[64,32]],\"Input type\":[\"float\",\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mul\",\"pid\":1,\"tid\":1,\"ts\":80,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[32]],\"Input type\":[\"float\",\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mul\",\"pid\":1,\"tid\":1,\"ts\":90,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[64,32]],\"Input type\":[\"float\",\"c10::BFloat16\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mul\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[1,32]],\"Input type\":[\"c10::BFloat16\",\"float\"]}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mul\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[64,32],[]],\"Input type\":[\"float\",\"Scalar\"]}}"
     "]}";
 
 static void test_membound(void **state) {
@@ -675,6 +685,17 @@ static void test_membound(void **state) {
   assert_true(find_op(job, r, "aten::_log_softmax", 1)->bytes == 2.0 * 8 * 1024 * 4);
   assert_true(find_op(job, r, "aten::_log_softmax_backward_data", 0)->bytes == 4.0 * 8 * 2048 * 4);
   assert_true(find_op(job, r, "aten::_log_softmax_backward_data", 1)->bytes == 3.0 * 8 * 512 * 4);
+  /* Elementwise: the same shapes and dtype at a copy's rate (inputs read,
+   * the largest written); a broadcast operand at 0.6 of it, mixed dtypes
+   * 0.7, both 0.2; a scalar is no broadcast. */
+  double full = 64 * 32 * 4.0, row = 32 * 4.0, half = 64 * 32 * 2.0;
+  const double want[5] = {3 * full, (2 * full + row) / 0.6, (2 * full + half) / 0.7,
+                          (half + row + half) / 0.2, 2 * full};
+  for (int i = 0; i < 5; i++) {
+    const sc_jop *m = find_op(job, r, "aten::mul", i);
+    assert_non_null(m);
+    if (fabs(m->bytes - want[i]) > 1e-9 * want[i]) fail_msg("mul %d: %.1f bytes, want %.1f", i, m->bytes, want[i]);
+  }
   sc_job_free(job);
 }
 
