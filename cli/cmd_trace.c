@@ -162,6 +162,67 @@ static int read_all(const char *path, unsigned char **out, size_t *len) {
   return 0;
 }
 
+/* The config a replay of job (or a kernel fit on it) runs under: the GPU of
+ * the trace unless told otherwise (ex-situ jobs in fp32 unless told), then
+ * --cluster FILE and --set, sizes for `world` ranks; the model and parallel
+ * sections are unused (a one-element model stands in for resolution's
+ * checks), the parallel layout's uneven stages handed out (first / last
+ * layers, NULL: dropped). Returns an exit code (a missing GPU), 0 with *rc
+ * the library's error or 0. */
+int sc_cli_job_config(sc_ctx *ctx, const sc_job *job, int64_t world, const char *path, const char *cluster,
+                      const sc_cli_list *sets, sc_config *cfg, int64_t *first_layers, int64_t *last_layers,
+                      int *rc_out) {
+  sc_job_info info;
+  sc_job_get_info(job, &info);
+  sc_config_default(cfg);
+  const char *gpu = sc_job_gpu_preset(job);
+  char assign[4200];
+  int rc = SC_OK;
+  if (gpu) {
+    snprintf(assign, sizeof assign, "cluster.gpu=%s", gpu);
+    rc = sc_config_set(ctx, cfg, assign);
+  }
+  /* Ex-situ jobs keep the traced dtype: fp32 unless told (TF32 math where
+   * the GPU has it, as PyTorch enables for cuDNN convolutions). */
+  if (!rc && info.priced_ops) rc = sc_config_set(ctx, cfg, "training.precision=fp32");
+  if (!rc && cluster) rc = sc_config_load_file(ctx, cfg, cluster);
+  for (int i = 0; !rc && i < sets->n; i++) rc = sc_config_set(ctx, cfg, sets->v[i]);
+  if (!rc && !cfg->cluster.gpu[0] && !cfg->field_line[sc_config_field_index("cluster.gpu")]) {
+    sc_cli_error(sc_exit_code(SC_EINVAL),
+                 "%s: the trace names no GPU stepcast has a preset for: give --set "
+                 "cluster.gpu=NAME (stepcast hw list), or cluster.gpu in --cluster FILE",
+                 path);
+    *rc_out = SC_OK;
+    return sc_exit_code(SC_EINVAL);
+  }
+  if (!rc) {
+    /* The trace is the workload: the model keys are never read, and a
+     * one-element shape stands in for them in resolution's checks. */
+    if (!cfg->model.layers) {
+      snprintf(cfg->model.name, sizeof cfg->model.name, "%s", "trace");
+      cfg->model.layers = cfg->model.hidden = cfg->model.heads = 1;
+      cfg->model.vocab = cfg->model.seq_len = 1;
+    }
+    /* Uneven pipeline stages of a --scale pp re-target (the trace's layers). */
+    if (first_layers) *first_layers = cfg->parallel.pp_first_layers;
+    if (last_layers) *last_layers = cfg->parallel.pp_last_layers;
+    cfg->parallel.pp_first_layers = cfg->parallel.pp_last_layers = 0;
+    cfg->parallel.tp = cfg->parallel.pp = cfg->parallel.cp = cfg->parallel.vpp = 1;
+    cfg->parallel.dp = 0;
+    cfg->parallel.sequence_parallel = 0;
+    cfg->parallel.schedule = SC_SCHED_1F1B;
+    cfg->cluster.num_gpus = world;
+    cfg->cluster.nodes = 0;
+    /* A job smaller than a node fills part of one (same placement). */
+    if (cfg->cluster.gpus_per_node > world) cfg->cluster.gpus_per_node = world;
+    cfg->training.micro_batch = 1;
+    cfg->training.global_batch = world;
+    rc = sc_config_resolve(ctx, cfg);
+  }
+  *rc_out = rc;
+  return 0;
+}
+
 int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
   static const sc_replay_comm comm_modes[] = {SC_REPLAY_COMM_AUTO, SC_REPLAY_COMM_MEASURED,
                                               SC_REPLAY_COMM_MODEL}; /* auto|measured|model */
@@ -297,57 +358,14 @@ int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv) {
     opts.shard_rules_len = rlen;
     opts.shard_rules_name = rules_path;
   }
-  /* The cluster: the GPU of the trace unless told otherwise; sizes follow
-   * the (re-targeted) world; model and parallel sections are unused. */
   sc_job_info info;
   sc_job_get_info(job, &info);
   int64_t R = opts.replica_ranks, world = opts.scale_dp > 0 ? opts.scale_dp * R : info.world;
   if (tpp > 1) world = tpp * (opts.scale_dp > 0 ? opts.scale_dp : 1);
   sc_config cfg;
-  sc_config_default(&cfg);
-  const char *gpu = sc_job_gpu_preset(job);
-  char assign[4200];
-  if (gpu) {
-    snprintf(assign, sizeof assign, "cluster.gpu=%s", gpu);
-    rc = sc_config_set(ctx, &cfg, assign);
-  }
-  /* Ex-situ jobs keep the traced dtype: fp32 unless told (TF32 math where
-   * the GPU has it, as PyTorch enables for cuDNN convolutions). */
-  if (!rc && info.priced_ops) rc = sc_config_set(ctx, &cfg, "training.precision=fp32");
-  if (!rc && cluster) rc = sc_config_load_file(ctx, &cfg, cluster);
-  for (int i = 0; !rc && i < sets.n; i++) rc = sc_config_set(ctx, &cfg, sets.v[i]);
-  if (!rc && !cfg.cluster.gpu[0] && !cfg.field_line[sc_config_field_index("cluster.gpu")]) {
-    sc_cli_error(sc_exit_code(SC_EINVAL),
-                 "%s: the trace names no GPU stepcast has a preset for: give --set "
-                 "cluster.gpu=NAME (stepcast hw list), or cluster.gpu in --cluster FILE",
-                 path);
-    code = sc_exit_code(SC_EINVAL);
+  if ((code = sc_cli_job_config(ctx, job, world, path, cluster, &sets, &cfg, &opts.first_layers,
+                                &opts.last_layers, &rc)))
     goto done;
-  }
-  if (!rc) {
-    /* The trace is the workload: the model keys are never read, and a
-     * one-element shape stands in for them in resolution's checks. */
-    if (!cfg.model.layers) {
-      snprintf(cfg.model.name, sizeof cfg.model.name, "%s", "trace");
-      cfg.model.layers = cfg.model.hidden = cfg.model.heads = 1;
-      cfg.model.vocab = cfg.model.seq_len = 1;
-    }
-    /* Uneven pipeline stages of a --scale pp re-target (the trace's layers). */
-    opts.first_layers = cfg.parallel.pp_first_layers;
-    opts.last_layers = cfg.parallel.pp_last_layers;
-    cfg.parallel.pp_first_layers = cfg.parallel.pp_last_layers = 0;
-    cfg.parallel.tp = cfg.parallel.pp = cfg.parallel.cp = cfg.parallel.vpp = 1;
-    cfg.parallel.dp = 0;
-    cfg.parallel.sequence_parallel = 0;
-    cfg.parallel.schedule = SC_SCHED_1F1B;
-    cfg.cluster.num_gpus = world;
-    cfg.cluster.nodes = 0;
-    /* A job smaller than a node fills part of one (same placement). */
-    if (cfg.cluster.gpus_per_node > world) cfg.cluster.gpus_per_node = world;
-    cfg.training.micro_batch = 1;
-    cfg.training.global_batch = world;
-    rc = sc_config_resolve(ctx, &cfg);
-  }
   if (rc) goto done;
   if (tr.path) { /* before anything is written or replayed */
     /* the ranks of the replayed world: [0, world) */
@@ -393,6 +411,80 @@ done:
   free(rules);
   sc_job_free(job);
   sc_ctx_free(ctx);
+  sc_cli_list_free(&sets);
+  return code;
+}
+
+/* ------------------------------------------------------------ calibrate --kernels */
+
+int sc_cli_calibrate_kernels(const sc_cli_cmd *cmd, int argc, char **argv) {
+  sc_cli_list files = {0}, sets = {0};
+  const char *outpath = NULL, *cluster = NULL;
+  int in_files = 0;
+  sc_cli_args a;
+  sc_cli_args_init(&a, cmd, argc, argv);
+  int r = 0, code = 0;
+  while (!code && (r = sc_cli_next(&a)) > 0) {
+    if (!a.opt) {
+      if (in_files) code = sc_cli_list_add(&files, a.value);
+      else code = sc_cli_usage_error(cmd, "unexpected argument %s", a.value);
+      continue;
+    }
+    in_files = 0;
+    if (sc_cli_is(&a, "--kernels")) in_files = 1;
+    else if (sc_cli_is(&a, "-o")) outpath = a.value;
+    else if (sc_cli_is(&a, "--cluster")) cluster = a.value;
+    else if (sc_cli_is(&a, "--set")) code = sc_cli_list_add(&sets, a.value);
+    else code = sc_cli_unhandled(&a);
+  }
+  if (!code && r < 0) code = a.exit;
+  if (!code && !r && !files.n) code = sc_cli_usage_error(cmd, "--kernels needs trace files");
+  if (code || r < 0) {
+    sc_cli_list_free(&files);
+    sc_cli_list_free(&sets);
+    return code;
+  }
+  sc_ctx *ctx;
+  sc_job *job = NULL;
+  int rc = sc_ctx_new(NULL, NULL, &ctx);
+  if (rc) {
+    sc_cli_list_free(&files);
+    sc_cli_list_free(&sets);
+    return sc_cli_fail(NULL, rc);
+  }
+  if ((rc = sc_job_new(ctx, &job))) code = sc_cli_fail(ctx, rc), rc = 0;
+  unsigned char *buf = code ? NULL : aligned_alloc(READ_ALIGN, CHUNK_BYTES);
+  if (!code && !buf) code = sc_cli_fail(NULL, SC_ENOMEM);
+  uint64_t bytes = 0;
+  for (int i = 0; !code && i < files.n; i++)
+    code = import_file(ctx, job, SC_TRACE_CPU_OF_GPU, files.v[i], i, buf, &bytes);
+  free(buf);
+  if (!code && (rc = sc_job_finish(job))) code = sc_cli_fail(ctx, rc), rc = 0;
+  sc_config cfg;
+  if (!code) {
+    sc_job_info info;
+    sc_job_get_info(job, &info);
+    code = sc_cli_job_config(ctx, job, info.world, files.v[0], cluster, &sets, &cfg, NULL, NULL, &rc);
+  }
+  sc_kernel_fit fit;
+  if (!code && !rc) rc = sc_calibrate_kernels(ctx, job, &cfg, &fit);
+  if (!code && !rc) rc = sc_kernel_fit_report(&fit, sc_cli_write_file, outpath ? stdout : stderr);
+  if (!code && !rc) {
+    char note[4096];
+    size_t len = (size_t)snprintf(note, sizeof note, "fitted to the kernels of");
+    for (int i = 0; i < files.n && len < sizeof note; i++)
+      len += (size_t)snprintf(note + len, sizeof note - len, " %s", files.v[i]);
+    sc_cli_out o;
+    if (!(code = sc_cli_out_open(&o, outpath))) {
+      int wrc = sc_kernel_fit_write_calibration(&fit, note, sc_cli_write_file, o.f);
+      code = sc_cli_out_close(&o, wrc != 0);
+      if (wrc) code = sc_cli_write_error(outpath ? outpath : "stdout", 1);
+    }
+  }
+  if (rc) code = sc_cli_fail(ctx, rc);
+  sc_job_free(job);
+  sc_ctx_free(ctx);
+  sc_cli_list_free(&files);
   sc_cli_list_free(&sets);
   return code;
 }

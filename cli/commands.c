@@ -155,6 +155,16 @@ static const sc_cli_opt cal_interf_opts[] = {
     {"--tree-min-child", "W", "least summed pair weight in a leaf (default 5)", 0},
     {NULL, NULL, NULL, 0}};
 
+static const sc_cli_opt cal_kernels_opts[] = {
+    {"--kernels", "TRACE...", "Kineto traces of steps that ran on a GPU (record_shapes; JSON, .gz or .zst)",
+     SC_CLI_LIST},
+    {"-o", "FILE", "write the calibration YAML to FILE (the report then goes to stdout)", 0},
+    {"--cluster", "FILE", "the cluster and calibration sections of a config file to start from", 0},
+    {"--set", "SECTION.KEY=VALUE", "override one config field (training.precision=bf16 for a bf16 trace); "
+                                   "repeatable",
+     0},
+    {NULL, NULL, NULL, 0}};
+
 static const sc_cli_opt comm_opts[] = {
     {"--gpu", "NAME", "GPU preset (`stepcast hw list`)", 0},
     {"--gpus", "N", "GPUs in the collective's group", 0},
@@ -312,6 +322,17 @@ static const char cal_nccl_text[] =
     "guessed from the device names unless given; --op names the collective of\n"
     "files whose output and name do not.";
 
+static const char cal_kernels_text[] =
+    "Imports GPU traces as `import cpu --gpu-trace` does and fits the compute\n"
+    "model's efficiencies to their own kernels: each priced operator against the\n"
+    "kernel time the trace measured for it, per class (gemm_eff for GEMMs and\n"
+    "convolutions, mem_eff for streaming memory-bound kernels, attn_eff and\n"
+    "cudnn_attn_eff for fused attention), by the time-weighted squared log error.\n"
+    "The GPU is the traces' unless --set cluster.gpu; the precision fp32 unless\n"
+    "--set training.precision. Reports each class before and after and writes the\n"
+    "`calibration:` mapping to -o (else stdout): replay other traces ex-situ with\n"
+    "`--cluster FILE`. docs/TRACE.md.";
+
 static const char cal_interf_text[] =
     "Pairs every compute kernel of Kineto traces overlapped by an NCCL kernel with\n"
     "the same kernel (name, grid, block) alone, fits the learned interference model\n"
@@ -417,6 +438,9 @@ const sc_cli_cmd sc_cli_commands[] = {
     {"calibrate --nccl-tests", "FILE... [OPTIONS]",
      "fit the collective model to nccl-tests outputs", cal_nccl_text, cal_nccl_opts,
      sc_cli_calibrate_nccl, 0, 0},
+    {"calibrate --kernels", "TRACE.json[.gz]... [OPTIONS]",
+     "fit the compute model to a GPU trace's kernels", cal_kernels_text, cal_kernels_opts,
+     sc_cli_calibrate_kernels, 0, 0},
     {"calibrate --interference", "TRACE.json[.gz]... [OPTIONS]",
      "fit the learned interference model to Kineto traces", cal_interf_text, cal_interf_opts,
      sc_cli_calibrate_interference, 0, 0},

@@ -54,6 +54,12 @@ int sc_cli_comm(const sc_cli_cmd *cmd, int argc, char **argv);
 /* cmd_trace.c: import kineto|chakra|cpu (tag: the sc_trace_format), replay */
 int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv);
 int sc_cli_replay(const sc_cli_cmd *cmd, int argc, char **argv);
+int sc_cli_calibrate_kernels(const sc_cli_cmd *cmd, int argc, char **argv);
+struct sc_job;
+/* cmd_trace.c: the config a replay of a job runs under (see there). */
+int sc_cli_job_config(sc_ctx *ctx, const struct sc_job *job, int64_t world, const char *path,
+                      const char *cluster, const sc_cli_list *sets, sc_config *cfg, int64_t *first_layers,
+                      int64_t *last_layers, int *rc_out);
 /* cmd_megatron.c: import megatron, export megatron */
 int sc_cli_import_megatron(const sc_cli_cmd *cmd, int argc, char **argv);
 int sc_cli_export_megatron(const sc_cli_cmd *cmd, int argc, char **argv);

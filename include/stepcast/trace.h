@@ -223,6 +223,46 @@ typedef struct sc_replay_result {
   int64_t layers, traced_layers; /* extrapolated layer count and the traced one (0, 0: as traced) */
 } sc_replay_result;
 
+/* ---------------------------------------------------------------- kernel fit */
+
+/* `calibrate --kernels`: the compute model's efficiencies fitted to the
+ * measured kernels of GPU traces imported with SC_TRACE_CPU_OF_GPU (each
+ * priced operator's kernels against the kernel time the trace measured for
+ * it; in memory only: a job read back from .scw has none). Classes:
+ * GEMMs and convolutions (gemm_eff), streaming memory-bound kernels
+ * (mem_eff), fused attention (attn_eff) and SDPA's cuDNN attention
+ * (cudnn_attn_eff); normalisations, host work and collectives are not
+ * fitted. */
+enum { SC_KFIT_GEMM = 0, SC_KFIT_MEM, SC_KFIT_ATTN, SC_KFIT_CUDNN, SC_KFIT_COUNT };
+typedef struct sc_kernel_fit_class {
+  int64_t ops;                /* operators with a measured time */
+  double measured_s;          /* their measured kernel time, summed over the job */
+  double before_s, after_s;   /* priced, before and after the fit */
+  double mape_before, mape_after; /* per operator, % */
+  double before, after;       /* the parameter; after == before when too few ops (< 3) */
+} sc_kernel_fit_class;
+typedef struct sc_kernel_fit {
+  sc_kernel_fit_class cls[SC_KFIT_COUNT];
+  int64_t unmatched;          /* priced operators without a measured kernel time */
+  const char *gpu;            /* the preset fitted for */
+  /* The compute parameters the fit kept (its starting point), so that the
+   * calibration it writes is whole: */
+  double gemm_dim_half, kernel_overhead_us, fp8_gemm_eff, scores_mem_eff;
+} sc_kernel_fit;
+
+/* Fits, class by class (memory-bound first, then GEMMs, attention), the
+ * efficiency that minimises the time-weighted squared log error of the
+ * operators' priced times against their measured ones, by golden-section
+ * search over [0.05, 1]. cfg (resolved) gives the GPU, the precision and
+ * the starting calibration. SC_EINVAL when the job holds no measured
+ * kernel times. */
+int sc_calibrate_kernels(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, sc_kernel_fit *out);
+/* The fit's table (text) and its `calibration:` mapping (YAML: the four
+ * efficiencies, fitted or kept, and the compute parameters the fit kept;
+ * note: a comment line, e.g. the traces). */
+int sc_kernel_fit_report(const sc_kernel_fit *f, sc_write_fn w, void *ud);
+int sc_kernel_fit_write_calibration(const sc_kernel_fit *f, const char *note, sc_write_fn w, void *ud);
+
 /* Replays job with the engine. cfg (resolved) supplies the cluster, cost
  * parameters and simulation switches; its model/parallel sections are not
  * used. trace, if non-NULL, receives a Chrome trace of the replay. */

@@ -472,6 +472,10 @@ static double priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, i
   return priced_shape_ns(c, &r->shapes[jo->shape - 1], jo, fp8_recipe);
 }
 
+double sc__replay_priced_ns(const sc_cost *c, const sc_jrank *r, const sc_jop *jo, int fp8_recipe) {
+  return priced_ns(c, r, jo, fp8_recipe);
+}
+
 /* shard.c's ZB-V pass times: a re-shaped op priced as the replay prices it
  * (measured ops at their duration). */
 typedef struct shard_pricing { const sc_cost *cost; int fp8_recipe; } shard_pricing;

@@ -318,9 +318,9 @@ typedef struct xev {
 
 /* Members of args we read (member ids, in arg_keys order) and the
  * distributedInfo members. */
-enum { A_DIMS = SC_CHROME_ARG, A_TYPES, A_CONC, A_MOD, A_MTYPE, A_PASS, A_PARAM, A_HEADS };
+enum { A_DIMS = SC_CHROME_ARG, A_TYPES, A_CONC, A_MOD, A_MTYPE, A_PASS, A_PARAM, A_HEADS, A_CORR };
 static const char *const arg_keys[] = {"Input Dims", "Input type", "Concrete Inputs", "Module", "Module Type",
-                                       "Pass", "Parameter", "Module Heads", NULL};
+                                       "Pass", "Parameter", "Module Heads", "correlation", NULL};
 /* tp, pp, pp_stage: a per-rank shard trace (tools/trace_torch.py --tp N
  * --pp-stage K/P): which TP degree, pipeline and stage it was traced for. */
 enum { D_RANK = 0, D_WORLD, D_TP, D_PP, D_STAGE, D_COUNT };
@@ -331,7 +331,10 @@ static const char *const meta_keys[] = {"deviceProperties", NULL};
  * launch (kernel, copy, memset, graph) or a call that blocks the host
  * until the GPU is done (device / stream / event synchronisation). */
 enum { RT_LAUNCH = 1, RT_SYNC };
-typedef struct rtev { int64_t ts, dur, tid; uint8_t kind; } rtev;
+typedef struct rtev { int64_t ts, dur, tid, corr; uint8_t kind; } rtev;
+/* A GPU trace's kernel (or copy, memset): its launch's correlation id and
+ * its duration. */
+typedef struct gkev { int64_t corr, dur; } gkev;
 
 typedef struct xin {
   sc_chrome c;
@@ -371,6 +374,10 @@ typedef struct xin {
   int64_t gpu_events;
   rtev *rt;              /* runtime calls, GPU traces only */
   size_t nrt, rt_cap;
+  gkev *gk;              /* kernels, GPU traces only */
+  size_t ngk, gk_cap;
+  int64_t corr;          /* the event's "correlation" (has_corr) */
+  int has_corr;
   int64_t dev_id;        /* deviceProperties: the lowest id and its name (GPU traces) */
   uint32_t dev_name;
 } xin;
@@ -422,6 +429,7 @@ static void xs_close(sc_trace_reader *r) {
   FREE_ARR(ctx, x->cur_conc, x->cur_conc_cap);
   FREE_ARR(ctx, x->ev, x->ev_cap);
   FREE_ARR(ctx, x->rt, x->rt_cap);
+  FREE_ARR(ctx, x->gk, x->gk_cap);
   FREE_ARR(ctx, x->dims, x->dims_cap);
   FREE_ARR(ctx, x->eb, x->eb_cap);
   FREE_ARR(ctx, x->conc, x->conc_cap);
@@ -446,7 +454,7 @@ static int intern_tok(sc_trace_reader *r, const sc_jtok *t, uint32_t *id) {
 static void reset_event(xin *x, uint64_t off) {
   x->ph = 0;
   x->is_cpu_op = x->is_step = x->is_gpu = x->is_rt = 0;
-  x->has_ts = x->has_dur = x->has_name = 0;
+  x->has_ts = x->has_dur = x->has_name = x->has_corr = 0;
   x->ts = x->dur = x->tid = 0;
   x->off = off;
   x->mod = x->mtype = x->heads = 0;
@@ -471,13 +479,19 @@ static int end_event(sc_trace_reader *r) {
   xin *x = X(r);
   if (x->is_gpu) {
     x->gpu_events++;
-    return SC_OK;
+    if (r->fmt != SC_TRACE_CPU_OF_GPU || !x->has_corr || !x->has_dur || x->dur < 0 || (double)x->dur > SC_WORK_MAX)
+      return SC_OK;
+    if ((int64_t)x->ngk >= SC_TRACE_MAX_RECORDS)
+      return sc__trace_fail(r, SC_EINVAL, x->off, "more than %lld GPU kernels: too many for one rank's trace",
+                            (long long)SC_TRACE_MAX_RECORDS);
+    gkev g = {x->corr, x->dur};
+    return sc__trace_push(r->ctx, (void **)&x->gk, sizeof g, &x->ngk, &x->gk_cap, &g);
   }
   if (x->is_rt) { /* kept for a GPU trace's host timeline (xs_build) */
     if (r->fmt != SC_TRACE_CPU_OF_GPU || x->ph != 'X' || !x->has_name || !x->has_ts || !x->has_dur ||
         x->dur < 0 || (double)x->dur > SC_WORK_MAX || x->ts < -((int64_t)1 << 62) || x->ts > ((int64_t)1 << 62))
       return SC_OK;
-    rtev v = {x->ts, x->dur, x->tid, rt_kind(sc__job_str(r->job, x->name))};
+    rtev v = {x->ts, x->dur, x->tid, x->has_corr ? x->corr : -1, rt_kind(sc__job_str(r->job, x->name))};
     if (!v.kind) return SC_OK;
     if ((int64_t)x->nrt >= SC_TRACE_MAX_RECORDS)
       return sc__trace_fail(r, SC_EINVAL, x->off, "more than %lld CUDA runtime calls: too many for one rank's trace",
@@ -678,6 +692,9 @@ static int on_event(void *ud, const sc_chrome_event *ce) {
         x->param = IS(t->s, t->n, "weight") ? SC_JPARAM_WEIGHT : IS(t->s, t->n, "bias") ? SC_JPARAM_BIAS
                                                                                         : SC_JPARAM_OTHER;
       break;
+    case A_CORR:
+      if (t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &x->corr)) x->has_corr = 1;
+      break;
     case A_HEADS: {
       int64_t v;
       if (t->type == SC_JT_NUMBER && !sc__json_int(t->s, t->n, &v) && v > 0 && v <= SC_JOB_MAX_HEADS)
@@ -816,6 +833,8 @@ typedef struct bld {
    * position (the last launch priced so far). NULL for a CPU trace. */
   const rtev *launch, *sync;
   size_t nlaunch, nsync;
+  const gkev *gk;         /* its kernels by correlation id */
+  size_t ngk;
   int64_t *sync_sum;
   int64_t host_t;
   double grad_bytes;      /* the gradients that became ready so far (AccumulateGrad) */
@@ -857,18 +876,41 @@ static int64_t host_busy(const bld *b, int64_t t0, int64_t t1) {
   return busy > 0 ? busy : 0;
 }
 
-/* The first launch of operator e on its thread (its own kernels' launch
- * calls nest inside it); e's start when none is found nearby. */
-static int64_t first_launch(const bld *b, const xev *e) {
+/* The first launch call at or after t (b->nlaunch when none). */
+static size_t launch_at(const bld *b, int64_t t) {
   size_t lo = 0, hi = b->nlaunch;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (b->launch[mid].ts < e->ts) lo = mid + 1;
+    if (b->launch[mid].ts < t) lo = mid + 1;
     else hi = mid;
   }
-  for (size_t i = lo, n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++)
+  return lo;
+}
+
+/* The first launch of operator e on its thread (its own kernels' launch
+ * calls nest inside it); e's start when none is found nearby. */
+static int64_t first_launch(const bld *b, const xev *e) {
+  for (size_t i = launch_at(b, e->ts), n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++)
     if (b->launch[i].tid == e->tid) return b->launch[i].ts;
   return e->ts;
+}
+
+/* The measured GPU time of operator e in a GPU trace: the kernels of the
+ * launch calls inside it on its thread (its children's too), by their
+ * correlation ids. */
+static int64_t measured_of(const bld *b, const xev *e) {
+  int64_t sum = 0;
+  for (size_t i = launch_at(b, e->ts), n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++) {
+    if (b->launch[i].tid != e->tid || b->launch[i].corr < 0) continue;
+    size_t a = 0, z = b->ngk;
+    while (a < z) {
+      size_t mid = a + (z - a) / 2;
+      if (b->gk[mid].corr < b->launch[i].corr) a = mid + 1;
+      else z = mid;
+    }
+    for (; a < b->ngk && b->gk[a].corr == b->launch[i].corr; a++) sum += b->gk[a].dur;
+  }
+  return sum;
 }
 
 /* The host op before a kernel: for a CPU trace the operators dispatched
@@ -927,6 +969,7 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
                             "out of range (dimensions at most 2^40, bytes 2^50, FLOPs 1e24)",
                             sc__job_str(job, name), dims[0], dims[1], dims[2], dims[3], k[i].bytes, k[i].flops);
   }
+  size_t first = b->jr->nops;
   for (int i = 0; i < n; i++) {
     int64_t host = -1; /* a GPU trace: the host time up to the op's first launch, then none */
     if (b->launch) {
@@ -955,6 +998,13 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
     if (tag_module(b, e)) return SC_ENOMEM;
     b->last_kernel = (int64_t)b->jr->nops - 1;
     b->kernels++;
+    if (b->launch && sc__jrank_set_ref(job, b->jr, b->jr->nops - 1, i == 0 ? -2 : -1)) return SC_ENOMEM;
+  }
+  /* A GPU trace: the operator's measured kernel time on its first kernel
+   * (-1 on the others, 0 when nothing it launched was found). */
+  if (b->launch) {
+    for (size_t q = first; q < b->jr->nops; q++)
+      if (b->jr->ref_ns[q] == -2) b->jr->ref_ns[q] = measured_of(b, e);
   }
   return SC_OK;
 }
@@ -1231,6 +1281,11 @@ static int is_module_op(const char *name) {
 
 static int is_autograd_node(const char *name) {
   return !strncmp(name, "autograd::engine::evaluate_function", 35);
+}
+
+static int cmp_gk(const void *p, const void *q) {
+  const gkev *a = p, *c = q;
+  return (a->corr > c->corr) - (a->corr < c->corr);
 }
 
 static int cmp_rt(const void *p, const void *q) {
@@ -1544,6 +1599,8 @@ static int xs_build(sc_trace_reader *r) {
       qsort(rts, nl, sizeof *rts, cmp_rt);
       qsort(rts + nl, ns, sizeof *rts, cmp_rt);
       b.launch = rts, b.nlaunch = nl;
+      qsort(x->gk, x->ngk, sizeof *x->gk, cmp_gk);
+      b.gk = x->gk, b.ngk = x->ngk;
       b.sync = rts + nl, b.nsync = ns;
       b.sync_sum[0] = 0;
       for (size_t i = 0; i < ns; i++) b.sync_sum[i + 1] = b.sync_sum[i] + b.sync[i].dur;

@@ -58,6 +58,7 @@ void sc__jrank_free(sc_ctx *ctx, sc_jrank *r) {
   sc__free(ctx, r->shapes, r->shapes_cap * sizeof *r->shapes);
   sc__free(ctx, r->modules, r->modules_cap * sizeof *r->modules);
   sc__free(ctx, r->opmods, r->opmods_cap * sizeof *r->opmods);
+  sc__free(ctx, r->ref_ns, r->ref_cap * sizeof *r->ref_ns);
   memset(r, 0, sizeof *r);
 }
 
@@ -303,6 +304,16 @@ int sc__jrank_set_opmod(sc_job *job, sc_jrank *r, size_t k, const sc_jopmod *m) 
     memset(r->opmods + old, 0, (r->opmods_cap - old) * sizeof *r->opmods);
   }
   r->opmods[k] = *m;
+  return SC_OK;
+}
+
+int sc__jrank_set_ref(sc_job *job, sc_jrank *r, size_t k, int64_t ns) {
+  if (k >= r->ref_cap) {
+    size_t old = r->ref_cap, want = k + 1 > r->ops_cap ? k + 1 : r->ops_cap;
+    if (sc__grow(job->ctx, (void **)&r->ref_ns, sizeof *r->ref_ns, &r->ref_cap, want)) return SC_ENOMEM;
+    memset(r->ref_ns + old, 0, (r->ref_cap - old) * sizeof *r->ref_ns);
+  }
+  r->ref_ns[k] = ns;
   return SC_OK;
 }
 

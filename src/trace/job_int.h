@@ -195,6 +195,12 @@ typedef struct sc_jrank {
   size_t nmodules, modules_cap;
   sc_jopmod *opmods;       /* NULL, or one per op (index as ops) */
   size_t opmods_cap;
+  /* NULL, or one per op (index as ops): a GPU trace's measured kernel time
+   * of the operator a priced op came from, on its first kernel (-1 on its
+   * other kernels, 0 unknown); `import cpu --gpu-trace` in memory only (not
+   * in .scw), for `calibrate --kernels` (kfit.c). */
+  int64_t *ref_ns;
+  size_t ref_cap;
 } sc_jrank;
 
 typedef struct sc_jgroup {
@@ -279,6 +285,8 @@ int64_t sc__jrank_module(sc_job *job, sc_jrank *r, uint32_t path, uint32_t type,
 /* Sets op k's module entry (allocating the per-op table, zeroed, on first
  * use). 0 or SC_ENOMEM. */
 int sc__jrank_set_opmod(sc_job *job, sc_jrank *r, size_t k, const sc_jopmod *m);
+/* Sets op k's ref_ns (growing the array, zero-filled). 0 or SC_ENOMEM. */
+int sc__jrank_set_ref(sc_job *job, sc_jrank *r, size_t k, int64_t ns);
 /* Op k's module entry (zeroed when the rank has none). */
 static inline sc_jopmod sc__jrank_opmod(const sc_jrank *r, size_t k) {
   sc_jopmod none = {0, 0, 0};

@@ -699,6 +699,87 @@ static void test_membound(void **state) {
   sc_job_free(job);
 }
 
+/* calibrate --kernels: a GPU trace whose GEMM kernels took exactly what the
+ * roofline prices at gemm_eff 0.6 (and whose copies what mem_eff 0.7
+ * prices) is fitted back to those values from the H200 defaults. */
+static void test_kernel_fit(void **state) {
+  (void)state;
+  sc_config cfg;
+  replay_config(&cfg, 1, 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "cluster.gpu=h200"), 0);
+  assert_int_equal(sc_config_set(ctx, &cfg, "training.precision=bf16"), 0);
+  assert_int_equal(sc_config_resolve(ctx, &cfg), 0);
+  sc_cost cost;
+  assert_int_equal(sc__cost_init(ctx, &cfg, &cost), 0);
+  cost.p.gemm_eff = 0.6;
+  cost.p.mem_eff = 0.7;
+  static const int ks[4] = {1024, 2048, 4096, 8192};
+  char *json = malloc(16384);
+  assert_non_null(json);
+  size_t n = (size_t)snprintf(json, 16384,
+                              "{\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA H200\"}],\"traceEvents\":["
+                              "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+                              "\"tid\":1,\"ts\":0,\"dur\":100000}");
+  int corr = 1;
+  double t = 10;
+  for (int i = 0; i < 4; i++, corr++) { /* mm [4096, K] x [K, 4096] */
+    double ns = cost.compute->gemm_ns(&cost, 4096, 4096, ks[i]);
+    n += (size_t)snprintf(json + n, 16384 - n,
+                          ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
+                          "\"dur\":20,\"args\":{\"Input Dims\":[[4096,%d],[%d,4096]],\"Input type\":"
+                          "[\"c10::BFloat16\",\"c10::BFloat16\"]}}"
+                          ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+                          "\"ts\":%.3f,\"dur\":2,\"args\":{\"correlation\":%d}}"
+                          ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":%.3f,"
+                          "\"dur\":%.4f,\"args\":{\"correlation\":%d}}",
+                          t, ks[i], ks[i], t + 5, corr, t + 10, ns / 1e3, corr);
+    t += 1000;
+  }
+  for (int i = 0; i < 3; i++, corr++) { /* copies of 2^20 .. 2^22 fp32 elements */
+    double elems = (double)(1 << (20 + i));
+    double ns = cost.compute->mem_ns(&cost, 8.0 * elems);
+    n += (size_t)snprintf(json + n, 16384 - n,
+                          ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::copy_\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
+                          "\"dur\":20,\"args\":{\"Input Dims\":[[%.0f],[%.0f],[]],\"Input type\":"
+                          "[\"float\",\"float\",\"Scalar\"]}}"
+                          ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+                          "\"ts\":%.3f,\"dur\":2,\"args\":{\"correlation\":%d}}"
+                          ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"copy\",\"pid\":0,\"tid\":7,\"ts\":%.3f,"
+                          "\"dur\":%.4f,\"args\":{\"correlation\":%d}}",
+                          t, elems, elems, t + 5, corr, t + 10, ns / 1e3, corr);
+    t += 1000;
+  }
+  n += (size_t)snprintf(json + n, 16384 - n, "]}");
+  sc__cost_release(ctx, &cost);
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  int rc = import_mem(job, SC_TRACE_CPU_OF_GPU, "fit.json", json, n, 97, 0);
+  free(json);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(sc_job_finish(job), 0);
+  sc_kernel_fit fit;
+  rc = sc_calibrate_kernels(ctx, job, &cfg, &fit);
+  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  assert_int_equal(fit.cls[SC_KFIT_GEMM].ops, 4);
+  assert_int_equal(fit.cls[SC_KFIT_MEM].ops, 3);
+  assert_int_equal(fit.cls[SC_KFIT_ATTN].ops, 0);
+  if (fabs(fit.cls[SC_KFIT_GEMM].after - 0.6) > 2e-3 || fabs(fit.cls[SC_KFIT_MEM].after - 0.7) > 2e-3)
+    fail_msg("fitted gemm_eff %.4f, mem_eff %.4f", fit.cls[SC_KFIT_GEMM].after, fit.cls[SC_KFIT_MEM].after);
+  assert_true(fit.cls[SC_KFIT_GEMM].mape_after < 0.5 && fit.cls[SC_KFIT_GEMM].mape_before > 5);
+  buf b = {0};
+  assert_int_equal(sc_kernel_fit_write_calibration(&fit, "test", sc_test_buf_write, &b), 0);
+  assert_non_null(strstr(b.p, "calibration:\n  gemm_eff: 0.6"));
+  assert_non_null(strstr(b.p, "attn_eff: 0.265139   # kept"));
+  free(b.p);
+  sc_job_free(job);
+  /* A CPU trace has no measured kernel times: refused. */
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  assert_int_equal(import_mem(job, SC_TRACE_CPU, "exsitu.json", exsitu_json, sizeof exsitu_json - 1, 64, 0), 0);
+  assert_int_equal(sc_calibrate_kernels(ctx, job, &cfg, &fit), SC_EINVAL);
+  assert_non_null(strstr(sc_errmsg(ctx), "no operator with a measured kernel time"));
+  sc_job_free(job);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exsitu),
@@ -707,6 +788,7 @@ int main(void) {
       cmocka_unit_test(test_score_gemms),
       cmocka_unit_test(test_gpu_trace),
       cmocka_unit_test(test_membound),
+      cmocka_unit_test(test_kernel_fit),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

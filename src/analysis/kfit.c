@@ -1,0 +1,218 @@
+/*
+ * kfit.c: `stepcast calibrate --kernels` (sc_calibrate_kernels): the compute
+ * model's efficiencies fitted to a GPU trace's own kernels. A trace imported
+ * with `import cpu --gpu-trace` keeps, for each priced operator, the kernel
+ * time it measured (sc_jrank.ref_ns); here the operators' priced times are
+ * compared with those, class by class, and each class's efficiency is moved
+ * to where the time-weighted squared log error is least. This calibrates on
+ * the kernels of a real step (their clocks, power and software), which
+ * kernel benchmarks run back to back do not show (docs/VALIDATION.md, "H200
+ * measured by this project").
+ */
+#include "analysis/replay_int.h"
+#include "base/sc_int.h"
+#include "cost/cost_int.h"
+#include "trace/job_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One operator: its class, measured kernel time, and the ops priced for it
+ * (a rank, the first op index and the count). */
+typedef struct kgroup {
+  int cls;
+  double meas_ns;
+  const sc_jrank *r;
+  size_t first, n;
+} kgroup;
+
+typedef struct kfit {
+  sc_cost cost;
+  int fp8_recipe;
+  kgroup *g;
+  size_t ng, gcap;
+} kfit;
+
+static int class_of(int shape_cls) {
+  switch (shape_cls) {
+  case SC_JSHAPE_GEMM:
+  case SC_JSHAPE_CONV: return SC_KFIT_GEMM;
+  case SC_JSHAPE_MEM: return SC_KFIT_MEM;
+  case SC_JSHAPE_ATTN: return SC_KFIT_ATTN;
+  case SC_JSHAPE_ATTN_CUDNN: return SC_KFIT_CUDNN;
+  default: return -1; /* normalisations, FP8 GEMMs, host */
+  }
+}
+
+static double group_ns(const kfit *k, const kgroup *g) {
+  double t = 0;
+  for (size_t i = 0; i < g->n; i++) {
+    const sc_jop *op = &g->r->ops[g->first + i];
+    if (op->kind == SC_JOP_KERNEL && op->shape) t += sc__replay_priced_ns(&k->cost, g->r, op, k->fp8_recipe);
+  }
+  return t;
+}
+
+/* The parameter a class fits, in the cost (attention: also the derived
+ * efficiency the attention model reads). */
+static void set_param(kfit *k, const sc_config *cfg, int cls, double v) {
+  sc_cost_params *p = &k->cost.p;
+  if (cls == SC_KFIT_GEMM) p->gemm_eff = v;
+  else if (cls == SC_KFIT_MEM) p->mem_eff = v;
+  else if (cls == SC_KFIT_ATTN) p->attn_eff = v;
+  else p->cudnn_attn_eff = v;
+  k->cost.attn_eff = cfg->training.attention == SC_ATTN_CUDNN ? p->cudnn_attn_eff : p->attn_eff;
+}
+
+static double get_param(const kfit *k, int cls) {
+  const sc_cost_params *p = &k->cost.p;
+  return cls == SC_KFIT_GEMM ? p->gemm_eff : cls == SC_KFIT_MEM ? p->mem_eff
+                                         : cls == SC_KFIT_ATTN  ? p->attn_eff
+                                                                : p->cudnn_attn_eff;
+}
+
+/* Sum of measured, priced and the two error measures of one class. */
+static double class_error(const kfit *k, int cls, double *priced, double *mape) {
+  double loss = 0, sum = 0, ape = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < k->ng; i++) {
+    const kgroup *g = &k->g[i];
+    if (g->cls != cls) continue;
+    double t = group_ns(k, g);
+    if (t <= 0) continue;
+    double e = log(t / g->meas_ns);
+    loss += g->meas_ns * e * e;
+    sum += t;
+    ape += fabs(t / g->meas_ns - 1.0);
+    n++;
+  }
+  if (priced) *priced = sum;
+  if (mape) *mape = n ? 100.0 * ape / (double)n : 0;
+  return loss;
+}
+
+/* Collects the operators with a measured time: a kernel op whose ref_ns is
+ * positive starts one; the kernel ops after it marked -1 (and the host ops
+ * between) belong to it. */
+static int collect(sc_ctx *ctx, kfit *k, const sc_job *job, int64_t *unmatched) {
+  for (size_t ri = 0; ri < job->nranks; ri++) {
+    const sc_jrank *r = &job->ranks[ri];
+    size_t nref = r->ref_ns ? (r->ref_cap < r->nops ? r->ref_cap : r->nops) : 0;
+    for (size_t q = 0; q < nref; q++) {
+      const sc_jop *op = &r->ops[q];
+      if (op->kind != SC_JOP_KERNEL || !op->shape || r->ref_ns[q] == -1) continue;
+      if (r->ref_ns[q] <= 0) {
+        (*unmatched)++;
+        continue;
+      }
+      int cls = class_of(r->shapes[op->shape - 1].cls);
+      size_t end = q + 1;
+      while (end < nref && (r->ops[end].kind == SC_JOP_HOST || r->ref_ns[end] == -1)) end++;
+      if (cls < 0) continue;
+      kgroup g = {cls, (double)r->ref_ns[q], r, q, end - q};
+      if (k->ng == k->gcap && sc__grow(ctx, (void **)&k->g, sizeof *k->g, &k->gcap, k->ng + 1)) return SC_ENOMEM;
+      k->g[k->ng++] = g;
+    }
+  }
+  return SC_OK;
+}
+
+int sc_calibrate_kernels(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, sc_kernel_fit *out) {
+  memset(out, 0, sizeof *out);
+  kfit k;
+  memset(&k, 0, sizeof k);
+  k.fp8_recipe = (int)cfg->training.fp8_recipe;
+  int rc = sc__cost_init(ctx, cfg, &k.cost);
+  if (rc) return rc;
+  out->gpu = k.cost.hw->name;
+  out->gemm_dim_half = k.cost.p.gemm_dim_half;
+  out->kernel_overhead_us = k.cost.p.kernel_overhead_us;
+  out->fp8_gemm_eff = k.cost.p.fp8_gemm_eff;
+  out->scores_mem_eff = k.cost.p.scores_mem_eff;
+  rc = collect(ctx, &k, job, &out->unmatched);
+  if (!rc && !k.ng)
+    rc = sc__error(ctx, SC_EINVAL,
+                   "no operator with a measured kernel time: give GPU traces (Kineto, record_shapes) "
+                   "imported as `import cpu --gpu-trace` does");
+  /* Memory-bound first (GEMMs take the slower of FLOPs and bytes), then
+   * GEMMs, attention, cuDNN attention. */
+  static const int order[SC_KFIT_COUNT] = {SC_KFIT_MEM, SC_KFIT_GEMM, SC_KFIT_ATTN, SC_KFIT_CUDNN};
+  for (int oi = 0; !rc && oi < SC_KFIT_COUNT; oi++) {
+    int c = order[oi];
+    sc_kernel_fit_class *fc = &out->cls[c];
+    for (size_t i = 0; i < k.ng; i++)
+      if (k.g[i].cls == c) fc->ops++, fc->measured_s += k.g[i].meas_ns / 1e9;
+    fc->before = fc->after = get_param(&k, c);
+    double priced;
+    class_error(&k, c, &priced, &fc->mape_before);
+    fc->before_s = priced / 1e9;
+    if (fc->ops < 3) {
+      fc->after_s = fc->before_s, fc->mape_after = fc->mape_before;
+      continue;
+    }
+    /* Golden-section search: the loss is unimodal in one efficiency (every
+     * priced time falls with it, to a floor). */
+    const double phi = 0.6180339887498949;
+    double a = 0.05, b = 1.0, x1 = b - phi * (b - a), x2 = a + phi * (b - a);
+    set_param(&k, cfg, c, x1);
+    double f1 = class_error(&k, c, NULL, NULL);
+    set_param(&k, cfg, c, x2);
+    double f2 = class_error(&k, c, NULL, NULL);
+    for (int it = 0; it < 60; it++) {
+      if (f1 <= f2) {
+        b = x2, x2 = x1, f2 = f1, x1 = b - phi * (b - a);
+        set_param(&k, cfg, c, x1);
+        f1 = class_error(&k, c, NULL, NULL);
+      } else {
+        a = x1, x1 = x2, f1 = f2, x2 = a + phi * (b - a);
+        set_param(&k, cfg, c, x2);
+        f2 = class_error(&k, c, NULL, NULL);
+      }
+    }
+    double best = 0.5 * (a + b);
+    set_param(&k, cfg, c, best);
+    fc->after = best;
+    class_error(&k, c, &priced, &fc->mape_after);
+    fc->after_s = priced / 1e9;
+  }
+  sc__free(ctx, k.g, k.gcap * sizeof *k.g);
+  sc__cost_release(ctx, &k.cost);
+  return rc;
+}
+
+static const char *const class_key[SC_KFIT_COUNT] = {"gemm_eff", "mem_eff", "attn_eff", "cudnn_attn_eff"};
+static const char *const class_text[SC_KFIT_COUNT] = {"GEMMs", "memory-bound", "attention", "cuDNN attention"};
+
+int sc_kernel_fit_report(const sc_kernel_fit *f, sc_write_fn w, void *ud) {
+  int rc = sc__writef(w, ud,
+                      "kernel fit on %s: per class the operators with a measured kernel time\n"
+                      "class              ops  measured ms  priced before  after ms   MAPE before  after  "
+                      "parameter          before    after\n",
+                      f->gpu ? f->gpu : "?");
+  for (int c = 0; !rc && c < SC_KFIT_COUNT; c++) {
+    const sc_kernel_fit_class *k = &f->cls[c];
+    if (!k->ops) continue;
+    rc = sc__writef(w, ud, "%-16s %5lld %12.3f %14.3f %9.3f %11.1f %% %5.1f %%  %-16s %8.4f %8.4f%s\n",
+                    class_text[c], (long long)k->ops, k->measured_s * 1e3, k->before_s * 1e3, k->after_s * 1e3,
+                    k->mape_before, k->mape_after, class_key[c], k->before, k->after,
+                    k->ops < 3 ? "  (too few: kept)" : "");
+  }
+  if (!rc && f->unmatched)
+    rc = sc__writef(w, ud, "%lld priced operator(s) without a measured kernel time (not fitted)\n",
+                    (long long)f->unmatched);
+  return rc;
+}
+
+int sc_kernel_fit_write_calibration(const sc_kernel_fit *f, const char *note, sc_write_fn w, void *ud) {
+  int rc = sc__writef(w, ud, "# %s\n# gpu: %s; `stepcast calibrate --kernels` (docs/TRACE.md)\ncalibration:\n",
+                      note ? note : "", f->gpu ? f->gpu : "?");
+  for (int c = 0; !rc && c < SC_KFIT_COUNT; c++)
+    rc = sc__writef(w, ud, "  %s: %.6g%s\n", class_key[c], f->cls[c].after,
+                    f->cls[c].ops >= 3 ? "" : "   # kept: fewer than 3 operators of its class");
+  if (!rc)
+    rc = sc__writef(w, ud,
+                    "  # kept from the starting calibration:\n  gemm_dim_half: %.6g\n  kernel_overhead_us: %.6g\n"
+                    "  fp8_gemm_eff: %.6g\n  scores_mem_eff: %.6g\n",
+                    f->gemm_dim_half, f->kernel_overhead_us, f->fp8_gemm_eff, f->scores_mem_eff);
+  return rc;
+}
