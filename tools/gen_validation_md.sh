@@ -474,7 +474,7 @@ gaps) and priced ex-situ (`import cpu --gpu-trace`: every operator by the
 cost model) with the shipped H200 defaults and with the H200 kernel
 calibration (`ex-kern`) and with the in-step calibration `calibrate
 --kernels` fits to the first trace's own kernels (`ex-fit`: gemm_eff 0.725
-to 0.805, mem_eff 0.80 to 0.77, cudnn_attn_eff 0.62 to 0.55; the other two
+to 0.806, mem_eff 0.800 to 0.803, cudnn_attn_eff 0.62 to 0.55; the other two
 traces held out); then all eight measured steps as synthesized `stepcast run`
 configs (the Llama-3 8B preset cut to the measured layers, sequence and
 batch, bf16, cuDNN attention, full recompute for the checkpointed rows) with
@@ -495,9 +495,9 @@ with the kernel calibration the steps are +4.9 %, +8.5 % and +6.8 %: every
 term but the GEMMs is within 2.5 % in sum (75.4 ms priced against 77.3
 measured on the four-layer step, 22.0 against 21.7 on the two-layer one),
 and the GEMMs are priced 11-18 % slow. Fitted on the first trace's kernels,
-the held-out checkpointed step is +2.7 % and the two-layer one +8.2 % (its
+the held-out checkpointed step is +1.1 % and the two-layer one +5.7 % (its
 GEMMs run faster still, and its host timeline carries the profiler's cost:
-+2.3 % against its profiled step). Op by op on the
++0.0 % against its profiled step). Op by op on the
 four-layer step (measured kernel time against priced): GEMMs 90.1 against
 100.1 ms (+11 %, the power-bound kernel fit against the faster in-step
 clock; the two-layer step's GEMMs, 26 % of its GPU time, are priced 18 %

@@ -240,6 +240,7 @@ typedef struct sc_kernel_fit_class {
   double before_s, after_s;   /* priced, before and after the fit */
   double mape_before, mape_after; /* per operator, % */
   double before, after;       /* the parameter; after == before when too few ops (< 3) */
+  int at_bound;               /* 1: no value in [0.05, 1] prices the measured total */
 } sc_kernel_fit_class;
 typedef struct sc_kernel_fit {
   sc_kernel_fit_class cls[SC_KFIT_COUNT];
@@ -251,9 +252,9 @@ typedef struct sc_kernel_fit {
 } sc_kernel_fit;
 
 /* Fits, class by class (memory-bound first, then GEMMs, attention), the
- * efficiency that minimises the time-weighted squared log error of the
- * operators' priced times against their measured ones, by golden-section
- * search over [0.05, 1]. cfg (resolved) gives the GPU, the precision and
+ * efficiency at which the operators' priced times sum to their measured
+ * ones, by bisection over [0.05, 1] (per-operator errors reported, not
+ * fitted). cfg (resolved) gives the GPU, the precision and
  * the starting calibration. SC_EINVAL when the job holds no measured
  * kernel times. */
 int sc_calibrate_kernels(sc_ctx *ctx, const sc_job *job, const sc_config *cfg, sc_kernel_fit *out);
