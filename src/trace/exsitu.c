@@ -1599,7 +1599,7 @@ static int xs_build(sc_trace_reader *r) {
       qsort(rts, nl, sizeof *rts, cmp_rt);
       qsort(rts + nl, ns, sizeof *rts, cmp_rt);
       b.launch = rts, b.nlaunch = nl;
-      qsort(x->gk, x->ngk, sizeof *x->gk, cmp_gk);
+      if (x->ngk) qsort(x->gk, x->ngk, sizeof *x->gk, cmp_gk);
       b.gk = x->gk, b.ngk = x->ngk;
       b.sync = rts + nl, b.nsync = ns;
       b.sync_sum[0] = 0;
