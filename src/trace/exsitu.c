@@ -835,7 +835,7 @@ typedef struct bld {
   size_t nlaunch, nsync;
   const gkev *gk;         /* its kernels by correlation id */
   size_t ngk;
-  int64_t *sync_sum;
+  double *sync_sum;       /* (double: a hostile trace's sums would overflow int64) */
   int64_t host_t;
   double grad_bytes;      /* the gradients that became ready so far (AccumulateGrad) */
   /* Per-rank shards: the stage (-1: a trace of a whole process), the TP
@@ -868,12 +868,17 @@ static int64_t host_busy(const bld *b, int64_t t0, int64_t t1) {
     if (b->sync[mid].ts < t1) lo = mid + 1;
     else hi = mid;
   }
-  int64_t waited = b->sync_sum[lo] - b->sync_sum[a];
-  if (lo > a && b->sync[lo - 1].ts + b->sync[lo - 1].dur > t1) waited -= b->sync[lo - 1].ts + b->sync[lo - 1].dur - t1;
-  if (a > 0 && b->sync[a - 1].ts + b->sync[a - 1].dur > t0)
-    waited += (b->sync[a - 1].ts + b->sync[a - 1].dur < t1 ? b->sync[a - 1].ts + b->sync[a - 1].dur : t1) - t0;
-  int64_t busy = t1 - t0 - waited;
-  return busy > 0 ? busy : 0;
+  double waited = b->sync_sum[lo] - b->sync_sum[a], T0 = (double)t0, T1 = (double)t1;
+  if (lo > a) { /* the last one may run past t1 */
+    double end = (double)b->sync[lo - 1].ts + (double)b->sync[lo - 1].dur;
+    if (end > T1) waited -= end - T1;
+  }
+  if (a > 0) { /* one that started before t0 may run into the interval */
+    double end = (double)b->sync[a - 1].ts + (double)b->sync[a - 1].dur;
+    if (end > T0) waited += (end < T1 ? end : T1) - T0;
+  }
+  double busy = T1 - T0 - waited;
+  return busy <= 0 ? 0 : busy < SC_WORK_MAX ? (int64_t)busy : (int64_t)SC_WORK_MAX;
 }
 
 /* The first launch call at or after t (b->nlaunch when none). */
@@ -899,7 +904,7 @@ static int64_t first_launch(const bld *b, const xev *e) {
  * launch calls inside it on its thread (its children's too), by their
  * correlation ids. */
 static int64_t measured_of(const bld *b, const xev *e) {
-  int64_t sum = 0;
+  double sum = 0;
   for (size_t i = launch_at(b, e->ts), n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++) {
     if (b->launch[i].tid != e->tid || b->launch[i].corr < 0) continue;
     size_t a = 0, z = b->ngk;
@@ -908,9 +913,9 @@ static int64_t measured_of(const bld *b, const xev *e) {
       if (b->gk[mid].corr < b->launch[i].corr) a = mid + 1;
       else z = mid;
     }
-    for (; a < b->ngk && b->gk[a].corr == b->launch[i].corr; a++) sum += b->gk[a].dur;
+    for (; a < b->ngk && b->gk[a].corr == b->launch[i].corr; a++) sum += (double)b->gk[a].dur;
   }
-  return sum;
+  return sum < SC_WORK_MAX ? (int64_t)sum : (int64_t)SC_WORK_MAX;
 }
 
 /* The host op before a kernel: for a CPU trace the operators dispatched
@@ -1603,7 +1608,7 @@ static int xs_build(sc_trace_reader *r) {
       b.gk = x->gk, b.ngk = x->ngk;
       b.sync = rts + nl, b.nsync = ns;
       b.sync_sum[0] = 0;
-      for (size_t i = 0; i < ns; i++) b.sync_sum[i + 1] = b.sync_sum[i] + b.sync[i].dur;
+      for (size_t i = 0; i < ns; i++) b.sync_sum[i + 1] = b.sync_sum[i] + (double)b.sync[i].dur;
       b.host_t = w0;
     }
   }
