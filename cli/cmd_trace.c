@@ -59,6 +59,24 @@ static int import_file(sc_ctx *ctx, sc_job *job, sc_trace_format fmt, const char
   return rc ? sc_cli_fail(ctx, rc) : 0;
 }
 
+/* Imports files (one rank each) into a new job of ctx and finishes it.
+ * Returns 0 or an exit code (printed); *job is set either way (NULL when it
+ * could not be made) and is the caller's to free. */
+static int import_job(sc_ctx *ctx, sc_trace_format fmt, const sc_cli_list *files, sc_job **job, uint64_t *bytes) {
+  int rc = sc_job_new(ctx, job);
+  if (rc) {
+    *job = NULL;
+    return sc_cli_fail(ctx, rc);
+  }
+  unsigned char *buf = aligned_alloc(READ_ALIGN, CHUNK_BYTES);
+  int code = buf ? 0 : sc_cli_fail(NULL, SC_ENOMEM);
+  for (int i = 0; !code && i < files->n; i++)
+    code = import_file(ctx, *job, fmt, files->v[i], i, buf, bytes);
+  free(buf);
+  if (!code && (rc = sc_job_finish(*job))) code = sc_cli_fail(ctx, rc);
+  return code;
+}
+
 int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
   sc_trace_format fmt = (sc_trace_format)cmd->tag;
   const char *out = NULL;
@@ -85,18 +103,9 @@ int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
     sc_cli_list_free(&files);
     return sc_cli_fail(NULL, rc);
   }
-  if ((rc = sc_job_new(ctx, &job))) {
-    code = sc_cli_fail(ctx, rc);
-    goto done;
-  }
-  unsigned char *buf = aligned_alloc(READ_ALIGN, CHUNK_BYTES);
-  code = buf ? 0 : sc_cli_fail(NULL, SC_ENOMEM);
   double t0 = now_s();
   uint64_t bytes = 0;
-  for (int i = 0; !code && i < files.n; i++)
-    code = import_file(ctx, job, fmt, files.v[i], i, buf, &bytes);
-  free(buf);
-  if (!code && (rc = sc_job_finish(job))) code = sc_cli_fail(ctx, rc);
+  code = import_job(ctx, fmt, &files, &job, &bytes);
   double secs = now_s() - t0;
   if (!code) {
     sc_cli_out o;
@@ -124,7 +133,6 @@ int sc_cli_import(const sc_cli_cmd *cmd, int argc, char **argv) {
            secs > 0 ? (double)bytes / 1e6 / secs : 0.0, out);
     sc_job_write_warnings(job, sc_cli_write_file, stderr);
   }
-done:
   sc_job_free(job);
   sc_ctx_free(ctx);
   sc_cli_list_free(&files);
@@ -452,14 +460,8 @@ int sc_cli_calibrate_kernels(const sc_cli_cmd *cmd, int argc, char **argv) {
     sc_cli_list_free(&sets);
     return sc_cli_fail(NULL, rc);
   }
-  if ((rc = sc_job_new(ctx, &job))) code = sc_cli_fail(ctx, rc), rc = 0;
-  unsigned char *buf = code ? NULL : aligned_alloc(READ_ALIGN, CHUNK_BYTES);
-  if (!code && !buf) code = sc_cli_fail(NULL, SC_ENOMEM);
   uint64_t bytes = 0;
-  for (int i = 0; !code && i < files.n; i++)
-    code = import_file(ctx, job, SC_TRACE_CPU_OF_GPU, files.v[i], i, buf, &bytes);
-  free(buf);
-  if (!code && (rc = sc_job_finish(job))) code = sc_cli_fail(ctx, rc), rc = 0;
+  code = import_job(ctx, SC_TRACE_CPU_OF_GPU, &files, &job, &bytes);
   sc_config cfg;
   if (!code) {
     sc_job_info info;
