@@ -194,7 +194,18 @@ int sc_cli_job_config(sc_ctx *ctx, const sc_job *job, int64_t world, const char 
    * the GPU has it, as PyTorch enables for cuDNN convolutions). */
   if (!rc && info.priced_ops) rc = sc_config_set(ctx, cfg, "training.precision=fp32");
   if (!rc && cluster) rc = sc_config_load_file(ctx, cfg, cluster);
-  for (int i = 0; !rc && i < sets->n; i++) rc = sc_config_set(ctx, cfg, sets->v[i]);
+  int precision_given = 0;
+  for (int i = 0; !rc && i < sets->n; i++) {
+    rc = sc_config_set(ctx, cfg, sets->v[i]);
+    precision_given |= !strncmp(sets->v[i], "training.precision=", 19);
+  }
+  /* A trace whose GEMMs ran on 16-bit operands priced as fp32 (TF32) would
+   * be about twice too slow: say so (the dtype, bf16 or fp16, is the user's). */
+  if (!rc && info.priced_ops && !precision_given && info.gemm16_share > 0.5)
+    fprintf(stderr,
+            "stepcast: warning: %s: %.0f %% of the traced GEMM FLOPs are on 16-bit operands, priced here as "
+            "fp32 (TF32): give --set training.precision=bf16 (or fp16)\n",
+            path, 100.0 * info.gemm16_share);
   if (!rc && !cfg->cluster.gpu[0] && !cfg->field_line[sc_config_field_index("cluster.gpu")]) {
     sc_cli_error(sc_exit_code(SC_EINVAL),
                  "%s: the trace names no GPU stepcast has a preset for: give --set "

@@ -50,6 +50,8 @@ typedef struct sc_job_info {
                            * traces with module annotations) */
   int64_t module_ops;     /* ops with a module or pass */
   double traced_step_s;   /* measured time per iteration (max over ranks); 0 if unknown */
+  double gemm16_share;    /* priced GEMMs (ex-situ): the share of their FLOPs on 16-bit operands
+                           * (their bytes per element, from the traced dtypes); 0 without any */
 } sc_job_info;
 
 void sc_job_get_info(const sc_job *job, sc_job_info *info);

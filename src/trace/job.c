@@ -377,6 +377,7 @@ int sc_job_write_warnings(const sc_job *job, sc_write_fn w, void *ud) {
 
 void sc_job_get_info(const sc_job *job, sc_job_info *info) {
   memset(info, 0, sizeof *info);
+  double gemm_flops = 0, gemm16 = 0;
   info->world = job->world;
   info->ranks = (int64_t)job->nranks;
   info->groups = (int64_t)job->ngroups;
@@ -392,6 +393,13 @@ void sc_job_get_info(const sc_job *job, sc_job_info *info) {
     for (size_t k = 0; r->opmods && k < r->nops; k++) info->module_ops += r->opmods[k].module || r->opmods[k].pass;
     for (size_t k = 0; k < r->nops; k++) {
       info->priced_ops += r->ops[k].shape != 0;
+      if (r->ops[k].shape && r->ops[k].shape <= r->nshapes && r->shapes[r->ops[k].shape - 1].cls == SC_JSHAPE_GEMM) {
+        const sc_jshape *sh = &r->shapes[r->ops[k].shape - 1];
+        double elems = (sh->m * sh->k + sh->k * sh->n + sh->m * sh->n) * (sh->batch > 0 ? sh->batch : 1);
+        double eb = elems > 0 ? r->ops[k].bytes / elems : 0;
+        gemm_flops += r->ops[k].flops;
+        if (eb > 1.5 && eb < 2.5) gemm16 += r->ops[k].flops;
+      }
       info->grads += r->ops[k].kind == SC_JOP_GRAD;
       switch (r->ops[k].kind) {
       case SC_JOP_HOST:
@@ -416,6 +424,7 @@ void sc_job_get_info(const sc_job *job, sc_job_info *info) {
       }
     }
   }
+  info->gemm16_share = gemm_flops > 0 ? gemm16 / gemm_flops : 0;
 }
 
 /* ------------------------------------------------------------ checks */

@@ -10,6 +10,14 @@
 # do (step time 8.1 %, memory 12.7 %).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
+# A bf16 trace replayed without training.precision is warned about (its
+# GEMMs would be priced as TF32).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$1" import cpu --gpu-trace "$here/validation/traces/h200/trace_l2_s1024_b1.json.gz" -o "$tmp/t.scw" >/dev/null 2>&1
+if ! "$1" replay "$tmp/t.scw" 2>&1 >/dev/null | grep -q "100 % of the traced GEMM FLOPs are on 16-bit operands"; then
+  echo "no warning for a bf16 trace priced as fp32"; exit 1
+fi
 out=$("$here/tools/validate_h200.sh" "$1")
 echo "$out"
 echo "$out" | awk '
