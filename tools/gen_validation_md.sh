@@ -284,7 +284,10 @@ The shipped defaults (`src/cost/cost.c`, `compute_defaults`; record in
   compute at s = 2048, so it also carries whatever else that stack costs
   that the Megatron fit does not price.
 * H100 (`h100.yaml`, also used for H800/H200 and the 500 W H100, the same
-  compute die), in two stages. First the Megatron-Core calibration rows,
+  compute die; the H200 has its own kernel priors, `kernel-h200.yaml`, from
+  this project's measurements, and replays of its traces should take them or
+  a `calibrate --kernels` fit: section "H200 measured by this project"), in
+  two stages. First the Megatron-Core calibration rows,
   dense (3 rows, <= 192 GPUs) and MoE (4 rows): `gemm_eff`,
   `gemm_dim_half`, `mem_eff`, `kernel_overhead_us` and `cudnn_attn_eff`.
   Then `attn_eff` alone on the 12 FlashAttention-2 calibration rows of
