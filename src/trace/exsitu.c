@@ -308,6 +308,7 @@ typedef struct xev {
   uint8_t pass;          /* "Pass": SC_JPASS_* */
   uint8_t param;         /* "Parameter": SC_JPARAM_* */
   uint8_t step;          /* a ProfilerStep range */
+  uint8_t has_list;      /* an input is a tensor list ("Input type" TensorList) */
   /* pass 2 */
   int32_t parent;
   int8_t h;              /* handler */
@@ -353,6 +354,7 @@ typedef struct xin {
   uint32_t cur_inputs;
   size_t cur_rank_at;    /* index of the current input's rank slot; SIZE_MAX none */
   int cur_bad_input;
+  int cur_list;          /* "Input type" named a TensorList */
   uint8_t *cur_eb;
   size_t ncur_eb, cur_eb_cap;
   uint32_t *cur_conc;
@@ -461,6 +463,7 @@ static void reset_event(xin *x, uint64_t off) {
   x->has_mod = 0;
   x->pass = x->param = 0;
   x->ncur_dims = x->ncur_eb = x->ncur_conc = 0;
+  x->cur_list = 0;
   x->cur_inputs = 0;
   x->cur_rank_at = SIZE_MAX;
 }
@@ -522,6 +525,7 @@ static int end_event(sc_trace_reader *r) {
   e.off = x->off;
   e.name = x->name;
   e.step = (uint8_t)x->is_step;
+  e.has_list = (uint8_t)x->cur_list;
   e.mod = x->mod;
   e.mtype = x->mtype;
   e.heads = x->heads;
@@ -610,6 +614,7 @@ static int input_strings(sc_trace_reader *r, xin *x, int key, const sc_jtok *v, 
       char buf[64];
       size_t len = t->n < sizeof buf - 1 ? t->n : sizeof buf - 1;
       memcpy(buf, t->s, len);
+      if (IS(t->s, t->n, "TensorList")) x->cur_list = 1;
       double b = sc__dtype_bytes(buf, len);
       uint8_t eb = (uint8_t)(b > 0 && b < 255 ? b : 0);
       if (sc__trace_push(ctx, (void **)&x->cur_eb, 1, &x->ncur_eb, &x->cur_eb_cap, &eb)) return SC_ENOMEM;
@@ -1078,7 +1083,14 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
     k[0] = mem(passes * b->grad_bytes / FUSED_ADAM_STREAM);
     return 1;
   }
-  if (!tensors) return 0; /* 0-dim tensors and scalars: host-side */
+  if (!tensors) {
+    /* 0-dim tensors and scalars: host-side. A GPU trace's operator on tensor
+     * lists (aten::cat, _foreach_*: the profiler records no shapes or dtype
+     * for them) launched kernels this cannot price: counted, not hidden. */
+    if (e->has_list && r->fmt == SC_TRACE_CPU_OF_GPU)
+      sc__job_warn(r->job, "%s: %s has tensor-list inputs without shapes: not priced", r->name, name);
+    return 0;
+  }
   switch (e->h) {
   case H_GEMM_MM:
   case H_GEMM_ADDMM: {

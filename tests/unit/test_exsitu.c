@@ -555,6 +555,8 @@ static const char gpu_json[] =
     "\"False\",\"\",\"\"]}},"
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"multi_tensor_apply_kernel\",\"pid\":0,\"tid\":7,\"ts\":500,\"dur\":900,"
     "\"args\":{\"correlation\":9}},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::cat\",\"pid\":1,\"tid\":1,\"ts\":350,\"dur\":5,"
+    "\"args\":{\"Input Dims\":[[[2,64],[2,64]],[]],\"Input type\":[\"TensorList\",\"Scalar\"]}},"
     "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":2000,"
     "\"dur\":400,\"args\":{}}"
     "]}";
@@ -594,6 +596,11 @@ static void test_gpu_trace(void **state) {
       host_sum += r->ops[k].dur_ns;
     }
   assert_true(first_host == 12000);
+  /* An operator on tensor lists (no shapes) is counted, not hidden. */
+  buf wb = {0};
+  assert_int_equal(sc_job_write_warnings(job, sc_test_buf_write, &wb), 0);
+  assert_non_null(strstr(wb.p, "aten::cat has tensor-list inputs without shapes: not priced"));
+  free(wb.p);
   assert_true(host_sum == 2100000);
   /* No kernel of the trace became an op: the cudnn attention, the two
    * gradients' marks, the optimizer and host ops only. */
