@@ -66,7 +66,7 @@ static void set_param(kfit *k, const sc_config *cfg, int cls, double v) {
   else if (cls == SC_KFIT_MEM) p->mem_eff = v;
   else if (cls == SC_KFIT_ATTN) p->attn_eff = v;
   else p->cudnn_attn_eff = v;
-  k->cost.attn_eff = cfg->training.attention == SC_ATTN_CUDNN ? p->cudnn_attn_eff : p->attn_eff;
+  k->cost.attn_eff = sc__cost_attn_eff(p, cfg);
 }
 
 static double get_param(const kfit *k, int cls) {

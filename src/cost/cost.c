@@ -84,8 +84,7 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost) {
   cost->peak_flops = (fp8 ? peak_tflops(cost->hw, SC_PREC_BF16) : tflops) * 1e12;
   cost->attn_peak_flops = fp8 && cfg->training.fp8_attention ? cost->fp8_peak_flops
                                                              : cost->peak_flops;
-  cost->attn_eff =
-      cfg->training.attention == SC_ATTN_CUDNN ? cost->p.cudnn_attn_eff : cost->p.attn_eff;
+  cost->attn_eff = sc__cost_attn_eff(&cost->p, cfg);
   /* GEMM operand bytes: 4 for fp32 (TF32 math); 2 otherwise (fp8 GEMMs
    * keep 16-bit outputs and the calibration was fitted this way). */
   cost->elem_bytes = sc__precision_elem_bytes(cfg->training.precision);

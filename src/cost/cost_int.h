@@ -101,6 +101,11 @@ extern const sc_compute_model sc__roofline_model;
 /* Prepares a cost model for a resolved config: fills defaults for every zero
  * parameter (documented in docs/CONFIG.md) and picks the models. */
 int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost);
+/* The attention efficiency the attention model reads (sc_cost.attn_eff):
+ * the cuDNN one when cfg's training.attention is cudnn. */
+static inline double sc__cost_attn_eff(const sc_cost_params *p, const sc_config *cfg) {
+  return cfg->training.attention == SC_ATTN_CUDNN ? p->cudnn_attn_eff : p->attn_eff;
+}
 /* Frees what sc__cost_init loaded (the tree interference model). */
 void sc__cost_release(sc_ctx *ctx, sc_cost *cost);
 

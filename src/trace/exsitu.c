@@ -858,21 +858,20 @@ typedef struct bld {
 /* Host time of a GPU trace between t0 and t1 that it did not spend blocked
  * in a synchronisation (they do not overlap: one host thread waits at a
  * time). */
+/* The first of n runtime calls (sorted by time) at or after t; n when none. */
+static size_t rt_at(const rtev *v, size_t n, int64_t t) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].ts < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 static int64_t host_busy(const bld *b, int64_t t0, int64_t t1) {
   if (t1 <= t0) return 0;
-  size_t lo = 0, hi = b->nsync;
-  while (lo < hi) { /* first sync starting at or after t0 */
-    size_t mid = lo + (hi - lo) / 2;
-    if (b->sync[mid].ts < t0) lo = mid + 1;
-    else hi = mid;
-  }
-  size_t a = lo;
-  hi = b->nsync;
-  while (lo < hi) { /* first sync starting at or after t1 */
-    size_t mid = lo + (hi - lo) / 2;
-    if (b->sync[mid].ts < t1) lo = mid + 1;
-    else hi = mid;
-  }
+  size_t a = rt_at(b->sync, b->nsync, t0), lo = rt_at(b->sync, b->nsync, t1);
   double waited = b->sync_sum[lo] - b->sync_sum[a], T0 = (double)t0, T1 = (double)t1;
   if (lo > a) { /* the last one may run past t1 */
     double end = (double)b->sync[lo - 1].ts + (double)b->sync[lo - 1].dur;
@@ -886,32 +885,18 @@ static int64_t host_busy(const bld *b, int64_t t0, int64_t t1) {
   return busy <= 0 ? 0 : busy < SC_WORK_MAX ? (int64_t)busy : (int64_t)SC_WORK_MAX;
 }
 
-/* The first launch call at or after t (b->nlaunch when none). */
-static size_t launch_at(const bld *b, int64_t t) {
-  size_t lo = 0, hi = b->nlaunch;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (b->launch[mid].ts < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/* The first launch of operator e on its thread (its own kernels' launch
- * calls nest inside it); e's start when none is found nearby. */
-static int64_t first_launch(const bld *b, const xev *e) {
-  for (size_t i = launch_at(b, e->ts), n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++)
-    if (b->launch[i].tid == e->tid) return b->launch[i].ts;
-  return e->ts;
-}
-
-/* The measured GPU time of operator e in a GPU trace: the kernels of the
- * launch calls inside it on its thread (its children's too), by their
- * correlation ids. */
-static int64_t measured_of(const bld *b, const xev *e) {
+/* The launch calls inside operator e on its thread (its own and its
+ * children's; at most 4096 looked at) in one walk: the first one's time
+ * (*first; e's start when there is none) and their kernels' measured time,
+ * by correlation id (the return). */
+static int64_t launches_of(const bld *b, const xev *e, int64_t *first) {
   double sum = 0;
-  for (size_t i = launch_at(b, e->ts), n = 0; i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++) {
-    if (b->launch[i].tid != e->tid || b->launch[i].corr < 0) continue;
+  *first = -1;
+  for (size_t i = rt_at(b->launch, b->nlaunch, e->ts), n = 0;
+       i < b->nlaunch && b->launch[i].ts <= e->ts + e->dur && n < 4096; i++, n++) {
+    if (b->launch[i].tid != e->tid) continue;
+    if (*first < 0) *first = b->launch[i].ts;
+    if (b->launch[i].corr < 0) continue;
     size_t a = 0, z = b->ngk;
     while (a < z) {
       size_t mid = a + (z - a) / 2;
@@ -920,6 +905,7 @@ static int64_t measured_of(const bld *b, const xev *e) {
     }
     for (; a < b->ngk && b->gk[a].corr == b->launch[i].corr; a++) sum += (double)b->gk[a].dur;
   }
+  if (*first < 0) *first = e->ts;
   return sum < SC_WORK_MAX ? (int64_t)sum : (int64_t)SC_WORK_MAX;
 }
 
@@ -979,11 +965,14 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
                             "out of range (dimensions at most 2^40, bytes 2^50, FLOPs 1e24)",
                             sc__job_str(job, name), dims[0], dims[1], dims[2], dims[3], k[i].bytes, k[i].flops);
   }
-  size_t first = b->jr->nops;
+  /* A GPU trace: the host time up to the operator's first launch comes
+   * before its first kernel, and its measured kernel time goes on that
+   * kernel (ref_ns; -1 on its other kernels, 0 when nothing was found). */
+  int64_t first_ts = 0, meas = b->launch ? launches_of(b, e, &first_ts) : 0;
   for (int i = 0; i < n; i++) {
-    int64_t host = -1; /* a GPU trace: the host time up to the op's first launch, then none */
+    int64_t host = -1;
     if (b->launch) {
-      int64_t t = i == 0 ? first_launch(b, e) : b->host_t;
+      int64_t t = i == 0 ? first_ts : b->host_t;
       if (t < b->host_t) t = b->host_t;
       host = host_busy(b, b->host_t, t);
       b->host_t = t;
@@ -1008,13 +997,7 @@ static int emit_kernels(bld *b, const xev *e, const kern *k, int n) {
     if (tag_module(b, e)) return SC_ENOMEM;
     b->last_kernel = (int64_t)b->jr->nops - 1;
     b->kernels++;
-    if (b->launch && sc__jrank_set_ref(job, b->jr, b->jr->nops - 1, i == 0 ? -2 : -1)) return SC_ENOMEM;
-  }
-  /* A GPU trace: the operator's measured kernel time on its first kernel
-   * (-1 on the others, 0 when nothing it launched was found). */
-  if (b->launch) {
-    for (size_t q = first; q < b->jr->nops; q++)
-      if (b->jr->ref_ns[q] == -2) b->jr->ref_ns[q] = measured_of(b, e);
+    if (b->launch && sc__jrank_set_ref(job, b->jr, b->jr->nops - 1, i == 0 ? meas : -1)) return SC_ENOMEM;
   }
   return SC_OK;
 }
@@ -1523,7 +1506,7 @@ static int xs_build(sc_trace_reader *r) {
                           (long long)x->gpu_events);
   size_t n = x->nev;
   /* The profiler step ranges bound the step; without them the whole trace. */
-  int64_t w0 = INT64_MAX, w1 = INT64_MIN, steps = 0, marked = 0;
+  int64_t w0 = INT64_MAX, w1 = INT64_MIN, steps = 0;
   for (size_t i = 0; i < n; i++) {
     const char *nm = sc__job_str(job, x->ev[i].name);
     if (x->ev[i].step && !strncmp(nm, "ProfilerStep", 12)) {
@@ -1532,7 +1515,7 @@ static int xs_build(sc_trace_reader *r) {
       if (x->ev[i].ts + x->ev[i].dur > w1) w1 = x->ev[i].ts + x->ev[i].dur;
     }
   }
-  marked = steps;
+  int64_t marked = steps; /* profiler step ranges (not the whole trace) */
   if (!steps) {
     for (size_t i = 0; i < n; i++) {
       if (x->ev[i].ts < w0) w0 = x->ev[i].ts;

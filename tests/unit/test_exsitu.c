@@ -51,6 +51,17 @@ static int import_mem(sc_job *job, sc_trace_format fmt, const char *name, const 
   return rc;
 }
 
+/* A fresh job holding one imported rank, finished; the test fails on an
+ * import error. */
+static sc_job *imported(sc_trace_format fmt, const char *name, const char *data, size_t len, size_t piece) {
+  sc_job *job;
+  assert_int_equal(sc_job_new(ctx, &job), 0);
+  int rc = import_mem(job, fmt, name, data, len, piece, 0);
+  if (!rc) rc = sc_job_finish(job);
+  if (rc) fail_msg("%s: %s", name, sc_errmsg(ctx));
+  return job;
+}
+
 static void job_image(const sc_job *job, buf *out) {
   out->len = 0;
   assert_int_equal(sc_job_write(job, sc_test_buf_write, out), 0);
@@ -423,11 +434,7 @@ static const char attn_json[] =
 
 static void test_attention(void **state) {
   (void)state;
-  sc_job *job;
-  assert_int_equal(sc_job_new(ctx, &job), 0);
-  int rc = import_mem(job, SC_TRACE_CPU, "attn.json", attn_json, sizeof attn_json - 1, 13, 0);
-  if (rc) fail_msg("%s", sc_errmsg(ctx));
-  assert_int_equal(sc_job_finish(job), 0);
+  sc_job *job = imported(SC_TRACE_CPU, "attn.json", attn_json, sizeof attn_json - 1, 13);
   const sc_jrank *r = &job->ranks[0];
   /* Causal flash forward: 2 b h s s (d + dv) / 2 FLOPs; query length,
    * head dim, key length, batch x heads in the shape; bf16 bytes. */
@@ -502,11 +509,7 @@ static const char bmm_json[] =
 
 static void test_score_gemms(void **state) {
   (void)state;
-  sc_job *job;
-  assert_int_equal(sc_job_new(ctx, &job), 0);
-  int rc = import_mem(job, SC_TRACE_CPU, "bmm.json", bmm_json, sizeof bmm_json - 1, 4096, 0);
-  if (rc) fail_msg("%s", sc_errmsg(ctx));
-  assert_int_equal(sc_job_finish(job), 0);
+  sc_job *job = imported(SC_TRACE_CPU, "bmm.json", bmm_json, sizeof bmm_json - 1, 4096);
   sc_config cfg;
   replay_config(&cfg, 1, 0);
   sc_cost cost;
@@ -569,10 +572,7 @@ static void test_gpu_trace(void **state) {
   assert_non_null(strstr(sc_errmsg(ctx), "2 GPU kernel/copy events: this trace ran on a GPU"));
   assert_non_null(strstr(sc_errmsg(ctx), "--gpu-trace"));
   sc_job_free(job);
-  assert_int_equal(sc_job_new(ctx, &job), 0);
-  int rc = import_mem(job, SC_TRACE_CPU_OF_GPU, "gpu.json", gpu_json, sizeof gpu_json - 1, 64, 0);
-  if (rc) fail_msg("%s", sc_errmsg(ctx));
-  assert_int_equal(sc_job_finish(job), 0);
+  job = imported(SC_TRACE_CPU_OF_GPU, "gpu.json", gpu_json, sizeof gpu_json - 1, 64);
   const sc_jrank *r = &job->ranks[0];
   assert_true(r->span_ns == 2500000); /* the profiler step, measured */
   const sc_jop *a = find_op(job, r, "aten::_scaled_dot_product_cudnn_attention", 0);
@@ -679,10 +679,7 @@ static const char membound_json[] =
 
 static void test_membound(void **state) {
   (void)state;
-  sc_job *job;
-  assert_int_equal(sc_job_new(ctx, &job), 0);
-  int rc = import_mem(job, SC_TRACE_CPU, "mem.json", membound_json, sizeof membound_json - 1, 29, 0);
-  if (rc) fail_msg("%s", sc_errmsg(ctx));
+  sc_job *job = imported(SC_TRACE_CPU, "mem.json", membound_json, sizeof membound_json - 1, 29);
   const sc_jrank *r = &job->ranks[0];
   double copy = 64 * 32 * (4.0 + 2.0);
   const sc_jop *w = find_op(job, r, "aten::copy_", 0), *nw = find_op(job, r, "aten::copy_", 1);
@@ -758,14 +755,10 @@ static void test_kernel_fit(void **state) {
   }
   n += (size_t)snprintf(json + n, 16384 - n, "]}");
   sc__cost_release(ctx, &cost);
-  sc_job *job;
-  assert_int_equal(sc_job_new(ctx, &job), 0);
-  int rc = import_mem(job, SC_TRACE_CPU_OF_GPU, "fit.json", json, n, 97, 0);
+  sc_job *job = imported(SC_TRACE_CPU_OF_GPU, "fit.json", json, n, 97);
   free(json);
-  if (rc) fail_msg("%s", sc_errmsg(ctx));
-  assert_int_equal(sc_job_finish(job), 0);
   sc_kernel_fit fit;
-  rc = sc_calibrate_kernels(ctx, job, &cfg, &fit);
+  int rc = sc_calibrate_kernels(ctx, job, &cfg, &fit);
   if (rc) fail_msg("%s", sc_errmsg(ctx));
   assert_int_equal(fit.cls[SC_KFIT_GEMM].ops, 4);
   assert_int_equal(fit.cls[SC_KFIT_MEM].ops, 3);
