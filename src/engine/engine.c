@@ -72,6 +72,7 @@ typedef struct rstate {
   uint8_t compute_cat;        /* category of the op on the compute stream, if any */
   int32_t n_comp, n_net;
   uint32_t stage;
+  const sc_program *prog;     /* &wl->progs[stage], read by every op's start */
   int64_t last_ns;            /* breakdown accounted up to here */
   double acc[SC_CAT_COUNT];   /* ns per category */
   int64_t end_ns;             /* end of the rank's last op */
@@ -631,7 +632,7 @@ static void trace_memory_op(sim *S, uint32_t rank, const sc_op *op, int64_t star
                      ? mt->hook->item_wgrad_bytes(mt->hook->ud, r->stage, op->chunk)
                      : 0.0;
   int w_pass = wgrad > 0 && op->phase == SC_PH_WGRAD;
-  const sc_program *p = &S->wl->progs[r->stage];
+  const sc_program *p = r->prog;
   uint32_t next = r->head[SC_ST_COMPUTE] + 1;
   if (next < p->nops[SC_ST_COMPUTE]) {
     const sc_op *n = &p->ops[SC_ST_COMPUTE][next];
@@ -1423,7 +1424,7 @@ static uint32_t unmet_dep(const rstate *r, const sc_program *p, const sc_op *op)
  * ascending order starts the same ops in the same order as a full scan. */
 static INLINE_HOT void advance(sim *S, uint32_t rank, int plain) {
   rstate *r = &S->ranks[rank];
-  const sc_program *p = &S->wl->progs[r->stage];
+  const sc_program *p = r->prog;
   if (S->rc) return;
   unsigned todo = r->ready;
   r->ready = 0;
@@ -1477,21 +1478,30 @@ static INLINE_HOT int next_kernel(sim *S, uint32_t id, const sc_op *op) {
   rstate *r = &S->ranks[a->a];
   int s = a->sa;
   uint32_t h = r->head[s] + 1;
-  const sc_program *p = &S->wl->progs[r->stage];
+  const sc_program *p = r->prog;
   if (r->running != 1u << s || r->ready || h >= p->nops[s] || h >= r->wake_head[s] ||
       !op_is_compute(op->kind))
     return 0;
   const sc_op *next = &p->ops[s][h];
   /* A dependency on the op ending now is unmet here: release decides it. */
   if (!op_is_compute(next->kind) || (next->ndeps && unmet_dep(r, p, next) != NONE)) return 0;
-  account(S, r);
+  /* account(): compute runs (n_comp > 0), so the category is compute_cat. */
+  if (S->now > r->last_ns) {
+    r->acc[r->compute_cat] += (double)(S->now - r->last_ns);
+    r->last_ns = S->now;
+  }
   r->head[s] = h;
   r->end_ns = S->now;
   S->ops++;
   a->version += 2; /* its release and its claim */
   a->op = next;
   if (s == SC_ST_COMPUTE) r->compute_cat = next->cat;
-  start(S, id, next->work);
+  /* start() at rate 1 without asking act_rate: only this stream runs, so
+   * n_comm is 0, and schedule_end would take `remaining` itself. */
+  a->remaining = next->work;
+  a->start_ns = a->last_ns = S->now;
+  a->rate = 1.0;
+  queue_push(S, S->now + sc__duration_ns(next->work), id, a->version);
   return 1;
 }
 
@@ -1725,6 +1735,7 @@ static int run(sim *S) {
       r->global = S->vary ? S->vary->global[i] : S->fold ? (int64_t)i * S->stride : (int64_t)i;
       r->stage = (uint32_t)stage_of(S, r->global);
     }
+    r->prog = &S->wl->progs[r->stage];
     for (int s = 0; s < SC_ST_COUNT; s++) {
       r->wake_head[s] = NONE;
       r->first_waiter[s] = NO_STREAM;
@@ -1744,7 +1755,7 @@ static int run(sim *S) {
   /* Every stream must have drained; otherwise the programs deadlocked. */
   for (uint32_t i = 0; i < S->nsim; i++) {
     const rstate *r = &S->ranks[i];
-    const sc_program *p = &S->wl->progs[r->stage];
+    const sc_program *p = r->prog;
     for (int s = 0; s < SC_ST_COUNT; s++)
       if (r->head[s] < p->nops[s]) {
         const sc_op *op = &p->ops[s][r->head[s]];

@@ -54,6 +54,52 @@ static void assert_fold_equal(sc_config *cfg) {
     assert_true(fabs(folded.breakdown_s[c] - unfolded.breakdown_s[c]) < 1e-9);
 }
 
+/* The plain event loop (sc_simulate_ex without the critical path: sweeps,
+ * calibrate, validate) takes shortcuts the general loop (sc_simulate, which
+ * records the critical path) does not: a kernel's next kernel started in
+ * the same activity at rate 1 (next_kernel). Both must give the same step,
+ * breakdown, ops and events, bit for bit. */
+static void assert_plain_equal(sc_config *cfg) {
+  sc_result general, plain;
+  int rc = sc_config_resolve(ctx, cfg);
+  if (rc) fail_msg("resolve: %s", sc_errmsg(ctx));
+  if ((rc = sc_simulate(ctx, cfg, NULL, NULL, &general)))
+    fail_msg("simulate: %s", sc_errmsg(ctx));
+  if ((rc = sc_simulate_ex(ctx, cfg, 0, NULL, NULL, &plain)))
+    fail_msg("simulate_ex: %s", sc_errmsg(ctx));
+  assert_true(general.critical_path_ops > 0);
+  assert_int_equal(plain.critical_path_ops, 0);
+  if (memcmp(&general.step_time_s, &plain.step_time_s, sizeof plain.step_time_s))
+    fail_msg("general %a s != plain %a s", general.step_time_s, plain.step_time_s);
+  assert_memory_equal(general.breakdown_s, plain.breakdown_s, sizeof plain.breakdown_s);
+  assert_int_equal(general.ops, plain.ops);
+  assert_int_equal(general.events, plain.events);
+}
+
+static void test_plain_loop_identical(void **state) {
+  (void)state;
+  static const sc_interference models[] = {SC_INTERF_NONE, SC_INTERF_CONSTANT,
+                                           SC_INTERF_LEARNED};
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    for (int fold = 0; fold <= 1; fold++) {
+      sc_config cfg;
+      small_config(&cfg);
+      cfg.simulation.fold = fold;
+      cfg.simulation.interference = models[i];
+      assert_plain_equal(&cfg);
+      small_config(&cfg);
+      cfg.simulation.fold = fold;
+      cfg.simulation.interference = models[i];
+      cfg.parallel.vpp = 2;
+      cfg.parallel.schedule = SC_SCHED_INTERLEAVED;
+      cfg.parallel.sequence_parallel = 1;
+      cfg.parallel.distributed_optimizer = 1;
+      cfg.training.recompute = SC_RECOMPUTE_SELECTIVE;
+      assert_plain_equal(&cfg);
+    }
+  }
+}
+
 static void test_fold_1f1b(void **state) {
   (void)state;
   sc_config cfg;
@@ -781,6 +827,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_network_tiers),
       cmocka_unit_test(test_fold_1f1b),
+      cmocka_unit_test(test_plain_loop_identical),
       cmocka_unit_test(test_fold_interleaved_sp_distopt),
       cmocka_unit_test(test_fold_gpipe_interference),
       cmocka_unit_test(test_fold_large_dp_histogram),
