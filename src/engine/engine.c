@@ -214,7 +214,8 @@ typedef struct sim {
   uint32_t *inst_of;  /* [nsim * SC_GRP_COUNT]; NULL for explicit workloads */
   uint32_t *members;
   size_t nmembers;    /* entries of members */
-  activity *acts;     /* [nsim * SC_ST_COUNT], see act_claim */
+  activity *acts;     /* [nsim * act_stride], see act_claim */
+  uint32_t act_stride; /* activity slots per rank: 1 + the highest stream with ops */
   evchunk *chunks;     /* chunk pool; free ones are chained through next */
   size_t nchunks, chunks_cap;
   uint32_t free_chunk;
@@ -852,7 +853,7 @@ static int build_groups(sim *S) {
  * Its work, rate and times are start's to set. */
 static inline uint32_t act_claim(sim *S, uint32_t rank, int stream, int type, uint32_t a,
                                  uint32_t b, int sb, int net, const sc_op *op) {
-  uint32_t id = rank * SC_ST_COUNT + (uint32_t)stream;
+  uint32_t id = rank * S->act_stride + (uint32_t)stream;
   activity *x = &S->acts[id];
   x->version++;
   x->type = (uint8_t)type;
@@ -1559,7 +1560,7 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->inst, sizeof(ginst) * S->inst_cap);
   sc__free(ctx, S->inst_of, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
   sc__free(ctx, S->members, sizeof(uint32_t) * S->nmembers);
-  sc__free(ctx, S->acts, sizeof(activity) * S->nsim * SC_ST_COUNT);
+  sc__free(ctx, S->acts, sizeof(activity) * S->nsim * S->act_stride);
   sc__free(ctx, S->chunks, sizeof(evchunk) * S->chunks_cap);
   sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
   sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
@@ -1713,7 +1714,15 @@ static int run(sim *S) {
               : S->vary        ? (int64_t)S->vary->n
               : S->fold        ? m->pp
                                : m->world;
-  /* Activity ids are rank * SC_ST_COUNT + stream; group tables hold
+  /* A slot per (rank, stream) for the streams up to the highest one any
+   * program uses (most runs use the first 7 of 14): the slots of one rank,
+   * and of neighbouring ranks, lie closer together (issue 19's 131,072-GPU
+   * rows). */
+  S->act_stride = 1;
+  for (int64_t i = 0; i < S->wl->nprogs; i++)
+    for (uint32_t st = S->act_stride; st < SC_ST_COUNT; st++)
+      if (S->wl->progs[i].nops[st]) S->act_stride = st + 1;
+  /* Activity ids are rank * act_stride + stream; group tables hold
    * nsim * SC_GRP_COUNT entries: both must fit uint32_t. */
   if (n > (int64_t)UINT32_MAX / SC_ST_COUNT || n > (int64_t)UINT32_MAX / SC_GRP_COUNT)
     return sc__error(S->ctx, SC_EUNSUPPORTED, "too many ranks to simulate unfolded");
@@ -1721,7 +1730,7 @@ static int run(sim *S) {
   S->free_chunk = S->free_list = S->last_push.list = S->free_hist = NONE;
   if (tmap_grow(S)) return SC_ENOMEM;
   S->ranks = sc__calloc(S->ctx, S->nsim, sizeof(rstate));
-  S->acts = sc__calloc(S->ctx, (size_t)S->nsim * SC_ST_COUNT, sizeof(activity));
+  S->acts = sc__calloc(S->ctx, (size_t)S->nsim * S->act_stride, sizeof(activity));
   if (!S->ranks || !S->acts) return SC_ENOMEM;
   for (uint32_t i = 0; i < S->nsim; i++) {
     rstate *r = &S->ranks[i];
