@@ -6,6 +6,8 @@
  *   bench_engine [--quick]       the scenarios (--quick: the folded ones)
  *   bench_engine --scaling [MAX] Llama-3 405B unfolded from 1,024 GPUs to MAX
  *                                (default 131,072): time per simulated rank
+ *   bench_engine --scaling-at N  one row of its first series (N GPUs), best
+ *                                of 3 runs: for A/B pairs of one size
  *   bench_engine --events [GB]   ns per event with interference (no merging);
  *                                GB: a smaller global batch (default 1536) for
  *                                callgrind, the same ops per micro-batch, no
@@ -176,6 +178,14 @@ int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
   int events = argc > 1 && !strcmp(argv[1], "--events");
   int variation = argc > 1 && !strcmp(argv[1], "--variation");
+  if (argc > 2 && !strcmp(argv[1], "--scaling-at")) { /* one row of the first series, 3 runs */
+    long gpus = strtol(argv[2], NULL, 10);
+    if (gpus < 1024 || gpus % 128) return 2;
+    char bufs[3][48];
+    scaling_header("llama3-405b(128 layers) TP8 PP16 H100 unfolded, 16 micro-batches per replica");
+    scenario sc = llama405(bufs, gpus, 16 * (gpus / 128), "none");
+    return scaling_row(&sc, gpus, 3);
+  }
   if (argc > 1 && !strcmp(argv[1], "--scaling")) {
     long max_gpus = argc > 2 ? strtol(argv[2], NULL, 10) : 131072;
     return scaling(max_gpus > 0 ? max_gpus : 131072);
