@@ -237,6 +237,9 @@ int sc_cli_job_config(sc_ctx *ctx, const sc_job *job, int64_t world, const char 
     cfg->training.micro_batch = 1;
     cfg->training.global_batch = world;
     rc = sc_config_resolve(ctx, cfg);
+    /* A calibration fitted for another GPU (its fit.gpu), a GPU without a
+     * step-time fit: as `run` warns. */
+    if (!rc) sc_cli_config_warnings(cfg);
   }
   *rc_out = rc;
   return 0;

@@ -198,8 +198,10 @@ int sc_kernel_fit_report(const sc_kernel_fit *f, sc_write_fn w, void *ud) {
 }
 
 int sc_kernel_fit_write_calibration(const sc_kernel_fit *f, const char *note, sc_write_fn w, void *ud) {
-  int rc = sc__writef(w, ud, "# %s\n# gpu: %s; `stepcast calibrate --kernels` (docs/TRACE.md)\ncalibration:\n",
-                      note ? note : "", f->gpu ? f->gpu : "?");
+  /* fit.gpu: a run or replay on another GPU is warned (sc_config_warnings). */
+  int rc = sc__writef(w, ud, "# %s\n# `stepcast calibrate --kernels` (docs/TRACE.md)\n", note ? note : "");
+  if (!rc && f->gpu) rc = sc__writef(w, ud, "fit:\n  gpu: %s\n  source: calibrate --kernels\n", f->gpu);
+  if (!rc) rc = sc__writef(w, ud, "calibration:\n");
   for (int c = 0; !rc && c < SC_KFIT_COUNT; c++)
     rc = sc__writef(w, ud, "  %s: %.6g%s\n", class_key[c], f->cls[c].after,
                     f->cls[c].ops >= 3 ? "" : "   # kept: fewer than 3 operators of its class");

@@ -1289,6 +1289,19 @@ static int load_section(loader *L, int sec, const yaml_node_t *node, int line) {
   return SC_OK;
 }
 
+/* The GPU a fit's provenance mapping names (`fit: {gpu: ...}`), kept in
+ * cfg->calibration_gpu. */
+static void fit_gpu(loader *L, const yaml_node_t *v) {
+  for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
+    yaml_node_t *fk = yaml_document_get_node(L->doc, q->key);
+    yaml_node_t *fv = yaml_document_get_node(L->doc, q->value);
+    if (fk && fv && fk->type == YAML_SCALAR_NODE && fv->type == YAML_SCALAR_NODE &&
+        !strcmp((const char *)fk->data.scalar.value, "gpu"))
+      sc__strlcpy(L->cfg->calibration_gpu, (const char *)fv->data.scalar.value,
+                  sizeof L->cfg->calibration_gpu);
+  }
+}
+
 static int load_root(loader *L, const yaml_node_t *root) {
   int sec_line[SECTION_COUNT] = {0};
   int rc;
@@ -1311,19 +1324,19 @@ static int load_root(loader *L, const yaml_node_t *root) {
     if ((rc = key_text(L, k, "top level", &key))) return rc;
     int kl = node_line(k);
     int sec = find_section(key);
+    /* A fit's provenance (the `fit:` mapping calibrate writes beside its
+     * calibration): the GPU it was made for is kept for a warning
+     * (sc_config_warnings), the rest is for the reader. A calibration file
+     * may carry any other top-level data; a config file this one only. */
+    if (!strcmp(key, "fit") && v && v->type == YAML_MAPPING_NODE) {
+      fit_gpu(L, v);
+      continue;
+    }
+    if (!strcmp(key, "fit") && !L->calibration_file)
+      return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
+                          "fit: expected a mapping (a calibration's provenance: gpu: NAME), got %s",
+                          v ? node_kind(v) : "nothing");
     if (L->calibration_file) {
-      /* A calibration file may carry other top-level data (provenance): the
-       * GPU its fit was made for is kept for a warning (sc_config_warnings). */
-      if (!strcmp(key, "fit") && v && v->type == YAML_MAPPING_NODE)
-        for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top;
-             q++) {
-          yaml_node_t *fk = yaml_document_get_node(L->doc, q->key);
-          yaml_node_t *fv = yaml_document_get_node(L->doc, q->value);
-          if (fk && fv && fk->type == YAML_SCALAR_NODE && fv->type == YAML_SCALAR_NODE &&
-              !strcmp((const char *)fk->data.scalar.value, "gpu"))
-            sc__strlcpy(L->cfg->calibration_gpu, (const char *)fv->data.scalar.value,
-                        sizeof L->cfg->calibration_gpu);
-        }
       if (sec != SECTION_CALIBRATION) continue;
       if (found_calibration)
         return sc__error_at(L->ctx, SC_EINVAL, L->file, kl,
@@ -2679,7 +2692,10 @@ static int write_docs(sc_write_fn w, void *ud) {
       "re-derives the other.\n");
   OUT("- `calibration: PATH` (a string instead of a mapping) loads the top-level `calibration:` "
       "mapping of PATH, relative to the config file's directory; `--set calibration=PATH` does "
-      "the same relative to the working directory.\n\n");
+      "the same relative to the working directory.\n");
+  OUT("- A top-level `fit:` mapping is a calibration's provenance, as `stepcast calibrate` writes "
+      "it beside `calibration:`: ignored but for `fit.gpu`, the GPU it was fitted for; a run "
+      "or replay on another GPU is warned that its efficiencies may not carry over.\n\n");
   for (size_t s = 0; s < SECTION_COUNT; s++) {
     OUT("## %s\n\n%s\n\n", sections[s].name, sections[s].doc);
     OUT("| key | type | unit | default | meaning |\n|---|---|---|---|---|\n");

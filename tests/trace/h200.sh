@@ -18,6 +18,13 @@ trap 'rm -rf "$tmp"' EXIT
 if ! "$1" replay "$tmp/t.scw" 2>&1 >/dev/null | grep -q "100 % of the traced GEMM FLOPs are on 16-bit operands"; then
   echo "no warning for a bf16 trace priced as fp32"; exit 1
 fi
+# A kernel fit names its GPU (fit.gpu): replayed on another, it is warned about.
+"$1" calibrate --kernels "$here/validation/traces/h200/trace_l2_s1024_b1.json.gz" \
+  --set training.precision=bf16 -o "$tmp/fit.yaml" >/dev/null 2>&1
+if ! "$1" replay "$tmp/t.scw" --set training.precision=bf16 --cluster "$tmp/fit.yaml" \
+  --set cluster.gpu=h100-sxm 2>&1 >/dev/null | grep -q "the calibration was fitted for h200, the cluster's GPU is h100-sxm"; then
+  echo "no warning for a kernel fit of an H200 trace replayed on an H100"; exit 1
+fi
 out=$("$here/tools/validate_h200.sh" "$1")
 echo "$out"
 echo "$out" | awk '
