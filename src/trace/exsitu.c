@@ -1068,10 +1068,10 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
   }
   if (!tensors) {
     /* 0-dim tensors and scalars: host-side. A GPU trace's operator on tensor
-     * lists (aten::cat, _foreach_*: the profiler records no shapes or dtype
-     * for them) launched kernels this cannot price: counted, not hidden. */
+     * lists (aten::cat, _foreach_*: the profiler records no dtype for them,
+     * and no shapes for long ones) launched kernels this cannot price: counted, not hidden. */
     if (e->has_list && r->fmt == SC_TRACE_CPU_OF_GPU)
-      sc__job_warn(r->job, "%s: %s has tensor-list inputs without shapes: not priced", r->name, name);
+      sc__job_warn(r->job, "%s: %s has tensor-list inputs, whose dtype the profiler does not record: not priced", r->name, name);
     return 0;
   }
   switch (e->h) {
@@ -1686,7 +1686,13 @@ static int xs_build(sc_trace_reader *r) {
     }
     if (e->priced_above) continue;
     if (e->h == H_ZERO || e->h == H_COMPOSITE) continue;
-    if (e->h == -1 && e->has_children) continue; /* an unknown composite */
+    if (e->h == -1 && e->has_children) { /* an unknown composite */
+      /* One on tensor lists (an aten::cat whose children are views) launched
+       * its own kernels, which nothing below it prices: counted, as above. */
+      if (e->has_list && r->fmt == SC_TRACE_CPU_OF_GPU)
+        sc__job_warn(job, "%s: %s has tensor-list inputs, whose dtype the profiler does not record: not priced", r->name, nm);
+      continue;
+    }
     kern k[3];
     int nk = kernels_of(&b, e, k);
     if (nk > 0) {
