@@ -717,7 +717,20 @@ Each change is physical and applies to every configuration, not to cases:
   validation MAPE is 7.2 % (21 rows).
 * **torchtitan eager rows (-8 % calibration, -11 % validation)**: the same
   inputs as the compiled rows; the case format has no torch.compile column
-  and stepcast models fused elementwise kernels (compiled or Megatron's).
+  and stepcast models fused elementwise kernels (compiled or Megatron's) by
+  default. `training.eager: true` prices a Llama-family layer's RMSNorm,
+  rotary embedding and SwiGLU kernel by kernel as eager PyTorch runs them
+  (docs/CONFIG.md); it is not set on these rows. Set on both rows of each
+  eager / compiled pair it adds 0.66 s to the 8B step (2.62 -> 3.28 s on
+  8 and on 128 GPUs), where the measured difference is 0.39 and 0.41 s: it
+  overshoots by ~70 % here, with the H100 fit's `mem_eff` (0.636, which
+  carries other costs than streaming) and a fused baseline that prices no
+  rotary embedding. On this project's H200 Hugging Face steps (eager, with
+  the H200 kernel calibration) it moves the synthesized runs from 20.3 to
+  13.0 % MAPE (all eight closer; still 6-29 % fast: autocast's casts, the
+  fp32 residual stream and the host's dispatch are not modelled), and its
+  eager RMSNorm prices the measured kernel (32768 x 4096 bf16 on an H200:
+  1,689 us) at 1,554 us.
 * **torchtitan 8B with TP8 on 64 GPUs (-9 to -14 %)** while 70B with TP8 is
   within -9 to +5 %: at hidden 4096 the per-rank GEMMs of TP8 are narrow (K =
   512 for the attention output projection) and the host work per kernel is

@@ -242,6 +242,7 @@ typedef struct sc_training_cfg {
   sc_fp8_recipe fp8_recipe; /* scaling of fp8 GEMM inputs (precision fp8) */
   int fp8_attention;      /* 1: attention in fp8 too (else bf16) */
   int fp32_loss_grads;    /* 1: the loss on fp32 logits, their fp32 gradients held */
+  int eager;              /* 1: eager PyTorch elementwise kernels (no torch.compile, no fused ones) */
   double optimizer_offload; /* fraction of optimizer states + fp32 master weights in host
                                memory, [0, 1] */
   int optimizer_offload_cpu_step; /* 1: the offloaded part steps on the CPU (CPU Adam) */

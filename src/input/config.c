@@ -2525,6 +2525,7 @@ static int field_used(const sc_config *c, int fi) {
     return c->training.recompute == SC_RECOMPUTE_SELECTIVE;
   case SC_FIELD_training_fp8_recipe:
   case SC_FIELD_training_fp8_attention: return fp8;
+  case SC_FIELD_training_eager: return 0; /* the fused default, an opt-in knob */
   /* the split's knobs are listed when set or derived (an uneven split) */
   case SC_FIELD_parallel_pp_first_layers: return pp && p->pp_first_layers;
   case SC_FIELD_parallel_pp_last_layers: return pp && p->pp_last_layers;

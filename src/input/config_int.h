@@ -153,6 +153,16 @@
     "gradients of the log-probabilities and of the logits, 8 bytes per logit (12 with tp > 1: " \
     "torch's loss_parallel backward), instead of Megatron-LM's in-place 16-bit one "             \
     "(docs/MEMORY.md).")                                                                         \
+  X(training, eager, BOOL, training.eager, "", "false", 0, 0,                                         \
+    "The layers' elementwise work as eager PyTorch runs it (no torch.compile, no fused "          \
+    "kernels; torchtitan without --compile, Hugging Face models) on a gated-FFN model, whose "   \
+    "norm is an RMSNorm and whose positions are rotary: the RMSNorm as separate fp32 kernels "    \
+    "(upcast, pow, mean, rsqrt, multiply, downcast, weight; 14 in backward), the rotary "         \
+    "embedding of the queries and keys as three (upcast, complex multiply, downcast) each way, "  \
+    "the SwiGLU as SiLU and product. Default false: fused kernels, as Megatron-LM, Transformer "  \
+    "Engine and torch.compile run them (the rotary embedding not priced). LayerNorm / GELU "      \
+    "models are unchanged (eager PyTorch runs them as single kernels too). Time only: memory "     \
+    "counts the fused layer's saved activations (docs/VALIDATION.md, known error sources).")      \
   X(training, optimizer_offload, FRAC, training.optimizer_offload, "fraction", "0", 0, 1,          \
     "Fraction of the optimizer states (Adam moments and the fp32 master weights) kept in host "   \
     "memory instead of the GPU's: Megatron-LM --optimizer-cpu-offload with "                     \

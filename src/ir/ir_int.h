@@ -168,7 +168,7 @@ enum {
   X(SC_L_MLA_KV_UP, "mla-kv-up-proj") X(SC_L_MLA_NORM, "mla-latent-norm")  \
   X(SC_L_MIRROR_AR, "mirror-grad-all-reduce")                              \
   X(SC_L_D2H, "copy-to-host") X(SC_L_H2D, "copy-to-device")                \
-  X(SC_L_CPU_OPTIM, "cpu-optimizer-step")
+  X(SC_L_CPU_OPTIM, "cpu-optimizer-step") X(SC_L_ROPE, "rotary-embedding")
 
 enum {
 #define SC_X_ENUM(id, name) id,

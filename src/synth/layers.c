@@ -7,6 +7,83 @@
  */
 #include "synth/build_int.h"
 
+/* ------------------------------------------------------------ eager PyTorch */
+
+/* training.eager on a gated-FFN (Llama-family) model: its RMSNorm, rotary
+ * embedding and SwiGLU as eager PyTorch runs them, kernel by kernel (as
+ * torchtitan's and Hugging Face's Llama code them: the norm and the
+ * rotation in fp32). Each kernel streams its bytes and pays the kernel
+ * overhead, so n kernels over `bytes` cost n times mem_ns(bytes / n). A
+ * LayerNorm / GELU model runs single native kernels eagerly too, so its
+ * ops are the fused ones. */
+static int eager(const builder *B) { return B->cfg->training.eager && B->sh->swiglu; }
+
+static double kernels_ns(const builder *B, double bytes, int n) {
+  return (double)n * sc__syn_mem(B, bytes / (double)n);
+}
+
+/* PyTorch's elementwise kernels with a broadcast operand (a per-row rsqrt,
+ * the norm's weight, the rotation's frequencies) stream at about 0.6 of a
+ * contiguous one's rate (measured in the H200 traces of validation/traces/
+ * h200: 0.42-0.52 of HBM against 0.86-0.92; the ex-situ pricing rule of
+ * src/trace/exsitu.c): their bytes count 1 / 0.6 times. */
+#define EAGER_BCAST 0.6
+
+/* An RMSNorm over `elems` elements of e bytes. Fused: one kernel, read
+ * and write (backward: the input, the grad and the grad out, 3e). Eager
+ * forward: x.float() (e + 4, none when e is 4), pow (8), mean (4), the
+ * epsilon and rsqrt on one value a row (two kernels, no bytes), x * rsqrt
+ * (8, broadcast), type_as (4 + e, none when e is 4), times the weight (2e,
+ * broadcast): 8 kernels (6 in fp32); on an H200, 32768 x 4096 bf16 in
+ * 1,554 us at the kernel calibration (mem_eff 0.80, 2 us a kernel)
+ * against 1,689 measured
+ * (validation/h200/mem.csv, rmsnorm_eager). Eager backward, the autograd
+ * of those: the weight's product (2e, broadcast) and its grad (a product
+ * and a reduction, 4e), the downcast's grad (e + 4), the product's grad
+ * to x (8, broadcast) and to rsqrt (a product and a reduction, 16), the
+ * mean's expanded grad (4, broadcast), pow's (two products, 20), the two
+ * grads' sum (12), the upcast's grad (4 + e): about 14 kernels. */
+static double norm_ns(const builder *B, double elems, int bwd) {
+  double e = B->sh->elem_bytes;
+  if (!eager(B)) return sc__syn_mem(B, (bwd ? 3.0 : 2.0) * e * elems);
+  double cast = e < 4.0 ? 4.0 + e : 0.0;
+  if (!bwd)
+    return kernels_ns(B, (2.0 * cast + 8.0 + 4.0 + (8.0 + 2.0 * e) / EAGER_BCAST) * elems, e < 4.0 ? 8 : 6);
+  return kernels_ns(B, ((2.0 * e + 8.0 + 4.0) / EAGER_BCAST + 4.0 * e + 16.0 + 20.0 + 12.0 + 2.0 * cast) * elems,
+                    14);
+}
+
+static void norm(builder *B, const where *w, int label, double elems, int bwd) {
+  sc__syn_compute(B, w, SC_OP_NORM, label, norm_ns(B, elems, bwd));
+}
+
+/* The gated activation over `elems` FFN elements. Fused: SiLU and product
+ * in one kernel (read both halves, write: 3e; backward 4e). Eager: SiLU
+ * (2e) and the product (3e); backward, the product's two grads (6e) and
+ * SiLU's (3e). */
+static double act_ns(const builder *B, double elems, int bwd) {
+  const sc_shape *sh = B->sh;
+  double e = sh->elem_bytes;
+  if (!eager(B)) return sc__syn_mem(B, (sh->swiglu ? (bwd ? 4.0 : 3.0) : (bwd ? 3.0 : 2.0)) * e * elems);
+  return bwd ? kernels_ns(B, 9.0 * e * elems, 3) : kernels_ns(B, 5.0 * e * elems, 2);
+}
+
+/* The rotary embedding of one micro-batch's queries and keys on one TP
+ * rank, eager only (fused into the neighbouring kernels, it is not priced):
+ * torchtitan's complex rotation, per tensor x.float() (e + 4), the complex
+ * product by the frequencies (8, broadcast), type_as (4 + e), three kernels; its backward the same
+ * (the conjugate rotation of the grads). Not with MLA (its decoupled rope
+ * is part of mla.c's kernels). */
+static void rope(builder *B, const where *w) {
+  const sc_shape *sh = B->sh;
+  if (!eager(B) || sh->mla) return;
+  double e = sh->elem_bytes, cast = e < 4.0 ? 4.0 + e : 0.0;
+  double elems = sc__syn_tokens(B) * (sh->attn_qk / sh->t + sh->g_rank * sh->d);
+  int n = e < 4.0 ? 3 : 1;
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ROPE,
+                  kernels_ns(B, (2.0 * cast + 8.0 / EAGER_BCAST) * elems, 2 * n));
+}
+
 /* Causal FlashAttention forward FLOPs of one micro-batch on one TP rank:
  * 4*b*s^2*(a*d)/t for full attention, half of it for causal kernels. */
 static double attn_fwd_flops(const builder *B) {
@@ -85,10 +162,11 @@ static void attn_block_forward(builder *B, const where *w) {
     sc__syn_mla_forward(B, w);
   else
     sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
+  rope(B, w);
   attention_forward(B, w);
   sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->attn_v / sh->t, act);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+  norm(B, w, SC_L_LN2, Tl * sh->h, 0);
 }
 
 /* An MoE layer's forward after its input norm: attention, then the MoE FFN
@@ -111,8 +189,7 @@ static void layer_forward_rest(builder *B, const where *w) {
 
   attn_block_forward(B, w);
   sc__syn_gathered_gemm(B, w, SC_L_FC1, T, fc1_n, sh->h, act);
-  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
-          sc__syn_mem(B, (sh->swiglu ? 3.0 : 2.0) * T * sh->f / sh->t * sh->elem_bytes));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT, act_ns(B, T * sh->f / sh->t, 0));
   sc__syn_reduced_gemm(B, w, SC_L_FC2, T, sh->h, sh->f / sh->t, act);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, sc__syn_mem(B, 4.0 * act_l));
 }
@@ -121,8 +198,7 @@ static void layer_forward_rest(builder *B, const where *w) {
  * first op takes what the layer waits for; the rest may be replayed. */
 void sc__syn_layer_forward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
-  double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
+  norm(B, w, SC_L_LN1, sc__syn_tokens_local(B) * sh->h, 0);
   if (sc__shape_is_moe_layer(sh, w->layer))
     sc__syn_memo_run(B, &B->parts[3], moe_layer_forward_rest, w);
   else
@@ -137,7 +213,7 @@ static void attn_block_backward(builder *B, const where *w) {
   double act_l = Tl * sh->h * sh->elem_bytes;
   double qkv_n = sh->qkv_out / sh->t;
 
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 3.0 * act_l));
+  norm(B, w, SC_L_LN2, Tl * sh->h, 1);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 3.0 * act_l));
   sc__syn_row_parallel_backward(B, w, SC_L_PROJ, sh->attn_v / sh->t);
   if (sh->mla && (sh->rc & SC_RC_MLA_UP_PROJ)) sc__syn_mla_up_recompute(B, w);
@@ -149,11 +225,12 @@ static void attn_block_backward(builder *B, const where *w) {
     attention_forward(B, &rw);
   }
   attention_backward(B, w);
+  rope(B, w);
   if (sh->mla)
     sc__syn_mla_backward(B, w);
   else
     sc__syn_column_parallel_backward(B, w, SC_L_QKV, qkv_n);
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 3.0 * act_l));
+  norm(B, w, SC_L_LN1, Tl * sh->h, 1);
 }
 
 /* Selective recompute of the two norms (recompute_modules layernorm): their
@@ -161,11 +238,11 @@ static void attn_block_backward(builder *B, const where *w) {
 static void norms_recompute(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   if (!(sh->rc & SC_RC_LAYERNORM)) return;
-  double act_l = sc__syn_tokens_local(B) * sh->h * sh->elem_bytes;
+  double elems = sc__syn_tokens_local(B) * sh->h;
   where rw = *w;
   rw.phase = SC_PH_RECOMPUTE;
-  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
-  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
+  norm(B, &rw, SC_L_LN2, elems, 0);
+  norm(B, &rw, SC_L_LN1, elems, 0);
 }
 
 /* recompute op_sac (torchtitan's op-level selective activation
@@ -186,14 +263,14 @@ static void op_sac_recompute(builder *B, const where *w) {
   double fl = sh->f / sh->t;
   where rw = *w;
   rw.phase = SC_PH_RECOMPUTE;
-  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN1, sc__syn_mem(B, 2.0 * act_l));
+  double elems_l = sc__syn_tokens_local(B) * sh->h;
+  norm(B, &rw, SC_L_LN1, elems_l, 0);
   sc__syn_linear(B, &rw, SC_L_QKV, T, sh->g_rank * sh->d, sh->h);
   sc__syn_linear(B, &rw, SC_L_PROJ, T, sh->h, sh->attn_v / sh->t);
   sc__syn_compute(B, &rw, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 4.0 * act_l));
-  sc__syn_compute(B, &rw, SC_OP_NORM, SC_L_LN2, sc__syn_mem(B, 2.0 * act_l));
+  norm(B, &rw, SC_L_LN2, elems_l, 0);
   if (sh->swiglu) sc__syn_linear(B, &rw, SC_L_FC1, T, fl, sh->h);
-  sc__syn_compute(B, &rw, SC_OP_ELEMWISE, SC_L_ACT,
-                  sc__syn_mem(B, (sh->swiglu ? 3.0 : 2.0) * T * fl * sh->elem_bytes));
+  sc__syn_compute(B, &rw, SC_OP_ELEMWISE, SC_L_ACT, act_ns(B, T * fl, 0));
   if (!sh->swiglu) sc__syn_linear(B, &rw, SC_L_FC2, T, sh->h, fl);
 }
 
@@ -206,8 +283,7 @@ static void layer_backward_rest(builder *B, const where *w) {
   op_sac_recompute(B, w);
   norms_recompute(B, w);
   sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
-  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT,
-          sc__syn_mem(B, (sh->swiglu ? 4.0 : 3.0) * T * sh->f / sh->t * sh->elem_bytes));
+  sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT, act_ns(B, T * sh->f / sh->t, 1));
   sc__syn_column_parallel_backward(B, w, SC_L_FC1, fc1_n);
   attn_block_backward(B, w);
 }
@@ -276,7 +352,7 @@ void sc__syn_head_forward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   double T = sc__syn_tokens(B);
   double act = T * sh->h * sh->elem_bytes;
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, sc__syn_mem(B, 2.0 * sc__syn_tokens_local(B) * sh->h * sh->elem_bytes));
+  norm(B, w, SC_L_FINAL_LN, sc__syn_tokens_local(B) * sh->h, 0);
   if (sh->sp) sc__syn_tp_blocking(B, w, SC_COLL_ALLGATHER, SC_L_TP_AG, act);
   sc__syn_compute(B, w, SC_OP_GEMM, SC_L_LOGITS, sc__syn_gemm(B, T, sh->v / sh->t, sh->h));
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, sc__syn_mem(B, T * sh->v / sh->t * loss_fwd_bytes(sh)));
@@ -288,7 +364,7 @@ void sc__syn_head_backward(builder *B, const where *w) {
   double T = sc__syn_tokens(B);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_LOSS, sc__syn_mem(B, T * sh->v / sh->t * loss_bwd_bytes(sh)));
   sc__syn_column_parallel_backward(B, w, SC_L_LOGITS, sh->v / sh->t);
-  sc__syn_compute(B, w, SC_OP_NORM, SC_L_FINAL_LN, sc__syn_mem(B, 3.0 * sc__syn_tokens_local(B) * sh->h * sh->elem_bytes));
+  norm(B, w, SC_L_FINAL_LN, sc__syn_tokens_local(B) * sh->h, 1);
 }
 
 

@@ -100,6 +100,48 @@ static void test_plain_loop_identical(void **state) {
   }
 }
 
+/* training.eager: a gated-FFN (Llama-family) model's RMSNorm, rotary
+ * embedding and SwiGLU run kernel by kernel, so the step is slower and the
+ * extra is compute time (and the bubble of the longer stages); a GELU / LayerNorm model is unchanged, bit for
+ * bit (eager PyTorch runs those as single kernels too). */
+static void small_llama_run(int eager, sc_recompute rc, sc_result *r) {
+  sc_config cfg;
+  assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+  cfg.training.recompute = rc;
+  cfg.training.eager = eager;
+  simulate(&cfg, r);
+}
+
+static void test_eager_elementwise(void **state) {
+  (void)state;
+  sc_result fused, eager;
+  small_llama_run(0, SC_RECOMPUTE_NONE, &fused);
+  small_llama_run(1, SC_RECOMPUTE_NONE, &eager);
+  double extra = eager.step_time_s - fused.step_time_s;
+  assert_true(extra > 0.02 * fused.step_time_s);
+  assert_true(extra < 0.5 * fused.step_time_s);
+  /* compute, and the pipeline bubble the longer stages leave (PP2) */
+  double more = eager.breakdown_s[SC_CAT_COMPUTE] - fused.breakdown_s[SC_CAT_COMPUTE] +
+                eager.breakdown_s[SC_CAT_BUBBLE] - fused.breakdown_s[SC_CAT_BUBBLE];
+  assert_true(more > 0.9 * extra);
+  assert_true(eager.ops > fused.ops); /* the rotary embedding's ops */
+  /* Full recompute re-runs the layer's forward, eager kernels included. */
+  sc_result fused_rc, eager_rc;
+  small_llama_run(0, SC_RECOMPUTE_FULL, &fused_rc);
+  small_llama_run(1, SC_RECOMPUTE_FULL, &eager_rc);
+  assert_true(eager_rc.step_time_s - fused_rc.step_time_s > extra);
+  /* GELU: the same step. */
+  sc_config cfg;
+  sc_result g0, g1;
+  small_config(&cfg);
+  simulate(&cfg, &g0);
+  small_config(&cfg);
+  cfg.training.eager = 1;
+  simulate(&cfg, &g1);
+  assert_memory_equal(&g0.step_time_s, &g1.step_time_s, sizeof g0.step_time_s);
+  assert_int_equal(g0.ops, g1.ops);
+}
+
 static void test_fold_1f1b(void **state) {
   (void)state;
   sc_config cfg;
@@ -828,6 +870,7 @@ int main(void) {
       cmocka_unit_test(test_network_tiers),
       cmocka_unit_test(test_fold_1f1b),
       cmocka_unit_test(test_plain_loop_identical),
+      cmocka_unit_test(test_eager_elementwise),
       cmocka_unit_test(test_fold_interleaved_sp_distopt),
       cmocka_unit_test(test_fold_gpipe_interference),
       cmocka_unit_test(test_fold_large_dp_histogram),
