@@ -689,6 +689,10 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "training.recompute=op_sac (torchtitan's op-level selective activation "
                      "checkpointing) has no Megatron-LM --recompute-granularity");
+  if (t->eager)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "training.eager=true (eager PyTorch kernels) has no Megatron-LM flag: "
+                     "Megatron-LM runs fused ones");
   if (t->precision == SC_PREC_FP8 && t->fp8_recipe != SC_FP8_DELAYED &&
       t->fp8_recipe != SC_FP8_TENSORWISE)
     return sc__error(ctx, SC_EUNSUPPORTED,
