@@ -1715,7 +1715,7 @@ static int run(sim *S) {
               : S->fold        ? m->pp
                                : m->world;
   /* A slot per (rank, stream) for the streams up to the highest one any
-   * program uses (most runs use the first 7 of 14): the slots of one rank,
+   * program uses (most runs use the first 7 of 15): the slots of one rank,
    * and of neighbouring ranks, lie closer together (issue 19's 131,072-GPU
    * rows). */
   S->act_stride = 1;

@@ -35,9 +35,8 @@ static double kernels_ns(const builder *B, double bytes, int n) {
  * epsilon and rsqrt on one value a row (two kernels, no bytes), x * rsqrt
  * (8, broadcast), type_as (4 + e, none when e is 4), times the weight (2e,
  * broadcast): 8 kernels (6 in fp32); on an H200, 32768 x 4096 bf16 in
- * 1,554 us at the kernel calibration (mem_eff 0.80, 2 us a kernel)
- * against 1,689 measured
- * (validation/h200/mem.csv, rmsnorm_eager). Eager backward, the autograd
+ * 1,554 us at the kernel calibration (mem_eff 0.80, 2 us a kernel) against
+ * 1,689 measured (validation/h200/mem.csv, rmsnorm_eager). Eager backward, the autograd
  * of those: the weight's product (2e, broadcast) and its grad (a product
  * and a reduction, 4e), the downcast's grad (e + 4), the product's grad
  * to x (8, broadcast) and to rsqrt (a product and a reduction, 16), the
@@ -71,9 +70,9 @@ static double act_ns(const builder *B, double elems, int bwd) {
 /* The rotary embedding of one micro-batch's queries and keys on one TP
  * rank, eager only (fused into the neighbouring kernels, it is not priced):
  * torchtitan's complex rotation, per tensor x.float() (e + 4), the complex
- * product by the frequencies (8, broadcast), type_as (4 + e), three kernels; its backward the same
- * (the conjugate rotation of the grads). Not with MLA (its decoupled rope
- * is part of mla.c's kernels). */
+ * product by the frequencies (8, broadcast), type_as (4 + e), three
+ * kernels; its backward the same (the conjugate rotation of the grads).
+ * Not with MLA (its decoupled rope is part of mla.c's kernels). */
 static void rope(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   if (!eager(B) || sh->mla) return;
