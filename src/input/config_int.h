@@ -159,7 +159,8 @@
     "norm is an RMSNorm and whose positions are rotary: the RMSNorm as separate fp32 kernels "    \
     "(upcast, pow, mean, rsqrt, multiply, downcast, weight; 14 in backward), the rotary "         \
     "embedding of the queries and keys as three (upcast, complex multiply, downcast) each way, "  \
-    "the SwiGLU as SiLU and product. Default false: fused kernels, as Megatron-LM, Transformer "  \
+    "a dense FFN's SwiGLU as SiLU and product (MoE experts keep their kernels). Default false: "  \
+    "fused kernels, as Megatron-LM, Transformer "                                                \
     "Engine and torch.compile run them (the rotary embedding not priced). LayerNorm / GELU "      \
     "models are unchanged (eager PyTorch runs them as single kernels too). Time only: memory "     \
     "counts the fused layer's saved activations (docs/VALIDATION.md, known error sources).")      \
