@@ -2525,7 +2525,8 @@ static int field_used(const sc_config *c, int fi) {
     return c->training.recompute == SC_RECOMPUTE_SELECTIVE;
   case SC_FIELD_training_fp8_recipe:
   case SC_FIELD_training_fp8_attention: return fp8;
-  case SC_FIELD_training_eager: return 0; /* the fused default, an opt-in knob */
+  /* an opt-in knob: listed when on, on a model it changes (gated FFN) */
+  case SC_FIELD_training_eager: return c->training.eager && c->model.activation == SC_ACT_SWIGLU;
   /* the split's knobs are listed when set or derived (an uneven split) */
   case SC_FIELD_parallel_pp_first_layers: return pp && p->pp_first_layers;
   case SC_FIELD_parallel_pp_last_layers: return pp && p->pp_last_layers;
