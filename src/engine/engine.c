@@ -15,6 +15,20 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+
+/* Streams a rank's state has room for. The engine is compiled twice: here
+ * with every stream, and by engine_narrow.c with the first 8 (compute, TP,
+ * DP, the four pipeline ones, CP), which is what most runs use; a smaller
+ * rstate is what the largest unfolded runs are bound by
+ * (docs/PERFORMANCE.md, section 1). sc__engine_run hands a workload whose
+ * programs stay within 8 streams to the narrow one. */
+#define SC_ENGINE_NARROW_NS 8
+#ifndef SC_ENGINE_NS
+#define SC_ENGINE_NS SC_ST_COUNT
+#define SC_ENGINE_WIDE 1
+#define SC_ENGINE_ENTRY sc__engine_run
+#endif
+_Static_assert(SC_ENGINE_NS <= SC_ST_COUNT, "a rank holds at most every stream");
 #define NO_STREAM 0xffu /* ends a list of streams (rstate.first_waiter) */
 
 #if defined(__GNUC__)
@@ -59,8 +73,8 @@ typedef struct ginst {
  * op's start touch come first, to share cache lines: the ranks array does not
  * fit L1. */
 typedef struct rstate {
-  uint32_t head[SC_ST_COUNT]; /* next op per stream; ops before it are done */
-  uint8_t st[SC_ST_COUNT];
+  uint32_t head[SC_ENGINE_NS]; /* next op per stream; ops before it are done */
+  uint8_t st[SC_ENGINE_NS];
   /* A stream's head op can only become startable when a stream of the same
    * rank completes an op: its own (it goes idle) or the one its head op waits
    * on. Most idle streams wait on a compute op several ops ahead (unfolded
@@ -77,15 +91,15 @@ typedef struct rstate {
   double acc[SC_CAT_COUNT];   /* ns per category */
   int64_t end_ns;             /* end of the rank's last op */
   int32_t n_comm;
-  uint32_t act[SC_ST_COUNT];  /* running activity per stream (valid where running) */
-  uint32_t wake_head[SC_ST_COUNT]; /* head[d] that frees the first waiter of d, or NONE */
+  uint32_t act[SC_ENGINE_NS];  /* running activity per stream (valid where running) */
+  uint32_t wake_head[SC_ENGINE_NS]; /* head[d] that frees the first waiter of d, or NONE */
   /* The streams waiting on an op of stream d, as a list in ascending order
    * of that op (wait_idx), so that a wake-up takes the ones due from its
    * front and looks at no other: first_waiter[d] and each one's next_waiter
    * (NO_STREAM ends it). A stream waits on one op at a time. */
-  uint8_t first_waiter[SC_ST_COUNT];
-  uint8_t next_waiter[SC_ST_COUNT];
-  uint32_t wait_idx[SC_ST_COUNT]; /* index in stream d of the op stream s waits on */
+  uint8_t first_waiter[SC_ENGINE_NS];
+  uint8_t next_waiter[SC_ENGINE_NS];
+  uint32_t wait_idx[SC_ENGINE_NS]; /* index in stream d of the op stream s waits on */
   int32_t n_cat[SC_CAT_COUNT];
   int64_t global;             /* global rank */
 } rstate;
@@ -1396,7 +1410,7 @@ NOINLINE static void arrive_p2p(sim *S, uint32_t rank, int s, const sc_op *op) {
   else { /* the op names its peer and the peer's stream */
     peer = SC_DEP_INDEX(op->peer);
     ps = (int)SC_DEP_STREAM(op->peer);
-    if (peer >= S->nsim || ps >= SC_ST_COUNT) {
+    if (peer >= S->nsim || ps >= SC_ENGINE_NS) {
       S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
                         (long long)r->global, peer);
       return;
@@ -1720,7 +1734,7 @@ static int run(sim *S) {
    * rows). */
   S->act_stride = 1;
   for (int64_t i = 0; i < S->wl->nprogs; i++)
-    for (uint32_t st = S->act_stride; st < SC_ST_COUNT; st++)
+    for (uint32_t st = S->act_stride; st < SC_ENGINE_NS; st++)
       if (S->wl->progs[i].nops[st]) S->act_stride = st + 1;
   /* Activity ids are rank * act_stride + stream; group tables hold
    * nsim * SC_GRP_COUNT entries: both must fit uint32_t. */
@@ -1745,11 +1759,11 @@ static int run(sim *S) {
       r->stage = (uint32_t)stage_of(S, r->global);
     }
     r->prog = &S->wl->progs[r->stage];
-    for (int s = 0; s < SC_ST_COUNT; s++) {
+    for (int s = 0; s < SC_ENGINE_NS; s++) {
       r->wake_head[s] = NONE;
       r->first_waiter[s] = NO_STREAM;
     }
-    r->ready = (uint16_t)((1u << SC_ST_COUNT) - 1);
+    r->ready = (uint16_t)((1u << SC_ENGINE_NS) - 1);
   }
   int rc = build_groups(S);
   if (rc) return rc;
@@ -1765,7 +1779,7 @@ static int run(sim *S) {
   for (uint32_t i = 0; i < S->nsim; i++) {
     const rstate *r = &S->ranks[i];
     const sc_program *p = r->prog;
-    for (int s = 0; s < SC_ST_COUNT; s++)
+    for (int s = 0; s < SC_ENGINE_NS; s++)
       if (r->head[s] < p->nops[s]) {
         const sc_op *op = &p->ops[s][r->head[s]];
         if (S->wl->op_name)
@@ -1786,8 +1800,24 @@ static int run(sim *S) {
   return SC_OK;
 }
 
-int sc__engine_run(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
-                   const sc_engine_opts *opts, sc_engine_result *out) {
+#if SC_ENGINE_WIDE
+int sc__engine_run_narrow(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
+                          const sc_engine_opts *opts, sc_engine_result *out);
+
+/* 1 when no program has an op past the narrow engine's streams. */
+static int fits_narrow(const sc_workload *wl) {
+  for (int64_t i = 0; i < wl->nprogs; i++)
+    for (int s = SC_ENGINE_NARROW_NS; s < SC_ST_COUNT; s++)
+      if (wl->progs[i].nops[s]) return 0;
+  return 1;
+}
+#endif
+
+int SC_ENGINE_ENTRY(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
+                    const sc_engine_opts *opts, sc_engine_result *out) {
+#if SC_ENGINE_WIDE
+  if (fits_narrow(wl)) return sc__engine_run_narrow(ctx, wl, cost, opts, out);
+#endif
   memset(out, 0, sizeof *out);
   int rc = SC_OK;
   sim S;
