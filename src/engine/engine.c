@@ -66,6 +66,7 @@ typedef struct ginst {
    * can have collectives pending on several streams at once (FSDP gathers
    * on one, reduce-scatters on another), each a rendezvous of its own. */
   uint32_t arrived[SC_ST_COUNT];
+  const sc_op *op[SC_ST_COUNT]; /* the collective running on each stream (act_op) */
   sc_placement pl;        /* placement of the full logical group */
 } ginst;
 
@@ -104,13 +105,13 @@ typedef struct rstate {
   int64_t global;             /* global rank */
 } rstate;
 
+/* 40 bytes: the op it runs is its owner's head op (act_op), and when it
+ * started is kept only by runs that record (sim.act_t0). */
 typedef struct activity { /* fields an event's pop reads come first */
   uint32_t version;
   uint8_t type, sa, sb, net;
   uint32_t a, b;    /* compute: rank a; coll: group instance a, its load histogram b
                      * (NONE: none, see loadhist); p2p: ranks a -> b */
-  const sc_op *op;
-  int64_t start_ns;
   double remaining; /* ns of work left at rate 1 */
   double rate;
   int64_t last_ns;
@@ -229,6 +230,7 @@ typedef struct sim {
   uint32_t *members;
   size_t nmembers;    /* entries of members */
   activity *acts;     /* [nsim * act_stride], see act_claim */
+  int64_t *act_t0;    /* per activity slot, when it started: runs that record only */
   uint32_t act_stride; /* activity slots per rank: 1 + the highest stream with ops */
   evchunk *chunks;     /* chunk pool; free ones are chained through next */
   size_t nchunks, chunks_cap;
@@ -876,8 +878,16 @@ static inline uint32_t act_claim(sim *S, uint32_t rank, int stream, int type, ui
   x->net = (uint8_t)net;
   x->a = a;
   x->b = b;
-  x->op = op;
+  (void)op; /* the owner's head op: act_op */
   return id;
+}
+
+/* The op activity a runs: its owner's head op on its stream (a transfer's
+ * is its sender's), or for a collective the one its instance started. */
+static inline const sc_op *act_op(const sim *S, const activity *a) {
+  if (a->type == ACT_COLL) return S->inst[a->a].op[a->sa];
+  const rstate *r = &S->ranks[a->a];
+  return &r->prog->ops[a->sa][r->head[a->sa]];
 }
 
 static void act_release(sim *S, uint32_t id) { S->acts[id].version++; }
@@ -957,10 +967,11 @@ static double compute_slowdown(const sim *S, const rstate *r, const sc_op *op) {
   double s = 0;
   for (unsigned run = r->running; run; run &= run - 1) {
     const activity *c = &S->acts[r->act[lowest_bit(run)]];
-    if (c->type == ACT_COMPUTE || op_off_gpu(c->op->kind)) continue;
-    sc_interf_comm comm = {SC_ICOLL_P2P, c->op->work, c->net, 2};
+    const sc_op *cop = act_op(S, c);
+    if (c->type == ACT_COMPUTE || op_off_gpu(cop->kind)) continue;
+    sc_interf_comm comm = {SC_ICOLL_P2P, cop->work, c->net, 2};
     if (c->type == ACT_COLL) {
-      comm.coll = sc__interf_coll_of(c->op->coll);
+      comm.coll = sc__interf_coll_of(cop->coll);
       comm.group = S->inst[c->a].pl.n;
     }
     double v = S->tree ? sc__interf_tree_s(S->cost->interf_tree, op->kind, op->work, &comm)
@@ -996,8 +1007,10 @@ static inline double act_rate(const sim *S, const activity *a) {
   switch (a->type) {
   case ACT_COMPUTE: {
     const rstate *r = &S->ranks[a->a];
-    if (!S->interf || r->n_comm <= 0 || a->op->kind == SC_OP_MEMCPY) return 1.0;
-    return S->learned ? learned_rate(S, r, a->op) : S->comp_rate[a->op->kind];
+    if (!S->interf || r->n_comm <= 0) return 1.0;
+    const sc_op *op = act_op(S, a);
+    if (op->kind == SC_OP_MEMCPY) return 1.0;
+    return S->learned ? learned_rate(S, r, op) : S->comp_rate[op->kind];
   }
   case ACT_COLL: {
     /* Off the network without interference, every factor is 1. */
@@ -1156,7 +1169,7 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   r->running |= (uint16_t)(1u << stream);
   r->act[stream] = id;
   /* Cached for rank_category: reading it through the activity misses cache. */
-  if (stream == SC_ST_COMPUTE) r->compute_cat = S->acts[id].op->cat;
+  if (stream == SC_ST_COMPUTE) r->compute_cat = act_op(S, &S->acts[id])->cat;
   int32_t old_net = r->n_net;
   int old_comp = r->n_comp > 0;
   if (op_is_compute(op->kind)) r->n_comp++;
@@ -1240,7 +1253,8 @@ static INLINE_HOT void release(sim *S, uint32_t rank, int stream, const sc_op *o
 static INLINE_HOT void start(sim *S, uint32_t id, double work_ns) {
   activity *a = &S->acts[id];
   a->remaining = work_ns;
-  a->start_ns = a->last_ns = S->now;
+  a->last_ns = S->now;
+  if (S->act_t0) S->act_t0[id] = S->now;
   a->rate = act_rate(S, a);
   schedule_end(S, id);
 }
@@ -1301,6 +1315,7 @@ static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) 
   ginst *g = &S->inst[gid];
   uint32_t id = act_claim(S, S->members[g->mem_off], stream, ACT_COLL, gid, NONE, 0,
                           g->pl.nodes > 1, op);
+  g->op[stream] = op; /* act_op */
   activity *a = &S->acts[id];
   for (uint32_t i = 0; i < g->nmem; i++)
     occupy(S, S->members[g->mem_off + i], stream, id, op, a->net, 0);
@@ -1508,13 +1523,12 @@ static INLINE_HOT int next_kernel(sim *S, uint32_t id, const sc_op *op) {
   r->head[s] = h;
   r->end_ns = S->now;
   S->ops++;
-  a->version += 2; /* its release and its claim */
-  a->op = next;
+  a->version += 2; /* its release and its claim; its op is the head's, next */
   if (s == SC_ST_COMPUTE) r->compute_cat = next->cat;
   /* start() at rate 1 without asking act_rate: only this stream runs, so
    * n_comm is 0, and schedule_end would take `remaining` itself. */
   a->remaining = next->work;
-  a->start_ns = a->last_ns = S->now;
+  a->last_ns = S->now; /* act_t0: a plain run records nothing */
   a->rate = 1.0;
   queue_push(S, S->now + sc__duration_ns(next->work), id, a->version);
   return 1;
@@ -1523,8 +1537,8 @@ static INLINE_HOT int next_kernel(sim *S, uint32_t id, const sc_op *op) {
 /* The end of activity id, now; `plain` as in occupy. */
 static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
   activity *a = &S->acts[id];
-  const sc_op *op = a->op;
-  int64_t t0 = a->start_ns;
+  const sc_op *op = act_op(S, a);
+  int64_t t0 = S->act_t0 ? S->act_t0[id] : 0;
   if (!plain && S->cp_start) { /* what starts now was started by this op's end */
     uint32_t rank = a->type == ACT_COLL ? S->members[S->inst[a->a].mem_off] : a->a;
     S->cp_cur = CP_ID(rank, a->sa, S->ranks[rank].head[a->sa]);
@@ -1575,6 +1589,7 @@ static void sim_free(sim *S) {
   sc__free(ctx, S->inst_of, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
   sc__free(ctx, S->members, sizeof(uint32_t) * S->nmembers);
   sc__free(ctx, S->acts, sizeof(activity) * S->nsim * S->act_stride);
+  sc__free(ctx, S->act_t0, sizeof(int64_t) * S->nsim * S->act_stride);
   sc__free(ctx, S->chunks, sizeof(evchunk) * S->chunks_cap);
   sc__free(ctx, S->lists, sizeof(evlist) * S->lists_cap);
   sc__free(ctx, S->times, sizeof(tkey) * S->times_cap);
@@ -1770,6 +1785,10 @@ static int run(sim *S) {
   if (S->trace && (rc = trace_begin(S))) return rc;
   if (S->cp_want && !S->explicit_wl && (rc = cp_begin(S))) return rc;
   S->record = S->trace || S->op_sink;
+  /* When each activity started: what a recording run notes at its end. */
+  if (S->record &&
+      !(S->act_t0 = sc__calloc(S->ctx, (size_t)S->nsim * S->act_stride, sizeof(int64_t))))
+    return SC_ENOMEM;
   S->plain = !S->record && !S->cp_start && !S->merged && !S->vary;
   for (uint32_t i = 0; i < S->nsim && !S->rc; i++) try_advance(S, i);
   if (S->plain) event_loop_plain(S);
