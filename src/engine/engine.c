@@ -72,7 +72,10 @@ typedef struct ginst {
 
 /* Per simulated rank. The fields that every compute op's end and the next
  * op's start touch come first, to share cache lines: the ranks array does not
- * fit L1. */
+ * fit L1. Small, because the largest unfolded runs stream it from memory
+ * (docs/PERFORMANCE.md, section 2, fifth round): 256 bytes narrow (4 lines),
+ * counters in 16 bits (at most one op a stream), the global rank beside it
+ * (sim.rglobal) and the step's end the last event's time. */
 typedef struct rstate {
   uint32_t head[SC_ENGINE_NS]; /* next op per stream; ops before it are done */
   uint8_t st[SC_ENGINE_NS];
@@ -85,13 +88,12 @@ typedef struct rstate {
   uint16_t ready;             /* bit s: stream s may be able to start its head op */
   uint16_t running;           /* bit s: stream s runs an activity (st[s] == ST_RUN) */
   uint8_t compute_cat;        /* category of the op on the compute stream, if any */
-  int32_t n_comp, n_net;
+  int16_t n_comp, n_net, n_comm;
+  int8_t n_cat[SC_CAT_COUNT]; /* running ops per category */
   uint32_t stage;
   const sc_program *prog;     /* &wl->progs[stage], read by every op's start */
   int64_t last_ns;            /* breakdown accounted up to here */
   double acc[SC_CAT_COUNT];   /* ns per category */
-  int64_t end_ns;             /* end of the rank's last op */
-  int32_t n_comm;
   uint32_t act[SC_ENGINE_NS];  /* running activity per stream (valid where running) */
   uint32_t wake_head[SC_ENGINE_NS]; /* head[d] that frees the first waiter of d, or NONE */
   /* The streams waiting on an op of stream d, as a list in ascending order
@@ -101,9 +103,9 @@ typedef struct rstate {
   uint8_t first_waiter[SC_ENGINE_NS];
   uint8_t next_waiter[SC_ENGINE_NS];
   uint32_t wait_idx[SC_ENGINE_NS]; /* index in stream d of the op stream s waits on */
-  int32_t n_cat[SC_CAT_COUNT];
-  int64_t global;             /* global rank */
 } rstate;
+_Static_assert(SC_ENGINE_NS > 8 || sizeof(rstate) == 256, "the narrow rstate is 4 lines");
+_Static_assert(SC_ST_COUNT < 128, "rstate's counters hold a count of streams");
 
 /* 40 bytes: the op it runs is its owner's head op (act_op), and when it
  * started is kept only by runs that record (sim.act_t0). */
@@ -223,6 +225,7 @@ typedef struct sim {
   int64_t stride;     /* ranks per pipeline stage: tp*cp*dp */
   uint32_t nsim;
   rstate *ranks;
+  int64_t *rglobal;   /* global rank of each simulated rank */
   ginst *inst;
   uint32_t ninst;
   size_t inst_cap;    /* entries allocated for inst (at least 1 for explicit ones) */
@@ -255,6 +258,7 @@ typedef struct sim {
   size_t *cp_off;
   int64_t *cp_start;
   uint64_t *cp_cause, *cp_last;
+  int64_t *cp_end;       /* per rank, when its last op ended (with cp_last) */
   uint64_t cp_cur;
   int cp_want;           /* sc_engine_opts.critical_path */
   int record;            /* trace or op_sink: every op's end is noted (record_end) */
@@ -541,7 +545,7 @@ static int trace_select(sim *S) {
     for (uint32_t i = 0; i < S->nsim; i++) {
       const rstate *r = &S->ranks[i];
       if (fold ? (int64_t)r->stage >= stage_of(S, g.first) && (int64_t)r->stage <= stage_of(S, g.last)
-               : r->global >= g.first && r->global <= g.last)
+               : S->rglobal[r - S->ranks] >= g.first && S->rglobal[r - S->ranks] <= g.last)
         tb->traced[i] = 1;
     }
   }
@@ -577,12 +581,12 @@ static int trace_begin(sim *S) {
     sc__trace_out *o = trace_to(S, i);
     if (o) {
       char name[96];
-      if (S->explicit_wl) snprintf(name, sizeof name, "rank %lld", (long long)r->global);
-      else snprintf(name, sizeof name, "rank %lld (stage %u)", (long long)r->global, r->stage);
-      o->vt->process(o, r->global, name, mt->hook != NULL);
+      if (S->explicit_wl) snprintf(name, sizeof name, "rank %lld", (long long)S->rglobal[r - S->ranks]);
+      else snprintf(name, sizeof name, "rank %lld (stage %u)", (long long)S->rglobal[r - S->ranks], r->stage);
+      o->vt->process(o, S->rglobal[r - S->ranks], name, mt->hook != NULL);
       for (int s = 0; s < SC_ST_COUNT; s++)
         if (s < SC_ST_BWD_RECV + 1 || wl->progs[r->stage].nops[s]) /* the streams it uses */
-          o->vt->thread(o, r->global, s,
+          o->vt->thread(o, S->rglobal[r - S->ranks], s,
                         wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s)
                                         : sc__stream_name(s));
     }
@@ -599,7 +603,7 @@ RARE static void trace_op(sim *S, uint32_t rank, int stream, const sc_op *op, in
   sc__trace_out *o = trace_to(S, rank);
   if (!o) return;
   const rstate *r = &S->ranks[rank];
-  sc__trace_slice sl = {r->global, stream, start, end, NULL, sc_category_key(op->cat), 0, 0, 0, 0,
+  sc__trace_slice sl = {S->rglobal[r - S->ranks], stream, start, end, NULL, sc_category_key(op->cat), 0, 0, 0, 0,
                         -1.0, op->kind == SC_OP_COLL ? sc__coll_name(op->coll) : NULL};
   if (S->wl->op_name) { /* explicit workloads: the op's own name */
     sl.explicit_op = 1;
@@ -620,10 +624,10 @@ RARE static void trace_op(sim *S, uint32_t rank, int stream, const sc_op *op, in
 
 static void trace_memory(sim *S, uint32_t rank, int64_t t_ns) {
   if (S->mem_sink)
-    S->mem_sink(S->mem_sink_ud, S->ranks[rank].global, S->ranks[rank].stage, t_ns,
+    S->mem_sink(S->mem_sink_ud, S->rglobal[rank], S->ranks[rank].stage, t_ns,
                 S->trace->mem.bytes[rank]);
   sc__trace_out *o = trace_to(S, rank);
-  if (o) o->vt->counter(o, S->ranks[rank].global, t_ns, S->trace->mem.bytes[rank]);
+  if (o) o->vt->counter(o, S->rglobal[rank], t_ns, S->trace->mem.bytes[rank]);
 }
 
 /* A forward item (micro-batch, chunk) allocates its stored activations when
@@ -834,7 +838,7 @@ static int build_groups(sim *S) {
   if (!S->inst || !S->inst_of || !S->members) return SC_ENOMEM;
   for (uint32_t i = 0; i < S->nsim; i++) {
     for (int k = 0; k < SC_GRP_COUNT; k++) {
-      int64_t key = used & (1u << k) ? group_key(S, k, S->ranks[i].global) : -1;
+      int64_t key = used & (1u << k) ? group_key(S, k, S->rglobal[i]) : -1;
       uint32_t id = key < 0 ? NONE : (uint32_t)(base[k] + key);
       S->inst_of[(size_t)i * SC_GRP_COUNT + k] = id;
       if (id != NONE) S->inst[id].nmem++;
@@ -851,7 +855,7 @@ static int build_groups(sim *S) {
       uint32_t id = S->inst_of[(size_t)i * SC_GRP_COUNT + k];
       if (id == NONE) continue;
       ginst *g = &S->inst[id];
-      if (g->nmem == 0) g->pl = group_placement(S, k, S->ranks[i].global);
+      if (g->nmem == 0) g->pl = group_placement(S, k, S->rglobal[i]);
       S->members[g->mem_off + g->nmem++] = i;
     }
   }
@@ -1214,7 +1218,7 @@ RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, 
     trace_op(S, rank, stream, op, start, S->now);
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
-  if (S->op_sink) S->op_sink(S->op_sink_ud, r->global, r->stage, stream, op->cat, start, S->now);
+  if (S->op_sink) S->op_sink(S->op_sink_ud, S->rglobal[r - S->ranks], r->stage, stream, op->cat, start, S->now);
 }
 
 static INLINE_HOT void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
@@ -1222,13 +1226,15 @@ static INLINE_HOT void release(sim *S, uint32_t rank, int stream, const sc_op *o
   rstate *r = &S->ranks[rank];
   account(S, r);
   if (!plain && SC_UNLIKELY(S->record)) record_end(S, rank, stream, op, start);
-  if (!plain && S->cp_last) S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
+  if (!plain && S->cp_last) {
+    S->cp_last[rank] = CP_ID(rank, stream, r->head[stream]);
+    S->cp_end[rank] = S->now;
+  }
   r->st[stream] = ST_IDLE;
   r->running &= (uint16_t)~(1u << stream);
   r->head[stream]++;
   r->ready |= (uint16_t)(1u << stream);
   if (r->head[stream] >= r->wake_head[stream]) wake_waiters(r, stream);
-  r->end_ns = S->now;
   S->ops++;
   int32_t old_net = r->n_net;
   int old_comp = r->n_comp > 0;
@@ -1344,7 +1350,7 @@ static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
   int64_t st = S->ranks[rank].stage;
   int64_t st2 = ((st + delta) % pp + pp) % pp;
   if (S->fold) return (uint32_t)st2;
-  int64_t g = S->ranks[rank].global + (st2 - st) * S->stride;
+  int64_t g = S->rglobal[rank] + (st2 - st) * S->stride;
   if (S->vary && S->vary->n != (size_t)S->wl->map.world) {
     /* A variation's ranks are closed under the pipeline replica: the peer is
      * simulated (sc__variation_plan); find it among the ascending ranks. */
@@ -1361,7 +1367,7 @@ static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
   uint32_t id = act_claim(S, snd, ss, ACT_P2P, snd, rcv, rs,
-                          node_of(S, S->ranks[snd].global) != node_of(S, S->ranks[rcv].global),
+                          node_of(S, S->rglobal[snd]) != node_of(S, S->rglobal[rcv]),
                           op);
   activity *a = &S->acts[id];
   occupy(S, snd, ss, id, op, a->net, 0);
@@ -1371,7 +1377,7 @@ static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const 
   int tier = SC_TIER_NODE;
   if (a->net) {
     int64_t npl = S->cost->nodes_per_leaf;
-    int64_t ns = node_of(S, S->ranks[snd].global), nr = node_of(S, S->ranks[rcv].global);
+    int64_t ns = node_of(S, S->rglobal[snd]), nr = node_of(S, S->rglobal[rcv]);
     tier = npl > 0 && ns / npl != nr / npl ? SC_TIER_SPINE : SC_TIER_LEAF;
   }
   /* A job's pipeline messages all have one size: remember the last price. */
@@ -1403,7 +1409,7 @@ NOINLINE static void arrive_collective(sim *S, uint32_t rank, int s, const sc_op
                                 : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
   if (gid == NONE) { /* not a member: the op is a no-op for this rank */
     S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
-                      (long long)r->global, op->group == SC_GRP_EMBED ? "embedding" : "?");
+                      (long long)S->rglobal[r - S->ranks], op->group == SC_GRP_EMBED ? "embedding" : "?");
     return;
   }
   ginst *g = &S->inst[gid];
@@ -1427,7 +1433,7 @@ NOINLINE static void arrive_p2p(sim *S, uint32_t rank, int s, const sc_op *op) {
     ps = (int)SC_DEP_STREAM(op->peer);
     if (peer >= S->nsim || ps >= SC_ENGINE_NS) {
       S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
-                        (long long)r->global, peer);
+                        (long long)S->rglobal[r - S->ranks], peer);
       return;
     }
   }
@@ -1521,7 +1527,6 @@ static INLINE_HOT int next_kernel(sim *S, uint32_t id, const sc_op *op) {
     r->last_ns = S->now;
   }
   r->head[s] = h;
-  r->end_ns = S->now;
   S->ops++;
   a->version += 2; /* its release and its claim; its op is the head's, next */
   if (s == SC_ST_COMPUTE) r->compute_cat = next->cat;
@@ -1585,6 +1590,7 @@ static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
 static void sim_free(sim *S) {
   sc_ctx *ctx = S->ctx;
   sc__free(ctx, S->ranks, sizeof(rstate) * S->nsim);
+  sc__free(ctx, S->rglobal, sizeof(int64_t) * S->nsim);
   sc__free(ctx, S->inst, sizeof(ginst) * S->inst_cap);
   sc__free(ctx, S->inst_of, sizeof(uint32_t) * S->nsim * SC_GRP_COUNT);
   sc__free(ctx, S->members, sizeof(uint32_t) * S->nmembers);
@@ -1610,6 +1616,7 @@ static void sim_free(sim *S) {
   }
   sc__free(ctx, S->cp_off, ((size_t)S->nsim * SC_ST_COUNT + 1) * sizeof(size_t));
   sc__free(ctx, S->cp_last, (size_t)S->nsim * sizeof(uint64_t));
+  sc__free(ctx, S->cp_end, (size_t)S->nsim * sizeof(int64_t));
 }
 
 /* Ops the critical path is recorded for at most: 16 bytes each, so at most
@@ -1629,7 +1636,8 @@ static int cp_begin(sim *S) {
   if (!S->cp_off) return SC_ENOMEM;
   S->cp_off[(size_t)S->nsim * SC_ST_COUNT] = 0; /* sim_free reads the total */
   S->cp_last = sc__malloc(S->ctx, (size_t)S->nsim * sizeof(uint64_t));
-  if (!S->cp_last) return SC_ENOMEM;
+  S->cp_end = sc__calloc(S->ctx, S->nsim, sizeof(int64_t));
+  if (!S->cp_last || !S->cp_end) return SC_ENOMEM;
   size_t k = 0;
   for (uint32_t i = 0; i < S->nsim; i++) {
     S->cp_last[i] = CP_NONE;
@@ -1654,7 +1662,7 @@ static int cp_begin(sim *S) {
 static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
   uint32_t last = NONE;
   for (uint32_t i = 0; i < S->nsim; i++)
-    if (S->ranks[i].end_ns == step_ns && S->cp_last[i] != CP_NONE) {
+    if (S->cp_end[i] == step_ns && S->cp_last[i] != CP_NONE) {
       last = i;
       break;
     }
@@ -1701,7 +1709,7 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
     for (uint32_t i = 0; i < S->nsim; i++)
       if (rk[i] > 0 && (best == NONE || rk[i] > rk[best])) best = i;
     if (best == NONE) break;
-    out->cpath_rank[t].rank = S->ranks[best].global;
+    out->cpath_rank[t].rank = S->rglobal[best];
     out->cpath_rank[t].weight = S->vary ? (int64_t)S->vary->weight[best]
                                 : S->fold ? S->stride
                                           : 1;
@@ -1759,19 +1767,20 @@ static int run(sim *S) {
   S->free_chunk = S->free_list = S->last_push.list = S->free_hist = NONE;
   if (tmap_grow(S)) return SC_ENOMEM;
   S->ranks = sc__calloc(S->ctx, S->nsim, sizeof(rstate));
+  S->rglobal = sc__calloc(S->ctx, S->nsim, sizeof(int64_t));
   S->acts = sc__calloc(S->ctx, (size_t)S->nsim * S->act_stride, sizeof(activity));
-  if (!S->ranks || !S->acts) return SC_ENOMEM;
+  if (!S->ranks || !S->rglobal || !S->acts) return SC_ENOMEM;
   for (uint32_t i = 0; i < S->nsim; i++) {
     rstate *r = &S->ranks[i];
     if (S->explicit_wl) { /* stage holds the program index */
-      r->global = S->wl->rank_global[i];
+      S->rglobal[i] = S->wl->rank_global[i];
       r->stage = S->wl->rank_prog[i];
       if ((int64_t)r->stage >= S->wl->nprogs)
         return sc__error(S->ctx, SC_EINVAL, "simulated rank %u runs program %u of %lld", i, r->stage,
                          (long long)S->wl->nprogs);
     } else {
-      r->global = S->vary ? S->vary->global[i] : S->fold ? (int64_t)i * S->stride : (int64_t)i;
-      r->stage = (uint32_t)stage_of(S, r->global);
+      S->rglobal[i] = S->vary ? S->vary->global[i] : S->fold ? (int64_t)i * S->stride : (int64_t)i;
+      r->stage = (uint32_t)stage_of(S, S->rglobal[i]);
     }
     r->prog = &S->wl->progs[r->stage];
     for (int s = 0; s < SC_ENGINE_NS; s++) {
@@ -1803,10 +1812,10 @@ static int run(sim *S) {
         const sc_op *op = &p->ops[s][r->head[s]];
         if (S->wl->op_name)
           return sc__error(S->ctx, SC_EDEADLOCK, "simulation deadlock: rank %lld stream %d stuck at op %u (%.200s)",
-                           (long long)r->global, s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
+                           (long long)S->rglobal[r - S->ranks], s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
         return sc__error(S->ctx, SC_EDEADLOCK,
                          "simulation deadlock: rank %lld stream %s stuck at op %u (%s, mb %u)",
-                         (long long)r->global, sc__stream_name(s), r->head[s],
+                         (long long)S->rglobal[r - S->ranks], sc__stream_name(s), r->head[s],
                          sc__label_name(op->label), op->mb);
       }
   }
@@ -1881,10 +1890,9 @@ int SC_ENGINE_ENTRY(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
   }
   if (!rc) rc = run(&S);
   if (!rc) {
-    int64_t step_ns = 0;
-    for (uint32_t i = 0; i < S.nsim; i++)
-      if (S.ranks[i].end_ns > step_ns) step_ns = S.ranks[i].end_ns;
-    S.now = step_ns;
+    /* The last op's end: every event the loop did not pass over as stale
+     * ended an op, at S.now. */
+    int64_t step_ns = S.now;
     double idle_min = -1, wsum = 0;
     for (uint32_t i = 0; i < S.nsim; i++) wsum += S.vary ? S.vary->weight[i] : 1.0;
     for (uint32_t i = 0; i < S.nsim; i++) {
