@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #define CHUNK_BYTES (1u << 20)
@@ -238,23 +237,9 @@ int sc_cli_job_config(sc_ctx *ctx, const sc_job *job, int64_t world, const char 
     cfg->training.micro_batch = 1;
     cfg->training.global_batch = world;
     rc = sc_config_resolve(ctx, cfg);
-    /* A calibration fitted for another GPU (its fit.gpu), a GPU without a
-     * step-time fit: as `run` warns. */
-    if (!rc) sc_cli_config_warnings(cfg);
-    /* The H200's compute defaults are the H100 step-time fit, which carries
-     * the costs of the stacks it was fitted on; an operator-by-operator
-     * trace prices those itself, and on this project's measured H200 steps
-     * that comes out 33-36 % slow (docs/VALIDATION.md, "H200 measured by
-     * this project"). Said, with the measured alternative. */
-    const sc_cost_params *cp = &cfg->costs;
-    if (!rc && info.priced_ops && !strcasecmp(cfg->cluster.gpu, "h200") && cp->gemm_eff <= 0 &&
-        cp->mem_eff <= 0 && cp->attn_eff <= 0 && cp->cudnn_attn_eff <= 0)
-      fprintf(stderr,
-              "stepcast: warning: %s: ex-situ pricing on h200 with its defaults (the H100 step-time fit) "
-              "came out 33-36 %% slow on this project's measured H200 steps; --cluster "
-              "validation/calibration/kernel-h200.yaml (its kernel measurements: 6.7 %%) or a "
-              "`stepcast calibrate --kernels` fit of your own trace is closer\n",
-              path);
+    /* As `run` warns (a calibration fitted for another GPU, a GPU without a
+     * step-time fit), and for an ex-situ job its pricing's. */
+    if (!rc) sc_cli_config_warnings_ex(cfg, info.priced_ops ? SC_WARN_EXSITU : 0);
   }
   *rc_out = rc;
   return 0;

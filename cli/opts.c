@@ -47,9 +47,11 @@ static int warn_line(void *ud, const char *buf, size_t len) {
   return 0;
 }
 
-void sc_cli_config_warnings(const sc_config *cfg) {
+void sc_cli_config_warnings(const sc_config *cfg) { sc_cli_config_warnings_ex(cfg, 0); }
+
+void sc_cli_config_warnings_ex(const sc_config *cfg, unsigned flags) {
   int at_start = 1;
-  (void)sc_config_warnings(cfg, warn_line, &at_start);
+  (void)sc_config_warnings_ex(cfg, flags, warn_line, &at_start);
 }
 
 int sc_cli_write_file(void *ud, const char *buf, size_t len) {

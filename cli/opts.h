@@ -242,6 +242,8 @@ int sc_cli_write_file(void *ud, const char *buf, size_t len);
 /* Prints the library's warnings about a resolved config (sc_config_warnings)
  * on stderr, "stepcast: warning: " before each line. */
 void sc_cli_config_warnings(const sc_config *cfg);
+/* The same with sc_config_warnings_ex's flags. */
+void sc_cli_config_warnings_ex(const sc_config *cfg, unsigned flags);
 
 /* ------------------------------------------------------------ usage (cli/usage.c) */
 

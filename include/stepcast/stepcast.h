@@ -591,6 +591,13 @@ typedef struct sc_result {
  * GPU whose compute model has no fit on measured step times (and no
  * calibration keys given). Returns the sink's status. */
 int sc_config_warnings(const sc_config *cfg, sc_write_fn w, void *ud);
+/* Flags of sc_config_warnings_ex. */
+#define SC_WARN_EXSITU 1u /* the config prices an ex-situ job's operators (replay) */
+/* sc_config_warnings, and with SC_WARN_EXSITU those of pricing traced
+ * operators: on a GPU whose default compute calibration is known to price
+ * this project's measured ex-situ steps badly (the H200, whose defaults are
+ * the H100 step-time fit), with no compute calibration keys given. */
+int sc_config_warnings_ex(const sc_config *cfg, unsigned flags, sc_write_fn w, void *ud);
 
 /* Where a resolved config's value of a field came from: given (a file, a
  * preset, a config.json, --set), defaulted (the documented default of

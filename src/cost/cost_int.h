@@ -106,6 +106,16 @@ int sc__cost_init(sc_ctx *ctx, const sc_config *cfg, sc_cost *cost);
 static inline double sc__cost_attn_eff(const sc_cost_params *p, const sc_config *cfg) {
   return cfg->training.attention == SC_ATTN_CUDNN ? p->cudnn_attn_eff : p->attn_eff;
 }
+/* PyTorch's elementwise kernels relative to a contiguous copy's streaming
+ * rate, measured in this project's H200 traces (validation/traces/h200:
+ * 0.42-0.52 of HBM with a broadcast operand, 0.54 with mixed dtypes, 0.15
+ * with both, against 0.78-0.91 for copies and same-shape operations): the
+ * indexed and the casting kernels. The ex-situ pricing of traced operators
+ * (trace/exsitu.c) and the eager layer of the synthesised workload
+ * (synth/layers.c, training.eager) count their bytes at these rates. */
+#define SC_ELEM_BCAST_RATE 0.6
+#define SC_ELEM_MIXED_RATE 0.7
+#define SC_ELEM_BOTH_RATE 0.2
 /* Frees what sc__cost_init loaded (the tree interference model). */
 void sc__cost_release(sc_ctx *ctx, sc_cost *cost);
 

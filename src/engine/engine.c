@@ -285,6 +285,9 @@ typedef struct sim {
   int rc;
 } sim;
 
+/* A simulated rank's global rank (sim.rglobal), from its state. */
+static inline int64_t rank_global(const sim *S, const rstate *r) { return S->rglobal[r - S->ranks]; }
+
 /* ------------------------------------------------------------ event queue */
 
 /* Events are ordered by (time, push order), which makes runs deterministic.
@@ -545,7 +548,7 @@ static int trace_select(sim *S) {
     for (uint32_t i = 0; i < S->nsim; i++) {
       const rstate *r = &S->ranks[i];
       if (fold ? (int64_t)r->stage >= stage_of(S, g.first) && (int64_t)r->stage <= stage_of(S, g.last)
-               : S->rglobal[r - S->ranks] >= g.first && S->rglobal[r - S->ranks] <= g.last)
+               : rank_global(S, r) >= g.first && rank_global(S, r) <= g.last)
         tb->traced[i] = 1;
     }
   }
@@ -581,12 +584,12 @@ static int trace_begin(sim *S) {
     sc__trace_out *o = trace_to(S, i);
     if (o) {
       char name[96];
-      if (S->explicit_wl) snprintf(name, sizeof name, "rank %lld", (long long)S->rglobal[r - S->ranks]);
-      else snprintf(name, sizeof name, "rank %lld (stage %u)", (long long)S->rglobal[r - S->ranks], r->stage);
-      o->vt->process(o, S->rglobal[r - S->ranks], name, mt->hook != NULL);
+      if (S->explicit_wl) snprintf(name, sizeof name, "rank %lld", (long long)rank_global(S, r));
+      else snprintf(name, sizeof name, "rank %lld (stage %u)", (long long)rank_global(S, r), r->stage);
+      o->vt->process(o, rank_global(S, r), name, mt->hook != NULL);
       for (int s = 0; s < SC_ST_COUNT; s++)
-        if (s < SC_ST_BWD_RECV + 1 || wl->progs[r->stage].nops[s]) /* the streams it uses */
-          o->vt->thread(o, S->rglobal[r - S->ranks], s,
+        if (s < SC_ST_BWD_RECV + 1 || r->prog->nops[s]) /* the streams it uses */
+          o->vt->thread(o, rank_global(S, r), s,
                         wl->stream_name ? wl->stream_name(wl->names_ud, r->stage, s)
                                         : sc__stream_name(s));
     }
@@ -603,7 +606,7 @@ RARE static void trace_op(sim *S, uint32_t rank, int stream, const sc_op *op, in
   sc__trace_out *o = trace_to(S, rank);
   if (!o) return;
   const rstate *r = &S->ranks[rank];
-  sc__trace_slice sl = {S->rglobal[r - S->ranks], stream, start, end, NULL, sc_category_key(op->cat), 0, 0, 0, 0,
+  sc__trace_slice sl = {rank_global(S, r), stream, start, end, NULL, sc_category_key(op->cat), 0, 0, 0, 0,
                         -1.0, op->kind == SC_OP_COLL ? sc__coll_name(op->coll) : NULL};
   if (S->wl->op_name) { /* explicit workloads: the op's own name */
     sl.explicit_op = 1;
@@ -872,7 +875,7 @@ static int build_groups(sim *S) {
  * every claim and release, so events of earlier activities no longer match.
  * Its work, rate and times are start's to set. */
 static inline uint32_t act_claim(sim *S, uint32_t rank, int stream, int type, uint32_t a,
-                                 uint32_t b, int sb, int net, const sc_op *op) {
+                                 uint32_t b, int sb, int net) {
   uint32_t id = rank * S->act_stride + (uint32_t)stream;
   activity *x = &S->acts[id];
   x->version++;
@@ -882,16 +885,20 @@ static inline uint32_t act_claim(sim *S, uint32_t rank, int stream, int type, ui
   x->net = (uint8_t)net;
   x->a = a;
   x->b = b;
-  (void)op; /* the owner's head op: act_op */
   return id;
+}
+
+/* The op at the head of stream s of simulated rank `rank`: the one it runs
+ * or waits at. */
+static inline const sc_op *head_op(const sim *S, uint32_t rank, int s) {
+  const rstate *r = &S->ranks[rank];
+  return &r->prog->ops[s][r->head[s]];
 }
 
 /* The op activity a runs: its owner's head op on its stream (a transfer's
  * is its sender's), or for a collective the one its instance started. */
 static inline const sc_op *act_op(const sim *S, const activity *a) {
-  if (a->type == ACT_COLL) return S->inst[a->a].op[a->sa];
-  const rstate *r = &S->ranks[a->a];
-  return &r->prog->ops[a->sa][r->head[a->sa]];
+  return a->type == ACT_COLL ? S->inst[a->a].op[a->sa] : head_op(S, a->a, a->sa);
 }
 
 static void act_release(sim *S, uint32_t id) { S->acts[id].version++; }
@@ -1172,8 +1179,8 @@ static inline void occupy(sim *S, uint32_t rank, int stream, uint32_t id, const 
   r->st[stream] = ST_RUN;
   r->running |= (uint16_t)(1u << stream);
   r->act[stream] = id;
-  /* Cached for rank_category: reading it through the activity misses cache. */
-  if (stream == SC_ST_COMPUTE) r->compute_cat = act_op(S, &S->acts[id])->cat;
+  /* Cached for rank_category: the category of the op this stream runs. */
+  if (stream == SC_ST_COMPUTE) r->compute_cat = op->cat;
   int32_t old_net = r->n_net;
   int old_comp = r->n_comp > 0;
   if (op_is_compute(op->kind)) r->n_comp++;
@@ -1218,7 +1225,7 @@ RARE static void record_end(sim *S, uint32_t rank, int stream, const sc_op *op, 
     trace_op(S, rank, stream, op, start, S->now);
     if (stream == SC_ST_COMPUTE && S->trace->mem.hook) trace_memory_op(S, rank, op, start);
   }
-  if (S->op_sink) S->op_sink(S->op_sink_ud, S->rglobal[r - S->ranks], r->stage, stream, op->cat, start, S->now);
+  if (S->op_sink) S->op_sink(S->op_sink_ud, rank_global(S, r), r->stage, stream, op->cat, start, S->now);
 }
 
 static INLINE_HOT void release(sim *S, uint32_t rank, int stream, const sc_op *op, int net,
@@ -1281,7 +1288,7 @@ static double vary_link(const sc_engine_vary *v, uint32_t i, int net) {
 
 static INLINE_HOT void start_compute(sim *S, uint32_t rank, int stream, const sc_op *op,
                                      int plain) {
-  uint32_t id = act_claim(S, rank, stream, ACT_COMPUTE, rank, NONE, 0, 0, op);
+  uint32_t id = act_claim(S, rank, stream, ACT_COMPUTE, rank, NONE, 0, 0);
   occupy(S, rank, stream, id, op, 0, plain);
   start(S, id,
         !plain && S->vary && !op_off_gpu(op->kind)
@@ -1320,7 +1327,7 @@ static double collective_ns(sim *S, int coll, double bytes, const sc_placement *
 static void start_collective(sim *S, uint32_t gid, int stream, const sc_op *op) {
   ginst *g = &S->inst[gid];
   uint32_t id = act_claim(S, S->members[g->mem_off], stream, ACT_COLL, gid, NONE, 0,
-                          g->pl.nodes > 1, op);
+                          g->pl.nodes > 1);
   g->op[stream] = op; /* act_op */
   activity *a = &S->acts[id];
   for (uint32_t i = 0; i < g->nmem; i++)
@@ -1366,19 +1373,16 @@ static uint32_t peer_of(const sim *S, uint32_t rank, int delta) {
 }
 
 static void start_p2p(sim *S, uint32_t snd, int ss, uint32_t rcv, int rs, const sc_op *op) {
-  uint32_t id = act_claim(S, snd, ss, ACT_P2P, snd, rcv, rs,
-                          node_of(S, S->rglobal[snd]) != node_of(S, S->rglobal[rcv]),
-                          op);
+  int64_t node_s = node_of(S, S->rglobal[snd]), node_r = node_of(S, S->rglobal[rcv]);
+  uint32_t id = act_claim(S, snd, ss, ACT_P2P, snd, rcv, rs, node_s != node_r);
   activity *a = &S->acts[id];
   occupy(S, snd, ss, id, op, a->net, 0);
-  const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
-  occupy(S, rcv, rs, id, rop, a->net, 0);
+  occupy(S, rcv, rs, id, head_op(S, rcv, rs), a->net, 0);
   /* The tier the transfer crosses: a node's NVLink, a leaf, or the spine. */
   int tier = SC_TIER_NODE;
   if (a->net) {
     int64_t npl = S->cost->nodes_per_leaf;
-    int64_t ns = node_of(S, S->rglobal[snd]), nr = node_of(S, S->rglobal[rcv]);
-    tier = npl > 0 && ns / npl != nr / npl ? SC_TIER_SPINE : SC_TIER_LEAF;
+    tier = npl > 0 && node_s / npl != node_r / npl ? SC_TIER_SPINE : SC_TIER_LEAF;
   }
   /* A job's pipeline messages all have one size: remember the last price. */
   if (S->p2p_bytes[tier] != op->work) {
@@ -1409,7 +1413,7 @@ NOINLINE static void arrive_collective(sim *S, uint32_t rank, int s, const sc_op
                                 : S->inst_of[(size_t)rank * SC_GRP_COUNT + op->group];
   if (gid == NONE) { /* not a member: the op is a no-op for this rank */
     S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld is not in the %s group",
-                      (long long)S->rglobal[r - S->ranks], op->group == SC_GRP_EMBED ? "embedding" : "?");
+                      (long long)rank_global(S, r), op->group == SC_GRP_EMBED ? "embedding" : "?");
     return;
   }
   ginst *g = &S->inst[gid];
@@ -1433,7 +1437,7 @@ NOINLINE static void arrive_p2p(sim *S, uint32_t rank, int s, const sc_op *op) {
     ps = (int)SC_DEP_STREAM(op->peer);
     if (peer >= S->nsim || ps >= SC_ENGINE_NS) {
       S->rc = sc__error(S->ctx, SC_EINVAL, "rank %lld: p2p peer %u out of range",
-                        (long long)S->rglobal[r - S->ranks], peer);
+                        (long long)rank_global(S, r), peer);
       return;
     }
   }
@@ -1441,7 +1445,7 @@ NOINLINE static void arrive_p2p(sim *S, uint32_t rank, int s, const sc_op *op) {
   if (S->ranks[peer].st[ps] == ST_WAIT) {
     if (is_send) start_p2p(S, rank, s, peer, ps, op);
     else start_p2p(S, peer, ps, rank, s,
-                   &S->wl->progs[S->ranks[peer].stage].ops[ps][S->ranks[peer].head[ps]]);
+                   head_op(S, peer, ps));
   }
 }
 
@@ -1572,7 +1576,7 @@ static INLINE_HOT void finish(sim *S, uint32_t id, int plain) {
   default: {
     uint32_t snd = a->a, rcv = a->b;
     int ss = a->sa, rs = a->sb, net = a->net;
-    const sc_op *rop = &S->wl->progs[S->ranks[rcv].stage].ops[rs][S->ranks[rcv].head[rs]];
+    const sc_op *rop = head_op(S, rcv, rs);
     act_release(S, id);
     release(S, snd, ss, op, net, t0, plain);
     release(S, rcv, rs, rop, net, t0, plain);
@@ -1630,7 +1634,7 @@ static void sim_free(sim *S) {
 static int cp_begin(sim *S) {
   size_t total = 0;
   for (uint32_t i = 0; i < S->nsim; i++)
-    for (int s = 0; s < SC_ST_COUNT; s++) total += S->wl->progs[S->ranks[i].stage].nops[s];
+    for (int s = 0; s < SC_ST_COUNT; s++) total += S->ranks[i].prog->nops[s];
   if (total > CP_MAX_OPS) return SC_OK;
   S->cp_off = sc__malloc(S->ctx, ((size_t)S->nsim * SC_ST_COUNT + 1) * sizeof(size_t));
   if (!S->cp_off) return SC_ENOMEM;
@@ -1643,7 +1647,7 @@ static int cp_begin(sim *S) {
     S->cp_last[i] = CP_NONE;
     for (int s = 0; s < SC_ST_COUNT; s++) {
       S->cp_off[(size_t)i * SC_ST_COUNT + (size_t)s] = k;
-      k += S->wl->progs[S->ranks[i].stage].nops[s];
+      k += S->ranks[i].prog->nops[s];
     }
   }
   S->cp_off[(size_t)S->nsim * SC_ST_COUNT] = k;
@@ -1682,7 +1686,7 @@ static int cp_walk(sim *S, int64_t step_ns, sc_engine_result *out) {
     uint32_t idx = (uint32_t)cur & 0x0fffffffu;
     size_t k = S->cp_off[(size_t)rank * SC_ST_COUNT + stream] + idx;
     const rstate *r = &S->ranks[rank];
-    const sc_op *op = &S->wl->progs[r->stage].ops[stream][idx];
+    const sc_op *op = &r->prog->ops[stream][idx];
     double dur = (double)(end - S->cp_start[k]) / 1e9;
     double tp = S->merged && op_is_compute(op->kind) ? (double)op->tp_ns / 1e9 : 0.0;
     if (tp > dur) tp = dur;
@@ -1812,10 +1816,10 @@ static int run(sim *S) {
         const sc_op *op = &p->ops[s][r->head[s]];
         if (S->wl->op_name)
           return sc__error(S->ctx, SC_EDEADLOCK, "simulation deadlock: rank %lld stream %d stuck at op %u (%.200s)",
-                           (long long)S->rglobal[r - S->ranks], s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
+                           (long long)rank_global(S, r), s, r->head[s], S->wl->op_name(S->wl->names_ud, op));
         return sc__error(S->ctx, SC_EDEADLOCK,
                          "simulation deadlock: rank %lld stream %s stuck at op %u (%s, mb %u)",
-                         (long long)S->rglobal[r - S->ranks], sc__stream_name(s), r->head[s],
+                         (long long)rank_global(S, r), sc__stream_name(s), r->head[s],
                          sc__label_name(op->label), op->mb);
       }
   }
@@ -1917,7 +1921,7 @@ int SC_ENGINE_ENTRY(sc_ctx *ctx, const sc_workload *wl, const sc_cost *cost,
     /* Ops a merged workload does without (sc_program.nmerged) would each
      * have ended in exactly one event: report the unmerged counts. */
     int64_t merged = 0;
-    for (uint32_t i = 0; i < S.nsim; i++) merged += wl->progs[S.ranks[i].stage].nmerged;
+    for (uint32_t i = 0; i < S.nsim; i++) merged += S.ranks[i].prog->nmerged;
     out->ops = S.ops + merged;
     out->events = S.events + merged;
     if (S.cp_start) rc = cp_walk(&S, step_ns, out);

@@ -23,11 +23,10 @@ static double kernels_ns(const builder *B, double bytes, int n) {
 }
 
 /* PyTorch's elementwise kernels with a broadcast operand (a per-row rsqrt,
- * the norm's weight, the rotation's frequencies) stream at about 0.6 of a
- * contiguous one's rate (measured in the H200 traces of validation/traces/
- * h200: 0.42-0.52 of HBM against 0.86-0.92; the ex-situ pricing rule of
- * src/trace/exsitu.c): their bytes count 1 / 0.6 times. */
-#define EAGER_BCAST 0.6
+ * the norm's weight, the rotation's frequencies) stream at SC_ELEM_BCAST_RATE
+ * of a contiguous one's rate (cost_int.h, measured in the H200 traces, as
+ * the ex-situ pricing counts them). */
+#define EAGER_BCAST SC_ELEM_BCAST_RATE
 
 /* An RMSNorm over `elems` elements of e bytes. Fused: one kernel, read
  * and write (backward: the input, the grad and the grad out, 3e). Eager

@@ -24,9 +24,11 @@
 #include "trace/chrome_int.h"
 #include "trace/shard_int.h"
 #include "trace/trace_int.h"
+#include "cost/cost_int.h"
 #include "ir/ir_int.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -806,11 +808,6 @@ typedef struct kern { sc_jshape sh; double flops, bytes; } kern;
 #define FUSED_ADAM_STREAM 0.83
 /* A widening cast's rate relative to a copy's (kernels_of, H_COPY). */
 #define WIDEN_COPY_STREAM 0.50
-/* Elementwise operations' rates relative to a copy's (kernels_of, H_MEM):
- * with a broadcast operand, with mixed dtypes, with both. */
-#define ELEM_BCAST_STREAM 0.6
-#define ELEM_MIXED_STREAM 0.7
-#define ELEM_BOTH_STREAM 0.2
 
 /* Passes over its input of a (log-)softmax or its backward along the last
  * dimension: rows of up to 1024 elements run PyTorch's persistent kernel,
@@ -819,6 +816,15 @@ typedef struct kern { sc_jshape sh; double flops, bytes; } kern;
  * the sum and once to write: 3 reads and a write, backward too (the H200
  * traces' log-softmax over 8192 x 128256 fp32 logits: 3.94 and 4.25 ms
  * measured, 4.4 ms at four passes, 2.2 and 3.3 ms at two and three). */
+/* A GPU trace's operator on tensor lists (aten::cat, _foreach_*: the
+ * profiler records no dtype for them, and no shapes for long ones)
+ * launched kernels nothing here can price: counted, not hidden. */
+static void warn_list(sc_trace_reader *r, const xev *e, const char *name) {
+  if (e->has_list && r->fmt == SC_TRACE_CPU_OF_GPU)
+    sc__job_warn(r->job, "%s: %s has tensor-list inputs, whose dtype the profiler does not record: not priced",
+                 r->name, name);
+}
+
 static double softmax_passes(shp x, double short_rows) {
   return x.rank > 0 && x.d[x.rank - 1] > 1024 ? 4.0 : short_rows;
 }
@@ -855,20 +861,33 @@ typedef struct bld {
   int64_t pp_marks[4];
 } bld;
 
-/* Host time of a GPU trace between t0 and t1 that it did not spend blocked
- * in a synchronisation (they do not overlap: one host thread waits at a
- * time). */
-/* The first of n runtime calls (sorted by time) at or after t; n when none. */
-static size_t rt_at(const rtev *v, size_t n, int64_t t) {
+/* The first of n records of `size` bytes, sorted by the int64 key at
+ * offset `off`, whose key is at least `key`; n when none. */
+static size_t first_at_least(const void *v, size_t n, size_t size, size_t off, int64_t key) {
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (v[mid].ts < t) lo = mid + 1;
+    int64_t k;
+    memcpy(&k, (const char *)v + mid * size + off, sizeof k);
+    if (k < key) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
+/* The first of n runtime calls (sorted by time) at or after t. */
+static size_t rt_at(const rtev *v, size_t n, int64_t t) {
+  return first_at_least(v, n, sizeof *v, offsetof(rtev, ts), t);
+}
+
+/* The first of n kernels (sorted by correlation id) of id corr or above. */
+static size_t gk_at(const gkev *v, size_t n, int64_t corr) {
+  return first_at_least(v, n, sizeof *v, offsetof(gkev, corr), corr);
+}
+
+/* Host time of a GPU trace between t0 and t1 that it did not spend blocked
+ * in a synchronisation (they do not overlap: one host thread waits at a
+ * time). */
 static int64_t host_busy(const bld *b, int64_t t0, int64_t t1) {
   if (t1 <= t0) return 0;
   size_t a = rt_at(b->sync, b->nsync, t0), lo = rt_at(b->sync, b->nsync, t1);
@@ -897,13 +916,8 @@ static int64_t launches_of(const bld *b, const xev *e, int64_t *first) {
     if (b->launch[i].tid != e->tid) continue;
     if (*first < 0) *first = b->launch[i].ts;
     if (b->launch[i].corr < 0) continue;
-    size_t a = 0, z = b->ngk;
-    while (a < z) {
-      size_t mid = a + (z - a) / 2;
-      if (b->gk[mid].corr < b->launch[i].corr) a = mid + 1;
-      else z = mid;
-    }
-    for (; a < b->ngk && b->gk[a].corr == b->launch[i].corr; a++) sum += (double)b->gk[a].dur;
+    for (size_t a = gk_at(b->gk, b->ngk, b->launch[i].corr); a < b->ngk && b->gk[a].corr == b->launch[i].corr; a++)
+      sum += (double)b->gk[a].dur;
   }
   if (*first < 0) *first = e->ts;
   return sum < SC_WORK_MAX ? (int64_t)sum : (int64_t)SC_WORK_MAX;
@@ -1066,12 +1080,8 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
     k[0] = mem(passes * b->grad_bytes / FUSED_ADAM_STREAM);
     return 1;
   }
-  if (!tensors) {
-    /* 0-dim tensors and scalars: host-side. A GPU trace's operator on tensor
-     * lists (aten::cat, _foreach_*: the profiler records no dtype for them,
-     * and no shapes for long ones) launched kernels this cannot price: counted, not hidden. */
-    if (e->has_list && r->fmt == SC_TRACE_CPU_OF_GPU)
-      sc__job_warn(r->job, "%s: %s has tensor-list inputs, whose dtype the profiler does not record: not priced", r->name, name);
+  if (!tensors) { /* 0-dim tensors and scalars: host-side; tensor lists (warn_list) */
+    warn_list(r, e, name);
     return 0;
   }
   switch (e->h) {
@@ -1249,10 +1259,9 @@ static int kernels_of(bld *b, const xev *e, kern *k) {
      * tensor operand has the output's shape and dtype (the vectorised
      * path); a broadcast operand (a tensor of more than one element, fewer
      * than the largest) or a mixed dtype takes the indexed or casting
-     * kernels (H200 traces: 0.42-0.52 of HBM broadcast, 0.54 mixed, 0.15
-     * both, against 0.78-0.91 for copies and same-shape operations) */
+     * kernels (SC_ELEM_*_RATE, cost_int.h) */
     int bcast = small > 0 && small < big;
-    double rate = bcast && mixed ? ELEM_BOTH_STREAM : bcast ? ELEM_BCAST_STREAM : mixed ? ELEM_MIXED_STREAM : 1.0;
+    double rate = bcast && mixed ? SC_ELEM_BOTH_RATE : bcast ? SC_ELEM_BCAST_RATE : mixed ? SC_ELEM_MIXED_RATE : 1.0;
     k[0] = mem((sum + big * big_eb) / rate);
     return 1;
   }
@@ -1687,10 +1696,7 @@ static int xs_build(sc_trace_reader *r) {
     if (e->priced_above) continue;
     if (e->h == H_ZERO || e->h == H_COMPOSITE) continue;
     if (e->h == -1 && e->has_children) { /* an unknown composite */
-      /* One on tensor lists (an aten::cat whose children are views) launched
-       * its own kernels, which nothing below it prices: counted, as above. */
-      if (e->has_list && r->fmt == SC_TRACE_CPU_OF_GPU)
-        sc__job_warn(job, "%s: %s has tensor-list inputs, whose dtype the profiler does not record: not priced", r->name, nm);
+      warn_list(r, e, nm); /* an aten::cat whose children are views */
       continue;
     }
     kern k[3];
