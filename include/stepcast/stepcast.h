@@ -243,6 +243,7 @@ typedef struct sc_training_cfg {
   int fp8_attention;      /* 1: attention in fp8 too (else bf16) */
   int fp32_loss_grads;    /* 1: the loss on fp32 logits, their fp32 gradients held */
   int eager;              /* 1: eager PyTorch elementwise kernels (no torch.compile, no fused ones) */
+  int fused_projections;  /* 1: one QKV GEMM and one gate+up GEMM (Megatron); 0: separate linears */
   double optimizer_offload; /* fraction of optimizer states + fp32 master weights in host
                                memory, [0, 1] */
   int optimizer_offload_cpu_step; /* 1: the offloaded part steps on the CPU (CPU Adam) */
@@ -277,6 +278,7 @@ typedef struct sc_parallel_cfg {
   int fsdp_reshard_after_forward; /* 1: parameters gathered again for backward */
   int64_t fsdp_prefetch;     /* FSDP units gathered ahead of the one computing */
   int fsdp_fp8_allgather;    /* 1: FSDP gathers fp8 weights (precision fp8) */
+  int tp_fp8_allgather;      /* 1: SP gathers of FP8 linears' inputs in fp8 (precision fp8) */
   int64_t pp_first_layers;   /* layers of the first stage; 0 = even split */
   int64_t pp_last_layers;    /* layers of the last stage; 0 = even split */
   int pp_embedding_in_split; /* 1: the embedding counts as a layer in the split */

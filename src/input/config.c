@@ -2525,8 +2525,9 @@ static int field_used(const sc_config *c, int fi) {
     return c->training.recompute == SC_RECOMPUTE_SELECTIVE;
   case SC_FIELD_training_fp8_recipe:
   case SC_FIELD_training_fp8_attention: return fp8;
-  /* an opt-in knob: listed when on, on a model it changes (gated FFN) */
+  /* opt-in knobs: listed when set, on a model they change */
   case SC_FIELD_training_eager: return c->training.eager && c->model.activation == SC_ACT_SWIGLU;
+  case SC_FIELD_training_fused_projections: return !mla && !c->training.fused_projections;
   /* the split's knobs are listed when set or derived (an uneven split) */
   case SC_FIELD_parallel_pp_first_layers: return pp && p->pp_first_layers;
   case SC_FIELD_parallel_pp_last_layers: return pp && p->pp_last_layers;
@@ -2556,6 +2557,7 @@ static int field_used(const sc_config *c, int fi) {
   case SC_FIELD_parallel_fsdp_reshard_after_forward:
   case SC_FIELD_parallel_fsdp_prefetch: return dp && z3;
   case SC_FIELD_parallel_fsdp_fp8_allgather: return dp && z3 && fp8;
+  case SC_FIELD_parallel_tp_fp8_allgather: return sp && fp8;
   case SC_FIELD_cluster_nic_gbps:
   case SC_FIELD_cluster_leaf_gpus: return c->cluster.nodes > 1;
   /* the spine's knobs matter once there are leaves */

@@ -153,6 +153,13 @@
     "gradients of the log-probabilities and of the logits, 8 bytes per logit (12 with tp > 1: " \
     "torch's loss_parallel backward), instead of Megatron-LM's in-place 16-bit one "             \
     "(docs/MEMORY.md).")                                                                         \
+  X(training, fused_projections, BOOL, training.fused_projections, "", "true", 0, 0,                 \
+    "One GEMM for the query, key and value projections and one for a gated FFN's gate and up "   \
+    "projections (Megatron-LM's linear_qkv and linear_fc1). false: the separate linear layers "  \
+    "of Hugging Face's and torchtitan's Llama (q/k/v and gate/up, wq/wk/wv and w1/w3), each "     \
+    "reading the (gathered) input itself, small ones bound by that read, and the backward "      \
+    "summing their input grads (one kernel; an add per extra projection with training.eager). " \
+    "Time only; MLA's projections are their own.")                                              \
   X(training, eager, BOOL, training.eager, "", "false", 0, 0,                                         \
     "The layers' elementwise work as eager PyTorch runs it (no torch.compile, no fused "          \
     "kernels; torchtitan without --compile, Hugging Face models) on a gated-FFN model, whose "   \
@@ -268,6 +275,12 @@
   X(parallel, fsdp_fp8_allgather, BOOL, parallel.fsdp_fp8_allgather, "", "false", 0, 0,                \
     "With zero_stage 3 and precision fp8: gather the weights in fp8 (torchao "                   \
     "enable_fsdp_float8_all_gather), half the bytes of bf16.")                                   \
+  X(parallel, tp_fp8_allgather, BOOL, parallel.tp_fp8_allgather, "", "false", 0, 0,                    \
+    "With precision fp8 and sequence parallelism: each FP8 linear's input is cast on its "        \
+    "sequence shard and all-gathered in fp8 (1 byte per element), forward and for the "           \
+    "row-parallel linears' output grads backward, so the cast covers 1/tp of the rows "           \
+    "(torchao's Float8ColwiseParallel / Float8RowwiseParallel, which torchtitan uses with the "     \
+    "tensorwise recipe); false: gathered in bf16, then cast whole.")                            \
   X(parallel, schedule, SCHEDULE, parallel.schedule, "", "1f1b", 0, 0,                                 \
     "Pipeline schedule: 1f1b, gpipe, interleaved (Megatron's interleaved 1F1B, vpp > 1, any "     \
     "micro-batch count: a last group of fewer than pp micro-batches is allowed as in Megatron's " \

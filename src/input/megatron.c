@@ -693,6 +693,14 @@ int sc_config_write_megatron(sc_ctx *ctx, const sc_config *cfg, sc_write_fn w, v
     return sc__error(ctx, SC_EUNSUPPORTED,
                      "training.eager=true (eager PyTorch kernels) has no Megatron-LM flag: "
                      "Megatron-LM runs fused ones");
+  if (!t->fused_projections)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "training.fused_projections=false (separate q/k/v and gate/up linears) has "
+                     "no Megatron-LM flag: Megatron-LM fuses them");
+  if (p->tp_fp8_allgather && t->precision == SC_PREC_FP8 && p->tp > 1 && p->sequence_parallel)
+    return sc__error(ctx, SC_EUNSUPPORTED,
+                     "parallel.tp_fp8_allgather=true (torchao's float8 TP gathers) has no "
+                     "Megatron-LM flag in this mapping");
   if (t->precision == SC_PREC_FP8 && t->fp8_recipe != SC_FP8_DELAYED &&
       t->fp8_recipe != SC_FP8_TENSORWISE)
     return sc__error(ctx, SC_EUNSUPPORTED,

@@ -232,9 +232,14 @@ void sc__syn_gathered_gemm(builder *B, const where *w, int label, double m, doub
                            double bytes);
 void sc__syn_reduced_gemm(builder *B, const where *w, int label, double m, double n, double k,
                           double bytes);
+void sc__syn_gathered_gemms(builder *B, const where *w, int label, double m, const double *n,
+                            int parts, double k, double bytes);
 void sc__syn_column_parallel_backward(builder *B, const where *w, int label, double n_out);
+void sc__syn_column_parallel_backwards(builder *B, const where *w, int label, const double *n_out,
+                                       int parts);
 void sc__syn_row_parallel_backward(builder *B, const where *w, int label, double k_in);
 void sc__syn_weight_grad(builder *B, const where *w, int label, double n);
+void sc__syn_weight_grads(builder *B, const where *w, int label, const double *n, int parts);
 
 /* ------------------------------------------------------------ context.c */
 

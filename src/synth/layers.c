@@ -147,6 +147,32 @@ static void attention_backward(builder *B, const where *w) {
   sc__syn_compute(B, w, SC_OP_GEMM, SC_L_ATTN, sc__syn_scores_gemm(B, hs, sh->d, sh->s)); /* dK = dS^T Q */
 }
 
+/* The widths of the QKV projection's GEMMs on this TP rank: one fused GEMM,
+ * or with training.fused_projections=false the query, key and value
+ * linears apart. Returns their count. */
+static int qkv_parts(const builder *B, double n[3]) {
+  const sc_shape *sh = B->sh;
+  if (B->cfg->training.fused_projections) {
+    n[0] = sh->qkv_out / sh->t;
+    return 1;
+  }
+  n[0] = sh->qd / sh->t;
+  n[1] = n[2] = sh->g_rank * sh->d;
+  return 3;
+}
+
+/* The FFN's first GEMMs: one (gate and up fused, or an ungated FFN's), or
+ * the gate and up linears apart. */
+static int fc1_parts(const builder *B, double n[2]) {
+  const sc_shape *sh = B->sh;
+  if (sh->swiglu && !B->cfg->training.fused_projections) {
+    n[0] = n[1] = sh->f / sh->t;
+    return 2;
+  }
+  n[0] = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+  return 1;
+}
+
 /* The attention half of a layer's forward after its input norm: QKV,
  * attention, projection, residual and the FFN's norm. */
 static void attn_block_forward(builder *B, const where *w) {
@@ -154,12 +180,13 @@ static void attn_block_forward(builder *B, const where *w) {
   double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
   double act = T * sh->h * sh->elem_bytes;
   double act_l = Tl * sh->h * sh->elem_bytes;
-  double qkv_n = sh->qkv_out / sh->t;
+  double qkv_n[3];
+  int qkv = qkv_parts(B, qkv_n);
 
   if (sh->mla)
     sc__syn_mla_forward(B, w);
   else
-    sc__syn_gathered_gemm(B, w, SC_L_QKV, T, qkv_n, sh->h, act);
+    sc__syn_gathered_gemms(B, w, SC_L_QKV, T, qkv_n, qkv, sh->h, act);
   rope(B, w);
   attention_forward(B, w);
   sc__syn_reduced_gemm(B, w, SC_L_PROJ, T, sh->h, sh->attn_v / sh->t, act);
@@ -183,10 +210,11 @@ static void layer_forward_rest(builder *B, const where *w) {
   double T = sc__syn_tokens(B), Tl = sc__syn_tokens_local(B);
   double act = T * sh->h * sh->elem_bytes;
   double act_l = Tl * sh->h * sh->elem_bytes;
-  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+  double fc1_n[2];
+  int fc1 = fc1_parts(B, fc1_n);
 
   attn_block_forward(B, w);
-  sc__syn_gathered_gemm(B, w, SC_L_FC1, T, fc1_n, sh->h, act);
+  sc__syn_gathered_gemms(B, w, SC_L_FC1, T, fc1_n, fc1, sh->h, act);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT, act_ns(B, T * sh->f / sh->t, 0));
   sc__syn_reduced_gemm(B, w, SC_L_FC2, T, sh->h, sh->f / sh->t, act);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES2, sc__syn_mem(B, 4.0 * act_l));
@@ -209,7 +237,8 @@ static void attn_block_backward(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   double Tl = sc__syn_tokens_local(B);
   double act_l = Tl * sh->h * sh->elem_bytes;
-  double qkv_n = sh->qkv_out / sh->t;
+  double qkv_n[3];
+  int qkv = qkv_parts(B, qkv_n);
 
   norm(B, w, SC_L_LN2, Tl * sh->h, 1);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_RES1, sc__syn_mem(B, 3.0 * act_l));
@@ -227,7 +256,7 @@ static void attn_block_backward(builder *B, const where *w) {
   if (sh->mla)
     sc__syn_mla_backward(B, w);
   else
-    sc__syn_column_parallel_backward(B, w, SC_L_QKV, qkv_n);
+    sc__syn_column_parallel_backwards(B, w, SC_L_QKV, qkv_n, qkv);
   norm(B, w, SC_L_LN1, Tl * sh->h, 1);
 }
 
@@ -276,13 +305,14 @@ static void op_sac_recompute(builder *B, const where *w) {
 static void layer_backward_rest(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
   double T = sc__syn_tokens(B);
-  double fc1_n = sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t;
+  double fc1_n[2];
+  int fc1 = fc1_parts(B, fc1_n);
 
   op_sac_recompute(B, w);
   norms_recompute(B, w);
   sc__syn_row_parallel_backward(B, w, SC_L_FC2, sh->f / sh->t);
   sc__syn_compute(B, w, SC_OP_ELEMWISE, SC_L_ACT, act_ns(B, T * sh->f / sh->t, 1));
-  sc__syn_column_parallel_backward(B, w, SC_L_FC1, fc1_n);
+  sc__syn_column_parallel_backwards(B, w, SC_L_FC1, fc1_n, fc1);
   attn_block_backward(B, w);
 }
 
@@ -369,17 +399,21 @@ void sc__syn_head_backward(builder *B, const where *w) {
 /* Weight grads of one layer in a split backward's W pass, in backward order. */
 static void layer_weight_grads(builder *B, const where *w) {
   const sc_shape *sh = B->sh;
+  double n[3];
   if (sc__shape_is_moe_layer(sh, w->layer)) {
     sc__syn_moe_weight_grads(B, w);
   } else {
     sc__syn_weight_grad(B, w, SC_L_FC2, sh->f / sh->t);
-    sc__syn_weight_grad(B, w, SC_L_FC1, sh->f * (sh->swiglu ? 2.0 : 1.0) / sh->t);
+    int fc1 = fc1_parts(B, n);
+    sc__syn_weight_grads(B, w, SC_L_FC1, n, fc1);
   }
   sc__syn_weight_grad(B, w, SC_L_PROJ, sh->attn_v / sh->t);
-  if (sh->mla)
+  if (sh->mla) {
     sc__syn_mla_weight_grads(B, w);
-  else
-    sc__syn_weight_grad(B, w, SC_L_QKV, sh->qkv_out / sh->t);
+  } else {
+    int qkv = qkv_parts(B, n);
+    sc__syn_weight_grads(B, w, SC_L_QKV, n, qkv);
+  }
 }
 
 void sc__syn_layer_weight_grads(builder *B, const where *w) {

@@ -39,18 +39,21 @@
  * megatron_sc21_table1 3.8 -> 6.1 % (guard 5.0 -> 7.0: the 2021 software
  * ran ~8 % slower than the 2022 one on the same layouts, and one A100 fit
  * now sits between them), llm_foundry_mpt 9.3 -> 7.6 % (guard 10.8 -> 8.5),
- * the three files 6.9 -> 4.5 % (worst 13.6 %), the six 9.9 -> 8.9 %. The
- * limits leave 1-1.5 points for other models (communication, engine) to
+ * the three files 6.9 -> 4.5 % (worst 13.6 %), the six 9.9 -> 8.9 %;
+ * 2026-12-04: torchtitan's separate projections (fused_projections false),
+ * its FP8 recipes and float8 TP gathers (base and row configs):
+ * torchtitan_h100 10.9 -> 8.9 % (guard 12.5 -> 10.5), the six 8.9 -> 8.3 %
+ * (guard 10.0 -> 9.5). The limits leave 1-1.5 points for other models (communication, engine) to
  * move. */
 #define MAX_MAPE_ALL_PCT 6.0
 #define MAX_WORST_PCT 15.0
-#define MAX_MAPE_SIX_FILES_PCT 10.0
+#define MAX_MAPE_SIX_FILES_PCT 9.5
 #define MIN_COVERAGE_SIX_FILES_PCT 92.0
 static const struct {
   const char *file;
   double max_mape_pct; /* validation rows */
 } GUARDS[] = {{"megatron_sc21_table1.csv", 7.0}, {"korthikanti2022.csv", 4.0},
-              {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 12.5},
+              {"megatron_core_h100.csv", 6.5},   {"torchtitan_h100.csv", 10.5},
               {"llm_foundry_mpt.csv", 8.5},      {"megatron_moe_h100.csv", 14.5}};
 
 /* The guard of file path (its last component), or fails. */

@@ -455,6 +455,130 @@ static void test_fp8_casts_and_relu2(void **state) {
   sc__workload_free(ctx, &wl);
 }
 
+/* parallel.tp_fp8_allgather (tensorwise FP8, TP4 with SP, both recompute
+ * modes): every TP all-gather into an FP8 linear moves half the bytes (fp8,
+ * not bf16), forward and backward; the LM head's stays 16-bit; the casts of
+ * gathered inputs (the forward and recomputed QKV and FC1 inputs, the
+ * backward output grads of the projection and FC2) shrink, every other cast and every GEMM is the
+ * same; the ops are the same in number. Without SP the flag changes nothing. */
+static void test_fp8_tp_allgather(void **state) {
+  (void)state;
+  for (int sp = 0; sp < 2; sp++) {
+    sc_workload wl[2];
+    for (int on = 0; on < 2; on++) {
+      sc_config cfg;
+      assert_int_equal(sc_test_small_llama(ctx, &cfg), 0);
+      cfg.training.precision = SC_PREC_FP8;
+      cfg.training.fp8_recipe = SC_FP8_TENSORWISE;
+      cfg.parallel.sequence_parallel = sp;
+      cfg.parallel.tp_fp8_allgather = on;
+      build(&cfg, &wl[on]);
+    }
+    for (int s = 0; s < 2; s++) {
+      const sc_program *a = &wl[0].progs[s], *b = &wl[1].progs[s];
+      assert_int_equal(a->nops[SC_ST_TP], b->nops[SC_ST_TP]);
+      assert_int_equal(a->nops[SC_ST_COMPUTE], b->nops[SC_ST_COMPUTE]);
+      size_t halved = 0, smaller = 0;
+      for (size_t k = 0; k < a->nops[SC_ST_TP]; k++) {
+        const sc_op *x = &a->ops[SC_ST_TP][k], *y = &b->ops[SC_ST_TP][k];
+        assert_int_equal(x->label, y->label);
+        if (sp && x->coll == SC_COLL_ALLGATHER && x->label == SC_L_TP_AG && y->work != x->work) {
+          assert_true(y->work == x->work / 2.0);
+          halved++;
+        } else {
+          assert_true(y->work == x->work);
+        }
+      }
+      for (size_t k = 0; k < a->nops[SC_ST_COMPUTE]; k++) {
+        const sc_op *x = &a->ops[SC_ST_COMPUTE][k], *y = &b->ops[SC_ST_COMPUTE][k];
+        assert_int_equal(x->label, y->label);
+        assert_int_equal(x->phase, y->phase);
+        int gathered = x->label == SC_L_FP8_CAST && sp &&
+                       (((x->phase == SC_PH_FWD || x->phase == SC_PH_RECOMPUTE) && k + 1 < a->nops[SC_ST_COMPUTE] &&
+                         (a->ops[SC_ST_COMPUTE][k + 1].label == SC_L_QKV ||
+                          a->ops[SC_ST_COMPUTE][k + 1].label == SC_L_FC1)) ||
+                        (x->phase == SC_PH_BWD && k + 1 < a->nops[SC_ST_COMPUTE] &&
+                         (a->ops[SC_ST_COMPUTE][k + 1].label == SC_L_PROJ ||
+                          a->ops[SC_ST_COMPUTE][k + 1].label == SC_L_FC2)));
+        if (gathered) {
+          assert_true(y->work < x->work);
+          smaller++;
+        } else if (y->work != x->work) {
+          fail_msg("stage %d op %zu label %d phase %d next %d: %g vs %g", s, k, x->label, x->phase,
+                   k + 1 < a->nops[SC_ST_COMPUTE] ? a->ops[SC_ST_COMPUTE][k + 1].label : -1,
+                   x->work, y->work);
+        }
+      }
+      if (sp) {
+        assert_true(halved > 0 && smaller > 0);
+      } else {
+        assert_int_equal(halved, 0);
+        assert_int_equal(smaller, 0);
+      }
+    }
+    sc__workload_free(ctx, &wl[0]);
+    sc__workload_free(ctx, &wl[1]);
+  }
+}
+
+/* training.fused_projections=false (the small Llama: GQA, SwiGLU, TP4 with
+ * SP, no recompute): per layer and micro-batch the QKV GEMM becomes three
+ * (query, key, value widths) and FC1 two (gate, up) in every pass, the
+ * gathers and reductions stay one each, and each backward sums the input
+ * grads in one kernel of (parts + 1) x T x h 16-bit elements (an add of 3 x
+ * T x h per extra part with training.eager). */
+static void test_unfused_projections(void **state) {
+  (void)state;
+  for (int eager = 0; eager < 2; eager++) {
+    sc_workload wl[2];
+    sc_config cfg[2];
+    sc_cost cost;
+    for (int f = 0; f < 2; f++) {
+      assert_int_equal(sc_test_small_llama(ctx, &cfg[f]), 0);
+      cfg[f].parallel.sequence_parallel = 1;
+      cfg[f].training.recompute = SC_RECOMPUTE_NONE;
+      cfg[f].training.eager = eager;
+      cfg[f].training.fused_projections = f; /* wl[1]: fused, the default */
+      build(&cfg[f], &wl[f]);
+    }
+    assert_int_equal(sc__cost_init(ctx, &cfg[0], &cost), 0);
+    sc_shape sh;
+    assert_int_equal(sc__shape_init(ctx, &cfg[0], &sh), 0);
+    double T = sh.b * sh.s_cp, act = T * sh.h * sh.elem_bytes;
+    const sc_program *u = &wl[0].progs[0], *fu = &wl[1].progs[0];
+    size_t g[2][2][3] = {{{0}}}; /* [fused][qkv, fc1][fwd, bwd, wgrad] GEMMs */
+    size_t sums[2][2] = {{0}};
+    for (int f = 0; f < 2; f++) {
+      const sc_program *p = f ? fu : u;
+      for (size_t k = 0; k < p->nops[SC_ST_COMPUTE]; k++) {
+        const sc_op *op = &p->ops[SC_ST_COMPUTE][k];
+        int which = op->label == SC_L_QKV ? 0 : op->label == SC_L_FC1 ? 1 : -1;
+        if (which < 0) continue;
+        if (op->kind == SC_OP_GEMM) {
+          g[f][which][op->phase == SC_PH_FWD ? 0 : op->phase == SC_PH_BWD ? 1 : 2]++;
+        } else {
+          assert_int_equal(op->phase, SC_PH_BWD);
+          sums[f][which]++;
+          int parts = which ? 2 : 3;
+          double bytes = eager ? 3.0 * (parts - 1) * act : (parts + 1.0) * act;
+          assert_true(fabs(op->work - cost.compute->mem_ns(&cost, bytes)) < 1e-9 * op->work);
+        }
+      }
+    }
+    for (int ph = 0; ph < 3; ph++) {
+      assert_true(g[1][0][ph] > 0);
+      assert_int_equal(g[0][0][ph], 3 * g[1][0][ph]);
+      assert_int_equal(g[0][1][ph], 2 * g[1][1][ph]);
+    }
+    assert_int_equal(sums[1][0] + sums[1][1], 0);
+    assert_int_equal(sums[0][0], g[1][0][1]); /* one sum per backward */
+    assert_int_equal(sums[0][1], g[1][1][1]);
+    assert_int_equal(u->nops[SC_ST_TP], fu->nops[SC_ST_TP]);
+    sc__workload_free(ctx, &wl[0]);
+    sc__workload_free(ctx, &wl[1]);
+  }
+}
+
 /* Merged == unmerged under context parallelism. */
 static void test_merge_cp(void **state) {
   (void)state;
@@ -624,6 +748,8 @@ int main(void) {
       cmocka_unit_test(test_merge_cp),
       cmocka_unit_test(test_fsdp_collectives),
       cmocka_unit_test(test_fp8_casts_and_relu2),
+      cmocka_unit_test(test_fp8_tp_allgather),
+      cmocka_unit_test(test_unfused_projections),
       cmocka_unit_test(test_merge_fsdp),
       cmocka_unit_test(test_merge_offload),
       cmocka_unit_test(test_merge_without_inlining),
