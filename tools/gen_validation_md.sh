@@ -453,11 +453,13 @@ machine, reproducibility).
 src/cost/params.c) are fitted to them: 61 bf16 GEMMs through `F.linear`
 (device time, CUDA graphs below 1 ms) at `gemm_eff` 0.725 of the 989.4
 TFLOP/s peak, `gemm_dim_half` 128, 2 us per kernel, MAPE 4.7 %; 32
-tensor-wise FP8 GEMMs at `fp8_gemm_eff` 0.65 (10.8 %); row-wise FP8 scales
+tensor-wise FP8 GEMMs at `fp8_gemm_eff` 0.65 (10.8 % with the bf16 K-half;
+10.3 % with it scaled by the FP8 / BF16 rate, as roofline.c now prices FP8
+GEMMs: the K = 128-512 rows were 16-36 % slower than predicted); row-wise FP8 scales
 cost -10 to +10 % against tensor-wise at the Llama-3 8B training shapes (a
 median of +4 %), +24 % at 8192^3 and 40-136 % on GEMMs of 5-15 us (M <= 256
 or a 512^3 square), so the row-wise recipe's GEMMs alone do not explain the
--19 to -39 % of the torchtitan FP8 row-wise rows; SDPA's fwd+bwd on the attention curve:
+-13 to -30 % of the torchtitan FP8 row-wise rows; SDPA's fwd+bwd on the attention curve:
 flash 0.37 (10.3 %), cuDNN 0.62 (12.3 %), which PyTorch 2.11 picks for a
 causal bf16 call on this GPU; copy, add and silu at 0.78-0.82 of 4.8 TB/s,
 fused AdamW at 0.66, eager RMSNorm (six kernels) at 0.07 of the fused
@@ -718,8 +720,10 @@ Each change is physical and applies to every configuration, not to cases:
   (tensorwise TP rows without async TP +8 to +12 %, with it -2 to +5 %):
   the fp8 gathers and shard casts alone brought it to 11.0 % (the 70B and
   405B FP8 rows to -9 to +0 %, the 8B TP8 rows from -9 / -13 % to -21 /
-  -20 %), the separate projections to 8.9 % before the refit of `attn_eff`
-  (0.2651 -> 0.2678), 8.9 % after it; all six files 8.9 -> 8.3 %.
+  -20 %), the separate projections to 8.9 % (all six files 8.9 -> 8.3 %),
+  and an FP8 GEMM's K-half scaled by its rate (roofline.c, from this
+  project's H200 FP8 GEMMs) to 8.8 % (8.2 %), `attn_eff` refitted each time
+  (0.2651 -> 0.2682).
 * **torchtitan FP8 rowwise rows (4 rows, -13 to -31 %)**. They run the
   rowwise recipe's casts (`training.fp8_recipe: rowwise`: per-row scales,
   the weight-grad GEMM's operands quantised again column-wise) with bf16 TP

@@ -92,8 +92,8 @@ double sc__ep_deepep_ns(const sc_cost *c, double bytes, const sc_placement *pl);
  * `stepcast validate validation/cases/CASES.csv --held-out
  * validation/calibration/loo.csv --fit-interval FILE`: the split-conformal
  * rank of the calibration rows' held-out errors (docs/VALIDATION.md). */
-#define SC_INTERVAL_DENSE_DEFAULT 0.2414
-#define SC_INTERVAL_MOE_DEFAULT 0.2414
+#define SC_INTERVAL_DENSE_DEFAULT 0.2422
+#define SC_INTERVAL_MOE_DEFAULT 0.2422
 
 /* The registered models. */
 extern const sc_compute_model sc__roofline_model;

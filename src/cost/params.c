@@ -160,7 +160,7 @@ static void compute_defaults(const sc_hw *hw, sc_cost_params *p) {
     p->cudnn_attn_eff = 0.655035;
     p->mem_eff = 0.635616;
     p->kernel_overhead_us = 2.12168;
-    p->attn_eff = 0.267821;
+    p->attn_eff = 0.268248;
   }
   /* No FP8 row calibrates the FP8 efficiency yet: it keeps the kernel value
    * scaled by what the fit did to the BF16 one (whatever costs around the

@@ -22,7 +22,8 @@
     "Best-shape FP8 GEMM fraction of the FP8 dense peak (training.precision fp8: the linear "     \
     "layers' GEMMs).")                                                                            \
   X(gemm_dim_half, 0.5, 65536.0, "elements",                                                      \
-    "GEMM reduction length K at which efficiency halves (per-tile fixed cost amortised over K).") \
+    "GEMM reduction length K at which efficiency halves (per-tile fixed cost amortised over K; "  \
+    "an FP8 GEMM's is this times its best-shape rate over the BF16 one).")                        \
   X(attn_eff, 0.01, 1.0, "",                                                                      \
     "FlashAttention-2 (training.attention flash) fraction of peak at long sequences, forward "     \
     "and backward.")                                                                              \

@@ -769,7 +769,7 @@ static void test_kernel_fit(void **state) {
   buf b = {0};
   assert_int_equal(sc_kernel_fit_write_calibration(&fit, "test", sc_test_buf_write, &b), 0);
   assert_non_null(strstr(b.p, "calibration:\n  gemm_eff: 0.6"));
-  assert_non_null(strstr(b.p, "attn_eff: 0.267821   # kept"));
+  assert_non_null(strstr(b.p, "attn_eff: 0.268248   # kept"));
   free(b.p);
   sc_job_free(job);
   /* A CPU trace has no measured kernel times: refused. */
